@@ -1,0 +1,391 @@
+"""Generate the C++ side of the operator table.
+
+Reads ops/*.yaml (the one declaration of every operator) and writes:
+
+* ``ops.h``: the C++ declaration each operator's frontend must implement
+  (``flambeau::ops::<name>``), so the table and the code cannot drift apart;
+* ``op_bindings.cpp``: the Python bindings (functions, Tensor methods, in-place
+  ``op_`` methods, ``out=``, Python operators), each a thin shim that parses
+  arguments, offers the call to the autograd slot, and calls the frontend;
+  plus the runtime copy of the table behind ``flambeau.ops_table()``.
+
+Table entry keys: func (schema), category, doc, variants (function/method),
+inplace (bool), out (bool), dunder (list), python_name (optional).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+CPP_PARAM = {
+    "Tensor": ("const Tensor&", "tensor"),
+    "Tensor?": ("const Tensor&", "tensor_or_null"),
+    "Tensor[]": ("const std::vector<Tensor>&", "tensors"),
+    "Scalar": ("const Scalar&", "scalar"),
+    "Scalar?": ("const std::optional<Scalar>&", "scalar_opt"),
+    "int": ("int64_t", "int64"),
+    "int?": ("std::optional<int64_t>", "int64_opt"),
+    "int[]": ("IntList", "intlist"),
+    "int[]?": ("const std::optional<DimVector>&", "intlist_opt"),
+    "float": ("double", "f64"),
+    "float?": ("std::optional<double>", "f64_opt"),
+    "bool": ("bool", "boolean"),
+    "bool?": ("std::optional<bool>", "bool_opt"),
+    "str": ("const std::string&", "string"),
+    "str?": ("const std::optional<std::string>&", "string_opt"),
+    "ScalarType": ("ScalarType", "dtype"),
+    "ScalarType?": ("std::optional<ScalarType>", "dtype_opt"),
+    "Device?": ("std::optional<Device>", "device_opt"),
+    "Generator?": ("Generator*", "generator"),
+}
+
+CPP_RETURN = {
+    "Tensor": "Tensor",
+    "Tensor[]": "std::vector<Tensor>",
+    "bool": "bool",
+    "int": "int64_t",
+    "float": "double",
+    "Scalar": "Scalar",
+    "()": "void",
+}
+
+
+@dataclass
+class Param:
+    type: str  # as written, e.g. "int[2]?"
+    name: str
+    default: str | None
+    kwonly: bool
+
+    @property
+    def base_type(self) -> str:  # int[2]? -> int[]?
+        return re.sub(r"int\[\d+\]", "int[]", self.type)
+
+
+@dataclass
+class Op:
+    name: str  # python name
+    overload: str  # "" or e.g. "dim"
+    params: list[Param]
+    returns: list[tuple[str, str]]  # (type, field name)
+    entry: dict = field(repr=False)
+
+    @property
+    def cpp_name(self) -> str:
+        return self.name + (f"_{self.overload}" if self.overload else "")
+
+    @property
+    def has_out(self) -> bool:
+        return bool(self.entry.get("out") or self.entry.get("inplace"))
+
+
+def parse_schema(entry: dict) -> Op:
+    func = entry["func"]
+    m = re.fullmatch(r"([\w.]+)\((.*)\)\s*->\s*(.+)", func.strip())
+    if not m:
+        raise SystemExit(f"bad schema: {func}")
+    full, body, ret = m.groups()
+    name, _, overload = full.partition(".")
+    params, kwonly, depth, cur = [], False, 0, ""
+    pieces = []
+    for ch in body:  # split on commas outside brackets
+        depth += ch in "[("
+        depth -= ch in "])"
+        if ch == "," and depth == 0:
+            pieces.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        pieces.append(cur)
+    for piece in (p.strip() for p in pieces):
+        if piece == "*":
+            kwonly = True
+            continue
+        decl, _, default = piece.partition("=")
+        ptype, pname = decl.strip().rsplit(" ", 1)
+        params.append(Param(ptype, pname, default.strip() or None, kwonly))
+    ret = ret.strip()
+    if ret.startswith("(") and ret != "()":
+        returns = [tuple(r.strip().rsplit(" ", 1)) for r in ret[1:-1].split(",")]
+    else:
+        returns = [(ret, "")]
+    return Op(name, overload, params, returns, entry)
+
+
+def cpp_return_type(op: Op) -> str:
+    if len(op.returns) > 1:
+        return "std::tuple<" + ", ".join(CPP_RETURN[t] for t, _ in op.returns) + ">"
+    return CPP_RETURN[op.returns[0][0]]
+
+
+def cpp_param_type(p: Param) -> str:
+    try:
+        return CPP_PARAM[p.base_type][0]
+    except KeyError:
+        raise SystemExit(f"unsupported parameter type {p.type}") from None
+
+
+def declaration(op: Op) -> str:
+    params = [f"{cpp_param_type(p)} {p.name}" for p in op.params]
+    if op.has_out:
+        params.append("const OutArg& out")
+    return f"{cpp_return_type(op)} {op.cpp_name}({', '.join(params)})"
+
+
+def schema_for_parser(op: Op, with_out: bool) -> str:
+    parts, star = [], False
+    for p in op.params:
+        if p.kwonly and not star:
+            parts.append("*")
+            star = True
+        parts.append(f"{p.type} {p.name}" + (f"={p.default}" if p.default is not None else ""))
+    if with_out:
+        if not star:
+            parts.append("*")
+        parts.append("Tensor? out=None")
+    return f"{op.name}({', '.join(parts)})"
+
+
+def cpp_literal(p: Param) -> str:
+    """C++ expression for a parameter's default (used by the operator fast paths)."""
+    d, t = p.default, p.base_type
+    if d is None:
+        raise SystemExit(f"parameter {p.name} needs a default for a Python operator binding")
+    if d == "None":
+        return {"Tensor?": "Tensor()", "Generator?": "&default_generator()"}.get(t, "std::nullopt")
+    if t.startswith("Scalar"):
+        return f"Scalar({d}.0)" if re.fullmatch(r"-?\d+\.\d*", d) is None and "." in d else (
+            f"Scalar(int64_t({d}))" if re.fullmatch(r"-?\d+", d) else f"Scalar({d})"
+        )
+    if t.startswith("bool"):
+        return "true" if d == "True" else "false"
+    if t.startswith("int[]"):
+        return "DimVector{" + d.strip("[]()") + "}"
+    if t.startswith("str"):
+        return f"std::string({d!s})".replace("'", '"')
+    return d
+
+
+def py_return(op: Op, call: str, ret_names: str) -> list[str]:
+    rtype = op.returns[0][0]
+    if len(op.returns) > 1:
+        return [f"return make_return({ret_names}, {call});"]
+    if rtype == "()":
+        return [f"{call};", "return py::none();"]
+    if rtype == "Scalar":
+        return [f"return scalar_to_py({call});"]
+    if rtype == "Tensor[]":
+        return [f"return tensors_to_tuple({call});"]
+    return [f"return py::cast({call});"]
+
+
+def call_args(op: Op, offset: int = 0) -> list[str]:
+    args = []
+    for i, p in enumerate(op.params):
+        accessor = CPP_PARAM[p.base_type][1]
+        args.append(f"p.{accessor}({i + offset})")
+    return args
+
+
+def tensor_arg_indices(op: Op) -> list[int]:
+    return [i for i, p in enumerate(op.params) if p.base_type.startswith("Tensor")]
+
+
+def gen_group(name: str, ops: list[Op], method: bool) -> list[str]:
+    """A pybind11 lambda body dispatching a group of overloads."""
+    with_out = [o.entry.get("out", False) and not method for o in ops]
+    schemas = ", ".join(f'"{schema_for_parser(o, w)}"' for o, w in zip(ops, with_out))
+    self_arg = "self.ptr()" if method else "nullptr"
+    lines = [
+        f"  static const OverloadSet sigs({{{schemas}}});",
+        f"  ParsedArgs p = sigs.parse({self_arg}, args.ptr(), kwargs.ptr());",
+        "  if (FLB_UNLIKELY(autograd_slot::wants(p)))",
+        f'    return autograd_slot::call("{name}", {"self" if method else "py::handle()"}, '
+        "args, kwargs);",
+        "  switch (p.overload) {",
+    ]
+    for k, (op, w) in enumerate(zip(ops, with_out)):
+        args = call_args(op)
+        if op.has_out:
+            out_idx = len(op.params)
+            args.append(f"p.out({out_idx})" if w else "OutArg::none()")
+        call = f"ops::{op.cpp_name}({', '.join(args)})"
+        ret_names = f"{op.cpp_name}_return_type()"
+        lines.append(f"    case {k}: {{")
+        if w:
+            lines.append(f"      if (!p.is_none({len(op.params)})) {{")
+            lines.append(f"        {call};")
+            lines.append(f"        return py::reinterpret_borrow<py::object>(p.raw({len(op.params)}));")
+            lines.append("      }")
+        lines += ["      " + line for line in py_return(op, call, ret_names)]
+        lines.append("    }")
+    lines += ["  }", "  return py::none();"]
+    return lines
+
+
+def gen_inplace(op: Op) -> list[str]:
+    args = call_args(op) + ["OutArg::self(p.tensor(0))"]
+    schema = schema_for_parser(op, False).replace(f"{op.name}(", f"{op.name}_(", 1)
+    return [
+        f'  static const OverloadSet sigs({{"{schema}"}});',
+        "  ParsedArgs p = sigs.parse(self.ptr(), args.ptr(), kwargs.ptr());",
+        "  if (FLB_UNLIKELY(autograd_slot::wants(p)))",
+        f'    return autograd_slot::call("{op.name}_", self, args, kwargs);',
+        f"  ops::{op.cpp_name}({', '.join(args)});",
+        "  return py::reinterpret_borrow<py::object>(self);",
+    ]
+
+
+def gen_dunder(op: Op, dunder: str) -> list[str]:
+    """Fast path for a Python operator: fixed arity, no argument parsing."""
+    nin = 1 if len([p for p in op.params if p.default is None]) == 1 else 2
+    rest = [cpp_literal(p) for p in op.params[nin:]]
+    reflected = dunder.startswith("__r") and dunder not in ("__rshift__",)
+    inplace = dunder.startswith("__i") and dunder not in ("__invert__",)
+    if nin == 1:
+        head = ["  Tensor a = py::cast<Tensor>(self);"]
+        operands = ["a"]
+        slot_args = "py::make_tuple(self)"
+    else:
+        head = [
+            "  if (!is_tensor(other.ptr()) && !is_number(other.ptr()))",
+            "    return py::reinterpret_borrow<py::object>(Py_NotImplemented);",
+            "  Tensor a = py::cast<Tensor>(self);",
+            f'  Tensor b = tensor_from_py(other.ptr(), "{dunder}", "other");',
+        ]
+        operands = ["b", "a"] if reflected else ["a", "b"]
+        slot_args = "py::make_tuple(other, self)" if reflected else "py::make_tuple(self, other)"
+    slot_name = op.name + ("_" if inplace else "")
+    call_list = operands + rest
+    if op.has_out:
+        call_list.append("OutArg::self(a)" if inplace else "OutArg::none()")
+    call = f"ops::{op.cpp_name}({', '.join(call_list)})"
+    slot_check = [
+        f"  if (FLB_UNLIKELY(autograd_slot::wants_tensors({', '.join(operands)})))",
+        f'    return autograd_slot::call("{slot_name}", py::handle(), {slot_args}, py::dict());',
+    ]
+    if inplace:
+        body = [f"  {call};", "  return py::reinterpret_borrow<py::object>(self);"]
+    else:
+        body = py_return(op, call, f"{op.cpp_name}_return_type()")
+        body = ["  " + line for line in body]
+    return head + slot_check + body
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("tables", nargs="+", type=Path)
+    a = ap.parse_args()
+
+    ops: list[Op] = []
+    for path in sorted(a.tables):
+        for entry in yaml.safe_load(path.read_text()) or []:
+            entry.setdefault("category", path.stem)
+            ops.append(parse_schema(entry))
+
+    groups: dict[str, list[Op]] = {}
+    for op in ops:
+        groups.setdefault(op.name, []).append(op)
+
+    a.out.mkdir(parents=True, exist_ok=True)
+    header = [
+        "// Generated by codegen/gen_ops.py from ops/*.yaml. Do not edit.",
+        "#pragma once",
+        "#include <optional>",
+        "#include <string>",
+        "#include <tuple>",
+        "#include <vector>",
+        '#include "core/generator.h"',
+        '#include "ops/common.h"',
+        "namespace flambeau::ops {",
+    ]
+    header += [declaration(op) + ";" for op in ops]
+    header += ["}  // namespace flambeau::ops", ""]
+    write_if_changed(a.out / "ops.h", "\n".join(header))
+
+    src = [
+        "// Generated by codegen/gen_ops.py from ops/*.yaml. Do not edit.",
+        '#include "generated/ops.h"',
+        '#include "python/binding_support.h"',
+        "namespace flambeau::python {",
+        "namespace {",
+    ]
+    for op in ops:
+        if len(op.returns) > 1:
+            fields = ", ".join(f'"{n}"' for _, n in op.returns)
+            src += [
+                f"py::object {op.cpp_name}_return_type() {{",
+                f'  static py::object t = make_return_type("{op.name}", {{{fields}}});',
+                "  return t;",
+                "}",
+            ]
+    src += ["}  // namespace", "", "void register_generated_ops(py::module_& m, py::object cls) {"]
+    src.append("  auto tensor_cls = py::reinterpret_borrow<py::class_<TensorImpl, Tensor>>(cls);")
+    for name, group in groups.items():
+        variants = group[0].entry.get("variants", ["function", "method"])
+        py_name = group[0].entry.get("python_name", name)
+        doc = (group[0].entry.get("doc") or "").strip().replace("\\", "\\\\").replace('"', '\\"')
+        doc = doc.replace("\n", "\\n")
+        sigs = "\\n".join(schema_for_parser(o, o.entry.get("out", False)) for o in group)
+        full_doc = f"{sigs}\\n\\n{doc}"
+        if "function" in variants:
+            src.append(f'  m.def("{py_name}", [](py::args args, py::kwargs kwargs) -> py::object {{')
+            src += gen_group(name, group, method=False)
+            src.append(f'  }}, "{full_doc}");')
+        if "method" in variants:
+            src.append(
+                f'  tensor_cls.def("{py_name}", [](py::handle self, py::args args, '
+                "py::kwargs kwargs) -> py::object {"
+            )
+            src += gen_group(name, group, method=True)
+            src.append(f'  }}, "{full_doc}");')
+        for op in group:
+            if op.entry.get("inplace"):
+                src.append(
+                    f'  tensor_cls.def("{py_name}_", [](py::handle self, py::args args, '
+                    "py::kwargs kwargs) -> py::object {"
+                )
+                src += gen_inplace(op)
+                src.append(f'  }}, "In-place version of {py_name}.");')
+            for dunder in op.entry.get("dunder", []):
+                nin = 1 if len([p for p in op.params if p.default is None]) == 1 else 2
+                sig = "py::handle self" + (", py::handle other" if nin == 2 else "")
+                src.append(f'  tensor_cls.def("{dunder}", []({sig}) -> py::object {{')
+                src += gen_dunder(op, dunder)
+                src.append("  });")
+    src.append("}")
+    src.append("")
+    src.append("std::vector<OpInfo> op_table() {")
+    src.append("  return {")
+    for op in ops:
+        e = op.entry
+        variants = list(e.get("variants", ["function", "method"]))
+        if e.get("inplace"):
+            variants.append("inplace")
+        if e.get("out"):
+            variants.append("out")
+        doc = (e.get("doc") or "").strip().replace("\\", "\\\\").replace('"', '\\"')
+        doc = doc.replace("\n", " ")
+        schema = e["func"].replace('"', '\\"')
+        src.append(
+            f'    {{"{op.name}", "{schema}", "{e["category"]}", "{doc}", '
+            f'"{",".join(variants)}", "{" ".join(e.get("dunder", []))}"}},'
+        )
+    src += ["  };", "}", "}  // namespace flambeau::python", ""]
+    write_if_changed(a.out / "op_bindings.cpp", "\n".join(src))
+
+
+def write_if_changed(path: Path, text: str) -> None:
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,63 @@
+// Random number generation: a counter-based Philox-4x32-10 stream. Element i of
+// a sampling call draws from counter (offset + i / 4), lane i % 4, so the
+// numbers depend only on the seed and the call sequence, never on threads.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <mutex>
+
+#include "core/refcount.h"
+
+namespace flambeau {
+
+class Generator : public RefCounted {
+ public:
+  explicit Generator(uint64_t seed = 67280421310721ULL) : seed_(seed) {}
+  void manual_seed(uint64_t seed) {
+    std::lock_guard<std::mutex> g(mutex_);
+    seed_ = seed;
+    offset_ = 0;
+  }
+  uint64_t seed() const { return seed_; }
+  uint64_t offset() const { return offset_; }
+  void set_state(uint64_t seed, uint64_t offset) {
+    std::lock_guard<std::mutex> g(mutex_);
+    seed_ = seed;
+    offset_ = offset;
+  }
+  // Claims `blocks` counters (4 x 32 random bits each); returns the first.
+  uint64_t reserve(uint64_t blocks) {
+    std::lock_guard<std::mutex> g(mutex_);
+    uint64_t start = offset_;
+    offset_ += blocks;
+    return start;
+  }
+
+ private:
+  std::mutex mutex_;
+  uint64_t seed_;
+  uint64_t offset_ = 0;
+};
+
+Generator& default_generator();
+
+inline std::array<uint32_t, 4> philox4x32(uint64_t key64, uint64_t counter) {
+  uint32_t k0 = static_cast<uint32_t>(key64), k1 = static_cast<uint32_t>(key64 >> 32);
+  uint32_t c0 = static_cast<uint32_t>(counter), c1 = static_cast<uint32_t>(counter >> 32);
+  uint32_t c2 = 0, c3 = 0;
+  for (int round = 0; round < 10; ++round) {
+    uint64_t p0 = static_cast<uint64_t>(0xD2511F53u) * c0;
+    uint64_t p1 = static_cast<uint64_t>(0xCD9E8D57u) * c2;
+    uint32_t n0 = static_cast<uint32_t>(p1 >> 32) ^ c1 ^ k0;
+    uint32_t n2 = static_cast<uint32_t>(p0 >> 32) ^ c3 ^ k1;
+    c0 = n0;
+    c1 = static_cast<uint32_t>(p1);
+    c2 = n2;
+    c3 = static_cast<uint32_t>(p0);
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  return {c0, c1, c2, c3};
+}
+
+}  // namespace flambeau

@@ -1,0 +1,137 @@
+#include "core/tensor.h"
+
+#include <sstream>
+
+namespace flambeau {
+
+TensorImpl::TensorImpl(Storage storage, IntList sizes, IntList strides, int64_t offset,
+                       ScalarType dtype)
+    : storage_(std::move(storage)), sizes_(sizes), strides_(strides), offset_(offset),
+      dtype_(dtype) {
+  refresh();
+}
+
+void TensorImpl::set_geometry(IntList sizes, IntList strides, int64_t offset) {
+  sizes_ = DimVector(sizes);
+  strides_ = DimVector(strides);
+  offset_ = offset;
+  refresh();
+}
+
+void TensorImpl::refresh() {
+  numel_ = numel_of(sizes_);
+  // Contiguous: row-major strides, ignoring dims of size 1.
+  contiguous_ = true;
+  int64_t expected = 1;
+  for (int64_t d = dim() - 1; d >= 0; --d) {
+    if (sizes_[d] == 1) continue;
+    if (strides_[d] != expected) {
+      contiguous_ = numel_ == 0;
+      break;
+    }
+    expected *= sizes_[d];
+  }
+}
+
+int64_t TensorImpl::size(int64_t d) const { return sizes_[wrap_dim(d, dim(), "size")]; }
+int64_t TensorImpl::stride(int64_t d) const { return strides_[wrap_dim(d, dim(), "stride")]; }
+
+DimVector contiguous_strides(IntList sizes) {
+  DimVector strides(sizes.size());
+  int64_t s = 1;
+  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
+    strides[d] = s;
+    s *= std::max<int64_t>(sizes[d], 1);
+  }
+  return strides;
+}
+
+int64_t numel_of(IntList sizes) {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  return n;
+}
+
+std::string shape_str(IntList sizes) {
+  std::ostringstream os;
+  os << "(";
+  for (size_t i = 0; i < sizes.size(); ++i) os << (i ? ", " : "") << sizes[i];
+  if (sizes.size() == 1) os << ",";
+  os << ")";
+  return os.str();
+}
+
+int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op) {
+  int64_t n = std::max<int64_t>(ndim, 1);  // scalars accept dim 0 and -1
+  if (FLB_UNLIKELY(dim < -n || dim >= n)) {
+    fail<IndexError>(op, ": dimension out of range (expected to be in range of [", -n, ", ",
+                     n - 1, "], but got ", dim, ")");
+  }
+  return dim < 0 ? dim + n : dim;
+}
+
+DimVector broadcast_shapes(IntList a, IntList b, const char* op) {
+  size_t n = std::max(a.size(), b.size());
+  DimVector out(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (FLB_UNLIKELY(da != db && da != 1 && db != 1)) {
+      fail(op, ": shapes ", shape_str(a), " and ", shape_str(b),
+           " cannot be broadcast together (size ", da, " != ", db, " at dimension ", i, ")");
+    }
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+void check_view_bounds(const Tensor& base, IntList sizes, IntList strides, int64_t offset,
+                       const char* op) {
+  FLB_CHECK(sizes.size() == strides.size(), op, ": sizes ", shape_str(sizes), " and strides ",
+            shape_str(strides), " must have the same length");
+  FLB_CHECK(offset >= 0, op, ": storage offset must be non-negative, got ", offset);
+  int64_t lo = offset, hi = offset;
+  bool empty = false;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    FLB_CHECK(sizes[i] >= 0, op, ": negative size ", sizes[i], " in ", shape_str(sizes));
+    if (sizes[i] == 0) empty = true;
+    int64_t span = (sizes[i] - 1) * strides[i];
+    (span < 0 ? lo : hi) += span;
+  }
+  if (empty) return;
+  int64_t capacity = static_cast<int64_t>(base->storage()->nbytes() / base->itemsize());
+  FLB_CHECK(lo >= 0 && hi < capacity, op, ": view of sizes ", shape_str(sizes), ", strides ",
+            shape_str(strides), " and offset ", offset,
+            " is out of bounds for a storage of ", capacity, " elements");
+}
+
+Tensor empty(IntList sizes, ScalarType dtype, Device device) {
+  for (int64_t s : sizes)
+    FLB_CHECK(s >= 0, "empty: negative dimension ", s, " in size ", shape_str(sizes));
+  size_t nbytes = static_cast<size_t>(numel_of(sizes)) * itemsize(dtype);
+  auto storage = make_ref<StorageImpl>(nbytes, device, allocator_for(device.type));
+  return make_ref<TensorImpl>(storage, sizes, contiguous_strides(sizes), 0, dtype);
+}
+
+Tensor empty_strided(IntList sizes, IntList strides, ScalarType dtype, Device device) {
+  FLB_CHECK(sizes.size() == strides.size(), "empty_strided: sizes ", shape_str(sizes),
+            " and strides ", shape_str(strides), " must have the same length");
+  int64_t extent = 1;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    FLB_CHECK(sizes[i] >= 0 && strides[i] >= 0, "empty_strided: negative size or stride");
+    if (sizes[i] == 0) extent = 0;
+  }
+  if (extent) {
+    for (size_t i = 0; i < sizes.size(); ++i) extent += (sizes[i] - 1) * strides[i];
+  }
+  auto storage = make_ref<StorageImpl>(static_cast<size_t>(extent) * itemsize(dtype), device,
+                                       allocator_for(device.type));
+  return make_ref<TensorImpl>(storage, sizes, strides, 0, dtype);
+}
+
+Tensor make_view(const Tensor& base, IntList sizes, IntList strides, int64_t offset) {
+  auto t = make_ref<TensorImpl>(base->storage(), sizes, strides, offset, base->dtype());
+  return t;
+}
+
+}  // namespace flambeau

@@ -1,0 +1,77 @@
+// A tensor is a strided view of a storage: sizes, strides (in elements), a
+// storage offset, an element type and a device. Views share the storage.
+#pragma once
+#include <string>
+
+#include "core/dtype.h"
+#include "core/small_vector.h"
+#include "core/storage.h"
+
+namespace flambeau {
+
+class TensorImpl : public RefCounted {
+ public:
+  TensorImpl(Storage storage, IntList sizes, IntList strides, int64_t offset, ScalarType dtype);
+
+  const Storage& storage() const { return storage_; }
+  IntList sizes() const { return sizes_; }
+  IntList strides() const { return strides_; }
+  int64_t size(int64_t dim) const;  // dim may be negative
+  int64_t stride(int64_t dim) const;
+  int64_t dim() const { return static_cast<int64_t>(sizes_.size()); }
+  int64_t numel() const { return numel_; }
+  int64_t offset() const { return offset_; }
+  ScalarType dtype() const { return dtype_; }
+  Device device() const { return storage_->device(); }
+  size_t itemsize() const { return flambeau::itemsize(dtype_); }
+  bool is_contiguous() const { return contiguous_; }
+  char* data() const { return static_cast<char*>(storage_->data()) + offset_ * itemsize(); }
+  template <class T>
+  T* data_as() const {
+    return reinterpret_cast<T*>(data());
+  }
+
+  bool requires_grad() const { return requires_grad_; }
+  void set_requires_grad(bool r) { requires_grad_ = r; }
+  // A tensor made from a Python number: it takes part in type promotion only by
+  // category, as in PyTorch.
+  bool is_wrapped_number() const { return wrapped_number_; }
+  void set_wrapped_number(bool w) { wrapped_number_ = w; }
+
+  // Re-points this tensor at new geometry (for in-place view ops and resize).
+  void set_geometry(IntList sizes, IntList strides, int64_t offset);
+  void set_storage(Storage s) { storage_ = std::move(s); }
+  void bump_version() { storage_->bump_version(); }
+
+ private:
+  void refresh();
+  Storage storage_;
+  DimVector sizes_, strides_;
+  int64_t offset_;
+  int64_t numel_ = 1;
+  ScalarType dtype_;
+  bool contiguous_ = true;
+  bool requires_grad_ = false;
+  bool wrapped_number_ = false;
+};
+
+using Tensor = Ref<TensorImpl>;
+
+// Shape helpers shared by every operator.
+DimVector contiguous_strides(IntList sizes);
+int64_t numel_of(IntList sizes);
+std::string shape_str(IntList sizes);  // "(2, 3)"
+// Wraps a possibly negative dim into [0, ndim); IndexError naming op otherwise.
+int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op);
+// Broadcast shape of two shapes; RuntimeError naming op and both shapes otherwise.
+DimVector broadcast_shapes(IntList a, IntList b, const char* op);
+// Bytes a view with these sizes/strides/offset touches must fit in the storage.
+void check_view_bounds(const Tensor& base, IntList sizes, IntList strides, int64_t offset,
+                       const char* op);
+
+// Construction.
+Tensor empty(IntList sizes, ScalarType dtype, Device device = {});
+Tensor empty_strided(IntList sizes, IntList strides, ScalarType dtype, Device device = {});
+Tensor make_view(const Tensor& base, IntList sizes, IntList strides, int64_t offset);
+
+}  // namespace flambeau

@@ -1,0 +1,56 @@
+// The one copy kernel: any dtype to any dtype, any strides.
+#include <cstring>
+
+#include "cpu/loops.h"
+#include "dispatch/dispatcher.h"
+
+namespace flambeau {
+
+namespace {
+
+void copy_kernel(const Tensor& dst, const Tensor& src) {
+  Tensor ops[] = {dst, src};
+  auto it = TensorIterator::build(Span<Tensor>(ops, 2));
+  if (dst->dtype() == src->dtype()) {
+    size_t item = dst->itemsize();
+    it.for_each([item](char** data, const int64_t* s, int64_t n) {
+      if (s[0] == static_cast<int64_t>(item) && s[1] == static_cast<int64_t>(item)) {
+        std::memcpy(data[0], data[1], static_cast<size_t>(n) * item);
+        return;
+      }
+      for (int64_t i = 0; i < n; ++i) std::memcpy(data[0] + i * s[0], data[1] + i * s[1], item);
+    });
+    return;
+  }
+  visit_dtype<kAllTypes>(dst->dtype(), "copy_", [&](auto out_tag) {
+    using Out = typename decltype(out_tag)::type;
+    visit_dtype<kAllTypes>(src->dtype(), "copy_", [&](auto in_tag) {
+      using In = typename decltype(in_tag)::type;
+      cpu_kernel<Out, In, 1>(it, [](In v) { return convert<Out>(v); });
+    });
+  });
+}
+
+void fill_kernel(const Tensor& dst, const Scalar& value) {
+  Tensor ops[] = {dst};
+  auto it = TensorIterator::build(Span<Tensor>(ops, 1));
+  visit_dtype<kAllTypes>(dst->dtype(), "fill_", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T v = value.to<T>();
+    it.for_each([v](char** data, const int64_t* s, int64_t n) {
+      if (s[0] == sizeof(T)) {
+        T* __restrict__ out = reinterpret_cast<T*>(data[0]);
+        for (int64_t i = 0; i < n; ++i) out[i] = v;
+      } else {
+        for (int64_t i = 0; i < n; ++i) *reinterpret_cast<T*>(data[0] + i * s[0]) = v;
+      }
+    });
+  });
+}
+
+}  // namespace
+
+FLB_REGISTER_KERNEL("copy_", kCPU, copy_kernel);
+FLB_REGISTER_KERNEL("fill_", kCPU, fill_kernel);
+
+}  // namespace flambeau

@@ -1,0 +1,70 @@
+#include "dispatch/dispatcher.h"
+
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+namespace flambeau {
+
+namespace {
+struct Registry {
+  std::mutex mutex;
+  std::unordered_map<std::string, std::unique_ptr<OperatorEntry>> ops;
+};
+Registry& registry() {
+  static Registry* r = new Registry();  // leaked on purpose: used by static initializers
+  return *r;
+}
+thread_local bool t_grad_enabled = true;
+}  // namespace
+
+OperatorEntry& Dispatcher::op(const std::string& name) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> g(r.mutex);
+  auto& slot = r.ops[name];
+  if (!slot) {
+    slot = std::make_unique<OperatorEntry>();
+    slot->name = name;
+  }
+  return *slot;
+}
+
+void Dispatcher::register_kernel(const std::string& name, DeviceType device, void* kernel) {
+  FLB_CHECK(device >= 0 && device < kMaxDeviceTypes, "register_kernel: bad device type ",
+            static_cast<int>(device));
+  op(name).kernels[static_cast<size_t>(device)] = kernel;
+}
+
+std::vector<std::string> Dispatcher::operators_with_kernel(DeviceType device) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> g(r.mutex);
+  std::vector<std::string> names;
+  for (auto& [name, entry] : r.ops)
+    if (entry->kernels[static_cast<size_t>(device)]) names.push_back(name);
+  return names;
+}
+
+void fail_no_kernel(const OperatorEntry& op, Device device) {
+  fail<NotImplementedError>("operator '", op.name, "' is not implemented for device '",
+                            device_type_name(device.type), "'");
+}
+
+Device common_device(std::initializer_list<const Tensor*> tensors, const char* op) {
+  const Tensor* first = nullptr;
+  for (const Tensor* t : tensors) {
+    if (!t || !*t || (*t)->is_wrapped_number()) continue;
+    if (!first) {
+      first = t;
+    } else if (FLB_UNLIKELY((*t)->device() != (*first)->device())) {
+      fail(op, ": expected all tensors to be on the same device, but found at least two "
+               "devices, ",
+           (*first)->device().str(), " and ", (*t)->device().str());
+    }
+  }
+  return first ? (*first)->device() : Device{};
+}
+
+bool grad_enabled() { return t_grad_enabled; }
+void set_grad_enabled(bool enabled) { t_grad_enabled = enabled; }
+
+}  // namespace flambeau

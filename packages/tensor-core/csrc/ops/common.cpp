@@ -1,0 +1,196 @@
+#include "ops/common.h"
+
+#include <cstring>
+
+namespace flambeau {
+
+namespace {
+
+ScalarType combine_categories(ScalarType higher, ScalarType lower) {
+  if (higher == ScalarType::Undefined) return lower;
+  if (lower == ScalarType::Undefined) return higher;
+  if (is_complex(higher)) return higher;
+  if (is_complex(lower)) return is_floating(higher) ? to_complex(higher) : lower;
+  if (is_floating(higher)) return higher;
+  if (higher == ScalarType::Bool || is_floating(lower)) return promote_types(higher, lower);
+  return higher;
+}
+
+// A Python number promotes as the default type of its category.
+ScalarType wrapped_type(ScalarType t) {
+  if (is_floating(t)) return default_dtype();
+  if (is_complex(t)) return default_complex_dtype();
+  return t;
+}
+
+template <class It>
+ScalarType result_type_impl(It first, It last) {
+  ScalarType dim = ScalarType::Undefined, zero = ScalarType::Undefined,
+             wrapped = ScalarType::Undefined;
+  for (It it = first; it != last; ++it) {
+    const Tensor& t = *it;
+    if (!t) continue;
+    if (t->is_wrapped_number()) {
+      wrapped = promote_types(wrapped, wrapped_type(t->dtype()));
+    } else if (t->dim() == 0) {
+      zero = promote_types(zero, t->dtype());
+    } else {
+      dim = promote_types(dim, t->dtype());
+    }
+  }
+  return combine_categories(dim, combine_categories(zero, wrapped));
+}
+
+struct DerefIt {
+  const Tensor* const* p;
+  const Tensor& operator*() const { return **p; }
+  DerefIt& operator++() {
+    ++p;
+    return *this;
+  }
+  bool operator!=(const DerefIt& o) const { return p != o.p; }
+};
+
+}  // namespace
+
+ScalarType result_type(std::initializer_list<const Tensor*> tensors) {
+  return result_type_impl(DerefIt{tensors.begin()}, DerefIt{tensors.end()});
+}
+ScalarType result_type(Span<Tensor> tensors) {
+  return result_type_impl(tensors.begin(), tensors.end());
+}
+
+Tensor scalar_tensor(const Scalar& s, ScalarType dtype) {
+  Tensor t = empty({}, dtype);
+  visit_dtype<kAllTypes>(dtype, "scalar_tensor",
+                         [&](auto tag) {
+                           using T = typename decltype(tag)::type;
+                           *t->data_as<T>() = s.to<T>();
+                         });
+  return t;
+}
+
+Tensor wrapped_scalar(const Scalar& s) {
+  Tensor t = scalar_tensor(s, s.natural_dtype());
+  t->set_wrapped_number(true);
+  return t;
+}
+
+Tensor to_dtype(const Tensor& t, ScalarType dtype) {
+  if (t->dtype() == dtype) return t;
+  Tensor out = empty(t->sizes(), dtype, t->device());
+  copy_into(out, t);
+  return out;
+}
+
+Tensor expand_to(const Tensor& t, IntList shape, const char* op) {
+  if (t->sizes() == shape) return t;
+  int64_t nd = static_cast<int64_t>(shape.size()), td = t->dim();
+  FLB_CHECK(td <= nd, op, ": cannot broadcast shape ", shape_str(t->sizes()), " to ",
+            shape_str(shape));
+  DimVector strides(nd, 0);
+  for (int64_t i = 0; i < td; ++i) {
+    int64_t d = nd - td + i;
+    int64_t size = t->sizes()[i];
+    FLB_CHECK(size == shape[d] || size == 1, op, ": cannot broadcast shape ",
+              shape_str(t->sizes()), " to ", shape_str(shape));
+    strides[d] = size == 1 ? 0 : t->strides()[i];
+  }
+  return make_view(t, shape, strides, t->offset());
+}
+
+void resize_out(const Tensor& t, IntList sizes) {
+  if (t->sizes() == sizes) return;
+  size_t need = static_cast<size_t>(numel_of(sizes)) * t->itemsize();
+  size_t have = t->storage()->nbytes() - static_cast<size_t>(t->offset()) * t->itemsize();
+  if (need > have) {
+    t->set_storage(make_ref<StorageImpl>(need, t->device(), allocator_for(t->device().type)));
+    t->set_geometry(sizes, contiguous_strides(sizes), 0);
+  } else {
+    t->set_geometry(sizes, contiguous_strides(sizes), t->offset());
+  }
+}
+
+Tensor prepare_out(const OutArg& out, IntList shape, ScalarType result, Device device,
+                   const char* op) {
+  if (!out.given()) return empty(shape, result, device);
+  const Tensor& t = out.tensor;
+  FLB_CHECK(t->device() == device, op, ": expected the output on device ", device.str(),
+            ", but it is on ", t->device().str());
+  FLB_CHECK(can_cast(result, t->dtype()), op, ": result type ", dtype_name(result),
+            " can't be cast to the desired output type ", dtype_name(t->dtype()));
+  if (out.inplace) {
+    FLB_CHECK(t->sizes() == shape, op, ": output with shape ", shape_str(t->sizes()),
+              " doesn't match the broadcast shape ", shape_str(shape));
+  } else {
+    resize_out(t, shape);
+  }
+  for (int64_t d = 0; d < t->dim(); ++d) {
+    FLB_CHECK(t->strides()[d] != 0 || t->sizes()[d] <= 1, op,
+              ": unsupported operation: more than one element of the written-to tensor "
+              "refers to a single memory location");
+  }
+  t->bump_version();
+  return t;
+}
+
+Tensor elementwise(const OperatorEntry& op, const ElementwiseSpec& spec,
+                   std::initializer_list<Tensor> inputs, std::initializer_list<Scalar> args,
+                   const OutArg& out) {
+  const char* name = spec.name;
+  Device device{};
+  {
+    const Tensor* first = nullptr;
+    for (const Tensor& t : inputs) {
+      if (t->is_wrapped_number()) continue;
+      if (!first) first = &t;
+      FLB_CHECK(t->device() == (*first)->device(), name,
+                ": expected all tensors to be on the same device, but found at least two "
+                "devices, ",
+                (*first)->device().str(), " and ", t->device().str());
+    }
+    if (first) device = (*first)->device();
+  }
+
+  ScalarType compute = result_type(Span<Tensor>(inputs.begin(), inputs.size()));
+  ScalarType result = compute;
+  switch (spec.promote) {
+    case Promote::IntToFloat:
+      if (is_integral(compute, true)) compute = result = default_dtype();
+      break;
+    case Promote::BoolOut:
+      result = ScalarType::Bool;
+      break;
+    case Promote::ComplexToReal:
+      result = to_real(compute);
+      break;
+    case Promote::Default:
+      break;
+  }
+  if (FLB_UNLIKELY(!(spec.dtypes & dtype_bit(compute)))) fail_dtype(name, compute);
+
+  DimVector shape;
+  for (const Tensor& t : inputs) shape = broadcast_shapes(shape, t->sizes(), name);
+
+  Tensor dest = prepare_out(out, shape, result, device, name);
+  Tensor target = dest->dtype() == result ? dest : empty(shape, result, device);
+
+  Tensor prepared[kMaxElementwiseInputs];
+  size_t n = 0;
+  for (const Tensor& t : inputs) {
+    FLB_CHECK(n < kMaxElementwiseInputs, name, ": too many inputs");
+    prepared[n++] = expand_to(to_dtype(t, compute), shape, name);
+  }
+  Scalar scalars[4];
+  size_t ns = 0;
+  for (const Scalar& s : args) scalars[ns++] = s;
+
+  if (target->numel() > 0) {
+    auto* k = kernel_for<ElementwiseKernel>(op, device);
+    k(target, Span<Tensor>(prepared, n), Span<Scalar>(scalars, ns));
+  }
+  if (target != dest) copy_into(dest, target);
+  return dest;
+}
+
+}  // namespace flambeau

@@ -1,0 +1,70 @@
+// Pieces every operator frontend uses: out=/in-place arguments, PyTorch's
+// result_type, casting and expanding inputs.
+#pragma once
+#include <initializer_list>
+#include <optional>
+#include <vector>
+
+#include "core/scalar.h"
+#include "core/tensor.h"
+#include "dispatch/dispatcher.h"
+
+namespace flambeau {
+
+// Where an operator writes: a fresh tensor (none), a caller's `out=` tensor
+// (resized when its shape differs), or the `self` of an in-place `op_` call
+// (shape must match exactly).
+struct OutArg {
+  Tensor tensor;
+  bool inplace = false;
+  static OutArg none() { return {}; }
+  static OutArg into(Tensor t) { return {std::move(t), false}; }
+  static OutArg self(Tensor t) { return {std::move(t), true}; }
+  bool given() const { return static_cast<bool>(tensor); }
+};
+
+// PyTorch's result_type: tensors with dims outrank 0-dim tensors, which outrank
+// Python numbers; a lower tier only matters when its category is higher.
+ScalarType result_type(std::initializer_list<const Tensor*> tensors);
+ScalarType result_type(Span<Tensor> tensors);
+
+// `t` with dtype `dtype` (t itself when it already has it).
+Tensor to_dtype(const Tensor& t, ScalarType dtype);
+// A stride-0 view of `t` broadcast to `shape`.
+Tensor expand_to(const Tensor& t, IntList shape, const char* op);
+// Makes `t` have `sizes`: reuses its storage when large enough, else allocates.
+void resize_out(const Tensor& t, IntList sizes);
+// Checks an out=/in-place destination, resizing out= as needed. Returns the
+// tensor the result goes to.
+Tensor prepare_out(const OutArg& out, IntList shape, ScalarType result, Device device,
+                   const char* op);
+// Tensor from a Python number: a 0-dim wrapped number on the CPU.
+Tensor scalar_tensor(const Scalar& s, ScalarType dtype);
+Tensor wrapped_scalar(const Scalar& s);
+// Copies src into dst (broadcasting src, converting dtype); the one copy kernel.
+void copy_into(const Tensor& dst, const Tensor& src);
+
+// How an elementwise operator derives its types from the promoted input type.
+enum class Promote : int8_t {
+  Default,         // compute and return the promoted type (add, mul)
+  IntToFloat,      // integers and bool compute in the default float type (div, exp)
+  BoolOut,         // compute in the promoted type, return bool (eq, lt)
+  ComplexToReal,   // return the real type of a complex input (abs)
+};
+
+constexpr size_t kMaxElementwiseInputs = 6;
+
+struct ElementwiseSpec {
+  const char* name;
+  Promote promote = Promote::Default;
+  uint32_t dtypes = kAllTypes;  // compute types the operator supports
+};
+
+// The shared frontend of elementwise operators: checks, type promotion,
+// broadcasting, out=/in-place handling, then the registered kernel for the
+// device. args are non-tensor operands forwarded to the kernel (alpha, ...).
+Tensor elementwise(const OperatorEntry& op, const ElementwiseSpec& spec,
+                   std::initializer_list<Tensor> inputs, std::initializer_list<Scalar> args,
+                   const OutArg& out);
+
+}  // namespace flambeau

@@ -1,0 +1,52 @@
+#include "ops/reduce_util.h"
+
+#include <algorithm>
+
+namespace flambeau {
+
+ReduceShape reduce_shape(const Tensor& in, const std::optional<DimVector>& dim, bool keepdim,
+                         const char* op) {
+  ReduceShape r;
+  const int64_t nd = in->dim();
+  if (!dim || dim->empty()) {
+    for (int64_t d = 0; d < nd; ++d) r.dims.push_back(d);
+  } else {
+    for (int64_t d : *dim) {
+      int64_t w = wrap_dim(d, nd, op);
+      FLB_CHECK(std::find(r.dims.begin(), r.dims.end(), w) == r.dims.end(), op, ": dim ", w,
+                " appears multiple times in the list of dims");
+      r.dims.push_back(w);
+    }
+    std::sort(r.dims.begin(), r.dims.end());
+  }
+  for (int64_t d = 0; d < nd; ++d) {
+    bool reduced = std::find(r.dims.begin(), r.dims.end(), d) != r.dims.end();
+    r.keep_shape.push_back(reduced ? 1 : in->sizes()[d]);
+    if (!reduced || keepdim) r.out_shape.push_back(reduced ? 1 : in->sizes()[d]);
+  }
+  if (nd == 0) r.dims.clear();
+  return r;
+}
+
+Tensor reduce(const OperatorEntry& op, const char* name, const Tensor& in,
+              const std::optional<DimVector>& dim, bool keepdim, ScalarType out_dtype,
+              std::initializer_list<Scalar> args, const OutArg& out) {
+  ReduceShape r = reduce_shape(in, dim, keepdim, name);
+  Tensor dest = prepare_out(out, r.out_shape, out_dtype, in->device(), name);
+  Tensor target = dest->dtype() == out_dtype ? dest : empty(r.out_shape, out_dtype, in->device());
+  // The kernel sees the output with reduced dims kept, so shapes line up.
+  Tensor keep = target->is_contiguous()
+                    ? make_view(target, r.keep_shape, contiguous_strides(r.keep_shape),
+                                target->offset())
+                    : empty(r.keep_shape, out_dtype, in->device());
+  Scalar scalars[4];
+  size_t ns = 0;
+  for (const Scalar& s : args) scalars[ns++] = s;
+  kernel_for<ReduceKernel>(op, in->device())(keep, in, r.dims, Span<Scalar>(scalars, ns));
+  if (!target->is_contiguous())
+    copy_into(target, make_view(keep, r.out_shape, contiguous_strides(r.out_shape), 0));
+  if (target != dest) copy_into(dest, target);
+  return dest;
+}
+
+}  // namespace flambeau

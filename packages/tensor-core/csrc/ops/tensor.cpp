@@ -1,0 +1,81 @@
+// Creating, copying and filling tensors.
+#include "generated/ops.h"
+
+namespace flambeau {
+
+void copy_into(const Tensor& dst, const Tensor& src) {
+  static const OperatorEntry& op = Dispatcher::op("copy_");
+  // A CPU source may be copied into any device; the destination's backend does it.
+  FLB_CHECK(src->device() == dst->device() || src->device().is_cpu() || dst->device().is_cpu(),
+            "copy_: cannot copy between devices ", src->device().str(), " and ",
+            dst->device().str());
+  if (dst->numel() == 0) return;
+  Tensor s = expand_to(src, dst->sizes(), "copy_");
+  Device d = dst->device().is_cpu() ? s->device() : dst->device();
+  kernel_for<void(const Tensor&, const Tensor&)>(op, d)(dst, s);
+}
+
+namespace ops {
+
+namespace {
+Tensor filled(IntList size, const std::optional<Scalar>& value, ScalarType dtype,
+              const std::optional<Device>& device, bool requires_grad) {
+  Tensor t = flambeau::empty(size, dtype, device.value_or(Device{}));
+  if (value) fill_(t, *value);
+  if (requires_grad) t->set_requires_grad(true);
+  return t;
+}
+}  // namespace
+
+Tensor empty(IntList size, std::optional<ScalarType> dtype, std::optional<Device> device,
+             bool requires_grad) {
+  return filled(size, std::nullopt, dtype.value_or(default_dtype()), device, requires_grad);
+}
+
+Tensor zeros(IntList size, std::optional<ScalarType> dtype, std::optional<Device> device,
+             bool requires_grad) {
+  return filled(size, Scalar(int64_t(0)), dtype.value_or(default_dtype()), device,
+                requires_grad);
+}
+
+Tensor ones(IntList size, std::optional<ScalarType> dtype, std::optional<Device> device,
+            bool requires_grad) {
+  return filled(size, Scalar(int64_t(1)), dtype.value_or(default_dtype()), device,
+                requires_grad);
+}
+
+Tensor full(IntList size, const Scalar& fill_value, std::optional<ScalarType> dtype,
+            std::optional<Device> device, bool requires_grad) {
+  ScalarType inferred = fill_value.is_floating()  ? default_dtype()
+                        : fill_value.is_complex() ? default_complex_dtype()
+                                                  : fill_value.natural_dtype();
+  return filled(size, fill_value, dtype.value_or(inferred), device, requires_grad);
+}
+
+Tensor copy_(const Tensor& self, const Tensor& src, bool non_blocking) {
+  (void)non_blocking;
+  copy_into(self, src);
+  self->bump_version();
+  return self;
+}
+
+Tensor fill_(const Tensor& self, const Scalar& value) {
+  static const OperatorEntry& op = Dispatcher::op("fill_");
+  if (self->numel() > 0)
+    kernel_for<void(const Tensor&, const Scalar&)>(op, self->device())(self, value);
+  self->bump_version();
+  return self;
+}
+
+Tensor zero_(const Tensor& self) { return fill_(self, Scalar(int64_t(0))); }
+
+Tensor clone(const Tensor& input) {
+  Tensor out = flambeau::empty(input->sizes(), input->dtype(), input->device());
+  copy_into(out, input);
+  return out;
+}
+
+Tensor contiguous(const Tensor& self) { return self->is_contiguous() ? self : clone(self); }
+
+}  // namespace ops
+}  // namespace flambeau

@@ -1,0 +1,478 @@
+#include "python/arg_parser.h"
+
+#include <sstream>
+
+namespace flambeau::python {
+
+namespace {
+
+PyTypeObject* g_tensor_type = nullptr;
+PyTypeObject* g_dtype_type = nullptr;
+PyTypeObject* g_device_type = nullptr;
+PyTypeObject* g_generator_type = nullptr;
+std::array<PyObject*, kNumScalarTypes> g_dtype_objects{};
+
+const char* type_name(ParamType t) {
+  switch (t) {
+    case ParamType::Tensor:
+      return "Tensor";
+    case ParamType::TensorList:
+      return "tuple of Tensors";
+    case ParamType::Scalar:
+      return "Number";
+    case ParamType::Int:
+      return "int";
+    case ParamType::IntList:
+      return "tuple of ints";
+    case ParamType::Float:
+      return "float";
+    case ParamType::Bool:
+      return "bool";
+    case ParamType::String:
+      return "str";
+    case ParamType::Dtype:
+      return "dtype";
+    case ParamType::Device:
+      return "device";
+    case ParamType::Generator:
+      return "Generator";
+  }
+  return "?";
+}
+
+bool is_int(PyObject* o) { return PyLong_Check(o) || (!PyFloat_Check(o) && PyIndex_Check(o) && !is_tensor(o)); }
+
+bool is_int_list(PyObject* o, int list_size) {
+  if (list_size > 0 && is_int(o)) return true;
+  if (!PyTuple_Check(o) && !PyList_Check(o)) return false;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+  PyObject** items = PySequence_Fast_ITEMS(o);
+  for (Py_ssize_t i = 0; i < n; ++i)
+    if (!is_int(items[i])) return false;
+  return true;
+}
+
+bool is_tensor_list(PyObject* o) {
+  if (!PyTuple_Check(o) && !PyList_Check(o)) return false;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+  PyObject** items = PySequence_Fast_ITEMS(o);
+  for (Py_ssize_t i = 0; i < n; ++i)
+    if (!is_tensor(items[i])) return false;
+  return true;
+}
+
+bool matches(const Param& p, PyObject* o) {
+  if (o == Py_None) return p.optional;
+  switch (p.type) {
+    case ParamType::Tensor:
+      return is_tensor(o) || is_number(o);
+    case ParamType::TensorList:
+      return is_tensor_list(o);
+    case ParamType::Scalar:
+      return is_number(o) || (is_tensor(o) && tensor_from_py(o, "", "")->numel() == 1);
+    case ParamType::Int:
+      return is_int(o);
+    case ParamType::IntList:
+      return is_int_list(o, p.list_size);
+    case ParamType::Float:
+      return PyFloat_Check(o) || is_int(o);
+    case ParamType::Bool:
+      return PyBool_Check(o);
+    case ParamType::String:
+      return PyUnicode_Check(o);
+    case ParamType::Dtype:
+      return is_dtype(o);
+    case ParamType::Device:
+      return is_device(o) || PyUnicode_Check(o) || is_int(o);
+    case ParamType::Generator:
+      return PyObject_TypeCheck(o, g_generator_type);
+  }
+  return false;
+}
+
+std::string py_type_name(PyObject* o) { return Py_TYPE(o)->tp_name; }
+
+ParamType parse_type(const std::string& t, int* list_size, const std::string& schema) {
+  *list_size = 0;
+  if (t == "Tensor") return ParamType::Tensor;
+  if (t == "Tensor[]") return ParamType::TensorList;
+  if (t == "Scalar") return ParamType::Scalar;
+  if (t == "int") return ParamType::Int;
+  if (t.rfind("int[", 0) == 0) {
+    std::string inner = t.substr(4, t.size() - 5);
+    *list_size = inner.empty() ? 0 : std::stoi(inner);
+    return ParamType::IntList;
+  }
+  if (t == "float") return ParamType::Float;
+  if (t == "bool") return ParamType::Bool;
+  if (t == "str") return ParamType::String;
+  if (t == "ScalarType") return ParamType::Dtype;
+  if (t == "Device") return ParamType::Device;
+  if (t == "Generator") return ParamType::Generator;
+  fail("schema '", schema, "': unknown type ", t);
+}
+
+std::string trim(const std::string& s) {
+  size_t b = s.find_first_not_of(' '), e = s.find_last_not_of(' ');
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+}  // namespace
+
+void set_python_types(PyObject* tensor, PyObject* dtype, PyObject* device, PyObject* generator) {
+  g_tensor_type = reinterpret_cast<PyTypeObject*>(tensor);
+  g_dtype_type = reinterpret_cast<PyTypeObject*>(dtype);
+  g_device_type = reinterpret_cast<PyTypeObject*>(device);
+  g_generator_type = reinterpret_cast<PyTypeObject*>(generator);
+}
+PyObject* dtype_object(ScalarType t) { return g_dtype_objects[static_cast<size_t>(t)]; }
+void set_dtype_object(ScalarType t, PyObject* o) { g_dtype_objects[static_cast<size_t>(t)] = o; }
+
+bool is_tensor(PyObject* o) { return PyObject_TypeCheck(o, g_tensor_type); }
+bool is_dtype(PyObject* o) {
+  return PyObject_TypeCheck(o, g_dtype_type) || o == reinterpret_cast<PyObject*>(&PyFloat_Type) ||
+         o == reinterpret_cast<PyObject*>(&PyLong_Type) ||
+         o == reinterpret_cast<PyObject*>(&PyBool_Type) ||
+         o == reinterpret_cast<PyObject*>(&PyComplex_Type);
+}
+bool is_device(PyObject* o) { return PyObject_TypeCheck(o, g_device_type); }
+
+bool is_number(PyObject* o) {
+  if (PyFloat_Check(o) || PyLong_Check(o) || PyComplex_Check(o)) return true;
+  if (is_tensor(o) || PySequence_Check(o)) return false;
+  // NumPy scalars: integers implement __index__, floats __float__.
+  return PyIndex_Check(o) || Py_TYPE(o)->tp_as_number != nullptr &&
+                                 Py_TYPE(o)->tp_as_number->nb_float != nullptr;
+}
+
+Scalar scalar_from_py(PyObject* o, const char* op, const char* arg) {
+  if (PyBool_Check(o)) return Scalar(o == Py_True);
+  if (PyLong_Check(o)) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow) fail<ValueError>(op, ": argument '", arg, "' is out of the int64 range");
+    return Scalar(static_cast<int64_t>(v));
+  }
+  if (PyFloat_Check(o)) return Scalar(PyFloat_AS_DOUBLE(o));
+  if (PyComplex_Check(o)) {
+    Py_complex c = PyComplex_AsCComplex(o);
+    return Scalar(std::complex<double>(c.real, c.imag));
+  }
+  if (is_tensor(o)) {
+    Tensor t = py::handle(o).cast<Tensor>();
+    FLB_CHECK_T(TypeError, t->numel() == 1, op, ": argument '", arg,
+                "' must be a Number, not a Tensor with ", t->numel(), " elements");
+    py::object item = py::handle(o).attr("item")();
+    return scalar_from_py(item.ptr(), op, arg);
+  }
+  if (PyIndex_Check(o)) {
+    py::object i = py::reinterpret_steal<py::object>(PyNumber_Index(o));
+    if (!i) throw py::error_already_set();
+    return scalar_from_py(i.ptr(), op, arg);
+  }
+  if (Py_TYPE(o)->tp_as_number && Py_TYPE(o)->tp_as_number->nb_float) {
+    double d = PyFloat_AsDouble(o);
+    if (d == -1.0 && PyErr_Occurred()) throw py::error_already_set();
+    return Scalar(d);
+  }
+  fail<TypeError>(op, ": argument '", arg, "' must be a Number, not ", py_type_name(o));
+}
+
+Tensor tensor_from_py(PyObject* o, const char* op, const char* arg) {
+  if (FLB_LIKELY(is_tensor(o))) return py::handle(o).cast<Tensor>();
+  if (is_number(o)) return wrapped_scalar(scalar_from_py(o, op, arg));
+  fail<TypeError>(op, ": argument '", arg, "' must be Tensor, not ", py_type_name(o));
+}
+
+ScalarType dtype_from_py(PyObject* o, const char* op, const char* arg) {
+  if (PyObject_TypeCheck(o, g_dtype_type)) return py::handle(o).attr("_scalar_type").cast<ScalarType>();
+  if (o == reinterpret_cast<PyObject*>(&PyFloat_Type)) return ScalarType::Float64;
+  if (o == reinterpret_cast<PyObject*>(&PyLong_Type)) return ScalarType::Int64;
+  if (o == reinterpret_cast<PyObject*>(&PyBool_Type)) return ScalarType::Bool;
+  if (o == reinterpret_cast<PyObject*>(&PyComplex_Type)) return ScalarType::Complex128;
+  fail<TypeError>(op, ": argument '", arg, "' must be flambeau.dtype, not ", py_type_name(o));
+}
+
+Device device_from_py(PyObject* o, const char* op, const char* arg) {
+  if (is_device(o)) return py::handle(o).cast<Device>();
+  // Strings and ints go through flambeau.device(...), which may load a plugin.
+  py::object dev = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(g_device_type))(
+      py::handle(o));
+  (void)op;
+  (void)arg;
+  return dev.cast<Device>();
+}
+
+Signature::Signature(const std::string& schema) {
+  size_t open = schema.find('('), close = schema.rfind(')');
+  FLB_CHECK(open != std::string::npos && close != std::string::npos, "bad schema ", schema);
+  name_ = schema.substr(0, open);
+  std::string body = schema.substr(open + 1, close - open - 1);
+  bool kwonly = false;
+  std::stringstream ss(body);
+  std::string item;
+  py::object literal_eval = py::module_::import("ast").attr("literal_eval");
+  while (std::getline(ss, item, ',')) {
+    item = trim(item);
+    if (item.empty()) continue;
+    // A default like [0, 1] contains commas: glue pieces back until brackets balance.
+    while (std::count(item.begin(), item.end(), '[') > std::count(item.begin(), item.end(), ']')) {
+      std::string more;
+      if (!std::getline(ss, more, ',')) break;
+      item += "," + more;
+    }
+    if (item == "*") {
+      kwonly = true;
+      continue;
+    }
+    Param p;
+    std::string decl = item, def;
+    size_t eq = item.find('=');
+    if (eq != std::string::npos) {
+      decl = trim(item.substr(0, eq));
+      def = trim(item.substr(eq + 1));
+    }
+    size_t sp = decl.rfind(' ');
+    std::string type = decl.substr(0, sp);
+    p.name = decl.substr(sp + 1);
+    if (!type.empty() && type.back() == '?') {
+      p.optional = true;
+      type.pop_back();
+    }
+    p.type = parse_type(type, &p.list_size, schema);
+    p.kwonly = kwonly;
+    if (!def.empty()) {
+      p.has_default = true;
+      p.default_value = def == "None" ? py::none() : literal_eval(py::str(def));
+      if (def == "None") p.optional = true;
+    }
+    p.py_name = py::reinterpret_steal<py::object>(PyUnicode_InternFromString(p.name.c_str()));
+    if (!kwonly) ++max_positional_;
+    params_.push_back(std::move(p));
+  }
+  FLB_CHECK(params_.size() <= kMaxParams, "schema ", schema, " has too many parameters");
+}
+
+std::string Signature::describe() const {
+  std::ostringstream os;
+  os << "(";
+  bool star = false;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const Param& p = params_[i];
+    if (p.kwonly && !star) {
+      os << (i ? ", " : "") << "*";
+      star = true;
+    }
+    os << (i || star ? ", " : "") << type_name(p.type) << (p.optional ? "?" : "") << " " << p.name;
+    if (p.has_default) os << "=" << py::str(py::repr(p.default_value)).cast<std::string>();
+  }
+  os << ")";
+  return os.str();
+}
+
+bool Signature::bind(PyObject* self, PyObject* args, PyObject* kwargs, PyObject** slots,
+                     int* varargs_param, Py_ssize_t* varargs_start, std::string* why) const {
+  *varargs_param = -1;
+  const int np = static_cast<int>(params_.size());
+  for (int i = 0; i < np; ++i) slots[i] = nullptr;
+  int next = 0;
+  if (self) slots[next++] = self;
+  Py_ssize_t nargs = args ? PyTuple_GET_SIZE(args) : 0;
+  for (Py_ssize_t a = 0; a < nargs; ++a) {
+    PyObject* arg = PyTuple_GET_ITEM(args, a);
+    if (next >= max_positional_) {
+      *why = str_cat("takes ", max_positional_ - (self ? 1 : 0),
+                     " positional arguments but ", nargs, " were given");
+      return false;
+    }
+    const Param& p = params_[next];
+    // zeros(2, 3): a leading int[] may be spelled as separate ints.
+    if (p.type == ParamType::IntList && p.list_size == 0 && is_int(arg) && nargs - a >= 1) {
+      bool rest_ints = true;
+      for (Py_ssize_t b = a; b < nargs; ++b) rest_ints = rest_ints && is_int(PyTuple_GET_ITEM(args, b));
+      if (rest_ints) {
+        *varargs_param = next;
+        *varargs_start = a;
+        slots[next++] = args;  // stands in for the list; collected by the caller
+        break;
+      }
+    }
+    slots[next++] = arg;
+  }
+  if (kwargs) {
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(kwargs, &pos, &key, &value)) {
+      int found = -1;
+      for (int i = 0; i < np; ++i) {
+        if (params_[i].py_name.ptr() == key ||
+            PyUnicode_Compare(params_[i].py_name.ptr(), key) == 0) {
+          found = i;
+          break;
+        }
+      }
+      if (found < 0) {
+        *why = str_cat("got an unexpected keyword argument '",
+                       py::str(key).cast<std::string>(), "'");
+        return false;
+      }
+      if (slots[found]) {
+        *why = str_cat("got multiple values for argument '", params_[found].name, "'");
+        return false;
+      }
+      slots[found] = value;
+    }
+  }
+  for (int i = 0; i < np; ++i) {
+    const Param& p = params_[i];
+    if (!slots[i]) {
+      if (!p.has_default) {
+        *why = str_cat("missing required argument '", p.name, "' (position ", i + 1, ")");
+        return false;
+      }
+      slots[i] = p.default_value.ptr();
+      continue;
+    }
+    if (i == *varargs_param) continue;
+    if (!matches(p, slots[i])) {
+      *why = str_cat("argument '", p.name, "' (position ", i + 1, ") must be ",
+                     type_name(p.type), (p.optional ? " or None" : ""), ", not ",
+                     py_type_name(slots[i]));
+      return false;
+    }
+  }
+  return true;
+}
+
+OverloadSet::OverloadSet(std::initializer_list<const char*> schemas) {
+  for (const char* s : schemas) sigs_.emplace_back(s);
+}
+
+ParsedArgs OverloadSet::parse(PyObject* self, PyObject* args, PyObject* kwargs) const {
+  ParsedArgs parsed;
+  std::string why;
+  for (size_t i = 0; i < sigs_.size(); ++i) {
+    std::string reason;
+    int varargs_param;
+    Py_ssize_t varargs_start;
+    if (sigs_[i].bind(self, args, kwargs, parsed.slots.data(), &varargs_param, &varargs_start,
+                      &reason)) {
+      parsed.overload = static_cast<int>(i);
+      parsed.sig = &sigs_[i];
+      if (varargs_param >= 0) {
+        DimVector v;
+        for (Py_ssize_t a = varargs_start; a < PyTuple_GET_SIZE(args); ++a)
+          v.push_back(PyLong_AsLongLong(PyTuple_GET_ITEM(args, a)));
+        parsed.varargs_list = v;
+        parsed.varargs_index = varargs_param;
+      }
+      return parsed;
+    }
+    why = reason;
+  }
+  const std::string& name = sigs_[0].name();
+  if (sigs_.size() == 1) fail<TypeError>(name, "(): ", why);
+  std::ostringstream os;
+  os << name << "() received an invalid combination of arguments; expected one of:";
+  for (const Signature& s : sigs_) os << "\n * " << s.describe();
+  fail<TypeError>(os.str());
+}
+
+void ParsedArgs::type_error(int i, const char* expected) const {
+  fail<TypeError>(sig->name(), "(): argument '", sig->params()[i].name, "' must be ", expected,
+                  ", not ", py_type_name(slots[i]));
+}
+
+Tensor ParsedArgs::tensor(int i) const {
+  if (FLB_UNLIKELY(slots[i] == Py_None)) type_error(i, "Tensor");
+  return tensor_from_py(slots[i], sig->name().c_str(), sig->params()[i].name.c_str());
+}
+Tensor ParsedArgs::tensor_or_null(int i) const {
+  return slots[i] == Py_None ? Tensor() : tensor(i);
+}
+std::vector<Tensor> ParsedArgs::tensors(int i) const {
+  py::sequence seq = py::reinterpret_borrow<py::sequence>(slots[i]);
+  std::vector<Tensor> out;
+  out.reserve(seq.size());
+  for (py::handle h : seq) out.push_back(h.cast<Tensor>());
+  return out;
+}
+Scalar ParsedArgs::scalar(int i) const {
+  return scalar_from_py(slots[i], sig->name().c_str(), sig->params()[i].name.c_str());
+}
+std::optional<Scalar> ParsedArgs::scalar_opt(int i) const {
+  if (slots[i] == Py_None) return std::nullopt;
+  return scalar(i);
+}
+int64_t ParsedArgs::int64(int i) const {
+  py::object idx = py::reinterpret_steal<py::object>(PyNumber_Index(slots[i]));
+  if (!idx) throw py::error_already_set();
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(idx.ptr(), &overflow);
+  if (overflow) fail<ValueError>(sig->name(), "(): argument '", sig->params()[i].name, "' is out of the int64 range");
+  return v;
+}
+std::optional<int64_t> ParsedArgs::int64_opt(int i) const {
+  if (slots[i] == Py_None) return std::nullopt;
+  return int64(i);
+}
+DimVector ParsedArgs::intlist(int i) const {
+  if (i == varargs_index) return *varargs_list;
+  PyObject* o = slots[i];
+  const Param& p = sig->params()[i];
+  if (p.list_size > 0 && is_int(o)) return DimVector(static_cast<size_t>(p.list_size), int64(i));
+  py::sequence seq = py::reinterpret_borrow<py::sequence>(o);
+  DimVector v;
+  for (py::handle h : seq) {
+    py::object idx = py::reinterpret_steal<py::object>(PyNumber_Index(h.ptr()));
+    if (!idx) throw py::error_already_set();
+    v.push_back(PyLong_AsLongLong(idx.ptr()));
+  }
+  return v;
+}
+std::optional<DimVector> ParsedArgs::intlist_opt(int i) const {
+  if (i != varargs_index && slots[i] == Py_None) return std::nullopt;
+  return intlist(i);
+}
+double ParsedArgs::f64(int i) const {
+  double d = PyFloat_AsDouble(slots[i]);
+  if (d == -1.0 && PyErr_Occurred()) throw py::error_already_set();
+  return d;
+}
+std::optional<double> ParsedArgs::f64_opt(int i) const {
+  if (slots[i] == Py_None) return std::nullopt;
+  return f64(i);
+}
+bool ParsedArgs::boolean(int i) const { return slots[i] == Py_True; }
+std::optional<bool> ParsedArgs::bool_opt(int i) const {
+  if (slots[i] == Py_None) return std::nullopt;
+  return boolean(i);
+}
+std::string ParsedArgs::string(int i) const { return py::str(slots[i]).cast<std::string>(); }
+std::optional<std::string> ParsedArgs::string_opt(int i) const {
+  if (slots[i] == Py_None) return std::nullopt;
+  return string(i);
+}
+ScalarType ParsedArgs::dtype(int i) const {
+  return dtype_from_py(slots[i], sig->name().c_str(), sig->params()[i].name.c_str());
+}
+std::optional<ScalarType> ParsedArgs::dtype_opt(int i) const {
+  if (slots[i] == Py_None) return std::nullopt;
+  return dtype(i);
+}
+std::optional<Device> ParsedArgs::device_opt(int i) const {
+  if (slots[i] == Py_None) return std::nullopt;
+  return device_from_py(slots[i], sig->name().c_str(), sig->params()[i].name.c_str());
+}
+Generator* ParsedArgs::generator(int i) const {
+  if (slots[i] == Py_None) return &default_generator();
+  return py::handle(slots[i]).cast<Generator*>();
+}
+OutArg ParsedArgs::out(int i) const {
+  if (slots[i] == Py_None) return OutArg::none();
+  FLB_CHECK_T(TypeError, is_tensor(slots[i]), sig->name(), "(): argument 'out' must be Tensor, not ",
+              py_type_name(slots[i]));
+  return OutArg::into(py::handle(slots[i]).cast<Tensor>());
+}
+
+}  // namespace flambeau::python

@@ -1,0 +1,131 @@
+// Parses Python call arguments against an operator's schema, the way PyTorch's
+// PythonArgParser does: positional and keyword binding, defaults, overloads,
+// `zeros(2, 3)` varargs for a leading int[] and TypeErrors that name the
+// operator and the argument. Generated bindings (codegen/gen_ops.py) call it.
+#pragma once
+#include <pybind11/pybind11.h>
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/generator.h"
+#include "core/scalar.h"
+#include "core/tensor.h"
+#include "ops/common.h"
+#include "python/tensor_holder.h"
+
+namespace flambeau::python {
+
+namespace py = pybind11;
+
+enum class ParamType : int8_t {
+  Tensor,
+  TensorList,
+  Scalar,
+  Int,
+  IntList,
+  Float,
+  Bool,
+  String,
+  Dtype,
+  Device,
+  Generator,
+};
+
+struct Param {
+  std::string name;
+  py::object py_name;  // interned, for fast keyword matching
+  ParamType type;
+  bool optional = false;  // None accepted
+  bool kwonly = false;
+  int list_size = 0;  // int[2]: one int stands for a list of that many
+  bool has_default = false;
+  py::object default_value;  // the default as a Python object
+};
+
+constexpr int kMaxParams = 16;
+
+class Signature {
+ public:
+  explicit Signature(const std::string& schema);
+  const std::string& name() const { return name_; }
+  const std::vector<Param>& params() const { return params_; }
+  std::string describe() const;  // "(Tensor input, Tensor other, *, Scalar alpha=1)"
+  // Fills slots (borrowed references); on failure returns false and says why.
+  // A leading int[] spelled as separate ints (zeros(2, 3)) is reported through
+  // varargs_param / varargs_start (args[varargs_start:] are the list).
+  bool bind(PyObject* self, PyObject* args, PyObject* kwargs, PyObject** slots,
+            int* varargs_param, Py_ssize_t* varargs_start, std::string* why) const;
+
+ private:
+  std::string name_;
+  std::vector<Param> params_;
+  int max_positional_ = 0;
+};
+
+class ParsedArgs;
+
+class OverloadSet {
+ public:
+  OverloadSet(std::initializer_list<const char*> schemas);
+  // Binds against each overload in order; the first that fits wins. self is the
+  // bound tensor for method calls (first parameter), or nullptr.
+  ParsedArgs parse(PyObject* self, PyObject* args, PyObject* kwargs) const;
+
+ private:
+  std::vector<Signature> sigs_;
+};
+
+class ParsedArgs {
+ public:
+  int overload = 0;
+  const Signature* sig = nullptr;
+  std::array<PyObject*, kMaxParams> slots{};
+
+  bool is_none(int i) const { return slots[i] == Py_None; }
+  PyObject* raw(int i) const { return slots[i]; }
+  Tensor tensor(int i) const;
+  Tensor tensor_or_null(int i) const;
+  std::vector<Tensor> tensors(int i) const;
+  Scalar scalar(int i) const;
+  std::optional<Scalar> scalar_opt(int i) const;
+  int64_t int64(int i) const;
+  std::optional<int64_t> int64_opt(int i) const;
+  DimVector intlist(int i) const;
+  std::optional<DimVector> intlist_opt(int i) const;
+  double f64(int i) const;
+  std::optional<double> f64_opt(int i) const;
+  bool boolean(int i) const;
+  std::optional<bool> bool_opt(int i) const;
+  std::string string(int i) const;
+  std::optional<std::string> string_opt(int i) const;
+  ScalarType dtype(int i) const;
+  std::optional<ScalarType> dtype_opt(int i) const;
+  std::optional<Device> device_opt(int i) const;
+  Generator* generator(int i) const;
+  OutArg out(int i) const;
+  // The varargs form of a leading int[] collected here (zeros(2, 3)).
+  std::optional<DimVector> varargs_list;
+  int varargs_index = -1;
+
+ private:
+  [[noreturn]] void type_error(int i, const char* expected) const;
+};
+
+// Conversions used by the parser and by hand-written bindings.
+bool is_tensor(PyObject* o);
+bool is_number(PyObject* o);
+Tensor tensor_from_py(PyObject* o, const char* op, const char* arg);  // Tensor or number
+Scalar scalar_from_py(PyObject* o, const char* op, const char* arg);
+ScalarType dtype_from_py(PyObject* o, const char* op, const char* arg);
+Device device_from_py(PyObject* o, const char* op, const char* arg);
+bool is_dtype(PyObject* o);
+bool is_device(PyObject* o);
+// The Python types of flambeau.Tensor / dtype / device / Generator, set at init.
+void set_python_types(PyObject* tensor, PyObject* dtype, PyObject* device, PyObject* generator);
+PyObject* dtype_object(ScalarType t);  // borrowed
+void set_dtype_object(ScalarType t, PyObject* o);
+
+}  // namespace flambeau::python

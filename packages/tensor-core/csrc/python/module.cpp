@@ -1,0 +1,231 @@
+// flambeau._C: the core types (dtype, device, Generator, Tensor), error
+// translation, and the generated operator bindings.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "cpu/parallel.h"
+#include "dispatch/dispatcher.h"
+#include "python/binding_support.h"
+#include "python/registry.h"
+
+namespace flambeau::python {
+
+namespace {
+
+std::vector<std::pair<int, BindFn>>& registered() {
+  static std::vector<std::pair<int, BindFn>> r;
+  return r;
+}
+
+struct DType {
+  ScalarType type;
+};
+
+void translate_errors() {
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const IndexError& e) {
+      PyErr_SetString(PyExc_IndexError, e.what());
+    } catch (const TypeError& e) {
+      PyErr_SetString(PyExc_TypeError, e.what());
+    } catch (const ValueError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const NotImplementedError& e) {
+      PyErr_SetString(PyExc_NotImplementedError, e.what());
+    } catch (const Error& e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what());
+    } catch (const std::bad_alloc&) {
+      PyErr_SetString(PyExc_MemoryError, "out of memory");
+    }
+  });
+}
+
+void bind_dtypes(py::module_& m) {
+  py::class_<DType> cls(m, "dtype");
+  cls.def_property_readonly("_scalar_type", [](const DType& d) { return d.type; })
+      .def_property_readonly("is_floating_point",
+                             [](const DType& d) { return is_floating(d.type); })
+      .def_property_readonly("is_complex", [](const DType& d) { return is_complex(d.type); })
+      .def_property_readonly("is_signed", [](const DType& d) { return is_signed(d.type); })
+      .def_property_readonly("itemsize", [](const DType& d) { return itemsize(d.type); })
+      .def("__repr__",
+           [](const DType& d) { return std::string("flambeau.") + dtype_name(d.type); })
+      .def("__reduce__", [](const DType& d) { return std::string(dtype_name(d.type)); });
+  py::enum_<ScalarType>(m, "_ScalarType");
+  for (int i = 0; i < kNumScalarTypes; ++i) {
+    auto t = static_cast<ScalarType>(i);
+    py::object o = py::cast(DType{t}, py::return_value_policy::move);
+    m.attr(dtype_name(t)) = o;
+    set_dtype_object(t, o.release().ptr());  // kept alive for the process
+  }
+}
+
+void bind_device(py::module_& m) {
+  py::class_<Device>(m, "device")
+      .def(py::init([](const py::object& spec, std::optional<int> index) {
+             if (is_device(spec.ptr())) return spec.cast<Device>();
+             if (py::isinstance<py::int_>(spec)) return Device{kCUDA, static_cast<int16_t>(spec.cast<int>())};
+             std::string s = spec.cast<std::string>();
+             Device d;
+             auto colon = s.find(':');
+             std::string type = s.substr(0, colon);
+             d.type = device_type_from_name(type);
+             FLB_CHECK(d.type >= 0, "Expected one of cpu, cuda, or a registered backend device "
+                                    "type at start of device string: ", s);
+             if (colon != std::string::npos) {
+               FLB_CHECK(!index.has_value(), "device(): type (string) must not include an index "
+                                             "because index was passed explicitly: ", s);
+               std::string idx = s.substr(colon + 1);
+               FLB_CHECK(!idx.empty() && std::all_of(idx.begin(), idx.end(), ::isdigit),
+                         "Invalid device string: '", s, "'");
+               d.index = static_cast<int16_t>(std::stoi(idx));
+             } else if (index) {
+               d.index = static_cast<int16_t>(*index);
+             }
+             return d;
+           }),
+           py::arg("type"), py::arg("index") = py::none())
+      .def_property_readonly("type", [](const Device& d) { return device_type_name(d.type); })
+      .def_property_readonly("index", [](const Device& d) -> py::object {
+        return d.index < 0 ? py::none() : py::cast(static_cast<int>(d.index));
+      })
+      .def("__eq__", [](const Device& a, const py::object& b) {
+        if (!is_device(b.ptr()) && !py::isinstance<py::str>(b)) return false;
+        return a == device_from_py(b.ptr(), "device.__eq__", "other");
+      })
+      .def("__hash__", [](const Device& d) { return std::hash<int>()(d.type * 1000 + d.index); })
+      .def("__str__", &Device::str)
+      .def("__repr__", [](const Device& d) {
+        std::string r = "device(type='" + device_type_name(d.type) + "'";
+        if (d.index >= 0) r += ", index=" + std::to_string(d.index);
+        return r + ")";
+      });
+}
+
+void bind_generator(py::module_& m) {
+  py::class_<Generator, Ref<Generator>>(m, "Generator")
+      .def(py::init([](const py::object& device) {
+             (void)device;
+             return make_ref<Generator>();
+           }),
+           py::arg("device") = "cpu")
+      .def("manual_seed",
+           [](Ref<Generator> g, int64_t seed) {
+             g->manual_seed(static_cast<uint64_t>(seed));
+             return g;
+           })
+      .def("initial_seed", [](const Generator& g) { return g.seed(); })
+      .def("seed", [](Generator& g) {
+        uint64_t s = std::random_device{}() | (static_cast<uint64_t>(std::random_device{}()) << 32);
+        s &= 0x7FFFFFFFFFFFFFFFULL;
+        g.manual_seed(s);
+        return s;
+      })
+      .def("get_state", [](const Generator& g) { return py::make_tuple(g.seed(), g.offset()); })
+      .def("set_state", [](Generator& g, const py::tuple& st) {
+        g.set_state(st[0].cast<uint64_t>(), st[1].cast<uint64_t>());
+      })
+      .def_property_readonly("device", [](const Generator&) { return Device{}; });
+  m.attr("default_generator") = py::cast(Ref<Generator>(&default_generator()));
+}
+
+}  // namespace
+
+BindingsRegistrar::BindingsRegistrar(int order, BindFn fn) { registered().emplace_back(order, fn); }
+
+void run_registered_bindings(py::module_& m, py::object tensor_class) {
+  auto r = registered();
+  std::stable_sort(r.begin(), r.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [order, fn] : r) fn(m, tensor_class);
+}
+
+py::object make_return_type(const char* op, std::initializer_list<const char*> fields) {
+  py::list names;
+  for (const char* f : fields) names.append(f);
+  py::object nt = py::module_::import("collections").attr("namedtuple")(op, names);
+  nt.attr("__module__") = "flambeau.return_types";
+  return nt;
+}
+
+py::object scalar_to_py(const Scalar& s) {
+  switch (s.kind()) {
+    case Scalar::Kind::Bool:
+      return py::bool_(s.to<bool>());
+    case Scalar::Kind::Int:
+      return py::int_(s.to<int64_t>());
+    case Scalar::Kind::Float:
+      return py::float_(s.to<double>());
+    default: {
+      auto c = s.to<c128>();
+      return py::reinterpret_steal<py::object>(PyComplex_FromDoubles(c.real(), c.imag()));
+    }
+  }
+}
+
+py::object tensors_to_tuple(const std::vector<Tensor>& ts) {
+  py::tuple t(ts.size());
+  for (size_t i = 0; i < ts.size(); ++i) t[i] = py::cast(ts[i]);
+  return t;
+}
+
+}  // namespace flambeau::python
+
+PYBIND11_MODULE(_C, m) {
+  using namespace flambeau;
+  using namespace flambeau::python;
+  m.doc() = "flambeau's C++ core";
+  translate_errors();
+  bind_dtypes(m);
+  bind_device(m);
+  bind_generator(m);
+
+  py::class_<TensorImpl, Tensor> tensor(m, "Tensor", py::dynamic_attr());
+  set_python_types(tensor.ptr(), m.attr("dtype").ptr(), m.attr("device").ptr(),
+                   m.attr("Generator").ptr());
+  autograd_slot::register_bindings(m);
+
+  m.def("get_default_dtype", [] { return py::reinterpret_borrow<py::object>(dtype_object(default_dtype())); });
+  m.def("set_default_dtype", [](const py::object& d) {
+    set_default_dtype(dtype_from_py(d.ptr(), "set_default_dtype", "d"));
+  });
+  m.def("promote_types", [](const py::object& a, const py::object& b) {
+    ScalarType r = promote_types(dtype_from_py(a.ptr(), "promote_types", "type1"),
+                                 dtype_from_py(b.ptr(), "promote_types", "type2"));
+    return py::reinterpret_borrow<py::object>(dtype_object(r));
+  });
+  m.def("can_cast", [](const py::object& a, const py::object& b) {
+    return can_cast(dtype_from_py(a.ptr(), "can_cast", "from_"),
+                    dtype_from_py(b.ptr(), "can_cast", "to"));
+  });
+  m.def("get_num_threads", &get_num_threads);
+  m.def("set_num_threads", &set_num_threads);
+  m.def("is_grad_enabled", &grad_enabled);
+  m.def("_set_grad_enabled", &set_grad_enabled);
+  m.def("ops_table", [] {
+    py::list out;
+    for (const OpInfo& op : op_table()) {
+      py::dict d;
+      d["name"] = op.name;
+      d["schema"] = op.schema;
+      d["category"] = op.category;
+      d["doc"] = op.doc;
+      d["variants"] = py::str(op.variants).attr("split")(",");
+      d["dunders"] = py::str(op.dunders).attr("split")();
+      out.append(d);
+    }
+    return out;
+  });
+  m.def("_operators_with_kernel", [](const std::string& device) {
+    return Dispatcher::operators_with_kernel(device_type_from_name(device));
+  });
+
+  register_generated_ops(m, tensor);
+  run_registered_bindings(m, tensor);
+}

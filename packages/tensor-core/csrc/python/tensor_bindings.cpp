@@ -1,0 +1,135 @@
+// Tensor attributes that are not operators: geometry, dtype/device, flags and
+// conversions to Python numbers.
+#include <pybind11/pybind11.h>
+
+#include "python/binding_support.h"
+#include "python/registry.h"
+
+namespace flambeau::python {
+
+namespace {
+
+py::object size_object(IntList sizes) {
+  static py::object size_type = py::module_::import("flambeau._size").attr("Size");
+  py::tuple t(sizes.size());
+  for (size_t i = 0; i < sizes.size(); ++i) t[i] = py::int_(sizes[i]);
+  return size_type(t);
+}
+
+py::tuple int_tuple(IntList v) {
+  py::tuple t(v.size());
+  for (size_t i = 0; i < v.size(); ++i) t[i] = py::int_(v[i]);
+  return t;
+}
+
+// The value of a one-element tensor as a Python number.
+py::object item(const Tensor& t) {
+  FLB_CHECK(t->numel() == 1, "item(): a Tensor with ", t->numel(),
+            " elements cannot be converted to Scalar");
+  FLB_CHECK(t->device().is_cpu(), "item(): copy the tensor to the CPU first (it is on ",
+            t->device().str(), ")");
+  return visit_dtype<kAllTypes>(t->dtype(), "item", [&](auto tag) -> py::object {
+    using T = typename decltype(tag)::type;
+    T v = *t->data_as<T>();
+    if constexpr (std::is_same_v<T, bool>) return py::bool_(v);
+    else if constexpr (is_complex_t<T>::value)
+      return py::reinterpret_steal<py::object>(
+          PyComplex_FromDoubles(static_cast<double>(v.real()), static_cast<double>(v.imag())));
+    else if constexpr (std::is_integral_v<T>) return py::int_(static_cast<int64_t>(v));
+    else return py::float_(static_cast<double>(static_cast<compute_t<T>>(v)));
+  });
+}
+
+void bind_tensor(py::module_& m, py::object cls_obj) {
+  auto cls = py::reinterpret_borrow<py::class_<TensorImpl, Tensor>>(cls_obj);
+  cls.def_property_readonly("shape", [](const Tensor& t) { return size_object(t->sizes()); })
+      .def(
+          "size",
+          [](const Tensor& t, py::object dim) -> py::object {
+            if (dim.is_none()) return size_object(t->sizes());
+            return py::int_(t->size(dim.cast<int64_t>()));
+          },
+          py::arg("dim") = py::none())
+      .def(
+          "stride",
+          [](const Tensor& t, py::object dim) -> py::object {
+            if (dim.is_none()) return int_tuple(t->strides());
+            return py::int_(t->stride(dim.cast<int64_t>()));
+          },
+          py::arg("dim") = py::none())
+      .def("dim", [](const Tensor& t) { return t->dim(); })
+      .def("ndimension", [](const Tensor& t) { return t->dim(); })
+      .def_property_readonly("ndim", [](const Tensor& t) { return t->dim(); })
+      .def("numel", [](const Tensor& t) { return t->numel(); })
+      .def("nelement", [](const Tensor& t) { return t->numel(); })
+      .def_property_readonly("dtype",
+                             [](const Tensor& t) {
+                               return py::reinterpret_borrow<py::object>(dtype_object(t->dtype()));
+                             })
+      .def_property_readonly("device", [](const Tensor& t) { return t->device(); })
+      .def_property_readonly("is_cpu", [](const Tensor& t) { return t->device().is_cpu(); })
+      .def_property_readonly("is_cuda", [](const Tensor& t) { return t->device().type == kCUDA; })
+      .def(
+          "is_contiguous",
+          [](const Tensor& t, const py::object&) { return t->is_contiguous(); },
+          py::arg("memory_format") = py::none())
+      .def("is_floating_point", [](const Tensor& t) { return is_floating(t->dtype()); })
+      .def("is_complex", [](const Tensor& t) { return is_complex(t->dtype()); })
+      .def("data_ptr",
+           [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t->data()); })
+      .def("storage_offset", [](const Tensor& t) { return t->offset(); })
+      .def("element_size", [](const Tensor& t) { return t->itemsize(); })
+      .def_property_readonly("itemsize", [](const Tensor& t) { return t->itemsize(); })
+      .def_property_readonly("nbytes",
+                             [](const Tensor& t) { return t->numel() * t->itemsize(); })
+      .def_property_readonly("_version", [](const Tensor& t) { return t->storage()->version(); })
+      .def("_storage_ptr",
+           [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t->storage()->data()); })
+      .def("_storage_nbytes", [](const Tensor& t) { return t->storage()->nbytes(); })
+      .def("_is_view_of",
+           [](const Tensor& a, const Tensor& b) { return a->storage() == b->storage(); })
+      .def_property(
+          "requires_grad", [](const Tensor& t) { return t->requires_grad(); },
+          [](const Tensor& t, bool r) {
+            FLB_CHECK(!r || is_floating(t->dtype()) || is_complex(t->dtype()),
+                      "only Tensors of floating point and complex dtype can require gradients");
+            t->set_requires_grad(r);
+          })
+      .def("item", &item)
+      .def("__len__",
+           [](const Tensor& t) {
+             FLB_CHECK_T(TypeError, t->dim() > 0, "len() of a 0-d tensor");
+             return t->sizes()[0];
+           })
+      .def("__bool__",
+           [](const Tensor& t) {
+             FLB_CHECK(t->numel() == 1, "Boolean value of Tensor with ", t->numel(),
+                       " elements is ambiguous");
+             return PyObject_IsTrue(item(t).ptr()) == 1;
+           })
+      .def("__float__", [](const Tensor& t) { return item(t).cast<double>(); })
+      .def("__int__",
+           [](const Tensor& t) {
+             py::object v = item(t);
+             return py::int_(py::reinterpret_steal<py::object>(PyNumber_Long(v.ptr())));
+           })
+      .def("__complex__",
+           [](const Tensor& t) {
+             py::object v = item(t);
+             return py::reinterpret_steal<py::object>(
+                 PyObject_CallFunctionObjArgs(reinterpret_cast<PyObject*>(&PyComplex_Type),
+                                              v.ptr(), nullptr));
+           })
+      .def("__index__", [](const Tensor& t) {
+        FLB_CHECK_T(TypeError, is_integral(t->dtype(), true) && t->numel() == 1,
+                    "only integer tensors of a single element can be converted to an index");
+        return item(t);
+      });
+  (void)m;
+}
+
+}  // namespace
+
+FLB_BINDINGS(0, bind_tensor);
+
+}  // namespace flambeau::python
