@@ -2,6 +2,8 @@
 #include <cstdlib>
 #include <new>
 
+#include <sys/mman.h>
+
 #include "core/error.h"
 #include "core/storage.h"
 
@@ -10,13 +12,20 @@ namespace flambeau {
 namespace {
 
 constexpr size_t kAlignment = 64;
+// Large blocks are 2 MiB aligned and marked for transparent huge pages: a fresh
+// 64 MiB output then takes 32 page faults instead of 16384.
+constexpr size_t kHugePage = size_t(2) << 20;
 
 class CPUAllocator final : public Allocator {
  public:
   DataPtr allocate(size_t nbytes) override {
-    size_t rounded = (nbytes + kAlignment - 1) / kAlignment * kAlignment;
-    void* p = std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded);
+    size_t align = nbytes >= kHugePage ? kHugePage : kAlignment;
+    size_t rounded = (nbytes + align - 1) / align * align;
+    void* p = std::aligned_alloc(align, rounded == 0 ? align : rounded);
     FLB_CHECK(p != nullptr, "CPU allocator: out of memory allocating ", nbytes, " bytes");
+#ifdef MADV_HUGEPAGE
+    if (align == kHugePage) madvise(p, rounded, MADV_HUGEPAGE);
+#endif
     record(static_cast<int64_t>(nbytes));
     // The size rides in ctx so the deleter can keep the statistics right.
     return DataPtr{p, reinterpret_cast<void*>(nbytes), &CPUAllocator::release};

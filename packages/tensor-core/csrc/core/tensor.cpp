@@ -95,8 +95,11 @@ void check_view_bounds(const Tensor& base, IntList sizes, IntList strides, int64
   for (size_t i = 0; i < sizes.size(); ++i) {
     FLB_CHECK(sizes[i] >= 0, op, ": negative size ", sizes[i], " in ", shape_str(sizes));
     if (sizes[i] == 0) empty = true;
-    int64_t span = (sizes[i] - 1) * strides[i];
-    (span < 0 ? lo : hi) += span;
+    int64_t span = 0;
+    bool overflow = __builtin_mul_overflow(std::max<int64_t>(sizes[i] - 1, 0), strides[i], &span) ||
+                    __builtin_add_overflow(span < 0 ? lo : hi, span, span < 0 ? &lo : &hi);
+    FLB_CHECK(!overflow, op, ": view of sizes ", shape_str(sizes), " and strides ",
+              shape_str(strides), " overflows the addressable range");
   }
   if (empty) return;
   int64_t capacity = static_cast<int64_t>(base->storage()->nbytes() / base->itemsize());
@@ -105,10 +108,20 @@ void check_view_bounds(const Tensor& base, IntList sizes, IntList strides, int64
             " is out of bounds for a storage of ", capacity, " elements");
 }
 
+size_t checked_nbytes(IntList sizes, ScalarType dtype, const char* op) {
+  uint64_t n = itemsize(dtype);
+  for (int64_t s : sizes) {
+    FLB_CHECK(s >= 0, op, ": negative dimension ", s, " in size ", shape_str(sizes));
+    FLB_CHECK(!__builtin_mul_overflow(n, static_cast<uint64_t>(s), &n) &&
+                  n <= static_cast<uint64_t>(INT64_MAX),
+              op, ": size ", shape_str(sizes), " of ", dtype_name(dtype),
+              " is too large to allocate");
+  }
+  return static_cast<size_t>(n);
+}
+
 Tensor empty(IntList sizes, ScalarType dtype, Device device) {
-  for (int64_t s : sizes)
-    FLB_CHECK(s >= 0, "empty: negative dimension ", s, " in size ", shape_str(sizes));
-  size_t nbytes = static_cast<size_t>(numel_of(sizes)) * itemsize(dtype);
+  size_t nbytes = checked_nbytes(sizes, dtype, "empty");
   auto storage = make_ref<StorageImpl>(nbytes, device, allocator_for(device.type));
   return make_ref<TensorImpl>(storage, sizes, contiguous_strides(sizes), 0, dtype);
 }
@@ -122,8 +135,15 @@ Tensor empty_strided(IntList sizes, IntList strides, ScalarType dtype, Device de
     if (sizes[i] == 0) extent = 0;
   }
   if (extent) {
-    for (size_t i = 0; i < sizes.size(); ++i) extent += (sizes[i] - 1) * strides[i];
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      int64_t span;
+      FLB_CHECK(!__builtin_mul_overflow(sizes[i] - 1, strides[i], &span) &&
+                    !__builtin_add_overflow(extent, span, &extent),
+                "empty_strided: size ", shape_str(sizes), " with strides ", shape_str(strides),
+                " is too large to allocate");
+    }
   }
+  checked_nbytes({extent}, dtype, "empty_strided");
   auto storage = make_ref<StorageImpl>(static_cast<size_t>(extent) * itemsize(dtype), device,
                                        allocator_for(device.type));
   return make_ref<TensorImpl>(storage, sizes, strides, 0, dtype);

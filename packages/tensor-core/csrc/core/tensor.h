@@ -69,7 +69,8 @@ DimVector broadcast_shapes(IntList a, IntList b, const char* op);
 void check_view_bounds(const Tensor& base, IntList sizes, IntList strides, int64_t offset,
                        const char* op);
 
-// Construction.
+// Construction. Sizes are checked: negative or overflowing sizes raise.
+size_t checked_nbytes(IntList sizes, ScalarType dtype, const char* op);
 Tensor empty(IntList sizes, ScalarType dtype, Device device = {});
 Tensor empty_strided(IntList sizes, IntList strides, ScalarType dtype, Device device = {});
 Tensor make_view(const Tensor& base, IntList sizes, IntList strides, int64_t offset);

@@ -222,6 +222,14 @@ PYBIND11_MODULE(_C, m) {
     }
     return out;
   });
+  m.def("_allocator_stats", [](const std::string& device) {
+    AllocatorStats s = allocator_for(device_type_from_name(device))->stats();
+    py::dict d;
+    d["allocated_bytes"] = s.allocated;
+    d["peak_bytes"] = s.peak;
+    d["allocations"] = s.allocations;
+    return d;
+  }, py::arg("device") = "cpu", "Statistics of a device's allocator (bytes in use, peak, live blocks).");
   m.def("_operators_with_kernel", [](const std::string& device) {
     return Dispatcher::operators_with_kernel(device_type_from_name(device));
   });
