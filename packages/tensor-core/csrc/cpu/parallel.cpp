@@ -1,6 +1,7 @@
 #include "cpu/parallel.h"
 
 #include "core/error.h"
+#include "cpu/blas.h"
 
 namespace flambeau {
 
@@ -17,6 +18,7 @@ void set_num_threads(int n) {
   FLB_CHECK_T(ValueError, n > 0, "set_num_threads: expected a positive number of threads, got ",
               n);
   g_threads = n;
+  blas_set_num_threads(n);
 }
 
 }  // namespace flambeau

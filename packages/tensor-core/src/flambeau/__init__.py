@@ -9,6 +9,10 @@ from pkgutil import extend_path
 
 __path__ = extend_path(__path__, __name__)
 
+from flambeau import _openblas  # noqa: E402
+
+_openblas.preload()
+
 from flambeau import _C  # noqa: E402
 from flambeau._C import *  # noqa: E402,F401,F403
 from flambeau._C import Tensor, dtype, device, Generator  # noqa: E402,F401
