@@ -4,6 +4,14 @@
 
 namespace flambeau {
 
+void (*TensorImpl::first_requires_grad_hook)() = nullptr;
+
+void TensorImpl::run_first_requires_grad_hook() {
+  auto hook = first_requires_grad_hook;
+  first_requires_grad_hook = nullptr;
+  hook();
+}
+
 TensorImpl::TensorImpl(Storage storage, IntList sizes, IntList strides, int64_t offset,
                        ScalarType dtype)
     : storage_(std::move(storage)), sizes_(sizes), strides_(strides), offset_(offset),

@@ -32,7 +32,14 @@ class TensorImpl : public RefCounted {
   }
 
   bool requires_grad() const { return requires_grad_; }
-  void set_requires_grad(bool r) { requires_grad_ = r; }
+  void set_requires_grad(bool r) {
+    if (r && FLB_UNLIKELY(first_requires_grad_hook != nullptr)) run_first_requires_grad_hook();
+    requires_grad_ = r;
+  }
+  // Runs once, the first time any tensor is marked as requiring grad: the
+  // Python layer uses it to load the autograd package lazily.
+  static void (*first_requires_grad_hook)();
+  static void run_first_requires_grad_hook();
   // A tensor made from a Python number: it takes part in type promotion only by
   // category, as in PyTorch.
   bool is_wrapped_number() const { return wrapped_number_; }

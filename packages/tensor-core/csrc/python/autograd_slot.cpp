@@ -57,7 +57,18 @@ void install(py::object h) {
   g_installed = !h.is_none();
 }
 
+// Importing flambeau.autograd installs its handler; without the package the
+// import fails quietly here and asking for a gradient names the package.
+void load_autograd_package() {
+  try {
+    py::module_::import("flambeau.autograd");
+  } catch (py::error_already_set& e) {
+    if (!e.matches(PyExc_ImportError)) throw;
+  }
+}
+
 void register_bindings(py::module_& m) {
+  TensorImpl::first_requires_grad_hook = &load_autograd_package;
   m.def("_set_autograd_handler", &install, py::arg("handler").none(true),
         "Install the autograd key's handler: handler(op_name, args, kwargs) -> result. "
         "None removes it.");

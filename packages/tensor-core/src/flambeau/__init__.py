@@ -17,8 +17,9 @@ from flambeau import _C  # noqa: E402
 from flambeau._C import *  # noqa: E402,F401,F403
 from flambeau._C import Tensor, dtype, device, Generator  # noqa: E402,F401
 from flambeau._size import Size  # noqa: E402,F401
-from flambeau import _siblings  # noqa: E402
+from flambeau import _grad, _siblings  # noqa: E402
 
 __version__ = "0.1.0"
 
+_grad.install()
 _siblings.install()

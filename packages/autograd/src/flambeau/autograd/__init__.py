@@ -1,0 +1,79 @@
+"""flambeau.autograd: tape-based reverse-mode automatic differentiation.
+
+Importing this package installs its recorder in the core's autograd slot (the
+core does so by itself the first time a tensor is marked as requiring grad).
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import flambeau as _F
+
+from . import functional  # noqa: F401
+from .anomaly_mode import detect_anomaly, set_detect_anomaly
+from .engine import run_backward as _run_backward
+from .function import Function, FunctionCtx, once_differentiable
+from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .graph import AccumulateGrad, Node, RemovableHandle
+from .recorder import accumulate_node as _accumulate_node
+from .recorder import install as _install
+
+__all__ = [
+    "backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad",
+    "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "gradcheck",
+    "gradgradcheck", "GradcheckError", "detect_anomaly", "set_detect_anomaly", "functional",
+    "Node", "AccumulateGrad", "RemovableHandle",
+]
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulates into .grad of graph leaves the gradients of `tensors`."""
+    if isinstance(inputs, _F.Tensor):
+        inputs = [inputs]
+    _run_backward(tensors, grad_tensors, retain_graph, create_graph,
+                  inputs=list(inputs) if inputs is not None else None)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """The gradients of `outputs` with respect to `inputs` (a tuple), without touching .grad."""
+    single = isinstance(inputs, _F.Tensor)
+    inputs = [inputs] if single else list(inputs)
+    grads = _run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=inputs,
+                          capture=True, allow_unused=bool(allow_unused or materialize_grads))
+    if materialize_grads:
+        grads = tuple(g if g is not None else _F.zeros(tuple(x.shape), dtype=x.dtype)
+                      for g, x in zip(grads, inputs))
+    return grads
+
+
+def register_tensor_hook(t, hook):
+    """Tensor.register_hook: hook(grad) may return a replacement gradient."""
+    if not t.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if t.grad_fn is None:
+        node = _accumulate_node(t)
+        return node._register_tensor_hook(0, hook)
+    return t.grad_fn._register_tensor_hook(t.__dict__.get("_output_nr", 0), hook)
+
+
+def register_post_accumulate_grad_hook(t, hook):
+    """hook(tensor) runs after a leaf's .grad has been accumulated."""
+    if t.grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    return _accumulate_node(t).register_post_accumulate_grad_hook(hook)
+
+
+def retain_grad(t):
+    """Makes a non-leaf tensor keep its .grad after backward."""
+    if not t.requires_grad:
+        raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+    if t.grad_fn is None:
+        return
+    t.grad_fn._retained[t.__dict__.get("_output_nr", 0)] = weakref.ref(t)
+
+
+_F.Tensor.register_post_accumulate_grad_hook = register_post_accumulate_grad_hook
+_install()

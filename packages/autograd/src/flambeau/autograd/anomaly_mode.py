@@ -1,0 +1,33 @@
+"""detect_anomaly: creation tracebacks on nodes and a NaN check in backward."""
+
+from __future__ import annotations
+
+import threading
+
+_state = threading.local()
+
+
+def is_enabled() -> bool:
+    return getattr(_state, "enabled", False)
+
+
+class detect_anomaly:  # noqa: N801 - PyTorch's name
+    """Within this context, a backward formula that produces NaN raises a RuntimeError
+    naming the forward operation and showing where it was created."""
+
+    def __init__(self, check_nan: bool = True):
+        self.check_nan = check_nan
+
+    def __enter__(self):
+        self._prev = is_enabled()
+        _state.enabled = self.check_nan
+        return self
+
+    def __exit__(self, *exc):
+        _state.enabled = self._prev
+        return False
+
+
+class set_detect_anomaly(detect_anomaly):  # noqa: N801
+    def __init__(self, mode: bool, check_nan: bool = True):
+        super().__init__(check_nan and mode)

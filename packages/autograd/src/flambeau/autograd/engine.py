@@ -1,0 +1,192 @@
+"""The backward engine: walks the recorded graph in reverse topological order.
+
+No recursion: dependencies are counted with an explicit stack, then nodes run
+from a ready queue once every consumer has delivered its gradient, so a chain
+of any length is fine.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import flambeau as F
+
+from . import anomaly_mode
+from .graph import AccumulateGrad
+from .grad_mode import set_grad_enabled
+
+
+def _as_tuple(x):
+    if x is None:
+        return ()
+    return tuple(x) if isinstance(x, (list, tuple)) else (x,)
+
+
+def _root_grads(outputs, grad_outputs):
+    grads = []
+    for i, out in enumerate(outputs):
+        g = grad_outputs[i] if i < len(grad_outputs) else None
+        if g is None:
+            if out.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            g = F.ones(tuple(out.shape), dtype=out.dtype)
+        elif not isinstance(g, F.Tensor):
+            g = F.full(tuple(out.shape), g, dtype=out.dtype)
+        elif tuple(g.shape) != tuple(out.shape):
+            raise RuntimeError(
+                f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(g.shape)} and "
+                f"output[{i}] has a shape of {tuple(out.shape)}."
+            )
+        grads.append(g)
+    return grads
+
+
+def _edge_of(t):
+    from .recorder import accumulate_node
+
+    if t.grad_fn is not None:
+        return t.grad_fn, t.__dict__.get("_output_nr", 0)
+    return accumulate_node(t), 0
+
+
+def _dependencies(roots):
+    deps: dict = {}
+    seen = set(roots)
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node.next_functions:
+            if nxt is None:
+                continue
+            deps[nxt] = deps.get(nxt, 0) + 1
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return deps
+
+
+def _accumulate(node: AccumulateGrad, g, create_graph):
+    leaf = node.variable
+    if not create_graph:
+        g = g.detach()
+    if leaf.grad is None:
+        # A fresh, contiguous tensor: g may be a broadcast view or the caller's own tensor.
+        leaf.grad = g if create_graph else g.clone().contiguous()
+    elif create_graph:
+        leaf.grad = leaf.grad + g
+    else:
+        leaf.grad.add_(g)
+    for hook in list(node._post_hooks.values()):
+        hook(leaf)
+
+
+def _apply_tensor_hooks(node, grads):
+    grads = list(grads)
+    for i, hooks in node._tensor_hooks.items():
+        if grads[i] is None:
+            continue
+        for hook in list(hooks.values()):
+            r = hook(grads[i])
+            if r is not None:
+                grads[i] = r
+    return grads
+
+
+def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None, capture=False,
+                 allow_unused=False):
+    """Runs backward from `outputs`. With capture=True, returns the gradients of
+    `inputs` instead of accumulating into leaves' .grad."""
+    outputs = _as_tuple(outputs)
+    grad_outputs = list(_as_tuple(grad_outputs))
+    if retain_graph is None:
+        retain_graph = create_graph
+    for out in outputs:
+        if not out.requires_grad:
+            raise RuntimeError(
+                "element 0 of tensors does not require grad and does not have a grad_fn"
+            )
+    roots = _root_grads(outputs, grad_outputs)
+
+    targets = {}  # (node, output_nr) -> position in inputs
+    if inputs is not None:
+        for i, t in enumerate(inputs):
+            if not t.requires_grad:
+                raise RuntimeError(f"One of the differentiated Tensors (#{i}) does not require grad")
+            targets.setdefault(_edge_of(t), []).append(i)
+    captured = [None] * (len(inputs) if inputs is not None else 0)
+
+    root_edges = [_edge_of(o) for o in outputs]
+    nodes = [n for n, _ in root_edges]
+    deps = _dependencies(nodes)
+    buffers: dict = {}
+    for (node, nr), g in zip(root_edges, roots):
+        buf = buffers.setdefault(node, [None] * node.n_outputs)
+        buf[nr] = g if buf[nr] is None else buf[nr] + g
+    ready = deque(n for n in dict.fromkeys(nodes) if deps.get(n, 0) == 0)
+    check_nan = anomaly_mode.is_enabled()
+
+    with set_grad_enabled(create_graph):
+        while ready:
+            node = ready.popleft()
+            grads = buffers.pop(node, [None] * node.n_outputs)
+            grads = _apply_tensor_hooks(node, grads)
+            for hook in list(node._prehooks.values()):
+                r = hook(tuple(grads))
+                if r is not None:
+                    grads = list(r)
+            for i, ref in node._retained.items():
+                t = ref()
+                if t is not None and grads[i] is not None:
+                    t.grad = grads[i] if create_graph else grads[i].detach()
+            for i in range(node.n_outputs):
+                for pos in targets.get((node, i), ()):
+                    captured[pos] = grads[i]
+            if isinstance(node, AccumulateGrad):
+                if grads[0] is not None and (inputs is None or (node, 0) in targets) and not capture:
+                    _accumulate(node, grads[0], create_graph)
+                continue
+            if all(g is None for g in grads):
+                input_grads = (None,) * len(node.next_functions)
+            else:
+                input_grads = node._backward(tuple(grads))
+            for hook in list(node._hooks.values()):
+                r = hook(tuple(input_grads), tuple(grads))
+                if r is not None:
+                    input_grads = tuple(r)
+            if check_nan:
+                _check_nan(node, input_grads)
+            if not retain_graph:
+                node._release()
+            for (nxt, nr), g in zip(node.next_functions, input_grads):
+                if nxt is None:
+                    continue
+                if g is not None:
+                    buf = buffers.setdefault(nxt, [None] * nxt.n_outputs)
+                    buf[nr] = g if buf[nr] is None else buf[nr] + g
+                deps[nxt] -= 1
+                if deps[nxt] == 0:
+                    ready.append(nxt)
+
+    if inputs is not None and not capture:  # backward(inputs=...) on non-leaf tensors
+        for t, g in zip(inputs, captured):
+            if t.grad_fn is not None and g is not None:
+                t.grad = g if t.grad is None else t.grad + g
+    if capture:
+        for i, g in enumerate(captured):
+            if g is None and not allow_unused:
+                raise RuntimeError(
+                    f"One of the differentiated Tensors (#{i}) appears to not have been used in "
+                    "the graph. Set allow_unused=True if this is the desired behavior."
+                )
+        return tuple(captured)
+    return None
+
+
+def _check_nan(node, grads):
+    for i, g in enumerate(grads):
+        if g is not None and bool(F.isnan(g).any()):
+            where = "".join(node.trace) if node.trace else "(no traceback recorded)\n"
+            raise RuntimeError(
+                f"Function '{node.name()}' returned nan values in its {i}th output.\n"
+                f"The forward call that created it:\n{where}"
+            )

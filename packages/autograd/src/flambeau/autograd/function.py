@@ -1,0 +1,137 @@
+"""Custom differentiable operations written in Python: ``Function``."""
+
+from __future__ import annotations
+
+import functools
+
+import flambeau as F
+
+from . import anomaly_mode
+from .grad_mode import no_grad
+from .graph import Node
+from .recorder import attach, grad_edge, is_differentiable
+
+
+class FunctionCtx:
+    """The ``ctx`` of forward/backward: saved tensors and flags."""
+
+    def __init__(self):
+        self.to_save = ()
+        self._saved_versions = ()
+        self.needs_input_grad = ()
+        self.dirty = ()
+        self.non_differentiable = ()
+        self._released = False
+
+    def save_for_backward(self, *tensors):
+        self.to_save = tensors
+        self._saved_versions = tuple(
+            t._version if isinstance(t, F.Tensor) else None for t in tensors
+        )
+
+    @property
+    def saved_tensors(self):
+        if self._released:
+            raise RuntimeError(
+                "Trying to backward through the graph a second time (or directly access saved "
+                "tensors after they have already been freed). Specify retain_graph=True."
+            )
+        for t, v in zip(self.to_save, self._saved_versions):
+            if isinstance(t, F.Tensor) and t._version != v:
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified by "
+                    f"an inplace operation: a tensor of shape {tuple(t.shape)} is at version "
+                    f"{t._version}; expected version {v} instead."
+                )
+        return self.to_save
+
+    def mark_dirty(self, *tensors):
+        self.dirty = tensors
+
+    def mark_non_differentiable(self, *tensors):
+        self.non_differentiable = tensors
+
+    def set_materialize_grads(self, value: bool):
+        self.materialize_grads = value
+
+
+class BackwardCFunction(Node):
+    def __init__(self, cls, ctx, edges, n_outputs, output_shapes):
+        super().__init__(f"{cls.__name__}Backward", edges, n_outputs)
+        self._cls = cls
+        self._ctx = ctx
+        self._output_shapes = output_shapes
+
+    def _backward(self, grads):
+        grads = tuple(
+            g if g is not None else F.zeros(shape) for g, shape in zip(grads, self._output_shapes)
+        )
+        result = self._cls.backward(self._ctx, *grads)
+        result = result if isinstance(result, tuple) else (result,)
+        n_inputs = len(self.next_functions)
+        if len(result) < n_inputs:
+            raise RuntimeError(
+                f"function {self._name} returned an incorrect number of gradients "
+                f"(expected {n_inputs}, got {len(result)})"
+            )
+        return tuple(result[:n_inputs])
+
+    def _release(self):
+        super()._release()
+        self._ctx._released = True
+
+
+class Function:
+    """Subclass with static ``forward(ctx, *args)`` and ``backward(ctx, *grads)``;
+    call with ``MyFunction.apply(*args)``."""
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("subclasses of Function must implement forward")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("subclasses of Function must implement backward")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        ctx = FunctionCtx()
+        ctx.needs_input_grad = tuple(
+            isinstance(a, F.Tensor) and a.requires_grad for a in args
+        )
+        with no_grad():
+            result = cls.forward(ctx, *args, **kwargs)
+        if not (F.is_grad_enabled() and any(ctx.needs_input_grad)):
+            return result
+        outputs = result if isinstance(result, tuple) else (result,)
+        edges = [grad_edge(a) if isinstance(a, F.Tensor) else (None, 0) for a in args]
+        node = BackwardCFunction(
+            cls, ctx, edges, len(outputs),
+            [tuple(o.shape) if isinstance(o, F.Tensor) else () for o in outputs],
+        )
+        if anomaly_mode.is_enabled():
+            node._record_trace()
+        non_diff = {id(t) for t in ctx.non_differentiable}
+        dirty = {id(t) for t in ctx.dirty}
+        inputs = {id(a) for a in args if isinstance(a, F.Tensor)}
+        fresh = []
+        for i, o in enumerate(outputs):
+            if not isinstance(o, F.Tensor) or id(o) in non_diff or not is_differentiable(o):
+                fresh.append(o)
+                continue
+            if id(o) in inputs and id(o) not in dirty:
+                o = o.detach()  # an input returned as is becomes a new graph output
+            attach(o, node, i)
+            fresh.append(o)
+        return tuple(fresh) if isinstance(result, tuple) else fresh[0]
+
+
+def once_differentiable(fn):
+    """Marks a backward as not differentiable: it runs without recording."""
+
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        with no_grad():
+            return fn(ctx, *args)
+
+    return wrapper

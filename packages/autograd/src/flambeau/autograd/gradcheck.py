@@ -1,0 +1,104 @@
+"""gradcheck / gradgradcheck: analytical gradients against finite differences."""
+
+from __future__ import annotations
+
+import flambeau as F
+
+from .engine import run_backward
+
+
+class GradcheckError(RuntimeError):
+    pass
+
+
+def _as_tuple(x):
+    return tuple(x) if isinstance(x, (list, tuple)) else (x,)
+
+
+def _flat_outputs(fn, inputs):
+    out = _as_tuple(fn(*inputs))
+    return [o for o in out if isinstance(o, F.Tensor) and (o.dtype.is_floating_point)]
+
+
+def _numerical_jacobian(fn, inputs, i, eps):
+    """d(all outputs flattened) / d(inputs[i] flattened), by central differences."""
+    x = inputs[i]
+    flat = x.detach().reshape(-1)  # shares memory with x's data
+    columns = []
+    with F.autograd.no_grad():
+        for k in range(flat.numel()):
+            orig = flat[k].item()
+            flat[k] = orig + eps
+            plus = [o.reshape(-1).clone() for o in _flat_outputs(fn, inputs)]
+            flat[k] = orig - eps
+            minus = [o.reshape(-1).clone() for o in _flat_outputs(fn, inputs)]
+            flat[k] = orig
+            columns.append(F.cat([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
+                           if plus else F.zeros(0, dtype=x.dtype))
+    return columns  # columns[k][j] = d out_j / d x_k
+
+
+def _analytical_rows(fn, inputs, diff, create_graph=False):
+    """For each flattened output element j, the gradients of all inputs (vjp with e_j)."""
+    outs = _flat_outputs(fn, inputs)
+    rows = []
+    for o_idx, o in enumerate(outs):
+        for j in range(o.numel()):
+            g = F.zeros(tuple(o.shape), dtype=o.dtype)
+            g.reshape(-1)[j] = 1.0
+            grads = run_backward([o], [g], retain_graph=True, create_graph=create_graph,
+                                 inputs=[inputs[i] for i in diff], capture=True,
+                                 allow_unused=True)
+            rows.append(grads)
+    return rows
+
+
+def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
+              nondet_tol=0.0, check_undefined_grad=True, fast_mode=False):
+    """Checks gradients of func at inputs (float64 recommended) against finite differences."""
+    inputs = _as_tuple(inputs)
+    diff = [i for i, x in enumerate(inputs) if isinstance(x, F.Tensor) and x.requires_grad]
+    if not diff:
+        raise ValueError("gradcheck expects at least one input tensor to require gradient")
+    for i in diff:
+        if inputs[i].dtype != F.float64:
+            import warnings
+
+            warnings.warn(f"gradcheck: input {i} is {inputs[i].dtype}, not float64; "
+                          "the check may fail for precision reasons", stacklevel=2)
+    rows = _analytical_rows(func, inputs, diff)
+    for pos, i in enumerate(diff):
+        numerical = _numerical_jacobian(func, inputs, i, eps)
+        for k, column in enumerate(numerical):
+            for j in range(column.numel()):
+                g = rows[j][pos]
+                analytic = 0.0 if g is None else g.reshape(-1)[k].item()
+                expected = column[j].item()
+                if abs(analytic - expected) > atol + rtol * abs(expected):
+                    msg = (f"Jacobian mismatch for output {j} with respect to input {i} "
+                           f"element {k}: numerical {expected!r}, analytical {analytic!r}")
+                    if raise_exception:
+                        raise GradcheckError(msg)
+                    return False
+    return True
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
+                  gen_non_contig_grad_outputs=False, raise_exception=True):
+    """Checks second derivatives: gradcheck of the map inputs -> vjp(func, inputs, v)."""
+    inputs = _as_tuple(inputs)
+    diff = [i for i, x in enumerate(inputs) if isinstance(x, F.Tensor) and x.requires_grad]
+    outs = _flat_outputs(func, inputs)
+    if grad_outputs is None:
+        gen = F.Generator().manual_seed(0)
+        grad_outputs = [F.rand(tuple(o.shape), dtype=o.dtype, generator=gen) for o in outs]
+    grad_outputs = _as_tuple(grad_outputs)
+
+    def first_grads(*xs):
+        ys = _flat_outputs(func, xs)
+        gs = run_backward(ys, list(grad_outputs), retain_graph=True, create_graph=True,
+                          inputs=[xs[i] for i in diff], capture=True, allow_unused=True)
+        return tuple(g for g in gs if g is not None)
+
+    return gradcheck(first_grads, inputs, eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception)

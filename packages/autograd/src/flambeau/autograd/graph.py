@@ -1,0 +1,122 @@
+"""The recorded graph: one Node per differentiable operation.
+
+A Node knows how to turn the gradients of its outputs into gradients of its
+inputs (``apply``), and where those go next (``next_functions``: one
+``(node, output_nr)`` edge per differentiable input, or ``(None, 0)``). Leaves
+that require grad end in an ``AccumulateGrad`` node that adds into ``.grad``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import traceback
+from typing import Any, Callable
+
+_ids = itertools.count()
+
+
+class RemovableHandle:
+    """Returned by hook registration; ``remove()`` unregisters the hook."""
+
+    def __init__(self, hooks: dict):
+        self._hooks = hooks
+        self.id = next(_ids)
+
+    def remove(self) -> None:
+        self._hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class Node:
+    """A recorded operation. Subclasses or instances provide ``_backward``."""
+
+    def __init__(self, name: str, next_functions, n_outputs: int = 1):
+        self._name = name
+        self.next_functions: tuple = tuple(next_functions)
+        self.n_outputs = n_outputs
+        self._hooks: dict[int, Callable] = {}
+        self._prehooks: dict[int, Callable] = {}
+        # Hooks on the tensors this node produced, by output index.
+        self._tensor_hooks: dict[int, dict[int, Callable]] = {}
+        self._retained: dict[int, Any] = {}  # output index -> weakref of a retain_grad tensor
+        self._released = False
+        self.trace: list[str] | None = None  # creation traceback under detect_anomaly
+        self.metadata: dict = {}
+
+    def name(self) -> str:
+        return self._name
+
+    def __repr__(self) -> str:
+        return f"<{self._name} object at {id(self):#x}>"
+
+    def register_hook(self, fn: Callable) -> RemovableHandle:
+        """fn(grad_inputs, grad_outputs) runs after the node; may return new grad_inputs."""
+        handle = RemovableHandle(self._hooks)
+        self._hooks[handle.id] = fn
+        return handle
+
+    def register_prehook(self, fn: Callable) -> RemovableHandle:
+        """fn(grad_outputs) runs before the node; may return new grad_outputs."""
+        handle = RemovableHandle(self._prehooks)
+        self._prehooks[handle.id] = fn
+        return handle
+
+    def _register_tensor_hook(self, output_nr: int, fn: Callable) -> RemovableHandle:
+        hooks = self._tensor_hooks.setdefault(output_nr, {})
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = fn
+        return handle
+
+    def _record_trace(self) -> None:
+        self.trace = traceback.format_stack()[:-3]
+
+    def _backward(self, grads: tuple) -> tuple:
+        raise NotImplementedError
+
+    def _release(self) -> None:
+        self._released = True
+
+
+class FormulaNode(Node):
+    """A node whose backward is a derivative formula from derivatives.py."""
+
+    def __init__(self, name, next_functions, n_outputs, formula, saved, input_shapes):
+        super().__init__(name, next_functions, n_outputs)
+        self._formula = formula
+        self._saved = saved  # SavedArgs
+        self._input_shapes = input_shapes
+
+    def _backward(self, grads):
+        if self._released:
+            raise RuntimeError(
+                f"Trying to backward through the graph a second time (or directly access saved "
+                f"tensors after they have already been freed) in {self._name}. Saved "
+                "intermediate values of the graph are freed when you call .backward() or "
+                "autograd.grad(). Specify retain_graph=True if you need to backward through the "
+                "graph a second time or if you need to access saved tensors after calling "
+                "backward."
+            )
+        return self._formula(grads, self._saved.unpack(self._name))
+
+    def _release(self):
+        super()._release()
+        self._saved = None
+
+
+class AccumulateGrad(Node):
+    """The end of the graph for a leaf: adds the incoming gradient into ``leaf.grad``."""
+
+    def __init__(self, leaf):
+        super().__init__("AccumulateGrad", (), 1)
+        self.variable = leaf
+        self._post_hooks: dict[int, Callable] = {}
+
+    def register_post_accumulate_grad_hook(self, fn) -> RemovableHandle:
+        handle = RemovableHandle(self._post_hooks)
+        self._post_hooks[handle.id] = fn
+        return handle

@@ -1,0 +1,173 @@
+"""The autograd key: records differentiable operations as graph nodes.
+
+The core hands every call whose tensor arguments require grad (in grad mode) to
+``handle``; it runs the operator (inside the handler, calls go straight to the
+kernels), then, if the operator is differentiable, attaches a FormulaNode to
+the outputs.
+"""
+
+from __future__ import annotations
+
+import flambeau
+from flambeau import _C
+
+from . import anomaly_mode, derivatives, schema
+from .graph import AccumulateGrad, FormulaNode
+
+Tensor = _C.Tensor
+# Operators whose output is a view of their first input.
+VIEW_OPS = frozenset(
+    "view view_as reshape reshape_as flatten unflatten squeeze unsqueeze transpose swapaxes "
+    "swapdims t permute movedim moveaxis expand expand_as narrow select unbind split chunk "
+    "tensor_split diagonal unfold as_strided detach __getitem__ ravel".split()
+)
+
+
+def is_differentiable(t) -> bool:
+    return isinstance(t, Tensor) and (t.dtype.is_floating_point or t.dtype.is_complex)
+
+
+def grad_edge(t):
+    """The (node, output_nr) a gradient for tensor t flows into, or (None, 0)."""
+    if not isinstance(t, Tensor) or not t.requires_grad:
+        return (None, 0)
+    fn = t.grad_fn
+    if fn is not None:
+        return (fn, t.__dict__.get("_output_nr", 0))
+    return (accumulate_node(t), 0)
+
+
+def accumulate_node(leaf) -> AccumulateGrad:
+    node = leaf.__dict__.get("_accumulate")
+    if node is None:
+        node = AccumulateGrad(leaf)
+        leaf._accumulate = node
+    return node
+
+
+def attach(out, node, output_nr: int) -> None:
+    out.requires_grad = True
+    out.grad_fn = node
+    out._output_nr = output_nr
+
+
+class SavedArgs:
+    """Bound arguments of a recorded call, with in-place modification checks.
+
+    Inputs are kept as they are (with their own graph, for create_graph).
+    Outputs are kept detached, so a node never keeps itself alive through its
+    result, and re-attached to the node on unpacking.
+    """
+
+    def __init__(self, bound: dict, outputs: tuple, node=None):
+        self.bound = bound
+        self.versions = {
+            k: v._version for k, v in bound.items() if isinstance(v, Tensor)
+        }
+        self.outputs = tuple(o.detach() if isinstance(o, Tensor) else o for o in outputs)
+        self.output_versions = tuple(
+            o._version if isinstance(o, Tensor) else None for o in self.outputs
+        )
+        self.node = node
+
+    def unpack(self, op: str) -> dict:
+        for k, v in self.versions.items():
+            now = self.bound[k]._version
+            if now != v:
+                raise _modified(op, self.bound[k], now, v)
+        outs = []
+        for i, (o, v) in enumerate(zip(self.outputs, self.output_versions)):
+            if isinstance(o, Tensor):
+                if o._version != v:
+                    raise _modified(op, o, o._version, v)
+                if _C.is_grad_enabled() and is_differentiable(o):  # create_graph: reconnect
+                    o = o.detach()
+                    attach(o, self.node, i)
+            outs.append(o)
+        args = dict(self.bound)
+        args["result"] = outs[0] if len(outs) == 1 else tuple(outs)
+        args["results"] = tuple(outs)
+        return args
+
+
+def _modified(op, t, now, then):
+    return RuntimeError(
+        f"one of the variables needed for gradient computation has been modified by an "
+        f"inplace operation: a tensor of shape {tuple(t.shape)} saved by {op} is at version "
+        f"{now}; expected version {then} instead. Hint: clone the tensor before modifying it "
+        f"in place."
+    )
+
+
+def _call(name: str, args: tuple, kwargs: dict):
+    fn = getattr(flambeau, name, None)
+    if fn is not None and not name.endswith("_"):
+        return fn(*args, **kwargs)
+    return getattr(Tensor, name)(*args, **kwargs)
+
+
+def _check_inplace(name: str, target) -> None:
+    if not target.requires_grad:
+        return
+    if target.grad_fn is None:
+        raise RuntimeError(
+            f"{name}: a leaf Variable that requires grad is being used in an in-place operation."
+        )
+    if target.__dict__.get("_base") is not None:
+        raise RuntimeError(
+            f"{name}: in-place operations on a view of a tensor that requires grad are not "
+            "supported by flambeau-autograd yet; apply the operation out of place "
+            "(e.g. x = x.op(...)) instead."
+        )
+
+
+def handle(name: str, args: tuple, kwargs: dict):
+    """The handler installed in the core's autograd slot."""
+    inplace = name.endswith("_") and not name.startswith("__")
+    base = name[:-1] if inplace else name
+    target = args[0] if inplace else None
+    if inplace:
+        _check_inplace(name, target)
+    sch, bound = schema.bind(base, args, kwargs)
+    formula = derivatives.FORMULAS.get(sch.key) or derivatives.FORMULAS.get(sch.name)
+    # Edges come from the arguments as they are before the call: an in-place
+    # call re-roots its target onto the node recorded here.
+    inputs, edges = [], []
+    for p in sch.params:
+        v = bound[p.name]
+        if p.is_tensor and isinstance(v, Tensor):
+            inputs.append((p.name, None))
+            edges.append(grad_edge(v))
+        elif p.is_tensor_list and v is not None:
+            for j, t in enumerate(v):
+                inputs.append((p.name, j))
+                edges.append(grad_edge(t))
+    shapes = [tuple((bound[n] if j is None else bound[n][j]).shape) for n, j in inputs]
+    if inplace and formula is not None and formula.needs_input:
+        first = sch.params[0].name
+        bound[first] = bound[first].detach().clone()
+    result = _call(name, args, kwargs)
+    outputs = result if isinstance(result, tuple) else (result,)
+    diff_outputs = [i for i, o in enumerate(outputs) if is_differentiable(o)]
+    if not diff_outputs or (formula is not None and formula.nondifferentiable):
+        return result
+    node = FormulaNode(
+        f"{base.capitalize()}Backward0",
+        edges,
+        len(outputs),
+        derivatives.bind_formula(sch.key, formula, inputs, shapes),
+        None,
+        shapes,
+    )
+    node._saved = SavedArgs(bound, outputs, node)
+    if anomaly_mode.is_enabled():
+        node._record_trace()
+    for i in diff_outputs:
+        attach(outputs[i], node, i)
+        if base in VIEW_OPS and not inplace:
+            outputs[i]._base = args[0]
+    return result
+
+
+def install() -> None:
+    _C._set_autograd_handler(handle)
