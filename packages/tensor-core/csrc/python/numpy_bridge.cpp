@@ -133,6 +133,33 @@ void bind_numpy(py::module_& m, py::object cls_obj) {
     (void)force;
     return tensor_to_numpy(t);
   }, py::arg("force") = false, "A NumPy array sharing this tensor's memory.");
+  // The array protocol: np.asarray(t) is a view of t's memory (no copy).
+  cls.def(
+      "__array__",
+      [](const Tensor& t, py::handle dtype, py::handle copy) -> py::object {
+        FLB_CHECK_T(TypeError, t->dtype() != ScalarType::BFloat16,
+                    "__array__: NumPy has no bfloat16 dtype, so a bfloat16 tensor can't become "
+                    "an array; convert it first, e.g. np.asarray(t.float())");
+        py::array arr = tensor_to_numpy(t);
+        const bool want_copy = !copy.is_none() && PyObject_IsTrue(copy.ptr());
+        if (!dtype.is_none()) {
+          py::dtype target = py::dtype::from_args(py::reinterpret_borrow<py::object>(dtype));
+          if (!target.is(arr.dtype()) && !target.equal(arr.dtype())) {
+            FLB_CHECK_T(ValueError, copy.is_none() || want_copy,
+                        "__array__: unable to avoid a copy while converting ",
+                        dtype_name(t->dtype()), " to ", py::str(target).cast<std::string>(),
+                        " (copy=False)");
+            return arr.attr("astype")(target);
+          }
+        }
+        if (want_copy) return arr.attr("copy")();
+        return arr;
+      },
+      py::arg("dtype") = py::none(), py::arg("copy") = py::none(),
+      "A NumPy array viewing this tensor's memory; with dtype, converted (a copy); with "
+      "copy=True, always a copy.");
+  // NumPy defers mixed tensor/array binary operators to the tensor.
+  cls.attr("__array_priority__") = 1000;
   m.def(
       "from_numpy",
       [](const py::object& obj) {

@@ -2,7 +2,8 @@
 
 This package (distribution ``flambeau-tensor-core``) owns the ``flambeau``
 namespace; sibling distributions (flambeau-autograd, flambeau-nn, ...) add
-subpackages to it.
+subpackages to it. Importing it stays cheap: NumPy and the optional
+submodules (``flambeau.cuda``, ``flambeau.return_types``) load on first use.
 """
 
 from pkgutil import extend_path
@@ -11,10 +12,36 @@ __path__ = extend_path(__path__, __name__)
 
 from flambeau import _C  # noqa: E402
 from flambeau._C import *  # noqa: E402,F401,F403
-from flambeau._C import Tensor, dtype, device, Generator  # noqa: E402,F401
+from flambeau._C import Tensor, dtype, device, Generator, default_generator  # noqa: E402,F401
 from flambeau._size import Size  # noqa: E402,F401
+from flambeau._dtype_info import finfo, iinfo  # noqa: E402,F401
+from flambeau._printing import get_printoptions, printoptions, set_printoptions  # noqa: E402,F401
+from flambeau import _printing as _printing  # noqa: E402
+from flambeau.random import (  # noqa: E402,F401
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    seed,
+    set_rng_state,
+)
 from flambeau import _siblings  # noqa: E402
 
 __version__ = "0.1.0"
+
+Tensor.__repr__ = _printing.tensor_repr
+Tensor.__str__ = _printing.tensor_repr
+Tensor.__format__ = _printing.tensor_format
+
+_LAZY_SUBMODULES = frozenset({"cuda", "return_types"})
+
+
+def __getattr__(name):
+    # Submodules that are rarely needed load on first attribute access.
+    if name in _LAZY_SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module 'flambeau' has no attribute {name!r}")
+
 
 _siblings.install()
