@@ -2,12 +2,13 @@
 // counter (base + j / 4), base being the first counter the call reserved.
 // Element i reads lanes at positions that depend on i alone, so any split of
 // the work across threads gives the same numbers.
+#include "ops/random_kernels.h"
+
 #include <cmath>
 #include <cstring>
 
 #include "cpu/parallel.h"
 #include "dispatch/dispatcher.h"
-#include "ops/random_kernels.h"
 
 namespace flambeau {
 
@@ -47,10 +48,14 @@ constexpr int lanes_per_uniform() {
 // rounding to T can never reach 1.
 template <class T>
 double unit(Lanes& l, uint64_t j) {
-  if constexpr (std::is_same_v<T, double>) return (l.at64(j) >> 11) * 0x1.0p-53;
-  else if constexpr (std::is_same_v<T, Half>) return (l.at(j) >> 21) * 0x1.0p-11;
-  else if constexpr (std::is_same_v<T, BFloat16>) return (l.at(j) >> 24) * 0x1.0p-8;
-  else return (l.at(j) >> 8) * 0x1.0p-24;
+  if constexpr (std::is_same_v<T, double>)
+    return (l.at64(j) >> 11) * 0x1.0p-53;
+  else if constexpr (std::is_same_v<T, Half>)
+    return (l.at(j) >> 21) * 0x1.0p-11;
+  else if constexpr (std::is_same_v<T, BFloat16>)
+    return (l.at(j) >> 24) * 0x1.0p-8;
+  else
+    return (l.at(j) >> 8) * 0x1.0p-24;
 }
 
 template <class F>

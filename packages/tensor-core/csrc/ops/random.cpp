@@ -30,8 +30,8 @@ const OperatorEntry& random_op() {
 template <class F>
 void fill_contiguous(const Tensor& self, const F& fill) {
   if (self->numel() == 0) return;
-  Tensor dst = self->is_contiguous() ? self : flambeau::empty(self->sizes(), self->dtype(),
-                                                               self->device());
+  Tensor dst =
+      self->is_contiguous() ? self : flambeau::empty(self->sizes(), self->dtype(), self->device());
   Tensor target = dst;
   if (is_complex(dst->dtype())) {
     int64_t n = dst->numel() * 2;
@@ -112,15 +112,15 @@ void fill_random(const Tensor& self, Generator& gen, int64_t from, std::optional
   auto [lo, hi] = exact_int_range(dt);
   uint64_t range;
   if (to) {
-    FLB_CHECK(from < *to, op, ": random_ expects 'from' to be less than 'to', but got from=",
-              from, " >= to=", *to);
+    FLB_CHECK(from < *to, op, ": random_ expects 'from' to be less than 'to', but got from=", from,
+              " >= to=", *to);
     FLB_CHECK(from >= lo && *to - 1 <= hi, op, ": range [", from, ", ", *to,
-              ") is not representable in dtype ", dtype_name(dt), " (which holds [", lo, ", ",
-              hi, "])");
+              ") is not representable in dtype ", dtype_name(dt), " (which holds [", lo, ", ", hi,
+              "])");
     range = static_cast<uint64_t>(*to) - static_cast<uint64_t>(from);
   } else {
-    FLB_CHECK(from >= lo && from <= hi, op, ": 'from' = ", from,
-              " is not representable in dtype ", dtype_name(dt));
+    FLB_CHECK(from >= lo && from <= hi, op, ": 'from' = ", from, " is not representable in dtype ",
+              dtype_name(dt));
     range = static_cast<uint64_t>(hi) - static_cast<uint64_t>(from) + 1;
     if (range == 0) range = std::numeric_limits<uint64_t>::max();  // the whole int64 span
   }
@@ -133,9 +133,8 @@ Tensor bernoulli_with(const Tensor& self, Generator& gen, const Tensor& p, const
   FLB_CHECK(!is_complex(self->dtype()), op, ": not implemented for dtype ",
             dtype_name(self->dtype()));
   static const OperatorEntry& entry = Dispatcher::op("bernoulli_");
-  fill_contiguous(self, [&](const Tensor& t) {
-    kernel_for<BernoulliKernel>(entry, t->device())(t, gen, p);
-  });
+  fill_contiguous(
+      self, [&](const Tensor& t) { kernel_for<BernoulliKernel>(entry, t->device())(t, gen, p); });
   self->bump_version();
   return self;
 }
@@ -254,8 +253,7 @@ Tensor normal_(const Tensor& self, double mean, double std, Generator* generator
   return self;
 }
 
-Tensor random_(const Tensor& self, int64_t from, std::optional<int64_t> to,
-               Generator* generator) {
+Tensor random_(const Tensor& self, int64_t from, std::optional<int64_t> to, Generator* generator) {
   fill_random(self, *generator, from, to, "random_");
   self->bump_version();
   return self;
@@ -272,13 +270,17 @@ Tensor bernoulli_(const Tensor& self, double p, Generator* generator) {
 }
 
 Tensor bernoulli(const Tensor& input, Generator* generator) {
-  FLB_CHECK(is_floating(input->dtype()), "bernoulli: expected a floating point input of "
-                                         "probabilities, got ", dtype_name(input->dtype()));
+  FLB_CHECK(is_floating(input->dtype()),
+            "bernoulli: expected a floating point input of "
+            "probabilities, got ",
+            dtype_name(input->dtype()));
   Tensor p = contiguous(to_dtype(input, ScalarType::Float64));
   const double* v = p->data_as<double>();
   for (int64_t i = 0; i < p->numel(); ++i)
-    FLB_CHECK(v[i] >= 0.0 && v[i] <= 1.0, "bernoulli: expects all probabilities in [0, 1], "
-                                           "found ", v[i]);
+    FLB_CHECK(v[i] >= 0.0 && v[i] <= 1.0,
+              "bernoulli: expects all probabilities in [0, 1], "
+              "found ",
+              v[i]);
   Tensor out = flambeau::empty(input->sizes(), input->dtype(), input->device());
   return bernoulli_with(out, *generator, p, "bernoulli");
 }

@@ -26,7 +26,14 @@ struct DLDevice {
   int32_t device_type;
   int32_t device_id;
 };
-enum : uint8_t { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBfloat = 4, kDLComplex = 5, kDLBool = 6 };
+enum : uint8_t {
+  kDLInt = 0,
+  kDLUInt = 1,
+  kDLFloat = 2,
+  kDLBfloat = 4,
+  kDLComplex = 5,
+  kDLBool = 6
+};
 struct DLDataType {
   uint8_t code;
   uint8_t bits;
@@ -149,8 +156,8 @@ py::object dlpack(const Tensor& self, py::handle stream, py::handle max_version,
     DLDevice mine = dl_device(self->device());
     if (dev.first != mine.device_type || dev.second != mine.device_id) {
       throw py::buffer_error(str_cat("__dlpack__: can't export a tensor on device ",
-                                     self->device().str(), " to DLPack device (", dev.first,
-                                     ", ", dev.second, ")"));
+                                     self->device().str(), " to DLPack device (", dev.first, ", ",
+                                     dev.second, ")"));
     }
   }
   const bool force_copy = !copy.is_none() && PyObject_IsTrue(copy.ptr());
@@ -284,8 +291,9 @@ Tensor from_capsule(PyObject* cap) {
     PyCapsule_SetName(cap, kLegacyUsed);
     return t;
   }
-  fail<ValueError>("from_dlpack(): the capsule is not an unconsumed DLPack tensor (a capsule "
-                   "can be consumed only once)");
+  fail<ValueError>(
+      "from_dlpack(): the capsule is not an unconsumed DLPack tensor (a capsule "
+      "can be consumed only once)");
 }
 
 Tensor from_dlpack(py::handle obj) {
@@ -297,19 +305,19 @@ Tensor from_dlpack(py::handle obj) {
     auto dev = obj.attr("__dlpack_device__")().cast<std::pair<int32_t, int32_t>>();
     FLB_CHECK(dev.first == kDLCPU || dev.first == kDLCUDAHost,
               "from_dlpack(): only CPU memory can be imported (the object is on DLPack device "
-              "type ", dev.first, ")");
+              "type ",
+              dev.first, ")");
   }
   py::object cap;
   try {
-    cap = obj.attr("__dlpack__")(py::arg("max_version") = py::make_tuple(kMajorVersion,
-                                                                        kMinorVersion));
+    cap = obj.attr("__dlpack__")(py::arg("max_version") =
+                                     py::make_tuple(kMajorVersion, kMinorVersion));
   } catch (py::error_already_set& e) {
     if (!e.matches(PyExc_TypeError)) throw;
     cap = obj.attr("__dlpack__")();  // a producer from before DLPack 1.0
   }
-  FLB_CHECK_T(TypeError, PyCapsule_CheckExact(cap.ptr()),
-              "from_dlpack(): __dlpack__ returned ", Py_TYPE(cap.ptr())->tp_name,
-              ", not a capsule");
+  FLB_CHECK_T(TypeError, PyCapsule_CheckExact(cap.ptr()), "from_dlpack(): __dlpack__ returned ",
+              Py_TYPE(cap.ptr())->tp_name, ", not a capsule");
   return from_capsule(cap.ptr());
 }
 

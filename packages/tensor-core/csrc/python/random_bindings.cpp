@@ -23,9 +23,10 @@ uint64_t seed_from_py(py::handle o) {
     if (!PyErr_Occurred()) return u;
     PyErr_Clear();
   }
-  fail<ValueError>("manual_seed: seed must be in the range [-0x8000_0000_0000_0000, "
-                   "0xffff_ffff_ffff_ffff], got ",
-                   py::str(o).cast<std::string>());
+  fail<ValueError>(
+      "manual_seed: seed must be in the range [-0x8000_0000_0000_0000, "
+      "0xffff_ffff_ffff_ffff], got ",
+      py::str(o).cast<std::string>());
 }
 
 Tensor state_tensor(const Generator& g) {
@@ -40,8 +41,9 @@ Tensor state_tensor(const Generator& g) {
 void set_state(Generator& g, py::handle state) {
   if (is_tensor(state.ptr())) {
     Tensor t = state.cast<Tensor>();
-    FLB_CHECK_T(TypeError, t->dtype() == ScalarType::UInt8 && t->numel() == 16 &&
-                               t->is_contiguous() && t->device().is_cpu(),
+    FLB_CHECK_T(TypeError,
+                t->dtype() == ScalarType::UInt8 && t->numel() == 16 && t->is_contiguous() &&
+                    t->device().is_cpu(),
                 "set_state: expected a contiguous uint8 CPU tensor of 16 elements (from "
                 "get_state()), got ",
                 dtype_name(t->dtype()), " with shape ", shape_str(t->sizes()));

@@ -26,14 +26,16 @@ bool is_ndarray(PyObject* o) { return numpy_loaded() && py::isinstance<py::array
 
 bool is_numpy_scalar(PyObject* o) {
   if (!numpy_loaded()) return false;
-  static PyObject* generic = py::object(py::module_::import("numpy").attr("generic")).release().ptr();
+  static PyObject* generic =
+      py::object(py::module_::import("numpy").attr("generic")).release().ptr();
   return PyObject_IsInstance(o, generic) == 1;
 }
 
 bool is_sequence(PyObject* o) { return PyList_Check(o) || PyTuple_Check(o); }
 
 bool has_array_interface(PyObject* o) {
-  return PyObject_HasAttrString(o, "__array__") || PyObject_HasAttrString(o, "__array_interface__") ||
+  return PyObject_HasAttrString(o, "__array__") ||
+         PyObject_HasAttrString(o, "__array_interface__") ||
          (PyObject_CheckBuffer(o) && !PyBytes_Check(o) && !PyByteArray_Check(o));
 }
 
@@ -113,8 +115,8 @@ void collect(PyObject* o, size_t dim, int64_t& flat, Collected& c) {
     return;
   }
   if (is_sequence(o)) {
-    fail<ValueError>("too many dimensions: expected a number at dim ", dim, " (got ",
-                     type_name(o), ")");
+    fail<ValueError>("too many dimensions: expected a number at dim ", dim, " (got ", type_name(o),
+                     ")");
   }
   const bool trailing = c.shape.size() > c.seq_dims;
   if (is_tensor_like_leaf(o)) {
@@ -288,8 +290,8 @@ void bind_tensor_from_data(py::module_& m, py::object cls_obj) {
         }
         return t;
       },
-      py::arg("data"), py::kw_only(), py::arg("dtype") = py::none(),
-      py::arg("device") = py::none(), py::arg("requires_grad") = false,
+      py::arg("data"), py::kw_only(), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
+      py::arg("requires_grad") = false,
       "tensor(data, *, dtype=None, device=None, requires_grad=False)\n\n"
       "A new tensor holding a copy of data: nested lists/tuples of numbers, a number, a "
       "NumPy array, a tensor, or any object with __array__ or the buffer protocol. Without "

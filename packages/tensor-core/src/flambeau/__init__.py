@@ -10,13 +10,17 @@ from pkgutil import extend_path
 
 __path__ = extend_path(__path__, __name__)
 
-from flambeau import _C  # noqa: E402
-from flambeau._C import *  # noqa: E402,F401,F403
-from flambeau._C import Tensor, dtype, device, Generator, default_generator  # noqa: E402,F401
-from flambeau._size import Size  # noqa: E402,F401
-from flambeau._dtype_info import finfo, iinfo  # noqa: E402,F401
-from flambeau._printing import get_printoptions, printoptions, set_printoptions  # noqa: E402,F401
+from flambeau import _C, _siblings  # noqa: E402,F401
 from flambeau import _printing as _printing  # noqa: E402
+from flambeau._C import *  # noqa: E402,F403
+from flambeau._C import Generator, Tensor, default_generator, device, dtype  # noqa: E402,F401
+from flambeau._dtype_info import finfo, iinfo  # noqa: E402,F401
+from flambeau._printing import (  # noqa: E402,F401
+    get_printoptions,
+    printoptions,
+    set_printoptions,
+)
+from flambeau._size import Size  # noqa: E402,F401
 from flambeau.random import (  # noqa: E402,F401
     get_rng_state,
     initial_seed,
@@ -24,7 +28,6 @@ from flambeau.random import (  # noqa: E402,F401
     seed,
     set_rng_state,
 )
-from flambeau import _siblings  # noqa: E402
 
 __version__ = "0.1.0"
 

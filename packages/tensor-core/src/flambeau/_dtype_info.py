@@ -31,7 +31,9 @@ def _name(dtype, who: str) -> str:
     if dtype is None:
         return repr(_C.get_default_dtype()).split(".", 1)[1]
     if not isinstance(dtype, _C.dtype):
-        raise TypeError(f"{who}(): argument 'type' must be flambeau.dtype, not {type(dtype).__name__}")
+        raise TypeError(
+            f"{who}(): argument 'type' must be flambeau.dtype, not {type(dtype).__name__}"
+        )
     return repr(dtype).split(".", 1)[1]
 
 
@@ -39,9 +41,9 @@ class finfo:
     """Limits of a floating point (or complex) dtype: bits, eps, max, min, tiny
     (= smallest_normal) and resolution (10 ** -decimal digits of precision)."""
 
-    __slots__ = ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "dtype")
+    __slots__ = ("bits", "dtype", "eps", "max", "min", "resolution", "smallest_normal", "tiny")
 
-    def __init__(self, type=None) -> None:  # noqa: A002 - PyTorch's parameter name
+    def __init__(self, type=None) -> None:
         name = _name(type, "finfo")
         name = _COMPLEX_PART.get(name, name)
         if name not in _FLOAT_LAYOUT:
@@ -77,9 +79,9 @@ class finfo:
 class iinfo:
     """Limits of an integer dtype: bits, min and max."""
 
-    __slots__ = ("bits", "max", "min", "dtype")
+    __slots__ = ("bits", "dtype", "max", "min")
 
-    def __init__(self, type) -> None:  # noqa: A002 - PyTorch's parameter name
+    def __init__(self, type) -> None:
         name = _name(type, "iinfo")
         if name not in _INT_LAYOUT:
             raise TypeError(f"iinfo(): flambeau.{name} is not an integer dtype")

@@ -19,7 +19,7 @@ from flambeau import _C
 
 
 class _PrintOptions:
-    __slots__ = ("precision", "threshold", "edgeitems", "linewidth", "sci_mode")
+    __slots__ = ("edgeitems", "linewidth", "precision", "sci_mode", "threshold")
 
     def __init__(self) -> None:
         self.precision = 4
@@ -172,7 +172,7 @@ def _element_formatter(values: list, dtype):
 
 
 def _vector_str(data: list, indent: int, fmt, width: int) -> str:
-    per_line = max(1, int(math.floor((PRINT_OPTS.linewidth - indent) / (width + 2))))
+    per_line = max(1, math.floor((PRINT_OPTS.linewidth - indent) / (width + 2)))
     items = [" ..." if v is Ellipsis else fmt(v) for v in data]
     lines = [", ".join(items[i : i + per_line]) for i in range(0, len(items), per_line)]
     return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"

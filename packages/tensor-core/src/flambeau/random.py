@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from flambeau._C import Generator, default_generator
 
-__all__ = ["Generator", "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state"]
+__all__ = ["Generator", "get_rng_state", "initial_seed", "manual_seed", "seed", "set_rng_state"]
 
 
 def manual_seed(seed) -> Generator:
