@@ -53,6 +53,7 @@ Tensor from_array(const py::array& arr) {
 }
 
 ScalarType number_dtype(PyObject* o) {
+  if (PyFloat_CheckExact(o)) return default_dtype();
   if (PyBool_Check(o)) return ScalarType::Bool;
   if (PyLong_Check(o)) return ScalarType::Int64;
   if (PyFloat_Check(o)) return default_dtype();
@@ -119,6 +120,13 @@ void collect(PyObject* o, size_t dim, int64_t& flat, Collected& c) {
                      ")");
   }
   const bool trailing = c.shape.size() > c.seq_dims;
+  // Fast path for the common leaves: plain Python numbers.
+  if (!trailing && (PyFloat_CheckExact(o) || PyLong_CheckExact(o) || PyBool_Check(o) ||
+                    PyComplex_CheckExact(o))) {
+    c.numbers.push_back(o);
+    c.number_pos.push_back(flat++);
+    return;
+  }
   if (is_tensor_like_leaf(o)) {
     Tensor t = leaf_tensor(o, c);
     IntList want(c.shape.data() + c.seq_dims, c.shape.size() - c.seq_dims);
@@ -163,7 +171,11 @@ Tensor from_nested(PyObject* data, std::optional<ScalarType> dtype) {
   if (dtype) {
     dt = *dtype;
   } else {
-    for (PyObject* o : c.numbers) dt = promote_types(dt, number_dtype(o));
+    ScalarType last = ScalarType::Undefined;
+    for (PyObject* o : c.numbers) {
+      ScalarType d = number_dtype(o);
+      if (d != last) dt = promote_types(dt, last = d);
+    }
     for (auto& [t, pos] : c.blocks) dt = promote_types(dt, t->dtype());
     if (dt == ScalarType::Undefined) dt = default_dtype();
   }
