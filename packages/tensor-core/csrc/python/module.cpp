@@ -151,6 +151,8 @@ py::object make_return_type(const char* op, std::initializer_list<const char*> f
   for (const char* f : fields) names.append(f);
   py::object nt = py::module_::import("collections").attr("namedtuple")(op, names);
   nt.attr("__module__") = "flambeau.return_types";
+  // Published there too, so the type is importable and its instances pickle.
+  py::module_::import("flambeau.return_types").attr(op) = nt;
   return nt;
 }
 

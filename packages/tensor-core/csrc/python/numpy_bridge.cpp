@@ -42,7 +42,8 @@ py::dtype numpy_dtype(ScalarType t) {
 
 ScalarType from_numpy_dtype(const py::dtype& d) {
   FLB_CHECK_T(TypeError, d.byteorder() != '>',
-              "from_numpy(): big-endian arrays are not supported; use arr.astype(arr.dtype.newbyteorder('='))");
+              "from_numpy(): big-endian arrays are not supported; use "
+              "arr.astype(arr.dtype.newbyteorder('='))");
   char kind = d.kind();
   size_t size = d.itemsize();
   if (kind == 'b') return ScalarType::Bool;
@@ -71,8 +72,7 @@ ScalarType from_numpy_dtype(const py::dtype& d) {
   }
   if (kind == 'c' && size == 8) return ScalarType::Complex64;
   if (kind == 'c' && size == 16) return ScalarType::Complex128;
-  fail<TypeError>("from_numpy(): can't convert np.ndarray of type ",
-                  py::str(d).cast<std::string>(),
+  fail<TypeError>("from_numpy(): can't convert np.ndarray of type ", py::str(d).cast<std::string>(),
                   ". The only supported types are: float64, float32, float16, complex64, "
                   "complex128, int64, int32, int16, int8, uint8, and bool.");
 }
@@ -88,8 +88,9 @@ void release_array(void* ctx, void*) {
 py::array tensor_to_numpy(const Tensor& t) {
   FLB_CHECK_T(TypeError, t->device().is_cpu(), "can't convert ", t->device().str(),
               " tensor to numpy; use Tensor.cpu() to copy the tensor to host memory first");
-  FLB_CHECK(!t->requires_grad(),
-            "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.");
+  FLB_CHECK(
+      !t->requires_grad(),
+      "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.");
   std::vector<py::ssize_t> shape(t->sizes().begin(), t->sizes().end());
   std::vector<py::ssize_t> strides;
   for (int64_t s : t->strides()) strides.push_back(s * static_cast<int64_t>(t->itemsize()));
@@ -109,9 +110,10 @@ Tensor tensor_from_numpy(const py::array& arr) {
                 "from_numpy(): at least one stride in the given numpy array is negative, and "
                 "tensors with negative strides are not currently supported. (You can probably "
                 "work around this by making a copy of your array with array.copy().)");
-    FLB_CHECK_T(ValueError, st % item == 0, "from_numpy(): given numpy array strides not a "
-                                            "multiple of the element byte size. Copy the numpy "
-                                            "array to reallocate the memory.");
+    FLB_CHECK_T(ValueError, st % item == 0,
+                "from_numpy(): given numpy array strides not a "
+                "multiple of the element byte size. Copy the numpy "
+                "array to reallocate the memory.");
     sizes.push_back(arr.shape(d));
     strides.push_back(st / item);
     if (arr.shape(d) == 0) empty_array = true;
@@ -129,10 +131,40 @@ namespace {
 
 void bind_numpy(py::module_& m, py::object cls_obj) {
   auto cls = py::reinterpret_borrow<py::class_<TensorImpl, Tensor>>(cls_obj);
-  cls.def("numpy", [](const Tensor& t, bool force) {
-    (void)force;
-    return tensor_to_numpy(t);
-  }, py::arg("force") = false, "A NumPy array sharing this tensor's memory.");
+  cls.def(
+      "numpy",
+      [](const Tensor& t, bool force) {
+        (void)force;
+        return tensor_to_numpy(t);
+      },
+      py::arg("force") = false, "A NumPy array sharing this tensor's memory.");
+  // The array protocol: np.asarray(t) is a view of t's memory (no copy).
+  cls.def(
+      "__array__",
+      [](const Tensor& t, py::handle dtype, py::handle copy) -> py::object {
+        FLB_CHECK_T(TypeError, t->dtype() != ScalarType::BFloat16,
+                    "__array__: NumPy has no bfloat16 dtype, so a bfloat16 tensor can't become "
+                    "an array; convert it first, e.g. np.asarray(t.float())");
+        py::array arr = tensor_to_numpy(t);
+        const bool want_copy = !copy.is_none() && PyObject_IsTrue(copy.ptr());
+        if (!dtype.is_none()) {
+          py::dtype target = py::dtype::from_args(py::reinterpret_borrow<py::object>(dtype));
+          if (!target.is(arr.dtype()) && !target.equal(arr.dtype())) {
+            FLB_CHECK_T(ValueError, copy.is_none() || want_copy,
+                        "__array__: unable to avoid a copy while converting ",
+                        dtype_name(t->dtype()), " to ", py::str(target).cast<std::string>(),
+                        " (copy=False)");
+            return arr.attr("astype")(target);
+          }
+        }
+        if (want_copy) return arr.attr("copy")();
+        return arr;
+      },
+      py::arg("dtype") = py::none(), py::arg("copy") = py::none(),
+      "A NumPy array viewing this tensor's memory; with dtype, converted (a copy); with "
+      "copy=True, always a copy.");
+  // NumPy defers mixed tensor/array binary operators to the tensor.
+  cls.attr("__array_priority__") = 1000;
   m.def(
       "from_numpy",
       [](const py::object& obj) {

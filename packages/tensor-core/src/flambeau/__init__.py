@@ -2,7 +2,8 @@
 
 This package (distribution ``flambeau-tensor-core``) owns the ``flambeau``
 namespace; sibling distributions (flambeau-autograd, flambeau-nn, ...) add
-subpackages to it.
+subpackages to it. Importing it stays cheap: NumPy and the optional
+submodules (``flambeau.cuda``, ``flambeau.return_types``) load on first use.
 """
 
 from pkgutil import extend_path
@@ -13,13 +14,42 @@ from flambeau import _openblas  # noqa: E402
 
 _openblas.preload()
 
-from flambeau import _C  # noqa: E402
-from flambeau._C import *  # noqa: E402,F401,F403
-from flambeau._C import Tensor, dtype, device, Generator  # noqa: E402,F401
+from flambeau import _C, _grad, _siblings  # noqa: E402,F401
+from flambeau import _printing as _printing  # noqa: E402
+from flambeau._C import *  # noqa: E402,F403
+from flambeau._C import Generator, Tensor, default_generator, device, dtype  # noqa: E402,F401
+from flambeau._dtype_info import finfo, iinfo  # noqa: E402,F401
+from flambeau._printing import (  # noqa: E402,F401
+    get_printoptions,
+    printoptions,
+    set_printoptions,
+)
 from flambeau._size import Size  # noqa: E402,F401
-from flambeau import _grad, _siblings  # noqa: E402
+from flambeau.random import (  # noqa: E402,F401
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    seed,
+    set_rng_state,
+)
 
 __version__ = "0.1.0"
 
+Tensor.__repr__ = _printing.tensor_repr
+Tensor.__str__ = _printing.tensor_repr
+Tensor.__format__ = _printing.tensor_format
 _grad.install()
+
+_LAZY_SUBMODULES = frozenset({"cuda", "return_types"})
+
+
+def __getattr__(name):
+    # Submodules that are rarely needed load on first attribute access.
+    if name in _LAZY_SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module 'flambeau' has no attribute {name!r}")
+
+
 _siblings.install()

@@ -1,0 +1,289 @@
+// Random samplers: argument checks, output allocation, then the kernel the
+// dispatcher holds for the output's device. The stream layout (which Philox
+// counter and lane each element reads) is documented in ops/random.yaml and
+// cpu/random_kernels.cpp.
+#include <cmath>
+#include <limits>
+
+#include "generated/ops.h"
+#include "ops/random_kernels.h"
+
+namespace flambeau {
+
+namespace {
+
+const OperatorEntry& uniform_op() {
+  static const OperatorEntry& op = Dispatcher::op("uniform_");
+  return op;
+}
+const OperatorEntry& normal_op() {
+  static const OperatorEntry& op = Dispatcher::op("normal_");
+  return op;
+}
+const OperatorEntry& random_op() {
+  static const OperatorEntry& op = Dispatcher::op("random_");
+  return op;
+}
+
+// Runs fill(t) on a contiguous tensor laid out like `self` (self itself when
+// contiguous), then copies back. Complex tensors are filled as 2n reals.
+template <class F>
+void fill_contiguous(const Tensor& self, const F& fill) {
+  if (self->numel() == 0) return;
+  Tensor dst =
+      self->is_contiguous() ? self : flambeau::empty(self->sizes(), self->dtype(), self->device());
+  Tensor target = dst;
+  if (is_complex(dst->dtype())) {
+    int64_t n = dst->numel() * 2;
+    target = make_ref<TensorImpl>(dst->storage(), DimVector{n}, DimVector{1}, dst->offset() * 2,
+                                  to_real(dst->dtype()));
+  }
+  fill(target);
+  if (dst != self) copy_into(self, dst);
+}
+
+void check_sampling_dtype(ScalarType dtype, const char* op) {
+  FLB_CHECK(is_floating(dtype) || is_complex(dtype), op,
+            ": expected a floating point or complex dtype, got ", dtype_name(dtype));
+}
+
+Tensor finish(Tensor t, bool requires_grad) {
+  if (requires_grad) {
+    FLB_CHECK(is_floating(t->dtype()) || is_complex(t->dtype()),
+              "Only Tensors of floating point and complex dtype can require gradients");
+    t->set_requires_grad(true);
+  }
+  return t;
+}
+
+void fill_uniform(const Tensor& self, Generator& gen, double from, double to, const char* op) {
+  check_sampling_dtype(self->dtype(), op);
+  FLB_CHECK(std::isfinite(from) && std::isfinite(to), op, ": expects from and to to be finite, ",
+            "got from=", from, ", to=", to);
+  FLB_CHECK(from <= to, op, ": expects to return a [from, to) range, but found from=", from,
+            " > to=", to);
+  fill_contiguous(self, [&](const Tensor& t) {
+    kernel_for<UniformKernel>(uniform_op(), t->device())(t, gen, from, to);
+  });
+}
+
+void fill_normal(const Tensor& self, Generator& gen, double mean, double std, const char* op) {
+  check_sampling_dtype(self->dtype(), op);
+  FLB_CHECK(std >= 0.0, op, ": expects std >= 0.0, but found std ", std);
+  // A complex normal has total variance std^2, split evenly between its parts.
+  if (is_complex(self->dtype())) std /= std::sqrt(2.0);
+  fill_contiguous(self, [&](const Tensor& t) {
+    kernel_for<NormalKernel>(normal_op(), t->device())(t, gen, mean, std);
+  });
+}
+
+// The integers [lo, hi] a dtype holds exactly (floats: up to 2**mantissa digits).
+std::pair<int64_t, int64_t> exact_int_range(ScalarType t) {
+  switch (t) {
+    case ScalarType::Bool:
+      return {0, 1};
+    case ScalarType::UInt8:
+      return {0, 255};
+    case ScalarType::Int8:
+      return {-128, 127};
+    case ScalarType::Int16:
+      return {-32768, 32767};
+    case ScalarType::Int32:
+      return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+    case ScalarType::Float16:
+      return {-(int64_t(1) << 11), int64_t(1) << 11};
+    case ScalarType::BFloat16:
+      return {-(int64_t(1) << 8), int64_t(1) << 8};
+    case ScalarType::Float32:
+      return {-(int64_t(1) << 24), int64_t(1) << 24};
+    case ScalarType::Float64:
+      return {-(int64_t(1) << 53), int64_t(1) << 53};
+    default:
+      return {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
+  }
+}
+
+// Fills self with integers uniform on [from, to) (to exclusive), or on
+// [from, hi] inclusive when to is nullopt.
+void fill_random(const Tensor& self, Generator& gen, int64_t from, std::optional<int64_t> to,
+                 const char* op) {
+  ScalarType dt = self->dtype();
+  FLB_CHECK(!is_complex(dt), op, ": not implemented for dtype ", dtype_name(dt));
+  auto [lo, hi] = exact_int_range(dt);
+  uint64_t range;
+  if (to) {
+    FLB_CHECK(from < *to, op, ": random_ expects 'from' to be less than 'to', but got from=", from,
+              " >= to=", *to);
+    FLB_CHECK(from >= lo && *to - 1 <= hi, op, ": range [", from, ", ", *to,
+              ") is not representable in dtype ", dtype_name(dt), " (which holds [", lo, ", ", hi,
+              "])");
+    range = static_cast<uint64_t>(*to) - static_cast<uint64_t>(from);
+  } else {
+    FLB_CHECK(from >= lo && from <= hi, op, ": 'from' = ", from, " is not representable in dtype ",
+              dtype_name(dt));
+    range = static_cast<uint64_t>(hi) - static_cast<uint64_t>(from) + 1;
+    if (range == 0) range = std::numeric_limits<uint64_t>::max();  // the whole int64 span
+  }
+  fill_contiguous(self, [&](const Tensor& t) {
+    kernel_for<RandomKernel>(random_op(), t->device())(t, gen, from, range);
+  });
+}
+
+Tensor bernoulli_with(const Tensor& self, Generator& gen, const Tensor& p, const char* op) {
+  FLB_CHECK(!is_complex(self->dtype()), op, ": not implemented for dtype ",
+            dtype_name(self->dtype()));
+  static const OperatorEntry& entry = Dispatcher::op("bernoulli_");
+  fill_contiguous(
+      self, [&](const Tensor& t) { kernel_for<BernoulliKernel>(entry, t->device())(t, gen, p); });
+  self->bump_version();
+  return self;
+}
+
+Device device_or(const std::optional<Device>& d, Device fallback) { return d.value_or(fallback); }
+
+}  // namespace
+
+namespace ops {
+
+Tensor rand(IntList size, Generator* generator, std::optional<ScalarType> dtype,
+            std::optional<Device> device, bool requires_grad) {
+  Tensor out = flambeau::empty(size, dtype.value_or(default_dtype()), device_or(device, {}));
+  fill_uniform(out, *generator, 0.0, 1.0, "rand");
+  return finish(out, requires_grad);
+}
+
+Tensor randn(IntList size, Generator* generator, std::optional<ScalarType> dtype,
+             std::optional<Device> device, bool requires_grad) {
+  Tensor out = flambeau::empty(size, dtype.value_or(default_dtype()), device_or(device, {}));
+  fill_normal(out, *generator, 0.0, 1.0, "randn");
+  return finish(out, requires_grad);
+}
+
+Tensor randint_low(int64_t low, int64_t high, IntList size, Generator* generator,
+                   std::optional<ScalarType> dtype, std::optional<Device> device,
+                   bool requires_grad) {
+  Tensor out = flambeau::empty(size, dtype.value_or(ScalarType::Int64), device_or(device, {}));
+  fill_random(out, *generator, low, high, "randint");
+  return finish(out, requires_grad);
+}
+
+Tensor randint(int64_t high, IntList size, Generator* generator, std::optional<ScalarType> dtype,
+               std::optional<Device> device, bool requires_grad) {
+  return randint_low(0, high, size, generator, dtype, device, requires_grad);
+}
+
+Tensor randperm(int64_t n, Generator* generator, std::optional<ScalarType> dtype,
+                std::optional<Device> device, bool requires_grad) {
+  FLB_CHECK(n >= 0, "randperm: n must be non-negative, got ", n);
+  ScalarType dt = dtype.value_or(ScalarType::Int64);
+  FLB_CHECK(!is_complex(dt) && dt != ScalarType::Bool, "randperm: not implemented for dtype ",
+            dtype_name(dt));
+  FLB_CHECK(n == 0 || n - 1 <= exact_int_range(dt).second, "randperm: n = ", n,
+            " is too large for dtype ", dtype_name(dt));
+  Device dev = device_or(device, {});
+  static const OperatorEntry& op = Dispatcher::op("randperm");
+  Tensor perm = flambeau::empty({n}, ScalarType::Int64, dev);
+  kernel_for<RandpermKernel>(op, dev)(perm, *generator);
+  return finish(to_dtype(perm, dt), requires_grad);
+}
+
+Tensor normal_float_float(double mean, double std, IntList size, Generator* generator,
+                          std::optional<ScalarType> dtype, std::optional<Device> device,
+                          bool requires_grad) {
+  Tensor out = flambeau::empty(size, dtype.value_or(default_dtype()), device_or(device, {}));
+  fill_normal(out, *generator, mean, std, "normal");
+  return finish(out, requires_grad);
+}
+
+Tensor normal_Tensor_Tensor(const Tensor& mean, const Tensor& std, Generator* generator) {
+  ScalarType dt = result_type({&mean, &std});
+  FLB_CHECK(is_floating(dt), "normal: expected floating point mean and std, got ",
+            dtype_name(mean->dtype()), " and ", dtype_name(std->dtype()));
+  Tensor std64 = contiguous(to_dtype(std, ScalarType::Float64));
+  const double* s = std64->data_as<double>();
+  for (int64_t i = 0; i < std64->numel(); ++i)
+    FLB_CHECK(s[i] >= 0.0, "normal: expects all elements of std >= 0.0, found ", s[i]);
+  DimVector shape = broadcast_shapes(mean->sizes(), std->sizes(), "normal");
+  Device dev = mean->is_wrapped_number() ? std->device() : mean->device();
+  Tensor z = flambeau::empty(shape, dt, dev);
+  fill_normal(z, *generator, 0.0, 1.0, "normal");
+  Tensor scaled = mul(z, std, OutArg::none());
+  return add(mean, scaled, Scalar(int64_t(1)), OutArg::into(z));
+}
+
+Tensor normal_Tensor_float(const Tensor& mean, double std, Generator* generator) {
+  FLB_CHECK(std >= 0.0, "normal: expects std >= 0.0, but found std ", std);
+  return normal_Tensor_Tensor(mean, wrapped_scalar(Scalar(std)), generator);
+}
+
+Tensor rand_like(const Tensor& input, Generator* generator, std::optional<ScalarType> dtype,
+                 std::optional<Device> device, bool requires_grad) {
+  return rand(input->sizes(), generator, dtype.value_or(input->dtype()),
+              device_or(device, input->device()), requires_grad);
+}
+
+Tensor randn_like(const Tensor& input, Generator* generator, std::optional<ScalarType> dtype,
+                  std::optional<Device> device, bool requires_grad) {
+  return randn(input->sizes(), generator, dtype.value_or(input->dtype()),
+               device_or(device, input->device()), requires_grad);
+}
+
+Tensor randint_like_low(const Tensor& input, int64_t low, int64_t high, Generator* generator,
+                        std::optional<ScalarType> dtype, std::optional<Device> device,
+                        bool requires_grad) {
+  return randint_low(low, high, input->sizes(), generator, dtype.value_or(input->dtype()),
+                     device_or(device, input->device()), requires_grad);
+}
+
+Tensor randint_like(const Tensor& input, int64_t high, Generator* generator,
+                    std::optional<ScalarType> dtype, std::optional<Device> device,
+                    bool requires_grad) {
+  return randint_like_low(input, 0, high, generator, dtype, device, requires_grad);
+}
+
+Tensor uniform_(const Tensor& self, double from, double to, Generator* generator) {
+  fill_uniform(self, *generator, from, to, "uniform_");
+  self->bump_version();
+  return self;
+}
+
+Tensor normal_(const Tensor& self, double mean, double std, Generator* generator) {
+  fill_normal(self, *generator, mean, std, "normal_");
+  self->bump_version();
+  return self;
+}
+
+Tensor random_(const Tensor& self, int64_t from, std::optional<int64_t> to, Generator* generator) {
+  fill_random(self, *generator, from, to, "random_");
+  self->bump_version();
+  return self;
+}
+
+Tensor random__to(const Tensor& self, int64_t to, Generator* generator) {
+  return random_(self, 0, to, generator);
+}
+
+Tensor bernoulli_(const Tensor& self, double p, Generator* generator) {
+  FLB_CHECK(p >= 0.0 && p <= 1.0, "bernoulli_: expects p to be in [0, 1], but got p=", p);
+  return bernoulli_with(self, *generator, scalar_tensor(Scalar(p), ScalarType::Float64),
+                        "bernoulli_");
+}
+
+Tensor bernoulli(const Tensor& input, Generator* generator) {
+  FLB_CHECK(is_floating(input->dtype()),
+            "bernoulli: expected a floating point input of "
+            "probabilities, got ",
+            dtype_name(input->dtype()));
+  Tensor p = contiguous(to_dtype(input, ScalarType::Float64));
+  const double* v = p->data_as<double>();
+  for (int64_t i = 0; i < p->numel(); ++i)
+    FLB_CHECK(v[i] >= 0.0 && v[i] <= 1.0,
+              "bernoulli: expects all probabilities in [0, 1], "
+              "found ",
+              v[i]);
+  Tensor out = flambeau::empty(input->sizes(), input->dtype(), input->device());
+  return bernoulli_with(out, *generator, p, "bernoulli");
+}
+
+}  // namespace ops
+}  // namespace flambeau

@@ -1,0 +1,122 @@
+"""Rows for the random samplers.
+
+Random values have no NumPy reference, so these rows use parameters that make
+the result deterministic (std=0, from == to, p in {0, 1}, a one-value range,
+a sorted permutation); the statistics and the stream itself are tested in
+test_random.py (see NO_REFERENCE for the samplers covered only there).
+"""
+
+import numpy as np
+
+import flambeau
+from optable import FLOATS, OpTest, Sample, binary_samples, make, unary_samples
+
+INTS_AND_FLOATS = ("uint8", "int8", "int16", "int32", "int64", "float32", "float64")
+
+
+def zero_std_samples(dtype, rng):
+    for s in binary_samples(dtype, rng):
+        mean, std = s.args
+        yield Sample((mean, np.zeros_like(std)), note=s.note)
+
+
+def probability_samples(dtype, rng):
+    for s in unary_samples(dtype, rng):
+        (a,) = s.args
+        yield Sample(((np.asarray(a) > 0).astype(a.dtype),), note=s.note)
+
+
+def shape_samples(dtype, rng):
+    for shape in [(), (0,), (7,), (2, 3, 4)]:
+        yield Sample((make(shape, dtype, rng),), note=f"shape {shape}")
+
+
+def sorted_perm(a):
+    return np.sort(flambeau.randperm(a.numel()).numpy())
+
+
+TESTS = [
+    OpTest(
+        "normal",
+        lambda m, s: flambeau.normal(m, s),
+        lambda m, s: np.broadcast_arrays(m, s)[0],
+        zero_std_samples,
+        dtypes=FLOATS,
+    ),
+    OpTest(
+        "normal",
+        lambda a: flambeau.normal(a),
+        lambda a: a,
+        lambda d, rng: ([Sample((make((0,), d, rng),), note="empty")]),
+        dtypes=FLOATS,
+        id="normal_default_std_empty",
+    ),
+    OpTest(
+        "normal",
+        lambda a: flambeau.normal(2.5, 0.0, tuple(a.shape), dtype=a.dtype),
+        lambda a: np.full(a.shape, 2.5, a.dtype),
+        shape_samples,
+        dtypes=FLOATS,
+        id="normal_float_float",
+    ),
+    OpTest(
+        "uniform_",
+        lambda a: a.clone().uniform_(1.5, 1.5),
+        lambda a: np.full_like(a, 1.5),
+        unary_samples,
+        dtypes=FLOATS,
+    ),
+    OpTest(
+        "normal_",
+        lambda a: a.clone().normal_(0.5, 0.0),
+        lambda a: np.full_like(a, 0.5),
+        unary_samples,
+        dtypes=FLOATS,
+    ),
+    OpTest(
+        "random_",
+        lambda a: a.clone().random_(3, 4),
+        lambda a: np.full_like(a, 3),
+        unary_samples,
+        dtypes=INTS_AND_FLOATS,
+    ),
+    OpTest(
+        "random_",
+        lambda a: a.clone().random_(1),
+        lambda a: np.zeros_like(a),
+        unary_samples,
+        dtypes=INTS_AND_FLOATS,
+        id="random_to",
+    ),
+    OpTest(
+        "bernoulli_",
+        lambda a: a.clone().bernoulli_(1.0),
+        lambda a: np.ones_like(a),
+        unary_samples,
+        dtypes=INTS_AND_FLOATS,
+    ),
+    OpTest(
+        "bernoulli_",
+        lambda a: a.clone().bernoulli_(0.0),
+        lambda a: np.zeros_like(a),
+        unary_samples,
+        dtypes=FLOATS,
+        id="bernoulli_p0",
+    ),
+    OpTest("bernoulli", flambeau.bernoulli, lambda p: p, probability_samples, dtypes=FLOATS),
+    OpTest(
+        "randint",
+        lambda a: flambeau.randint(5, 6, tuple(a.shape), dtype=a.dtype),
+        lambda a: np.full(a.shape, 5, a.dtype),
+        shape_samples,
+        dtypes=INTS_AND_FLOATS,
+    ),
+    OpTest(
+        "randint_like",
+        lambda a: flambeau.randint_like(a, 5, 6),
+        lambda a: np.full_like(a, 5),
+        unary_samples,
+        dtypes=INTS_AND_FLOATS,
+    ),
+    OpTest("randperm", sorted_perm, lambda a: np.arange(a.size), shape_samples, dtypes=("int64",)),
+]
