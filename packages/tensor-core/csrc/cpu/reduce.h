@@ -5,8 +5,8 @@
 // combine, merge) folds `in` into it; reduce_into2 folds two operands (a value
 // and an index, or a value and a per-output statistic broadcast over the
 // reduced dims). The walk follows the first input's memory order: when the
-// innermost dim is reduced, runs fold into one accumulator with 8 independent
-// chains (so the loop pipelines/vectorizes); when it is kept, each input row
+// innermost dim is reduced, runs fold into one accumulator with 32 independent
+// lanes (so the loop pipelines/vectorizes); when it is kept, each input row
 // folds elementwise into the accumulator row. Threads split the outermost dim:
 // disjoint outputs when it is kept, private accumulators merged in order when it
 // is reduced. finish() maps the accumulators into the output tensor.
@@ -100,18 +100,24 @@ void reduce_run(char** data, const int64_t* s, int64_t n, Acc init, const Combin
   const char* x = data[0];
   char* a = data[1];
   if (s[1] == 0) {
-    Acc r[8] = {init, init, init, init, init, init, init, init};
+    // kLanes independent accumulators: a plain (not unrolled) loop over them is
+    // what GCC's loop vectorizer handles, NaN-propagating selects included.
+    constexpr int kLanes = 32;
+    Acc r[kLanes];
+    for (int k = 0; k < kLanes; ++k) r[k] = init;
     int64_t i = 0;
     if (s[0] == sizeof(In)) {
       const In* p = reinterpret_cast<const In*>(x);
-      for (; i + 8 <= n; i += 8)
-        for (int k = 0; k < 8; ++k) r[k] = combine(r[k], p[i + k]);
+      for (; i + kLanes <= n; i += kLanes) {
+#pragma GCC unroll 1
+        for (int k = 0; k < kLanes; ++k) r[k] = combine(r[k], p[i + k]);
+      }
       for (; i < n; ++i) r[0] = combine(r[0], p[i]);
     } else {
       for (; i < n; ++i) r[0] = combine(r[0], *reinterpret_cast<const In*>(x + i * s[0]));
     }
     Acc total = *reinterpret_cast<Acc*>(a);
-    for (int k = 0; k < 8; ++k) total = merge(total, r[k]);
+    for (int k = 0; k < kLanes; ++k) total = merge(total, r[k]);
     *reinterpret_cast<Acc*>(a) = total;
     return;
   }

@@ -18,9 +18,9 @@ C pick(C a, C x) {
   if constexpr (std::is_same_v<C, bool>) {
     return IsMax ? (a || x) : (a && x);
   } else if constexpr (IsMax) {
-    return (x > a || x != x) ? x : a;
+    return ((x > a) | (x != x)) ? x : a;  // branchless, so it vectorizes
   } else {
-    return (x < a || x != x) ? x : a;
+    return ((x < a) | (x != x)) ? x : a;
   }
 }
 

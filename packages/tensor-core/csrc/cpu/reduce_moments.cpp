@@ -56,7 +56,7 @@ void var_kernel(const Tensor& var_out, const Tensor& mean_out, const Tensor& in,
 void logsumexp_kernel(const Tensor& out, const Tensor& in, IntList, Span<Scalar>) {
   visit_dtype<kFloatTypes>(in->dtype(), "logsumexp", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    auto pick = [](double a, double x) { return (x > a || x != x) ? x : a; };
+    auto pick = [](double a, double x) { return ((x > a) | (x != x)) ? x : a; };
     AccBuffer<double> mx(out->sizes(), -std::numeric_limits<double>::infinity());
     reduce_into<T, double>(mx, in, [&](double a, T v) { return pick(a, widen(v)); }, pick);
     for (int64_t i = 0; i < mx.numel(); ++i)

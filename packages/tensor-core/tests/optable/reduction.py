@@ -78,17 +78,13 @@ def ref(fn, cast=None):
     return run
 
 
-same = lambda a: a.dtype  # noqa: E731
-acc_of = lambda a: a.dtype if np.issubdtype(a.dtype, np.inexact) else np.int64  # noqa: E731
-real_of = lambda a: np.abs(np.zeros(1, a.dtype)).dtype  # noqa: E731
+same = lambda a: a.dtype
+acc_of = lambda a: a.dtype if np.issubdtype(a.dtype, np.inexact) else np.int64
+real_of = lambda a: np.abs(np.zeros(1, a.dtype)).dtype
 
 
 def call(name, **fixed):
     return lambda *a, **kw: getattr(flambeau, name)(*a, **kw, **fixed)
-
-
-def nan_safe(f):
-    return lambda *a, **kw: f(*a, **kw)
 
 
 def vector_norm(p):
@@ -158,8 +154,7 @@ def all_samples(dtype, rng, nan=False):
 
 
 def moment_samples(dtype, rng):
-    for s in reduce_samples(dtype, rng, empty_dims=False):
-        yield s
+    yield from reduce_samples(dtype, rng, empty_dims=False)
     a = make((4, 6), dtype, rng)
     yield Sample((a,), {"dim": 1, "correction": 0}, note="correction=0")
     yield Sample(
@@ -195,7 +190,7 @@ def moment_ref(kind, with_mean=False):
 
 
 def scan_samples(dtype, rng):
-    m = lambda shape, **kw: make(shape, dtype, rng, low=-2, high=2, **kw)  # noqa: E731
+    m = lambda shape, **kw: make(shape, dtype, rng, low=-2, high=2, **kw)
     yield Sample((m(()), 0), note="0-dim")
     yield Sample((m((0, 3)), 1), note="empty")
     yield Sample((m((7,)), 0))
@@ -223,7 +218,7 @@ def sum_dtype_ref(a, **kw):
 
 
 def prod_samples(dtype, rng):
-    m = lambda shape, **kw: make(shape, dtype, rng, low=-2, high=2, **kw)  # noqa: E731
+    m = lambda shape, **kw: make(shape, dtype, rng, low=-2, high=2, **kw)
     yield Sample((m(()),))
     yield Sample((m((0, 3)),), {"dim": 0})
     yield Sample((m((3, 5), noncontig=True),), {"dim": 1})
