@@ -28,6 +28,29 @@ ReduceShape reduce_shape(const Tensor& in, const std::optional<DimVector>& dim, 
   return r;
 }
 
+Tensor keep_view(const Tensor& t, const ReduceShape& r) {
+  return make_view(t, r.keep_shape, contiguous_strides(r.keep_shape), t->offset());
+}
+
+const char* torch_type_name(ScalarType t) {
+  static const char* names[] = {"Bool",  "Byte",   "Char",         "Short",
+                                "Int",   "Long",   "Half",         "BFloat16",
+                                "Float", "Double", "ComplexFloat", "ComplexDouble"};
+  int i = static_cast<int>(t);
+  return i >= 0 && i < kNumScalarTypes ? names[i] : "Undefined";
+}
+
+void check_nonempty(const Tensor& in, const ReduceShape& r, bool all_dims, const char* op) {
+  if (in->numel() != 0) return;
+  FLB_CHECK(!all_dims || in->dim() == 0, op,
+            "(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+            "reduction dim with the 'dim' argument.");
+  for (int64_t d : r.dims) {
+    FLB_CHECK_T(IndexError, in->sizes()[d] != 0, op, "(): Expected reduction dim ", d,
+                " to have non-zero size.");
+  }
+}
+
 Tensor reduce(const OperatorEntry& op, const char* name, const Tensor& in,
               const std::optional<DimVector>& dim, bool keepdim, ScalarType out_dtype,
               std::initializer_list<Scalar> args, const OutArg& out) {
@@ -35,10 +58,10 @@ Tensor reduce(const OperatorEntry& op, const char* name, const Tensor& in,
   Tensor dest = prepare_out(out, r.out_shape, out_dtype, in->device(), name);
   Tensor target = dest->dtype() == out_dtype ? dest : empty(r.out_shape, out_dtype, in->device());
   // The kernel sees the output with reduced dims kept, so shapes line up.
-  Tensor keep = target->is_contiguous()
-                    ? make_view(target, r.keep_shape, contiguous_strides(r.keep_shape),
-                                target->offset())
-                    : empty(r.keep_shape, out_dtype, in->device());
+  Tensor keep =
+      target->is_contiguous()
+          ? make_view(target, r.keep_shape, contiguous_strides(r.keep_shape), target->offset())
+          : empty(r.keep_shape, out_dtype, in->device());
   Scalar scalars[4];
   size_t ns = 0;
   for (const Scalar& s : args) scalars[ns++] = s;

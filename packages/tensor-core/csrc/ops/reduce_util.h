@@ -16,6 +16,31 @@ struct ReduceShape {
 ReduceShape reduce_shape(const Tensor& in, const std::optional<DimVector>& dim, bool keepdim,
                          const char* op);
 
+// Contiguous `t` (of r.out_shape) viewed with the reduced dims kept as 1.
+Tensor keep_view(const Tensor& t, const ReduceShape& r);
+
+// PyTorch's name of a dtype in messages: "Long", "Float", ...
+const char* torch_type_name(ScalarType t);
+
+// Max/min-style reductions have no identity: an empty reduced dim is an
+// IndexError, reducing every dim of an empty tensor a RuntimeError.
+void check_nonempty(const Tensor& in, const ReduceShape& r, bool all_dims, const char* op);
+
+// Integral and bool inputs of sum/prod/cumsum accumulate in int64.
+inline ScalarType sum_type(ScalarType in, std::optional<ScalarType> dtype) {
+  return dtype.value_or(is_integral(in, true) ? ScalarType::Int64 : in);
+}
+
+// Kernel signatures of the reductions with more than one output.
+// values (may be null) and indices have `in`'s shape with dim kept as 1.
+using ArgReduceKernel = void(const Tensor& values, const Tensor& indices, const Tensor& in,
+                             int64_t dim);
+// var_out (real type) and mean_out (may be null) with the reduced dims kept as 1.
+using VarKernel = void(const Tensor& var_out, const Tensor& mean_out, const Tensor& in,
+                       IntList dims, double correction, bool take_sqrt);
+// out has in's shape and dtype; dim wrapped; in->dim() > 0.
+using ScanKernel = void(const Tensor& out, const Tensor& in, int64_t dim);
+
 // Runs the kernel registered for `op` on (out viewed with keepdim, in, dims, args).
 Tensor reduce(const OperatorEntry& op, const char* name, const Tensor& in,
               const std::optional<DimVector>& dim, bool keepdim, ScalarType out_dtype,
