@@ -40,10 +40,13 @@ void fill_space(const Tensor& out, const Scalar& start, const Scalar& end, F&& f
   const S step = steps > 1 ? (z - a) / static_cast<S>(steps - 1) : S(0);
   const int64_t halfway = steps / 2;
   T* p = out->data_as<T>();
+  if (steps == 1) {  // PyTorch fills start
+    p[0] = convert<T>(f(a));
+    return;
+  }
   parallel_for(0, steps, kGrainSize, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
-      S v = i < halfway ? a + step * static_cast<S>(i)
-                        : z - step * static_cast<S>(steps - i - 1);
+      S v = i < halfway ? a + step * static_cast<S>(i) : z - step * static_cast<S>(steps - i - 1);
       p[i] = convert<T>(f(v));
     }
   });
@@ -63,9 +66,8 @@ void logspace_kernel(const Tensor& out, const Scalar& start, const Scalar& end, 
     if constexpr (is_complex_t<S>::value) {
       fill_space<T>(out, start, end, [base](S v) { return std::pow(S(base), v); });
     } else {
-      fill_space<T>(out, start, end, [base](S v) {
-        return static_cast<S>(std::pow(base, static_cast<double>(v)));
-      });
+      fill_space<T>(out, start, end,
+                    [base](S v) { return static_cast<S>(std::pow(base, static_cast<double>(v))); });
     }
   });
 }

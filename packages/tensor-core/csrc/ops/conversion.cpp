@@ -38,6 +38,9 @@ Tensor to_device(const Tensor& self, std::optional<Device> device, std::optional
 
 Tensor to_other(const Tensor& self, const Tensor& other, bool non_blocking, bool copy) {
   (void)non_blocking;
+  FLB_CHECK_T(TypeError, !other->is_wrapped_number(),
+              "to() received an invalid combination of arguments: expected a dtype, a device or "
+              "a Tensor, not a number");
   return convert_to(self, other->device(), other->dtype(), copy);
 }
 

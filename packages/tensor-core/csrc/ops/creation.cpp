@@ -28,8 +28,7 @@ Tensor like(const Tensor& input, const std::optional<Scalar>& value,
 // Ranges fill a fresh 1-d tensor through the device's kernel.
 using ArangeKernel = void(const Tensor& out, const Scalar& start, const Scalar& step);
 using LinspaceKernel = void(const Tensor& out, const Scalar& start, const Scalar& end);
-using LogspaceKernel = void(const Tensor& out, const Scalar& start, const Scalar& end,
-                            double base);
+using LogspaceKernel = void(const Tensor& out, const Scalar& start, const Scalar& end, double base);
 
 void check_range_dtype(const char* op, ScalarType dtype, bool complex_ok) {
   FLB_CHECK(dtype != ScalarType::Bool && (complex_ok || !is_complex(dtype)), op,
@@ -55,8 +54,8 @@ Tensor zeros_like(const Tensor& input, std::optional<ScalarType> dtype,
   return like(input, Scalar(int64_t(0)), dtype, device, requires_grad);
 }
 
-Tensor ones_like(const Tensor& input, std::optional<ScalarType> dtype,
-                 std::optional<Device> device, bool requires_grad) {
+Tensor ones_like(const Tensor& input, std::optional<ScalarType> dtype, std::optional<Device> device,
+                 bool requires_grad) {
   return like(input, Scalar(int64_t(1)), dtype, device, requires_grad);
 }
 
@@ -67,8 +66,7 @@ Tensor full_like(const Tensor& input, const Scalar& fill_value, std::optional<Sc
 
 Tensor arange(const Scalar& end, std::optional<ScalarType> dtype, std::optional<Device> device,
               bool requires_grad) {
-  return arange_start(Scalar(int64_t(0)), end, Scalar(int64_t(1)), dtype, device,
-                      requires_grad);
+  return arange_start(Scalar(int64_t(0)), end, Scalar(int64_t(1)), dtype, device, requires_grad);
 }
 
 Tensor arange_start(const Scalar& start, const Scalar& end, const Scalar& step,
@@ -89,8 +87,7 @@ Tensor arange_start(const Scalar& start, const Scalar& end, const Scalar& step,
     xs = start.to_double(), xe = end.to_double(), xst = step.to_double();
   }
   FLB_CHECK(xst != 0, "arange: step must be nonzero");
-  FLB_CHECK(std::isfinite(xs) && std::isfinite(xe), "arange: unsupported range: ", xs, " -> ",
-            xe);
+  FLB_CHECK(std::isfinite(xs) && std::isfinite(xe), "arange: unsupported range: ", xs, " -> ", xe);
   FLB_CHECK((xst > 0 && xe >= xs) || (xst < 0 && xe <= xs),
             "arange: upper bound and larger bound inconsistent with step sign");
   double size_d;
@@ -114,8 +111,7 @@ Tensor arange_start(const Scalar& start, const Scalar& end, const Scalar& step,
 }
 
 Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps,
-                std::optional<ScalarType> dtype, std::optional<Device> device,
-                bool requires_grad) {
+                std::optional<ScalarType> dtype, std::optional<Device> device, bool requires_grad) {
   FLB_CHECK(steps >= 0, "linspace: number of steps must be non-negative");
   bool cplx = start.is_complex() || end.is_complex();
   ScalarType type = dtype.value_or(cplx ? default_complex_dtype() : default_dtype());
@@ -129,8 +125,7 @@ Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps,
 }
 
 Tensor logspace(const Scalar& start, const Scalar& end, int64_t steps, double base,
-                std::optional<ScalarType> dtype, std::optional<Device> device,
-                bool requires_grad) {
+                std::optional<ScalarType> dtype, std::optional<Device> device, bool requires_grad) {
   FLB_CHECK(steps >= 0, "logspace: number of steps must be non-negative");
   bool cplx = start.is_complex() || end.is_complex();
   ScalarType type = dtype.value_or(cplx ? default_complex_dtype() : default_dtype());
@@ -148,8 +143,8 @@ Tensor eye(int64_t n, std::optional<int64_t> m, std::optional<ScalarType> dtype,
   int64_t cols = m.value_or(n);
   FLB_CHECK(n >= 0, "eye: n must be greater or equal to 0, got ", n);
   FLB_CHECK(cols >= 0, "eye: m must be greater or equal to 0, got ", cols);
-  Tensor out = flambeau::empty({n, cols}, dtype.value_or(default_dtype()),
-                               device.value_or(Device{}));
+  Tensor out =
+      flambeau::empty({n, cols}, dtype.value_or(default_dtype()), device.value_or(Device{}));
   zero_(out);
   if (out->numel() > 0) fill_(diagonal(out, 0, 0, 1), Scalar(int64_t(1)));
   return finish(out, requires_grad);
@@ -163,8 +158,9 @@ std::vector<Tensor> meshgrid(const std::vector<Tensor>& tensors,
             "torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: ", mode);
   size_t n = tensors.size();
   for (const Tensor& t : tensors) {
-    FLB_CHECK(t->dim() <= 1, "torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: ",
-              t->dim(), "D tensor of shape ", shape_str(t->sizes()));
+    FLB_CHECK(t->dim() <= 1,
+              "torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: ", t->dim(),
+              "D tensor of shape ", shape_str(t->sizes()));
     FLB_CHECK(t->dtype() == tensors[0]->dtype(),
               "torch.meshgrid: Expected all tensors in the tensor list to have the same dtype.");
     FLB_CHECK(t->device() == tensors[0]->device(),

@@ -19,8 +19,8 @@ Tensor repeat(const Tensor& self, IntList repeats) {
   }
   DimVector shape(static_cast<size_t>(nr));
   for (int64_t d = 0; d < nr; ++d) {
-    FLB_CHECK(repeats[d] >= 0, "Trying to create tensor with negative dimension ", repeats[d],
-              ": ", shape_str(repeats));
+    FLB_CHECK(repeats[d] >= 0, "Trying to create tensor with negative dimension ", repeats[d], ": ",
+              shape_str(repeats));
     shape[d] = in_sizes[d] * repeats[d];
   }
   Tensor out = flambeau::empty(shape, self->dtype(), self->device());
@@ -35,8 +35,8 @@ Tensor repeat(const Tensor& self, IntList repeats) {
     src_strides.push_back(0);
     src_strides.push_back(in_strides[d]);
   }
-  copy_into(make_view(out, tiled, out_strides, 0), make_view(self, tiled, src_strides,
-                                                               self->offset()));
+  copy_into(make_view(out, tiled, out_strides, 0),
+            make_view(self, tiled, src_strides, self->offset()));
   return out;
 }
 
@@ -68,12 +68,13 @@ Tensor flipud(const Tensor& input) {
 
 Tensor roll(const Tensor& input, IntList shifts, const std::optional<DimVector>& dims) {
   if (!dims || dims->empty()) {
-    FLB_CHECK(shifts.size() == 1, "roll: shifts and dimensions must align. shifts: ",
-              shifts.size(), ", dims:0");
+    FLB_CHECK(shifts.size() == 1, "roll: shifts and dimensions must align. shifts: ", shifts.size(),
+              ", dims:0");
     return view(roll(flatten(input, 0, -1), shifts, DimVector{0}), input->sizes());
   }
-  FLB_CHECK(shifts.size() == dims->size(), "roll: shifts and dimensions must align. shifts: ",
-            shifts.size(), ", dims:", dims->size());
+  FLB_CHECK(shifts.size() == dims->size(),
+            "roll: shifts and dimensions must align. shifts: ", shifts.size(),
+            ", dims:", dims->size());
   Tensor cur = input;
   for (size_t i = 0; i < shifts.size(); ++i) {
     int64_t d = wrap_dim((*dims)[i], input->dim(), "roll");

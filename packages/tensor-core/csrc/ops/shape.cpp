@@ -115,9 +115,7 @@ Tensor reshape(const Tensor& input, IntList shape) {
 
 Tensor view_as(const Tensor& self, const Tensor& other) { return view(self, other->sizes()); }
 
-Tensor reshape_as(const Tensor& self, const Tensor& other) {
-  return reshape(self, other->sizes());
-}
+Tensor reshape_as(const Tensor& self, const Tensor& other) { return reshape(self, other->sizes()); }
 
 Tensor flatten(const Tensor& input, int64_t start_dim, int64_t end_dim) {
   int64_t start = wrap_dim(start_dim, input->dim(), "flatten");
@@ -235,9 +233,10 @@ Tensor permute(const Tensor& input, IntList dims) {
 }
 
 Tensor movedim(const Tensor& input, IntList source, IntList destination) {
-  FLB_CHECK(source.size() == destination.size(), "movedim: Invalid source or destination dims: ",
-            "source (", shape_str(source), " dims) should contain the same number of dims as ",
-            "destination (", shape_str(destination), " dims)");
+  FLB_CHECK(source.size() == destination.size(),
+            "movedim: Invalid source or destination dims: ", "source (", shape_str(source),
+            " dims) should contain the same number of dims as ", "destination (",
+            shape_str(destination), " dims)");
   int64_t n = input->dim();
   DimVector src = wrap_dims(source, n, "movedim");
   DimVector dst = wrap_dims(destination, n, "movedim");
@@ -277,10 +276,9 @@ Tensor expand(const Tensor& self, IntList size) {
     }
     int64_t have = self->sizes()[k];
     if (size[d] == -1) sizes[d] = have;
-    FLB_CHECK(have == sizes[d] || have == 1, "expand: the expanded size of the tensor (",
-              sizes[d], ") must match the existing size (", have, ") at non-singleton dimension ",
-              d, ".  Target sizes: ", shape_str(size), ".  Tensor sizes: ",
-              shape_str(self->sizes()));
+    FLB_CHECK(have == sizes[d] || have == 1, "expand: the expanded size of the tensor (", sizes[d],
+              ") must match the existing size (", have, ") at non-singleton dimension ", d,
+              ".  Target sizes: ", shape_str(size), ".  Tensor sizes: ", shape_str(self->sizes()));
     FLB_CHECK(sizes[d] >= 0, "expand: invalid size ", sizes[d], " in ", shape_str(size));
     strides[d] = have == sizes[d] ? self->strides()[k] : 0;
   }
@@ -295,8 +293,8 @@ Tensor narrow(const Tensor& input, int64_t dim, int64_t start, int64_t length) {
   int64_t size = input->sizes()[d];
   FLB_CHECK(length >= 0, "narrow(): length must be non-negative.");
   FLB_CHECK_T(IndexError, start >= -size && start <= size,
-              "start out of range (expected to be in range of [", -size, ", ", size,
-              "], but got ", start, ")");
+              "start out of range (expected to be in range of [", -size, ", ", size, "], but got ",
+              start, ")");
   if (start < 0) start += size;
   FLB_CHECK(start <= size - length, "start (", start, ") + length (", length,
             ") exceeds dimension size (", size, ").");
@@ -310,8 +308,7 @@ Tensor select(const Tensor& input, int64_t dim, int64_t index) {
   int64_t d = wrap_dim(dim, input->dim(), "select");
   int64_t size = input->sizes()[d];
   FLB_CHECK_T(IndexError, index >= -size && index < size, "select(): index ", index,
-              " out of range for tensor of size ", shape_str(input->sizes()), " at dimension ",
-              d);
+              " out of range for tensor of size ", shape_str(input->sizes()), " at dimension ", d);
   if (index < 0) index += size;
   DimVector sizes(input->sizes()), strides(input->strides());
   int64_t offset = input->offset() + index * strides[d];
@@ -345,8 +342,8 @@ Tensor diagonal(const Tensor& input, int64_t offset, int64_t dim1, int64_t dim2)
 Tensor unfold(const Tensor& self, int64_t dimension, int64_t size, int64_t step) {
   int64_t d = wrap_dim(dimension, self->dim(), "unfold");
   int64_t have = self->dim() == 0 ? 1 : self->sizes()[d];
-  FLB_CHECK(size <= have, "maximum size for tensor at dimension ", d, " is ", have,
-            " but size is ", size);
+  FLB_CHECK(size <= have, "maximum size for tensor at dimension ", d, " is ", have, " but size is ",
+            size);
   FLB_CHECK(size >= 0, "unfold: size is ", size, " but must be >= 0");
   FLB_CHECK(step > 0, "step is ", step, " but must be > 0");
   if (self->dim() == 0) return restride(self, {size}, {1});

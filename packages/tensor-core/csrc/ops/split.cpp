@@ -25,8 +25,8 @@ std::vector<Tensor> unbind(const Tensor& input, int64_t dim) {
 std::vector<Tensor> split(const Tensor& tensor, int64_t split_size, int64_t dim) {
   int64_t d = split_dim(tensor, dim, "split");
   int64_t size = tensor->sizes()[d];
-  FLB_CHECK(split_size >= 0, "split expects split_size be non-negative, but got split_size=",
-            split_size);
+  FLB_CHECK(split_size >= 0,
+            "split expects split_size be non-negative, but got split_size=", split_size);
   FLB_CHECK(split_size > 0 || size == 0,
             "split_size can only be 0 if dimension size is 0, but got dimension size of ", size);
   int64_t n = split_size == 0 ? 1 : std::max<int64_t>((size + split_size - 1) / split_size, 1);

@@ -35,7 +35,7 @@ bool as_int_index(PyObject* o, int64_t* out) {
 }
 
 [[noreturn]] void unsupported(PyObject* o) {
-  std::string what = is_tensor(o) ? "a Tensor (advanced indexing)"
+  std::string what = is_tensor(o)      ? "a Tensor (advanced indexing)"
                      : PyList_Check(o) ? "a list (advanced indexing)"
                                        : std::string("an object of type ") + Py_TYPE(o)->tp_name;
   fail<TypeError>("flambeau: indexing with ", what,
@@ -79,7 +79,7 @@ Tensor basic_index(const Tensor& self, PyObject* index) {
 
   DimVector sizes(self->sizes()), strides(self->strides());
   int64_t offset = self->offset();
-  size_t d = 0;    // position in the result's dims
+  size_t d = 0;     // position in the result's dims
   int64_t src = 0;  // the original dim the next index applies to
   for (PyObject* o : items) {
     int64_t i;
@@ -97,8 +97,8 @@ Tensor basic_index(const Tensor& self, PyObject* index) {
       Py_ssize_t start, stop, step;
       if (PySlice_Unpack(o, &start, &stop, &step) < 0) throw py::error_already_set();
       FLB_CHECK_T(ValueError, step > 0, "step must be greater than zero");
-      Py_ssize_t len = PySlice_AdjustIndices(static_cast<Py_ssize_t>(sizes[d]), &start, &stop,
-                                             step);
+      Py_ssize_t len =
+          PySlice_AdjustIndices(static_cast<Py_ssize_t>(sizes[d]), &start, &stop, step);
       offset += static_cast<int64_t>(start) * strides[d];
       sizes[d] = len;
       strides[d] *= step;
@@ -138,9 +138,10 @@ void setitem(py::handle self, py::handle index, py::handle value) {
   } else if (is_number(value.ptr())) {
     ops::fill_(view, scalar_from_py(value.ptr(), "__setitem__", "value"));
   } else {
-    fail<TypeError>("flambeau: can only assign a Tensor or a Python number to an indexed "
-                    "tensor, not ",
-                    Py_TYPE(value.ptr())->tp_name);
+    fail<TypeError>(
+        "flambeau: can only assign a Tensor or a Python number to an indexed "
+        "tensor, not ",
+        Py_TYPE(value.ptr())->tp_name);
   }
 }
 
