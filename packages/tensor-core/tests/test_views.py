@@ -289,3 +289,22 @@ def test_split_varargs_spellings():
     assert [t.shape[0] for t in torch.split(a, split_size_or_sections=3, dim=0)] == [3, 3]
     assert isinstance(a.unbind(), tuple)
     assert [t.shape[0] for t in a.tensor_split(indices_or_sections=[2])] == [2, 4]
+
+
+def test_as_strided_rejects_overflowing_geometry():
+    a = base(4)
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        a.as_strided((2**62, 3), (2**62, 1))
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        a.as_strided((3,), (2**62,), 2**62)
+
+
+def test_out_aliasing_an_input_is_refused():
+    a = base(2, 3)
+    with pytest.raises(RuntimeError, match="single memory location"):
+        torch.cat([a, a], out=a)
+    with pytest.raises(RuntimeError, match="share memory"):
+        torch.tril(a, out=a.t())
+    with pytest.raises(RuntimeError, match="share memory"):
+        torch.diag(a, out=a)
+    torch.tril(a, out=a)  # the input itself is fine

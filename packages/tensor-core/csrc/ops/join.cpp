@@ -60,6 +60,14 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim, const OutArg& out) {
     }
     shape[d] += t->sizes()[d];
   }
+  if (out.given()) {
+    for (const Tensor& t : tensors) {
+      FLB_CHECK(t->storage() != out.tensor->storage() || t->numel() == 0,
+                "cat: unsupported operation: some elements of the input tensor and the "
+                "written-to tensor refer to a single memory location. Please clone() the tensor "
+                "before performing the operation.");
+    }
+  }
   Tensor result = prepare_out(out, shape, dtype, device, "cat");
   int64_t start = 0;
   for (const Tensor& t : tensors) {

@@ -361,6 +361,16 @@ Tensor as_strided(const Tensor& input, IntList size, IntList stride,
     FLB_CHECK(s >= 0, "as_strided: Negative strides are not supported at the moment, got strides: ",
               shape_str(stride));
   int64_t offset = storage_offset.value_or(input->offset());
+  // The bounds check sums (size - 1) * stride: refuse geometry whose extent overflows int64,
+  // which could otherwise wrap around the check.
+  int64_t extent = offset;
+  for (size_t i = 0; i < size.size() && i < stride.size(); ++i) {
+    int64_t span = 0;
+    bool overflow = size[i] > 0 && (__builtin_mul_overflow(size[i] - 1, stride[i], &span) ||
+                                    __builtin_add_overflow(extent, span, &extent));
+    FLB_CHECK(!overflow, "as_strided: view of sizes ", shape_str(size), " and strides ",
+              shape_str(stride), " is out of bounds for the storage (its extent overflows)");
+  }
   check_view_bounds(input, size, stride, offset, "as_strided");
   return make_view(input, size, stride, offset);
 }

@@ -10,6 +10,11 @@ using TriangleKernel = void(const Tensor& self, int64_t diagonal);
 
 Tensor triangle(const char* name, const Tensor& input, int64_t diagonal, const OutArg& out) {
   FLB_CHECK(input->dim() >= 2, name, ": input tensor must have at least 2 dimensions");
+  FLB_CHECK(
+      !out.given() || out.tensor.get() == input.get() || out.tensor->storage() != input->storage(),
+      name,
+      ": unsupported operation: the input and the written-to tensor share memory. "
+      "Please clone() the input first.");
   Tensor result = prepare_out(out, input->sizes(), input->dtype(), input->device(), name);
   if (result.get() != input.get()) copy_into(result, input);
   if (result->numel() > 0) {
@@ -34,11 +39,17 @@ Tensor diag(const Tensor& input, int64_t diagonal, const OutArg& out) {
             input->dim(), "D");
   if (input->dim() == 1) {
     int64_t n = input->sizes()[0] + (diagonal < 0 ? -diagonal : diagonal);
+    FLB_CHECK(!out.given() || out.tensor->storage() != input->storage(),
+              "diag: unsupported operation: the input and the written-to tensor share memory. "
+              "Please clone() the input first.");
     Tensor result = prepare_out(out, {n, n}, input->dtype(), input->device(), "diag");
     zero_(result);
     copy_into(ops::diagonal(result, diagonal, 0, 1), input);
     return result;
   }
+  FLB_CHECK(!out.given() || out.tensor->storage() != input->storage(),
+            "diag: unsupported operation: the input and the written-to tensor share memory. "
+            "Please clone() the input first.");
   Tensor d = ops::diagonal(input, diagonal, 0, 1);
   Tensor result = prepare_out(out, d->sizes(), input->dtype(), input->device(), "diag");
   copy_into(result, d);
