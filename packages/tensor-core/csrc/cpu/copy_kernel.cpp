@@ -8,19 +8,35 @@ namespace flambeau {
 
 namespace {
 
+// Same-dtype copy of one run: memcpy when both sides are dense, else one fixed-size
+// (so register-sized) move per element.
+template <size_t N>
+void copy_run(char** data, const int64_t* s, int64_t n) {
+  if (s[0] == static_cast<int64_t>(N) && s[1] == static_cast<int64_t>(N)) {
+    std::memcpy(data[0], data[1], static_cast<size_t>(n) * N);
+    return;
+  }
+  char* out = data[0];
+  const char* in = data[1];
+  for (int64_t i = 0; i < n; ++i) std::memcpy(out + i * s[0], in + i * s[1], N);
+}
+
 void copy_kernel(const Tensor& dst, const Tensor& src) {
   Tensor ops[] = {dst, src};
   auto it = TensorIterator::build(Span<Tensor>(ops, 2));
   if (dst->dtype() == src->dtype()) {
-    size_t item = dst->itemsize();
-    it.for_each([item](char** data, const int64_t* s, int64_t n) {
-      if (s[0] == static_cast<int64_t>(item) && s[1] == static_cast<int64_t>(item)) {
-        std::memcpy(data[0], data[1], static_cast<size_t>(n) * item);
-        return;
-      }
-      for (int64_t i = 0; i < n; ++i) std::memcpy(data[0] + i * s[0], data[1] + i * s[1], item);
-    });
-    return;
+    switch (dst->itemsize()) {
+      case 1:
+        return it.for_each(copy_run<1>);
+      case 2:
+        return it.for_each(copy_run<2>);
+      case 4:
+        return it.for_each(copy_run<4>);
+      case 8:
+        return it.for_each(copy_run<8>);
+      default:
+        return it.for_each(copy_run<16>);
+    }
   }
   visit_dtype<kAllTypes>(dst->dtype(), "copy_", [&](auto out_tag) {
     using Out = typename decltype(out_tag)::type;
