@@ -64,3 +64,14 @@ def test_no_leak_over_a_million_small_ops():
     gc.collect()
     assert flambeau._C._allocator_stats()["allocations"] == blocks_before
     assert proc.memory_info().rss - rss_before < 8 * 2**20
+
+
+def test_detach_shares_storage_and_drops_requires_grad():
+    a = flambeau.ones(3, requires_grad=True)
+    d = a.detach()
+    assert d._is_view_of(a) and not d.requires_grad
+
+
+def test_requires_grad_only_for_floating_types():
+    with pytest.raises(RuntimeError, match="floating point and complex"):
+        flambeau.ones(2, dtype=flambeau.int64).requires_grad_()

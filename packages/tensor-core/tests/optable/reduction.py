@@ -160,7 +160,8 @@ def moment_samples(dtype, rng):
     yield Sample(
         (a,), {"dim": (0, 1), "correction": 2, "keepdim": True}, note="correction=2"
     )
-    yield Sample((a + 1000,), {"dim": 0}, note="large offset")
+    if dtype not in ("float16", "bfloat16"):  # 1000 + x is not representable in 16 bits
+        yield Sample((a + 1000,), {"dim": 0}, note="large offset")
 
 
 def moment_ref(kind, with_mean=False):

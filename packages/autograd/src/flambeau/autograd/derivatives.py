@@ -630,6 +630,16 @@ def _getitem(g, a):
     return {"self": z}
 
 
+@formula("__setitem__", needs_input=False)
+def _setitem(g, a):
+    kept = g.clone()
+    kept[a["indices"]] = 0  # overwritten elements get no gradient from before
+    out = {"self": kept}
+    if isinstance(a["value"], F.Tensor):
+        out["value"] = g[a["indices"]]
+    return out
+
+
 @formula("cat", "concat", "concatenate", needs_input=False)
 def _cat(g, a):
     tensors, dim = a["tensors"], a.get("dim", 0)

@@ -100,6 +100,8 @@ def _modified(op, t, now, then):
 
 
 def _call(name: str, args: tuple, kwargs: dict):
+    if name.startswith("__"):
+        return getattr(Tensor, name)(*args, **kwargs)
     fn = getattr(flambeau, name, None)
     if fn is not None and not name.endswith("_"):
         return fn(*args, **kwargs)
@@ -123,8 +125,8 @@ def _check_inplace(name: str, target) -> None:
 
 def handle(name: str, args: tuple, kwargs: dict):
     """The handler installed in the core's autograd slot."""
-    inplace = name.endswith("_") and not name.startswith("__")
-    base = name[:-1] if inplace else name
+    inplace = name == "__setitem__" or (name.endswith("_") and not name.startswith("__"))
+    base = name[:-1] if inplace and not name.startswith("__") else name
     target = args[0] if inplace else None
     if inplace:
         _check_inplace(name, target)
@@ -147,12 +149,14 @@ def handle(name: str, args: tuple, kwargs: dict):
         first = sch.params[0].name
         bound[first] = bound[first].detach().clone()
     result = _call(name, args, kwargs)
+    if name == "__setitem__":  # assignment returns nothing; its output is the target
+        result = target
     outputs = result if isinstance(result, tuple) else (result,)
     diff_outputs = [i for i, o in enumerate(outputs) if is_differentiable(o)]
     if not diff_outputs or (formula is not None and formula.nondifferentiable):
         return result
     node = FormulaNode(
-        f"{base.capitalize()}Backward0",
+        f"{base.strip('_').capitalize()}Backward0",
         edges,
         len(outputs),
         derivatives.bind_formula(sch.key, formula, inputs, shapes),
@@ -166,7 +170,7 @@ def handle(name: str, args: tuple, kwargs: dict):
         attach(outputs[i], node, i)
         if base in VIEW_OPS and not inplace:
             outputs[i]._base = args[0]
-    return result
+    return None if name == "__setitem__" else result
 
 
 def install() -> None:

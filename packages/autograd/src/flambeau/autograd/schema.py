@@ -73,9 +73,18 @@ def parse(schema: str) -> Schema:
     return Schema(name, overload, tuple(params), n_out)
 
 
+# Python indexing is bound by hand in the core, not through the table.
+INDEXING = {
+    "__getitem__": "__getitem__(Tensor self, Any indices) -> Tensor",
+    "__setitem__": "__setitem__(Tensor self, Any indices, Tensor value) -> Tensor",
+}
+
+
 @functools.lru_cache(maxsize=None)
 def overloads(name: str) -> tuple[Schema, ...]:
     """Schemas of an operator (or of the functional form of an in-place ``name_``)."""
+    if name in INDEXING:
+        return (parse(INDEXING[name]),)
     rows = [r for r in flambeau.ops_table() if r["name"] == name]
     if not rows and name.endswith("_"):
         rows = [r for r in flambeau.ops_table() if r["name"] == name[:-1]]
@@ -84,6 +93,8 @@ def overloads(name: str) -> tuple[Schema, ...]:
 
 def _fits(p: Param, v) -> bool:
     t = p.type.rstrip("?")
+    if t == "Any":
+        return True
     if v is None:
         return p.type.endswith("?") or (p.has_default and p.default is None)
     if t == "Tensor":

@@ -1,0 +1,304 @@
+"""Autograd semantics, each against hand-derived values."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import flambeau as F
+from flambeau import autograd
+
+
+def t(values, requires_grad=True):
+    return F.tensor(values, dtype=F.float64, requires_grad=requires_grad)
+
+
+def test_leaf_and_graph_attributes():
+    x = t([1.0, 2.0])
+    y = x * 3
+    assert x.is_leaf and x.grad_fn is None
+    assert not y.is_leaf and y.requires_grad and y.grad_fn is not None
+    assert y.grad_fn.next_functions[0][0].__class__.__name__ == "AccumulateGrad"
+
+
+def test_backward_accumulates_into_leaves():
+    x = t([1.0, 2.0, 3.0])
+    (x * x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 4.0, 6.0])
+    (x * x).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [4.0, 8.0, 12.0])
+
+
+def test_broadcast_gradient_is_reduced_to_input_shape():
+    a = t([[1.0], [2.0]])
+    b = t([10.0, 20.0, 30.0])
+    (a * b).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), [[60.0], [60.0]])
+    np.testing.assert_allclose(b.grad.numpy(), [3.0, 3.0, 3.0])
+
+
+def test_python_scalars_and_reflected_operators():
+    x = t([2.0])
+    y = (3 - x) * 2 + 1 / x
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [-2.0 - 1 / 4])
+
+
+def test_non_scalar_backward_needs_gradient():
+    x = t([1.0, 2.0])
+    with pytest.raises(RuntimeError, match="implicitly created only for scalar outputs"):
+        (x * 2).backward()
+    (x * 2).backward(F.tensor([1.0, 0.5], dtype=F.float64))
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 1.0])
+
+
+def test_second_backward_through_freed_graph_raises():
+    x = t([1.0])
+    y = (x.exp() * 2).sum()
+    y.backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        y.backward()
+
+
+def test_retain_graph_allows_second_backward():
+    x = t([1.0])
+    y = (x.exp() * 2).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), [4 * np.e])
+
+
+def test_grad_does_not_touch_dot_grad_and_allow_unused():
+    x, z = t([1.0, 2.0]), t([5.0])
+    y = (x * x).sum()
+    (g,) = autograd.grad(y, [x])
+    np.testing.assert_allclose(g.numpy(), [2.0, 4.0])
+    assert x.grad is None
+    with pytest.raises(RuntimeError, match="allow_unused"):
+        autograd.grad((x * 2).sum(), [x, z])
+    gx, gz = autograd.grad((x * 2).sum(), [x, z], allow_unused=True)
+    assert gz is None
+
+
+def test_higher_order_gradients():
+    x = t([2.0])
+    y = (x * x * x).sum()
+    (g,) = autograd.grad(y, x, create_graph=True)  # 3x^2
+    (gg,) = autograd.grad(g.sum(), x)  # 6x
+    np.testing.assert_allclose(g.detach().numpy(), [12.0])
+    np.testing.assert_allclose(gg.numpy(), [12.0])
+
+
+def test_deep_chain_does_not_recurse():
+    x = t([1.0])
+    y = x
+    for _ in range(100_000):
+        y = y + 1
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [1.0])
+
+
+def test_wide_graph():
+    x = t([1.0, 2.0])
+    total = sum((x * i).sum() for i in range(1000))
+    total.backward()
+    np.testing.assert_allclose(x.grad.numpy(), [sum(range(1000))] * 2)
+
+
+def test_detach_and_no_grad_stop_recording():
+    x = t([1.0])
+    assert not x.detach().requires_grad
+    with autograd.no_grad():
+        y = x * 2
+    assert not y.requires_grad and y.grad_fn is None
+
+    @autograd.no_grad()
+    def f(v):
+        return v * 2
+
+    assert not f(x).requires_grad
+    with autograd.no_grad():
+        with autograd.enable_grad():
+            assert (x * 2).requires_grad
+    with autograd.set_grad_enabled(False):
+        assert not (x * 2).requires_grad
+    assert F.is_grad_enabled()
+    with autograd.inference_mode():
+        assert not (x * 2).requires_grad
+
+
+def test_grad_mode_is_thread_local():
+    seen = []
+    with autograd.no_grad():
+        th = threading.Thread(target=lambda: seen.append(F.is_grad_enabled()))
+        th.start()
+        th.join()
+    assert seen == [True]
+
+
+def test_modifying_a_saved_tensor_raises_at_backward():
+    x = t([1.0, 2.0])
+    y = x * 1  # non-leaf
+    z = (y * y).sum()
+    y.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.backward()
+
+
+def test_in_place_on_leaf_requiring_grad_raises():
+    x = t([1.0])
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        x.add_(1)
+
+
+def test_in_place_on_non_leaf_rebases_graph():
+    x = t([1.0, 2.0])
+    y = x * 2
+    y.mul_(x)  # y = 2x * x
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [4.0, 8.0])
+
+
+def test_tensor_hook_replaces_gradient_and_is_removable():
+    x = t([1.0, 2.0])
+    h = x.register_hook(lambda g: g * 10)
+    (x * 1).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [10.0, 10.0])
+    h.remove()
+    x.grad = None
+    (x * 1).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [1.0, 1.0])
+
+
+def test_hook_on_intermediate_and_retain_grad():
+    x = t([1.0, 2.0])
+    y = x * 3
+    y.retain_grad()
+    seen = []
+    y.register_hook(lambda g: seen.append(g.numpy().copy()))
+    (y * y).sum().backward()
+    np.testing.assert_allclose(seen[0], [6.0, 12.0])
+    np.testing.assert_allclose(y.grad.numpy(), [6.0, 12.0])
+
+
+def test_post_accumulate_grad_hook():
+    x = t([1.0])
+    calls = []
+    x.register_post_accumulate_grad_hook(lambda p: calls.append(p.grad.item()))
+    (x * 5).sum().backward()
+    assert calls == [5.0]
+
+
+def test_node_hooks():
+    x = t([1.0])
+    y = x * 2
+    pre, post = [], []
+    y.grad_fn.register_prehook(lambda go: pre.append(go[0].item()))
+    y.grad_fn.register_hook(lambda gi, go: post.append(gi[0].item()))
+    (y * 3).sum().backward()
+    assert pre == [3.0] and post == [6.0]
+
+
+class Cube(autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * 3 * x * x
+
+
+def test_custom_function():
+    x = t([2.0])
+    y = Cube.apply(x)
+    assert y.grad_fn.name() == "CubeBackward"
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [12.0])
+    assert autograd.gradcheck(Cube.apply, (t([0.5, -1.5]),))
+
+
+class TwoOutputs(autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        idx = F.zeros(1, dtype=F.int64)
+        ctx.mark_non_differentiable(idx)
+        return x * 2, idx
+
+    @staticmethod
+    def backward(ctx, g, gidx):
+        assert ctx.needs_input_grad == (True,)
+        return g * 2
+
+
+def test_custom_function_non_differentiable_output():
+    x = t([1.0])
+    y, idx = TwoOutputs.apply(x)
+    assert not idx.requires_grad
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [2.0])
+
+
+def test_once_differentiable_backward_does_not_record():
+    class Sq(autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        @autograd.once_differentiable
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * x * g
+
+    x = t([3.0])
+    (g,) = autograd.grad(Sq.apply(x).sum(), x, create_graph=True)
+    assert not g.requires_grad
+
+
+def test_detect_anomaly_names_forward_op():
+    x = t([-1.0])
+    with autograd.detect_anomaly():
+        y = x.sqrt()  # nan forward, nan backward
+        with pytest.raises(RuntimeError, match="SqrtBackward0"):
+            y.sum().backward()
+
+
+def test_functional_api():
+    from flambeau.autograd import functional as fn
+
+    x = t([1.0, 2.0], requires_grad=False)
+    jac = fn.jacobian(lambda v: v * v, x)
+    np.testing.assert_allclose(jac.numpy(), np.diag([2.0, 4.0]))
+    hess = fn.hessian(lambda v: (v * v * v).sum(), x)
+    np.testing.assert_allclose(hess.numpy(), np.diag([6.0, 12.0]))
+    _, vj = fn.vjp(lambda v: v * 3, x, t([1.0, 1.0], False))
+    np.testing.assert_allclose(vj.numpy(), [3.0, 3.0])
+    _, jv = fn.jvp(lambda v: v * v, x, t([1.0, 0.0], False))
+    np.testing.assert_allclose(jv.numpy(), [2.0, 0.0])
+    _, hv = fn.hvp(lambda v: (v * v * v).sum(), x, t([1.0, 1.0], False))
+    np.testing.assert_allclose(hv.numpy(), [6.0, 12.0])
+
+
+def test_gradcheck_reports_wrong_gradient():
+    class Wrong(autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 3
+
+    with pytest.raises(autograd.GradcheckError, match="Jacobian mismatch"):
+        autograd.gradcheck(Wrong.apply, (t([1.0]),))
+    assert autograd.gradcheck(Wrong.apply, (t([1.0]),), raise_exception=False) is False
+
+
+def test_gradgradcheck():
+    assert autograd.gradgradcheck(lambda v: (v * v * v).sum(), (t([0.5, 1.5]),))
