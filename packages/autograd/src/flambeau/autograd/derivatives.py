@@ -20,17 +20,18 @@ import flambeau as F
 @dataclass
 class Formula:
     fn: Callable
-    needs_input: bool = True  # in-place variants must keep the pre-call input
+    needs_input: bool = True  # uses input values (in-place variants keep a copy)
     nondifferentiable: bool = False
+    needs_result: bool = False  # uses output values (checked against in-place changes)
 
 
 FORMULAS: dict[str, Formula] = {}
 
 
-def formula(*names, needs_input=True):
+def formula(*names, needs_input=True, needs_result=False):
     def register(fn):
         for n in names:
-            FORMULAS[n] = Formula(fn, needs_input)
+            FORMULAS[n] = Formula(fn, needs_input, needs_result=needs_result)
         return fn
 
     return register
@@ -133,7 +134,7 @@ def _identity(g, a):
     return {first: g}
 
 
-@formula("pow")
+@formula("pow", needs_result=True)
 def _pow(g, a):
     x, e = a["input"], a["exponent"]
     out = {}
@@ -147,17 +148,17 @@ def _pow(g, a):
     return out
 
 
-@formula("exp")
+@formula("exp", needs_result=True)
 def _exp(g, a):
     return {"input": g * a["result"]}
 
 
-@formula("exp2")
+@formula("exp2", needs_result=True)
 def _exp2(g, a):
     return {"input": g * a["result"] * math.log(2.0)}
 
 
-@formula("expm1")
+@formula("expm1", needs_result=True)
 def _expm1(g, a):
     return {"input": g * (a["result"] + 1)}
 
@@ -182,12 +183,12 @@ def _log1p(g, a):
     return {"input": g / (a["input"] + 1)}
 
 
-@formula("sqrt")
+@formula("sqrt", needs_result=True)
 def _sqrt(g, a):
     return {"input": g / (2 * a["result"])}
 
 
-@formula("rsqrt")
+@formula("rsqrt", needs_result=True)
 def _rsqrt(g, a):
     r = a["result"]
     return {"input": -0.5 * g * r * r * r}
@@ -198,7 +199,7 @@ def _square(g, a):
     return {"input": 2 * g * a["input"]}
 
 
-@formula("reciprocal")
+@formula("reciprocal", needs_result=True)
 def _reciprocal(g, a):
     r = a["result"]
     return {"input": -g * r * r}
@@ -219,7 +220,7 @@ def _cos(g, a):
     return {"input": -g * F.sin(a["input"])}
 
 
-@formula("tan")
+@formula("tan", needs_result=True)
 def _tan(g, a):
     r = a["result"]
     return {"input": g * (1 + r * r)}
@@ -253,7 +254,7 @@ def _cosh(g, a):
     return {"input": g * F.sinh(a["input"])}
 
 
-@formula("tanh")
+@formula("tanh", needs_result=True)
 def _tanh(g, a):
     r = a["result"]
     return {"input": g * (1 - r * r)}
@@ -277,7 +278,7 @@ def _atanh(g, a):
     return {"input": g / (1 - x * x)}
 
 
-@formula("sigmoid")
+@formula("sigmoid", needs_result=True)
 def _sigmoid(g, a):
     r = a["result"]
     return {"input": g * r * (1 - r)}
@@ -301,7 +302,7 @@ def _erfc(g, a):
     return {"input": -g * (2 / math.sqrt(math.pi)) * F.exp(-x * x)}
 
 
-@formula("erfinv")
+@formula("erfinv", needs_result=True)
 def _erfinv(g, a):
     r = a["result"]
     return {"input": g * (math.sqrt(math.pi) / 2) * F.exp(r * r)}
@@ -312,7 +313,7 @@ def _lgamma(g, a):
     return {"input": g * F.digamma(a["input"])}
 
 
-@formula("relu")
+@formula("relu", needs_result=True)
 def _relu(g, a):
     return {"input": g * (a["result"] > 0)}
 
@@ -396,7 +397,7 @@ def _minimum(g, a):
     return {"input": gx, "other": gy}
 
 
-@formula("hypot")
+@formula("hypot", needs_result=True)
 def _hypot(g, a):
     r = a["result"]
     return {"input": g * a["input"] / r, "other": g * a["other"] / r}
@@ -409,7 +410,7 @@ def _atan2(g, a):
     return {"input": g * x / d, "other": -g * y / d}
 
 
-@formula("logaddexp")
+@formula("logaddexp", needs_result=True)
 def _logaddexp(g, a):
     r = a["result"]
     return {"input": g * F.exp(a["input"] - r), "other": g * F.exp(a["other"] - r)}
@@ -440,7 +441,7 @@ def _mean(g, a):
     return {"input": ge / reduced_count(a["input"], dims)}
 
 
-@formula("prod")
+@formula("prod", needs_result=True)
 def _prod(g, a):
     x = a["input"]
     ge, _ = unreduce(g, a)
@@ -456,15 +457,15 @@ def _extremum(g, a):
     return {"input": ge * mask / count}
 
 
-formula("amax", "amin")(_extremum)
+formula("amax", "amin", needs_result=True)(_extremum)
 
 
-@formula("max", "min")
+@formula("max", "min", needs_result=True)
 def _max_all(g, a):
     return _extremum(g, {"input": a["input"], "dim": None, "keepdim": False, "result": a["result"]})
 
 
-@formula("max.dim", "min.dim")
+@formula("max.dim", "min.dim", needs_result=True)
 def _max_dim(g, a):
     x, dim = a["input"], a["dim"] % max(a["input"].dim(), 1)
     gv = g[0] if isinstance(g, tuple) else g
@@ -486,7 +487,7 @@ def _var(g, a):
     return {"input": ge * 2 * (x - x.mean(dim=tuple(dims), keepdim=True)) / n}
 
 
-@formula("std")
+@formula("std", needs_result=True)
 def _std(g, a):
     x = a["input"]
     ge, dims = unreduce(g, a)
@@ -494,13 +495,13 @@ def _std(g, a):
     return {"input": ge * (x - x.mean(dim=tuple(dims), keepdim=True)) / (n * keep(a["result"], a))}
 
 
-@formula("logsumexp")
+@formula("logsumexp", needs_result=True)
 def _logsumexp(g, a):
     ge, _ = unreduce(g, a)
     return {"input": ge * F.exp(a["input"] - keep(a["result"], a))}
 
 
-@formula("norm")
+@formula("norm", needs_result=True)
 def _norm(g, a):
     x, p = a["input"], a.get("p", 2)
     p = 2 if p is None or p == "fro" else p

@@ -25,16 +25,16 @@ def _numerical_jacobian(fn, inputs, i, eps):
     x = inputs[i]
     flat = x.detach().reshape(-1)  # shares memory with x's data
     columns = []
-    with F.autograd.no_grad():
-        for k in range(flat.numel()):
-            orig = flat[k].item()
-            flat[k] = orig + eps
-            plus = [o.reshape(-1).clone() for o in _flat_outputs(fn, inputs)]
-            flat[k] = orig - eps
-            minus = [o.reshape(-1).clone() for o in _flat_outputs(fn, inputs)]
-            flat[k] = orig
-            columns.append(F.cat([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
-                           if plus else F.zeros(0, dtype=x.dtype))
+    # Grad mode stays on: fn may itself differentiate (gradgradcheck).
+    for k in range(flat.numel()):
+        orig = flat[k].item()
+        flat[k] = orig + eps
+        plus = [o.reshape(-1).clone() for o in _flat_outputs(fn, inputs)]
+        flat[k] = orig - eps
+        minus = [o.reshape(-1).clone() for o in _flat_outputs(fn, inputs)]
+        flat[k] = orig
+        columns.append(F.cat([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
+                       if plus else F.zeros(0, dtype=x.dtype))
     return columns  # columns[k][j] = d out_j / d x_k
 
 

@@ -59,14 +59,17 @@ class SavedArgs:
     result, and re-attached to the node on unpacking.
     """
 
-    def __init__(self, bound: dict, outputs: tuple, node=None):
+    def __init__(self, bound: dict, outputs: tuple, node, check_inputs: bool, check_outputs: bool):
         self.bound = bound
-        self.versions = {
-            k: v._version for k, v in bound.items() if isinstance(v, Tensor)
-        }
+        # Only values the formula reads are checked for later in-place changes.
+        self.versions = (
+            {k: v._version for k, v in bound.items() if isinstance(v, Tensor)}
+            if check_inputs
+            else {}
+        )
         self.outputs = tuple(o.detach() if isinstance(o, Tensor) else o for o in outputs)
         self.output_versions = tuple(
-            o._version if isinstance(o, Tensor) else None for o in self.outputs
+            o._version if isinstance(o, Tensor) and check_outputs else None for o in self.outputs
         )
         self.node = node
 
@@ -78,7 +81,7 @@ class SavedArgs:
         outs = []
         for i, (o, v) in enumerate(zip(self.outputs, self.output_versions)):
             if isinstance(o, Tensor):
-                if o._version != v:
+                if v is not None and o._version != v:
                     raise _modified(op, o, o._version, v)
                 if _C.is_grad_enabled() and is_differentiable(o):  # create_graph: reconnect
                     o = o.detach()
@@ -163,7 +166,13 @@ def handle(name: str, args: tuple, kwargs: dict):
         None,
         shapes,
     )
-    node._saved = SavedArgs(bound, outputs, node)
+    node._saved = SavedArgs(
+        bound,
+        outputs,
+        node,
+        check_inputs=formula is None or formula.needs_input,
+        check_outputs=formula is None or formula.needs_result,
+    )
     if anomaly_mode.is_enabled():
         node._record_trace()
     for i in diff_outputs:
