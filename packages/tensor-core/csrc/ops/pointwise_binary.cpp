@@ -13,6 +13,20 @@ void check_alpha(const char* op, const Tensor& a, const Tensor& b, const Scalar&
               alpha.to_int() != 1 && alpha.to_int() != 0),
             op, ": boolean alpha only supported for Tensors of type bool");
 }
+
+// Rounding modes of div, passed to the "div" kernel as its one argument.
+enum DivMode : int64_t { kTrue = 0, kTrunc = 1, kFloor = 2 };
+
+Tensor div_mode(const char* name, const Tensor& a, const Tensor& b, DivMode mode,
+                const OutArg& out) {
+  static const OperatorEntry& op = Dispatcher::op("div");
+  if (mode == kTrue) {
+    return elementwise(op, {name, Promote::IntToFloat, kFloatTypes | kComplexTypes}, {a, b},
+                       {Scalar(int64_t(mode))}, out);
+  }
+  return elementwise(op, {name, Promote::Default, kRealTypes}, {a, b}, {Scalar(int64_t(mode))},
+                     out);
+}
 }  // namespace
 
 Tensor add(const Tensor& input, const Tensor& other, const Scalar& alpha, const OutArg& out) {
@@ -38,6 +52,54 @@ Tensor rsub(const Tensor& input, const Tensor& other, const Scalar& alpha) {
 Tensor mul(const Tensor& input, const Tensor& other, const OutArg& out) {
   static const OperatorEntry& op = Dispatcher::op("mul");
   return elementwise(op, {"mul"}, {input, other}, {}, out);
+}
+
+Tensor div(const Tensor& input, const Tensor& other, const std::optional<std::string>& rounding_mode,
+           const OutArg& out) {
+  if (!rounding_mode) return div_mode("div", input, other, kTrue, out);
+  if (*rounding_mode == "trunc") return div_mode("div", input, other, kTrunc, out);
+  if (*rounding_mode == "floor") return div_mode("div", input, other, kFloor, out);
+  fail<ValueError>("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '",
+                   *rounding_mode, "'");
+}
+
+Tensor true_divide(const Tensor& input, const Tensor& other, const OutArg& out) {
+  return div_mode("true_divide", input, other, kTrue, out);
+}
+
+Tensor floor_divide(const Tensor& input, const Tensor& other, const OutArg& out) {
+  return div_mode("floor_divide", input, other, kFloor, out);
+}
+
+Tensor remainder(const Tensor& input, const Tensor& other, const OutArg& out) {
+  static const OperatorEntry& op = Dispatcher::op("remainder");
+  return elementwise(op, {"remainder", Promote::Default, kRealTypes}, {input, other}, {}, out);
+}
+
+Tensor fmod(const Tensor& input, const Tensor& other, const OutArg& out) {
+  static const OperatorEntry& op = Dispatcher::op("fmod");
+  return elementwise(op, {"fmod", Promote::Default, kRealTypes}, {input, other}, {}, out);
+}
+
+Tensor pow(const Tensor& input, const Tensor& exponent, const OutArg& out) {
+  static const OperatorEntry& op = Dispatcher::op("pow");
+  ScalarType t = result_type({&input, &exponent});
+  if (is_integral(t, true) && exponent->is_wrapped_number()) {
+    // A Python int exponent (the Tensor-Scalar overload in PyTorch).
+    FLB_CHECK(*exponent->data_as<int64_t>() >= 0 || exponent->dtype() != ScalarType::Int64,
+              "Integers to negative integer powers are not allowed.");
+  }
+  return elementwise(op, {"pow", Promote::Default, kRealTypes | kComplexTypes}, {input, exponent},
+                     {}, out);
+}
+
+Tensor square(const Tensor& input, const OutArg& out) {
+  // As pow(input, 2): bool squares in int64.
+  if (input->dtype() == ScalarType::Bool) {
+    Tensor i = to_dtype(input, ScalarType::Int64);
+    return mul(i, i, out);
+  }
+  return mul(input, input, out);
 }
 
 }  // namespace flambeau::ops
