@@ -36,8 +36,10 @@ void sub_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar> args) {
 void mul_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) {
   binary_op<kAllTypes>(out, in, "mul", [](auto tag) {
     using C = typename decltype(tag)::type;
-    if constexpr (std::is_same_v<C, bool>) return [](bool x, bool y) { return x && y; };
-    else return [](C x, C y) { return C(x * y); };
+    if constexpr (std::is_same_v<C, bool>)
+      return [](bool x, bool y) { return x && y; };
+    else
+      return [](C x, C y) { return C(x * y); };
   });
 }
 
@@ -61,7 +63,7 @@ void fail_zero_division(const char* op) { fail(op, ": ZeroDivisionError"); }
 
 void div_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar> args) {
   const int64_t mode = args[0].to_int();  // 0 true, 1 trunc, 2 floor
-  if (mode == 0) {  // true division: the promoted type is float or complex
+  if (mode == 0) {                        // true division: the promoted type is float or complex
     binary_op<kFloatTypes | kComplexTypes>(out, in, "div", [](auto tag) {
       using C = typename decltype(tag)::type;
       return [](C a, C b) { return C(a / b); };

@@ -9,13 +9,13 @@ namespace {
 
 constexpr uint32_t kOrdered = kRealTypes | kBoolTypes;
 
-#define FLB_COMPARE(NAME, MASK, EXPR)                                      \
-  void NAME##_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) {   \
-    binary_op<MASK, OutKind::Bool>(out, in, #NAME, [](auto tag) {          \
-      using C = typename decltype(tag)::type;                              \
-      return [](C a, C b) -> bool { return EXPR; };                        \
-    });                                                                    \
-  }                                                                        \
+#define FLB_COMPARE(NAME, MASK, EXPR)                                    \
+  void NAME##_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) { \
+    binary_op<MASK, OutKind::Bool>(out, in, #NAME, [](auto tag) {        \
+      using C = typename decltype(tag)::type;                            \
+      return [](C a, C b) -> bool { return EXPR; };                      \
+    });                                                                  \
+  }                                                                      \
   FLB_REGISTER_KERNEL(#NAME, kCPU, NAME##_kernel);
 
 FLB_COMPARE(eq, kAllTypes, a == b)
@@ -27,9 +27,12 @@ FLB_COMPARE(ge, kOrdered, a >= b)
 
 template <class C>
 bool is_nan(C x) {
-  if constexpr (is_complex_t<C>::value) return x.real() != x.real() || x.imag() != x.imag();
-  else if constexpr (std::is_floating_point_v<C>) return x != x;
-  else return false;
+  if constexpr (is_complex_t<C>::value)
+    return x.real() != x.real() || x.imag() != x.imag();
+  else if constexpr (std::is_floating_point_v<C>)
+    return x != x;
+  else
+    return false;
 }
 
 // args: rtol, atol, equal_nan.
@@ -56,19 +59,19 @@ void isclose_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar> args) {
   });
 }
 
-#define FLB_TEST(NAME, MASK, REAL, CPLX)                                   \
-  void NAME##_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) {   \
-    unary_op<MASK, OutKind::Bool>(out, in[0], #NAME, [](auto tag) {        \
-      using C = typename decltype(tag)::type;                              \
-      if constexpr (is_complex_t<C>::value) {                              \
-        return [](C x) -> bool { return CPLX; };                           \
-      } else if constexpr (std::is_floating_point_v<C>) {                  \
-        return [](C x) -> bool { return REAL; };                           \
-      } else {                                                             \
-        return [](C x) -> bool { return NAME##_int; };                     \
-      }                                                                    \
-    });                                                                    \
-  }                                                                        \
+#define FLB_TEST(NAME, MASK, REAL, CPLX)                                 \
+  void NAME##_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) { \
+    unary_op<MASK, OutKind::Bool>(out, in[0], #NAME, [](auto tag) {      \
+      using C = typename decltype(tag)::type;                            \
+      if constexpr (is_complex_t<C>::value) {                            \
+        return [](C x) -> bool { return CPLX; };                         \
+      } else if constexpr (std::is_floating_point_v<C>) {                \
+        return [](C x) -> bool { return REAL; };                         \
+      } else {                                                           \
+        return [](C x) -> bool { return NAME##_int; };                   \
+      }                                                                  \
+    });                                                                  \
+  }                                                                      \
   FLB_REGISTER_KERNEL(#NAME, kCPU, NAME##_kernel);
 
 // Integers are never NaN or infinite.
@@ -78,8 +81,7 @@ FLB_TEST(isnan, kAllTypes, x != x, is_nan(x))
 FLB_TEST(isinf, kAllTypes, std::isinf(x), std::isinf(x.real()) || std::isinf(x.imag()))
 FLB_TEST(isposinf, kOrdered, x == std::numeric_limits<C>::infinity(), false)
 FLB_TEST(isneginf, kOrdered, x == -std::numeric_limits<C>::infinity(), false)
-FLB_TEST(isfinite, kAllTypes, std::isfinite(x),
-         std::isfinite(x.real()) && std::isfinite(x.imag()))
+FLB_TEST(isfinite, kAllTypes, std::isfinite(x), std::isfinite(x.real()) && std::isfinite(x.imag()))
 FLB_TEST(isreal, kAllTypes, true, x.imag() == 0)
 
 // out = cond ? a : b, with cond bool and a, b already of out's type.

@@ -30,13 +30,13 @@ inline C min_nan(C a, C b) {
   return a < b ? a : b;
 }
 
-#define FLB_BINARY_KERNEL(NAME, MASK, EXPR)                                \
-  void NAME##_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) {   \
-    binary_op<MASK>(out, in, #NAME, [](auto tag) {                         \
-      using C = typename decltype(tag)::type;                              \
-      return [](C a, C b) -> C { return EXPR; };                           \
-    });                                                                    \
-  }                                                                        \
+#define FLB_BINARY_KERNEL(NAME, MASK, EXPR)                              \
+  void NAME##_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) { \
+    binary_op<MASK>(out, in, #NAME, [](auto tag) {                       \
+      using C = typename decltype(tag)::type;                            \
+      return [](C a, C b) -> C { return EXPR; };                         \
+    });                                                                  \
+  }                                                                      \
   FLB_REGISTER_KERNEL(#NAME, kCPU, NAME##_kernel);
 
 FLB_BINARY_KERNEL(maximum, kOrdered, max_nan(a, b))
@@ -46,13 +46,17 @@ FLB_BINARY_KERNEL(clamp_max, kRealTypes, min_nan(a, b))
 
 template <class C>
 inline C fmax_of(C a, C b) {
-  if constexpr (std::is_floating_point_v<C>) return std::fmax(a, b);
-  else return a > b ? a : b;
+  if constexpr (std::is_floating_point_v<C>)
+    return std::fmax(a, b);
+  else
+    return a > b ? a : b;
 }
 template <class C>
 inline C fmin_of(C a, C b) {
-  if constexpr (std::is_floating_point_v<C>) return std::fmin(a, b);
-  else return a < b ? a : b;
+  if constexpr (std::is_floating_point_v<C>)
+    return std::fmin(a, b);
+  else
+    return a < b ? a : b;
 }
 FLB_BINARY_KERNEL(fmax, kOrdered, fmax_of(a, b))
 FLB_BINARY_KERNEL(fmin, kOrdered, fmin_of(a, b))
@@ -85,8 +89,10 @@ void lerp_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) {
     using C = typename decltype(tag)::type;
     return [](C a, C b, C w) -> C {
       bool low;
-      if constexpr (is_complex_t<C>::value) low = std::abs(w) < 0.5;
-      else low = w < C(0.5);
+      if constexpr (is_complex_t<C>::value)
+        low = std::abs(w) < 0.5;
+      else
+        low = w < C(0.5);
       return low ? a + w * (b - a) : b - (b - a) * (C(1) - w);
     };
   });

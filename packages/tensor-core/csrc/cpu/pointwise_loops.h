@@ -22,9 +22,9 @@ struct real_of<std::complex<R>> {
 };
 
 template <class C, OutKind K>
-using out_of = std::conditional_t<K == OutKind::Bool, bool,
-                                  std::conditional_t<K == OutKind::Real,
-                                                     typename real_of<C>::type, C>>;
+using out_of =
+    std::conditional_t<K == OutKind::Bool, bool,
+                       std::conditional_t<K == OutKind::Real, typename real_of<C>::type, C>>;
 
 // A contiguous-run routine (see cpu/vec_math.h): out[i] = f(in[i]).
 template <class T>

@@ -39,20 +39,20 @@ C lgamma_of(C x) {
 }
 
 // NAME: operator; MASK: compute types; REAL / CPLX: expressions in x.
-#define FLB_FLOAT_UNARY_IMPL(NAME, MASK, REAL, CPLX, V32, V64)              \
-  void NAME##_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) {    \
-    unary_op<MASK>(                                                         \
-        out, in[0], #NAME,                                                  \
-        [](auto tag) {                                                      \
-          using C = typename decltype(tag)::type;                           \
-          if constexpr (is_complex_t<C>::value) {                           \
-            return [](C x) -> C { return CPLX; };                           \
-          } else {                                                          \
-            return [](C x) -> C { return REAL; };                           \
-          }                                                                 \
-        },                                                                  \
-        V32, V64);                                                          \
-  }                                                                         \
+#define FLB_FLOAT_UNARY_IMPL(NAME, MASK, REAL, CPLX, V32, V64)           \
+  void NAME##_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) { \
+    unary_op<MASK>(                                                      \
+        out, in[0], #NAME,                                               \
+        [](auto tag) {                                                   \
+          using C = typename decltype(tag)::type;                        \
+          if constexpr (is_complex_t<C>::value) {                        \
+            return [](C x) -> C { return CPLX; };                        \
+          } else {                                                       \
+            return [](C x) -> C { return REAL; };                        \
+          }                                                              \
+        },                                                               \
+        V32, V64);                                                       \
+  }                                                                      \
   FLB_REGISTER_KERNEL(#NAME, kCPU, NAME##_kernel);
 #define FLB_FLOAT_UNARY(NAME, MASK, REAL, CPLX) \
   FLB_FLOAT_UNARY_IMPL(NAME, MASK, REAL, CPLX, vec::NAME##_f32, vec::NAME##_f64)

@@ -41,8 +41,10 @@ void abs_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) {
 
 template <class C>
 C sign_of(C x) {
-  if constexpr (std::is_same_v<C, bool>) return x;
-  else return C((C(0) < x) - (x < C(0)));
+  if constexpr (std::is_same_v<C, bool>)
+    return x;
+  else
+    return C((C(0) < x) - (x < C(0)));
 }
 
 void sign_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) {
@@ -64,14 +66,16 @@ void sgn_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) {
 }
 
 // Rounding: the identity on integers.
-#define FLB_ROUNDING(NAME, EXPR)                                            \
-  void NAME##_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) {    \
-    unary_op<kRealTypes>(out, in[0], #NAME, [](auto tag) {                  \
-      using C = typename decltype(tag)::type;                               \
-      if constexpr (is_float_v<C>) return [](C x) -> C { return EXPR; };   \
-      else return [](C x) { return x; };                                    \
-    });                                                                     \
-  }                                                                         \
+#define FLB_ROUNDING(NAME, EXPR)                                         \
+  void NAME##_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) { \
+    unary_op<kRealTypes>(out, in[0], #NAME, [](auto tag) {               \
+      using C = typename decltype(tag)::type;                            \
+      if constexpr (is_float_v<C>)                                       \
+        return [](C x) -> C { return EXPR; };                            \
+      else                                                               \
+        return [](C x) { return x; };                                    \
+    });                                                                  \
+  }                                                                      \
   FLB_REGISTER_KERNEL(#NAME, kCPU, NAME##_kernel);
 
 FLB_ROUNDING(floor, std::floor(x))
@@ -86,7 +90,8 @@ void round_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar> args) {
     using C = typename decltype(tag)::type;
     if constexpr (is_float_v<C>) {
       const bool neg = decimals < 0;
-      const C scale = static_cast<C>(std::pow(10.0, static_cast<double>(neg ? -decimals : decimals)));
+      const C scale =
+          static_cast<C>(std::pow(10.0, static_cast<double>(neg ? -decimals : decimals)));
       return [neg, scale, decimals](C x) -> C {
         if (decimals == 0) return std::nearbyint(x);
         return neg ? std::nearbyint(x / scale) * scale : std::nearbyint(x * scale) / scale;
@@ -102,8 +107,10 @@ void relu_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) {
       out, in[0], "relu",
       [](auto tag) {
         using C = typename decltype(tag)::type;
-        if constexpr (is_float_v<C>) return [](C x) -> C { return x > 0 ? x : (x != x ? x : 0); };
-        else return [](C x) { return C(x > 0 ? x : 0); };
+        if constexpr (is_float_v<C>)
+          return [](C x) -> C { return x > 0 ? x : (x != x ? x : 0); };
+        else
+          return [](C x) { return C(x > 0 ? x : 0); };
       },
       vec::relu_f32, vec::relu_f64);
 }

@@ -33,7 +33,7 @@
 
 // Re-declarations that add the simd attribute (libmvec variants exist for these).
 extern "C" {
-#define FLB_DECL(attr, name)                  \
+#define FLB_DECL(attr, name)          \
   float name##f(float) noexcept attr; \
   double name(double) noexcept attr;
 FLB_DECL(FLB_SIMD_V22, exp)
@@ -62,14 +62,14 @@ FLB_DECL(FLB_SIMD_V35, erfc)
 
 namespace flambeau::vec {
 
-#define FLB_VEC_LOOP(name, T, expr)                                           \
+#define FLB_VEC_LOOP(name, T, expr)                                                \
   FLB_CLONES void name(const T* __restrict__ in, T* __restrict__ out, int64_t n) { \
-    for (int64_t i = 0; i < n; ++i) {                                        \
-      T x = in[i];                                                           \
-      out[i] = (expr);                                                       \
-    }                                                                        \
+    for (int64_t i = 0; i < n; ++i) {                                              \
+      T x = in[i];                                                                 \
+      out[i] = (expr);                                                             \
+    }                                                                              \
   }
-#define FLB_VEC_LIBM(name)                   \
+#define FLB_VEC_LIBM(name)                    \
   FLB_VEC_LOOP(name##_f32, float, name##f(x)) \
   FLB_VEC_LOOP(name##_f64, double, name(x))
 

@@ -34,8 +34,8 @@ namespace flambeau::vec {
   X(reciprocal)             \
   X(relu)
 
-#define FLB_VEC_DECLARE(name)                                  \
-  void name##_f32(const float* in, float* out, int64_t n);     \
+#define FLB_VEC_DECLARE(name)                              \
+  void name##_f32(const float* in, float* out, int64_t n); \
   void name##_f64(const double* in, double* out, int64_t n);
 FLB_VEC_MATH_OPS(FLB_VEC_DECLARE)
 #undef FLB_VEC_DECLARE

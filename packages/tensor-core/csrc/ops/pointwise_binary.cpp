@@ -54,8 +54,8 @@ Tensor mul(const Tensor& input, const Tensor& other, const OutArg& out) {
   return elementwise(op, {"mul"}, {input, other}, {}, out);
 }
 
-Tensor div(const Tensor& input, const Tensor& other, const std::optional<std::string>& rounding_mode,
-           const OutArg& out) {
+Tensor div(const Tensor& input, const Tensor& other,
+           const std::optional<std::string>& rounding_mode, const OutArg& out) {
   if (!rounding_mode) return div_mode("div", input, other, kTrue, out);
   if (*rounding_mode == "trunc") return div_mode("div", input, other, kTrunc, out);
   if (*rounding_mode == "floor") return div_mode("div", input, other, kFloor, out);

@@ -8,9 +8,9 @@ namespace {
 constexpr uint32_t kIntBool = kIntTypes | kBoolTypes;
 }  // namespace
 
-#define FLB_BITWISE_OP(NAME, DTYPES)                                                   \
-  Tensor NAME(const Tensor& input, const Tensor& other, const OutArg& out) {           \
-    static const OperatorEntry& op = Dispatcher::op(#NAME);                            \
+#define FLB_BITWISE_OP(NAME, DTYPES)                                                    \
+  Tensor NAME(const Tensor& input, const Tensor& other, const OutArg& out) {            \
+    static const OperatorEntry& op = Dispatcher::op(#NAME);                             \
     return elementwise(op, {#NAME, Promote::Default, DTYPES}, {input, other}, {}, out); \
   }
 FLB_BITWISE_OP(bitwise_and, kIntBool)
@@ -25,10 +25,10 @@ Tensor bitwise_not(const Tensor& input, const OutArg& out) {
   return elementwise(op, {"bitwise_not", Promote::Default, kIntBool}, {input}, {}, out);
 }
 
-#define FLB_LOGICAL_OP(NAME)                                                           \
-  Tensor NAME(const Tensor& input, const Tensor& other, const OutArg& out) {           \
-    static const OperatorEntry& op = Dispatcher::op(#NAME);                            \
-    return elementwise(op, {#NAME, Promote::BoolOut}, {input, other}, {}, out);        \
+#define FLB_LOGICAL_OP(NAME)                                                    \
+  Tensor NAME(const Tensor& input, const Tensor& other, const OutArg& out) {    \
+    static const OperatorEntry& op = Dispatcher::op(#NAME);                     \
+    return elementwise(op, {#NAME, Promote::BoolOut}, {input, other}, {}, out); \
   }
 FLB_LOGICAL_OP(logical_and)
 FLB_LOGICAL_OP(logical_or)

@@ -16,9 +16,9 @@ bool all_true(const Tensor& t) {
 }
 }  // namespace
 
-#define FLB_COMPARE_OP(NAME, DTYPES)                                                  \
-  Tensor NAME(const Tensor& input, const Tensor& other, const OutArg& out) {          \
-    static const OperatorEntry& op = Dispatcher::op(#NAME);                           \
+#define FLB_COMPARE_OP(NAME, DTYPES)                                                    \
+  Tensor NAME(const Tensor& input, const Tensor& other, const OutArg& out) {            \
+    static const OperatorEntry& op = Dispatcher::op(#NAME);                             \
     return elementwise(op, {#NAME, Promote::BoolOut, DTYPES}, {input, other}, {}, out); \
   }
 FLB_COMPARE_OP(eq, kAllTypes)
@@ -45,8 +45,7 @@ Tensor greater_equal(const Tensor& input, const Tensor& other, const OutArg& out
   return ge(input, other, out);
 }
 
-Tensor isclose(const Tensor& input, const Tensor& other, double rtol, double atol,
-               bool equal_nan) {
+Tensor isclose(const Tensor& input, const Tensor& other, double rtol, double atol, bool equal_nan) {
   FLB_CHECK(input->dtype() == other->dtype() || other->is_wrapped_number(),
             "isclose(): expected both inputs to have same dtype, but got ",
             dtype_name(input->dtype()), " and ", dtype_name(other->dtype()));
@@ -58,8 +57,7 @@ Tensor isclose(const Tensor& input, const Tensor& other, double rtol, double ato
                      {Scalar(rtol), Scalar(atol), Scalar(equal_nan)}, OutArg::none());
 }
 
-bool allclose(const Tensor& input, const Tensor& other, double rtol, double atol,
-              bool equal_nan) {
+bool allclose(const Tensor& input, const Tensor& other, double rtol, double atol, bool equal_nan) {
   return all_true(isclose(input, other, rtol, atol, equal_nan));
 }
 
@@ -68,9 +66,9 @@ bool equal(const Tensor& input, const Tensor& other) {
   return all_true(eq(input, other, OutArg::none()));
 }
 
-#define FLB_TEST_OP(NAME, DTYPES)                                                      \
-  Tensor NAME(const Tensor& input) {                                                   \
-    static const OperatorEntry& op = Dispatcher::op(#NAME);                            \
+#define FLB_TEST_OP(NAME, DTYPES)                                                           \
+  Tensor NAME(const Tensor& input) {                                                        \
+    static const OperatorEntry& op = Dispatcher::op(#NAME);                                 \
     return elementwise(op, {#NAME, Promote::BoolOut, DTYPES}, {input}, {}, OutArg::none()); \
   }
 FLB_TEST_OP(isnan, kAllTypes)
@@ -91,8 +89,7 @@ Tensor isneginf(const Tensor& input, const OutArg& out) {
   return elementwise(op, {"isneginf", Promote::BoolOut, kOrdered}, {input}, {}, out);
 }
 
-Tensor where(const Tensor& condition, const Tensor& input, const Tensor& other,
-             const OutArg& out) {
+Tensor where(const Tensor& condition, const Tensor& input, const Tensor& other, const OutArg& out) {
   static const OperatorEntry& op = Dispatcher::op("where");
   FLB_CHECK(condition->dtype() == ScalarType::Bool || condition->dtype() == ScalarType::UInt8,
             "where expected condition to be a boolean tensor, but got a tensor with dtype ",
@@ -106,7 +103,8 @@ Tensor where(const Tensor& condition, const Tensor& input, const Tensor& other,
   Tensor in[] = {expand_to(to_dtype(condition, ScalarType::Bool), shape, "where"),
                  expand_to(to_dtype(input, result), shape, "where"),
                  expand_to(to_dtype(other, result), shape, "where")};
-  if (target->numel() > 0) kernel_for<ElementwiseKernel>(op, device)(target, Span<Tensor>(in, 3), {});
+  if (target->numel() > 0)
+    kernel_for<ElementwiseKernel>(op, device)(target, Span<Tensor>(in, 3), {});
   if (target != dest) copy_into(dest, target);
   return dest;
 }

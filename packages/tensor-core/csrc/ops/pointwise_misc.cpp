@@ -70,10 +70,10 @@ Tensor addcdiv(const Tensor& input, const Tensor& tensor1, const Tensor& tensor2
                      {input, tensor1, tensor2}, {value}, out);
 }
 
-#define FLB_MINMAX_OP(NAME)                                                            \
-  Tensor NAME(const Tensor& input, const Tensor& other, const OutArg& out) {           \
-    FLB_CHECK(!is_complex(input->dtype()) && !is_complex(other->dtype()), #NAME,       \
-              " not implemented for complex tensors.");                                \
+#define FLB_MINMAX_OP(NAME)                                                                    \
+  Tensor NAME(const Tensor& input, const Tensor& other, const OutArg& out) {                   \
+    FLB_CHECK(!is_complex(input->dtype()) && !is_complex(other->dtype()), #NAME,               \
+              " not implemented for complex tensors.");                                        \
     return binary(#NAME, #NAME, Promote::Default, kRealTypes | kBoolTypes, input, other, out); \
   }
 FLB_MINMAX_OP(maximum)

@@ -8,7 +8,6 @@ namespace flambeau::ops {
 namespace {
 constexpr uint32_t kFC = kFloatTypes | kComplexTypes;
 
-
 void check_not_bool(const Tensor& input, const char* msg) {
   FLB_CHECK(input->dtype() != ScalarType::Bool, msg);
 }
@@ -51,10 +50,10 @@ Tensor sgn(const Tensor& input, const OutArg& out) {
 }
 
 // Floating-point functions: name, supported compute types.
-#define FLB_FLOAT_UNARY_OP(NAME, DTYPES)                                                 \
-  Tensor NAME(const Tensor& input, const OutArg& out) {                                  \
-    static const OperatorEntry& op = Dispatcher::op(#NAME);                              \
-    return elementwise(op, {#NAME, Promote::IntToFloat, DTYPES}, {input}, {}, out);      \
+#define FLB_FLOAT_UNARY_OP(NAME, DTYPES)                                            \
+  Tensor NAME(const Tensor& input, const OutArg& out) {                             \
+    static const OperatorEntry& op = Dispatcher::op(#NAME);                         \
+    return elementwise(op, {#NAME, Promote::IntToFloat, DTYPES}, {input}, {}, out); \
   }
 
 FLB_FLOAT_UNARY_OP(reciprocal, kFC)
@@ -101,10 +100,10 @@ Tensor logit(const Tensor& input, std::optional<double> eps, const OutArg& out) 
 }
 
 // Rounding keeps integer dtypes (the identity on them).
-#define FLB_ROUNDING_OP(NAME, DTYPES)                                                    \
-  Tensor NAME(const Tensor& input, const OutArg& out) {                                  \
-    static const OperatorEntry& op = Dispatcher::op(#NAME);                              \
-    return elementwise(op, {#NAME, Promote::Default, DTYPES}, {input}, {}, out);         \
+#define FLB_ROUNDING_OP(NAME, DTYPES)                                            \
+  Tensor NAME(const Tensor& input, const OutArg& out) {                          \
+    static const OperatorEntry& op = Dispatcher::op(#NAME);                      \
+    return elementwise(op, {#NAME, Promote::Default, DTYPES}, {input}, {}, out); \
   }
 FLB_ROUNDING_OP(floor, kRealTypes)
 FLB_ROUNDING_OP(ceil, kRealTypes)
@@ -115,8 +114,7 @@ Tensor fix(const Tensor& input, const OutArg& out) { return trunc(input, out); }
 
 Tensor round(const Tensor& input, int64_t decimals, const OutArg& out) {
   static const OperatorEntry& op = Dispatcher::op("round");
-  return elementwise(op, {"round", Promote::Default, kRealTypes}, {input}, {Scalar(decimals)},
-                     out);
+  return elementwise(op, {"round", Promote::Default, kRealTypes}, {input}, {Scalar(decimals)}, out);
 }
 
 Tensor relu(const Tensor& input, const OutArg& out) {

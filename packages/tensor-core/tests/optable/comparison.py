@@ -12,9 +12,11 @@ ORDERED = ALL_REAL + ("bool",)
 def compare_samples(d, rng):
     """Binary samples with rounded values, so that equal elements occur."""
     for s in binary_samples(d, rng, scalar=1):
-        yield Sample(tuple(np.asarray(np.round(a)) if isinstance(a, np.ndarray) else a
-                           for a in s.args),
-                     s.kwargs, s.note)
+        yield Sample(
+            tuple(np.asarray(np.round(a)) if isinstance(a, np.ndarray) else a for a in s.args),
+            s.kwargs,
+            s.note,
+        )
     if d in FLOAT_ALL:
         dt = np.float32 if d == "bfloat16" else d
         a = np.array([np.nan, 1.0, np.inf, -np.inf, 0.0], dtype=dt)
@@ -48,8 +50,8 @@ def isclose_ref(a, b, rtol=1e-5, atol=1e-8, equal_nan=False):
 
 
 def where_samples(d, rng):
-    c = lambda s, **kw: make(s, "bool", rng, **kw)  # noqa: E731
-    m = lambda s, **kw: make(s, d, rng, **kw)  # noqa: E731
+    c = lambda s, **kw: make(s, "bool", rng, **kw)
+    m = lambda s, **kw: make(s, d, rng, **kw)
     yield Sample((c((6,)), m((6,)), m((6,))))
     yield Sample((c((3, 1)), m((3, 4), noncontig=True), m((4,))), note="broadcast strided")
     yield Sample((c(()), m((3,)), m(())), note="0-dim")
@@ -79,34 +81,72 @@ TESTS = [
     compare_rows("less_equal", np.less_equal, FLOATS + ("int32",)),
     compare_rows("greater", np.greater, FLOATS + ("int32",)),
     compare_rows("greater_equal", np.greater_equal, FLOATS + ("int32",)),
-    OpTest("isclose", flambeau.isclose, isclose_ref, isclose_samples,
-           dtypes=FLOAT_ALL + ("int32", "int64", "bool") + COMPLEX),
-    OpTest("allclose", flambeau.allclose,
-           lambda a, b, **kw: bool(np.all(isclose_ref(a, b, **kw))), isclose_samples,
-           dtypes=FLOATS + ("int32",)),
-    OpTest("allclose", flambeau.allclose, lambda a, b: True,
-           lambda d, rng: (Sample((x, x.copy())) for x in [make((3, 4), d, rng)]),
-           dtypes=FLOATS, id="allclose_true"),
-    OpTest("equal", flambeau.equal,
-           lambda a, b: a.shape == b.shape and bool(np.all(a == b)),
-           lambda d, rng: (
-               Sample((x, y))
-               for x in [np.asarray(np.round(make((3, 4), d, rng)))]
-               for y in [x.copy(), x[:2], np.where(x > 0, x + 1, x).astype(x.dtype), x.T.copy().T]
-           ), dtypes=FLOATS + ("int32", "bool")),
+    OpTest(
+        "isclose",
+        flambeau.isclose,
+        isclose_ref,
+        isclose_samples,
+        dtypes=FLOAT_ALL + ("int32", "int64", "bool") + COMPLEX,
+    ),
+    OpTest(
+        "allclose",
+        flambeau.allclose,
+        lambda a, b, **kw: bool(np.all(isclose_ref(a, b, **kw))),
+        isclose_samples,
+        dtypes=FLOATS + ("int32",),
+    ),
+    OpTest(
+        "allclose",
+        flambeau.allclose,
+        lambda a, b: True,
+        lambda d, rng: (Sample((x, x.copy())) for x in [make((3, 4), d, rng)]),
+        dtypes=FLOATS,
+        id="allclose_true",
+    ),
+    OpTest(
+        "equal",
+        flambeau.equal,
+        lambda a, b: a.shape == b.shape and bool(np.all(a == b)),
+        lambda d, rng: (
+            Sample((x, y))
+            for x in [np.asarray(np.round(make((3, 4), d, rng)))]
+            for y in [x.copy(), x[:2], np.where(x > 0, x + 1, x).astype(x.dtype), x.T.copy().T]
+        ),
+        dtypes=FLOATS + ("int32", "bool"),
+    ),
     OpTest("isnan", flambeau.isnan, np.isnan, special_samples, dtypes=FLOAT_ALL + COMPLEX),
-    OpTest("isnan", flambeau.isnan, np.isnan, unary_samples, dtypes=("int32", "uint8", "bool"),
-           id="isnan_int"),
-    OpTest("isinf", flambeau.isinf, np.isinf, special_samples,
-           dtypes=FLOAT_ALL + COMPLEX + ("int32",)),
-    OpTest("isposinf", flambeau.isposinf, np.isposinf, special_samples,
-           dtypes=FLOAT_ALL + ("int32",)),
-    OpTest("isneginf", flambeau.isneginf, np.isneginf, special_samples,
-           dtypes=FLOAT_ALL + ("int32",)),
-    OpTest("isfinite", flambeau.isfinite, np.isfinite, special_samples,
-           dtypes=FLOAT_ALL + COMPLEX + ("int64", "bool")),
-    OpTest("isreal", flambeau.isreal, np.isreal, special_samples,
-           dtypes=FLOATS + COMPLEX + ("int32",)),
-    OpTest("where", flambeau.where, where_ref, where_samples,
-           dtypes=FLOAT_ALL + ("int32", "int64", "uint8", "bool") + COMPLEX),
+    OpTest(
+        "isnan",
+        flambeau.isnan,
+        np.isnan,
+        unary_samples,
+        dtypes=("int32", "uint8", "bool"),
+        id="isnan_int",
+    ),
+    OpTest(
+        "isinf", flambeau.isinf, np.isinf, special_samples, dtypes=FLOAT_ALL + COMPLEX + ("int32",)
+    ),
+    OpTest(
+        "isposinf", flambeau.isposinf, np.isposinf, special_samples, dtypes=FLOAT_ALL + ("int32",)
+    ),
+    OpTest(
+        "isneginf", flambeau.isneginf, np.isneginf, special_samples, dtypes=FLOAT_ALL + ("int32",)
+    ),
+    OpTest(
+        "isfinite",
+        flambeau.isfinite,
+        np.isfinite,
+        special_samples,
+        dtypes=FLOAT_ALL + COMPLEX + ("int64", "bool"),
+    ),
+    OpTest(
+        "isreal", flambeau.isreal, np.isreal, special_samples, dtypes=FLOATS + COMPLEX + ("int32",)
+    ),
+    OpTest(
+        "where",
+        flambeau.where,
+        where_ref,
+        where_samples,
+        dtypes=FLOAT_ALL + ("int32", "int64", "uint8", "bool") + COMPLEX,
+    ),
 ]
