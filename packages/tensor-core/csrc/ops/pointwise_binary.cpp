@@ -84,9 +84,10 @@ Tensor fmod(const Tensor& input, const Tensor& other, const OutArg& out) {
 Tensor pow(const Tensor& input, const Tensor& exponent, const OutArg& out) {
   static const OperatorEntry& op = Dispatcher::op("pow");
   ScalarType t = result_type({&input, &exponent});
-  if (is_integral(t, true) && exponent->is_wrapped_number()) {
+  if (is_integral(t, true) && exponent->is_wrapped_number() &&
+      exponent->dtype() == ScalarType::Int64) {
     // A Python int exponent (the Tensor-Scalar overload in PyTorch).
-    FLB_CHECK(*exponent->data_as<int64_t>() >= 0 || exponent->dtype() != ScalarType::Int64,
+    FLB_CHECK(*exponent->data_as<int64_t>() >= 0,
               "Integers to negative integer powers are not allowed.");
   }
   return elementwise(op, {"pow", Promote::Default, kRealTypes | kComplexTypes}, {input, exponent},
