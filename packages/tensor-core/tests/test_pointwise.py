@@ -521,3 +521,19 @@ def test_floor_divide_and_remainder_signs():
     np.testing.assert_array_equal(
         N(flambeau.div(T(ai), T(bi), rounding_mode="trunc")), np.trunc(a / b).astype(np.int64)
     )
+
+
+def test_dtype_restrictions_match_pytorch():
+    i = T([1, 2], np.int32)
+    m = T([True, False])
+    with pytest.raises(RuntimeError, match="round"):
+        flambeau.round(i, decimals=1)
+    np.testing.assert_array_equal(N(flambeau.round(i)), [1, 2])
+    with pytest.raises(RuntimeError, match="lerp"):
+        flambeau.lerp(i, i, 0.5)
+    with pytest.raises(RuntimeError, match="addcmul"):
+        flambeau.addcmul(m, m, m)
+    with pytest.raises(RuntimeError, match="logaddexp"):
+        flambeau.logaddexp(i, i)
+    with pytest.raises(RuntimeError, match="frac"):
+        flambeau.frac(i)

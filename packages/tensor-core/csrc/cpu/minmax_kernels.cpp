@@ -99,14 +99,10 @@ void lerp_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) {
 }
 
 void addcmul_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar> args) {
-  nary_op<kAllTypes, OutKind::Same, 3>(out, in, "addcmul", [&](auto tag) {
+  nary_op<kRealTypes | kComplexTypes, OutKind::Same, 3>(out, in, "addcmul", [&](auto tag) {
     using C = typename decltype(tag)::type;
     const C v = args[0].to<C>();
-    if constexpr (std::is_same_v<C, bool>) {
-      return [v](bool x, bool a, bool b) { return x || (v && a && b); };
-    } else {
-      return [v](C x, C a, C b) -> C { return C(x + v * a * b); };
-    }
+    return [v](C x, C a, C b) -> C { return C(x + v * a * b); };
   });
 }
 

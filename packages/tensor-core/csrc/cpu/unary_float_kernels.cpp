@@ -32,6 +32,14 @@ C log2_of(C x) {
     return std::log2(x);
   }
 }
+// exp(z) - 1 keeping precision for small |z|: expm1(a) cos(b) - 2 sin^2(b / 2) is the real
+// part without cancellation.
+template <class C>
+C expm1_complex(C z) {
+  using R = typename C::value_type;
+  R a = z.real(), b = z.imag(), s = std::sin(b / 2);
+  return C(std::expm1(a) * std::cos(b) - 2 * s * s, std::exp(a) * std::sin(b));
+}
 template <class C>
 C lgamma_of(C x) {
   int sign;
@@ -61,9 +69,9 @@ C lgamma_of(C x) {
 
 FLB_FLOAT_UNARY(exp, kFC, std::exp(x), std::exp(x))
 FLB_FLOAT_UNARY(exp2, kFC, std::exp2(x), std::pow(C(2), x))
-FLB_FLOAT_UNARY(expm1, kFloatTypes, std::expm1(x), x)
+FLB_FLOAT_UNARY(expm1, kFC, std::expm1(x), expm1_complex(x))
 FLB_FLOAT_UNARY(log, kFC, std::log(x), std::log(x))
-FLB_FLOAT_UNARY(log1p, kFloatTypes, std::log1p(x), x)
+FLB_FLOAT_UNARY(log1p, kFC, std::log1p(x), std::log(C(1) + x))
 FLB_FLOAT_UNARY(log2, kFC, log2_of(x), log2_of(x))
 FLB_FLOAT_UNARY(log10, kFC, std::log10(x), std::log10(x))
 FLB_FLOAT_UNARY(sqrt, kFC, std::sqrt(x), std::sqrt(x))

@@ -35,6 +35,10 @@ Tensor clamp_max(const Tensor& input, const Tensor& max, const OutArg& out) {
 }
 
 Tensor lerp(const Tensor& input, const Tensor& end, const Tensor& weight, const OutArg& out) {
+  // No promotion of integer inputs (a Python float weight would otherwise promote them).
+  if (!is_floating(input->dtype()) && !is_complex(input->dtype())) {
+    fail_dtype("lerp", input->dtype());
+  }
   FLB_CHECK(input->dtype() == end->dtype(), "lerp: expected dtype ", dtype_name(input->dtype()),
             " for `end` but got dtype ", dtype_name(end->dtype()));
   FLB_CHECK(weight->is_wrapped_number() || weight->dtype() == input->dtype(),
@@ -52,7 +56,8 @@ Tensor addcmul(const Tensor& input, const Tensor& tensor1, const Tensor& tensor2
             "addcmul: for integral input tensors, argument value must not be a floating point "
             "number");
   static const OperatorEntry& op = Dispatcher::op("addcmul");
-  return elementwise(op, {"addcmul"}, {input, tensor1, tensor2}, {value}, out);
+  return elementwise(op, {"addcmul", Promote::Default, kRealTypes | kComplexTypes},
+                     {input, tensor1, tensor2}, {value}, out);
 }
 
 Tensor addcdiv(const Tensor& input, const Tensor& tensor1, const Tensor& tensor2,

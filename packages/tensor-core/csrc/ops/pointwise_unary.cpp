@@ -59,9 +59,9 @@ Tensor sgn(const Tensor& input, const OutArg& out) {
 FLB_FLOAT_UNARY_OP(reciprocal, kFC)
 FLB_FLOAT_UNARY_OP(exp, kFC)
 FLB_FLOAT_UNARY_OP(exp2, kFC)
-FLB_FLOAT_UNARY_OP(expm1, kFloatTypes)
+FLB_FLOAT_UNARY_OP(expm1, kFC)
 FLB_FLOAT_UNARY_OP(log, kFC)
-FLB_FLOAT_UNARY_OP(log1p, kFloatTypes)
+FLB_FLOAT_UNARY_OP(log1p, kFC)
 FLB_FLOAT_UNARY_OP(log2, kFC)
 FLB_FLOAT_UNARY_OP(log10, kFC)
 FLB_FLOAT_UNARY_OP(sqrt, kFC)
@@ -114,6 +114,8 @@ Tensor fix(const Tensor& input, const OutArg& out) { return trunc(input, out); }
 
 Tensor round(const Tensor& input, int64_t decimals, const OutArg& out) {
   static const OperatorEntry& op = Dispatcher::op("round");
+  // Integers round to themselves, but only without decimals (as PyTorch).
+  if (decimals != 0 && is_integral(input->dtype(), true)) fail_dtype("round", input->dtype());
   return elementwise(op, {"round", Promote::Default, kRealTypes}, {input}, {Scalar(decimals)}, out);
 }
 

@@ -396,9 +396,9 @@ TESTS = [
     # Exponentials and logarithms.
     *unary_rows("exp", np.exp, complex_ok=True),
     *unary_rows("exp2", np.exp2, complex_ok=True),
-    *unary_rows("expm1", np.expm1),
+    *unary_rows("expm1", np.expm1, complex_ok=True),
     *unary_rows("log", np.log, 0.1, 5.0, complex_ok=True),
-    *unary_rows("log1p", np.log1p, -0.9, 5.0),
+    *unary_rows("log1p", np.log1p, -0.9, 5.0, complex_ok=True),
     *unary_rows("log2", np.log2, 0.1, 5.0, complex_ok=True),
     *unary_rows("log10", np.log10, 0.1, 5.0, complex_ok=True),
     *unary_rows("sqrt", np.sqrt, 0.0, 5.0, complex_ok=True),
