@@ -317,7 +317,7 @@ def test_bool_restrictions():
         _ = -m
     with pytest.raises(RuntimeError, match="bool"):
         _ = +m
-    with pytest.raises(RuntimeError, match="subtraction"):
+    with pytest.raises(RuntimeError, match="Subtraction"):
         m - m
     with pytest.raises(RuntimeError):
         flambeau.bitwise_and(T([1.0]), T([1.0]))
@@ -537,3 +537,21 @@ def test_dtype_restrictions_match_pytorch():
         flambeau.logaddexp(i, i)
     with pytest.raises(RuntimeError, match="frac"):
         flambeau.frac(i)
+
+
+def test_bool_subtraction_and_power():
+    m = T([True, False])
+    with pytest.raises(RuntimeError, match="Subtraction"):
+        m - 1
+    with pytest.raises(RuntimeError, match="Subtraction"):
+        T([1.0]) - True
+    np.testing.assert_array_equal(N(m**True), [True, False])
+    np.testing.assert_array_equal(N(m**False), [True, True])
+    assert (m**True).dtype == flambeau.bool
+
+
+def test_unsigned_division_by_255():
+    # -1 as a uint8 divisor is 255, not a negation.
+    x = T([7, 255, 0], np.uint8)
+    np.testing.assert_array_equal(N(x // -1), [0, 1, 0])
+    np.testing.assert_array_equal(N(x % -1), [7, 0, 0])

@@ -80,7 +80,9 @@ void div_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar> args) {
           zp->store(true, std::memory_order_relaxed);
           return 0;
         }
-        if (b == C(-1)) return C(-static_cast<std::make_unsigned_t<C>>(a));  // no INT_MIN / -1
+        if constexpr (std::is_signed_v<C>) {  // no INT_MIN / -1 overflow
+          if (b == -1) return C(-static_cast<std::make_unsigned_t<C>>(a));
+        }
         C q = a / b;
         if (mode == 2 && (a % b != 0) && ((a < 0) != (b < 0))) --q;
         return q;
@@ -104,7 +106,9 @@ void remainder_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) {
           zp->store(true, std::memory_order_relaxed);
           return 0;
         }
-        if (b == C(-1)) return 0;
+        if constexpr (std::is_signed_v<C>) {
+          if (b == -1) return 0;
+        }
         C r = a % b;
         if (r != 0 && ((r < 0) != (b < 0))) r += b;
         return r;
@@ -129,7 +133,9 @@ void fmod_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) {
           zp->store(true, std::memory_order_relaxed);
           return 0;
         }
-        if (b == C(-1)) return 0;
+        if constexpr (std::is_signed_v<C>) {
+          if (b == -1) return 0;
+        }
         return a % b;
       } else {
         return std::fmod(a, b);
@@ -156,10 +162,12 @@ C int_pow(C base, C exp) {
 }
 
 void pow_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) {
-  binary_op<kRealTypes | kComplexTypes>(out, in, "pow", [](auto tag) {
+  binary_op<kAllTypes>(out, in, "pow", [](auto tag) {
     using C = typename decltype(tag)::type;
     return [](C a, C b) -> C {
-      if constexpr (is_int_v<C>) {
+      if constexpr (std::is_same_v<C, bool>) {
+        return a || !b;
+      } else if constexpr (is_int_v<C>) {
         return int_pow(a, b);
       } else if constexpr (is_complex_t<C>::value) {
         if (b == C(2)) return a * a;

@@ -41,8 +41,8 @@ inline C min_nan(C a, C b) {
 
 FLB_BINARY_KERNEL(maximum, kOrdered, max_nan(a, b))
 FLB_BINARY_KERNEL(minimum, kOrdered, min_nan(a, b))
-FLB_BINARY_KERNEL(clamp_min, kRealTypes, max_nan(a, b))
-FLB_BINARY_KERNEL(clamp_max, kRealTypes, min_nan(a, b))
+FLB_BINARY_KERNEL(clamp_min, kOrdered, max_nan(a, b))
+FLB_BINARY_KERNEL(clamp_max, kOrdered, min_nan(a, b))
 
 template <class C>
 inline C fmax_of(C a, C b) {
@@ -73,12 +73,32 @@ inline C logaddexp_of(C a, C b, C log_base, bool base2) {
   C d = -std::fabs(a - b);
   return base2 ? m + std::log1p(std::exp2(d)) / log_base : m + std::log1p(std::exp(d));
 }
-FLB_BINARY_KERNEL(logaddexp, kFloatTypes, logaddexp_of(a, b, C(1), false))
+// Complex: factor out the operand with the larger real part.
+template <class C>
+inline C logaddexp_complex(C a, C b) {
+  const bool a_big = a.real() >= b.real();
+  C hi = a_big ? a : b, lo = a_big ? b : a;
+  if (std::isinf(hi.real()) && hi == lo) return hi;
+  return hi + std::log(C(1) + std::exp(lo - hi));
+}
+
+void logaddexp_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) {
+  binary_op<kFloatTypes | kComplexTypes>(out, in, "logaddexp", [](auto tag) {
+    using C = typename decltype(tag)::type;
+    return [](C a, C b) -> C {
+      if constexpr (is_complex_t<C>::value)
+        return logaddexp_complex(a, b);
+      else
+        return logaddexp_of(a, b, C(1), false);
+    };
+  });
+}
+FLB_REGISTER_KERNEL("logaddexp", kCPU, logaddexp_kernel);
 FLB_BINARY_KERNEL(logaddexp2, kFloatTypes,
                   logaddexp_of(a, b, C(0.693147180559945309417232121458176568), true))
 
 void clamp_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) {
-  nary_op<kRealTypes, OutKind::Same, 3>(out, in, "clamp", [](auto tag) {
+  nary_op<kOrdered, OutKind::Same, 3>(out, in, "clamp", [](auto tag) {
     using C = typename decltype(tag)::type;
     return [](C x, C lo, C hi) -> C { return min_nan(max_nan(x, lo), hi); };
   });

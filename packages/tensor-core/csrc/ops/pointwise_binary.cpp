@@ -37,9 +37,9 @@ Tensor add(const Tensor& input, const Tensor& other, const Scalar& alpha, const 
 
 Tensor sub(const Tensor& input, const Tensor& other, const Scalar& alpha, const OutArg& out) {
   static const OperatorEntry& op = Dispatcher::op("sub");
-  FLB_CHECK(input->dtype() != ScalarType::Bool || other->dtype() != ScalarType::Bool,
-            "sub: subtraction, the - operator, with two bool tensors is not supported; use "
-            "the ^ or logical_xor() operator instead");
+  FLB_CHECK(input->dtype() != ScalarType::Bool && other->dtype() != ScalarType::Bool,
+            "sub: Subtraction, the `-` operator, with a bool tensor is not supported. If you "
+            "are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
   check_alpha("sub", input, other, alpha);
   return elementwise(op, {"sub", Promote::Default, kRealTypes | kComplexTypes}, {input, other},
                      {alpha}, out);
@@ -90,8 +90,9 @@ Tensor pow(const Tensor& input, const Tensor& exponent, const OutArg& out) {
     FLB_CHECK(*exponent->data_as<int64_t>() >= 0,
               "Integers to negative integer powers are not allowed.");
   }
-  return elementwise(op, {"pow", Promote::Default, kRealTypes | kComplexTypes}, {input, exponent},
-                     {}, out);
+  // bool ** bool only with a Python bool exponent (PyTorch's Tensor-Scalar kernel).
+  if (t == ScalarType::Bool && !exponent->is_wrapped_number()) fail_dtype("pow", t);
+  return elementwise(op, {"pow"}, {input, exponent}, {}, out);
 }
 
 Tensor square(const Tensor& input, const OutArg& out) {

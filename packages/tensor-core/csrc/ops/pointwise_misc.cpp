@@ -17,7 +17,8 @@ Tensor clamp(const Tensor& input, const Tensor& min, const Tensor& max, const Ou
   if (!max) return clamp_min(input, min, out);
   if (!min) return clamp_max(input, max, out);
   static const OperatorEntry& op = Dispatcher::op("clamp");
-  return elementwise(op, {"clamp", Promote::Default, kRealTypes}, {input, min, max}, {}, out);
+  return elementwise(op, {"clamp", Promote::Default, kRealTypes | kBoolTypes}, {input, min, max},
+                     {}, out);
 }
 
 Tensor clip(const Tensor& input, const Tensor& min, const Tensor& max, const OutArg& out) {
@@ -26,12 +27,14 @@ Tensor clip(const Tensor& input, const Tensor& min, const Tensor& max, const Out
 
 Tensor clamp_min(const Tensor& input, const Tensor& min, const OutArg& out) {
   FLB_CHECK(!is_complex(input->dtype()), "clamp is not supported for complex types");
-  return binary("clamp_min", "clamp_min", Promote::Default, kRealTypes, input, min, out);
+  return binary("clamp_min", "clamp_min", Promote::Default, kRealTypes | kBoolTypes, input, min,
+                out);
 }
 
 Tensor clamp_max(const Tensor& input, const Tensor& max, const OutArg& out) {
   FLB_CHECK(!is_complex(input->dtype()), "clamp is not supported for complex types");
-  return binary("clamp_max", "clamp_max", Promote::Default, kRealTypes, input, max, out);
+  return binary("clamp_max", "clamp_max", Promote::Default, kRealTypes | kBoolTypes, input, max,
+                out);
 }
 
 Tensor lerp(const Tensor& input, const Tensor& end, const Tensor& weight, const OutArg& out) {
@@ -97,7 +100,8 @@ Tensor arctan2(const Tensor& input, const Tensor& other, const OutArg& out) {
   return atan2(input, other, out);
 }
 Tensor logaddexp(const Tensor& input, const Tensor& other, const OutArg& out) {
-  return binary("logaddexp", "logaddexp", Promote::Default, kFloatTypes, input, other, out);
+  return binary("logaddexp", "logaddexp", Promote::Default, kFloatTypes | kComplexTypes, input,
+                other, out);
 }
 Tensor logaddexp2(const Tensor& input, const Tensor& other, const OutArg& out) {
   return binary("logaddexp2", "logaddexp2", Promote::Default, kFloatTypes, input, other, out);

@@ -221,6 +221,13 @@ def logit_samples(d, rng):
     yield Sample((make((2, 4), d, rng, low=0.0, high=1.0),), {"eps": 0.2}, note="eps")
 
 
+def logaddexp_complex_ref(a, b):
+    """PyTorch's branch: the operand with the larger real part is factored out."""
+    big = np.real(a) >= np.real(b)
+    hi, lo = np.where(big, a, b), np.where(big, b, a)
+    return hi + np.log(1 + np.exp(lo - hi))
+
+
 def floordiv_float(a, b):
     return np.floor_divide(a, b)
 
@@ -479,10 +486,18 @@ TESTS = [
     ),
     OpTest("clip", flambeau.clip, clamp_ref, clamp_samples, dtypes=FLOATS + ("int32",)),
     OpTest(
-        "clamp_min", flambeau.clamp_min, np.maximum, nan_binary_samples, dtypes=FLOAT_ALL + INT_ALL
+        "clamp_min",
+        flambeau.clamp_min,
+        np.maximum,
+        nan_binary_samples,
+        dtypes=FLOAT_ALL + INT_ALL + ("bool",),
     ),
     OpTest(
-        "clamp_max", flambeau.clamp_max, np.minimum, nan_binary_samples, dtypes=FLOAT_ALL + INT_ALL
+        "clamp_max",
+        flambeau.clamp_max,
+        np.minimum,
+        nan_binary_samples,
+        dtypes=FLOAT_ALL + INT_ALL + ("bool",),
     ),
     OpTest(
         "maximum",
@@ -553,6 +568,14 @@ TESTS = [
         np.logaddexp,
         lambda d, rng: binary_samples(d, rng, -20, 20, scalar=1.0),
         dtypes=FLOAT_ALL,
+    ),
+    OpTest(
+        "logaddexp",
+        flambeau.logaddexp,
+        logaddexp_complex_ref,
+        lambda d, rng: binary_samples(d, rng, -3, 3),
+        dtypes=COMPLEX,
+        id="logaddexp_complex",
     ),
     OpTest(
         "logaddexp2",
