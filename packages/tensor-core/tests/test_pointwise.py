@@ -555,3 +555,9 @@ def test_unsigned_division_by_255():
     x = T([7, 255, 0], np.uint8)
     np.testing.assert_array_equal(N(x // -1), [0, 1, 0])
     np.testing.assert_array_equal(N(x % -1), [7, 0, 0])
+
+
+def test_nan_to_num_complex():
+    z = T(np.array([complex(np.nan, np.inf), complex(-np.inf, 1.0)], dtype=np.complex64))
+    r = N(flambeau.nan_to_num(z, posinf=5.0))
+    np.testing.assert_array_equal(r, [complex(0, 5), complex(np.finfo(np.float32).min, 1.0)])

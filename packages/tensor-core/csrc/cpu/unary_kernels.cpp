@@ -120,17 +120,25 @@ void relu_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) {
 void nan_to_num_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar> args) {
   Tensor ops[] = {out, in[0]};
   auto it = TensorIterator::build(Span<Tensor>(ops, 2));
-  visit_dtype<kRealTypes | kBoolTypes>(in[0]->dtype(), "nan_to_num", [&](auto tag) {
+  visit_dtype<kAllTypes>(in[0]->dtype(), "nan_to_num", [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
-    if constexpr (is_float_v<C>) {
-      const C nan = args[0].to<C>();
-      const C pinf = args[1].is_bool() ? C(std::numeric_limits<T>::max()) : args[1].to<C>();
-      const C ninf = args[2].is_bool() ? C(std::numeric_limits<T>::lowest()) : args[2].to<C>();
-      const C inf = std::numeric_limits<C>::infinity();
-      cpu_kernel<T, T, 1>(it, lift<T>([=](C x) -> C {
-                            return x != x ? nan : (x == inf ? pinf : (x == -inf ? ninf : x));
-                          }));
+    // Complex numbers have the replacement applied to each part.
+    using S = std::conditional_t<is_complex_t<T>::value, typename real_of<T>::type, T>;
+    using R = compute_t<S>;
+    if constexpr (is_float_v<R>) {
+      const R nan = args[0].to<R>();
+      const R pinf = args[1].is_bool() ? R(std::numeric_limits<S>::max()) : args[1].to<R>();
+      const R ninf = args[2].is_bool() ? R(std::numeric_limits<S>::lowest()) : args[2].to<R>();
+      const R inf = std::numeric_limits<R>::infinity();
+      auto fix = [=](R x) -> R {
+        return x != x ? nan : (x == inf ? pinf : (x == -inf ? ninf : x));
+      };
+      if constexpr (is_complex_t<C>::value) {
+        cpu_kernel<T, T, 1>(it, [fix](C z) { return C(fix(z.real()), fix(z.imag())); });
+      } else {
+        cpu_kernel<T, T, 1>(it, lift<T>(fix));
+      }
     } else {
       cpu_kernel<T, T, 1>(it, [](T x) { return x; });
     }

@@ -130,8 +130,7 @@ Tensor nan_to_num(const Tensor& input, std::optional<double> nan, std::optional<
   // A bool Scalar tells the kernel to use the dtype's own limit.
   Scalar p = posinf ? Scalar(*posinf) : Scalar(false);
   Scalar n = neginf ? Scalar(*neginf) : Scalar(false);
-  return elementwise(op, {"nan_to_num", Promote::Default, kRealTypes | kBoolTypes}, {input},
-                     {Scalar(nan ? *nan : 0.0), p, n}, out);
+  return elementwise(op, {"nan_to_num"}, {input}, {Scalar(nan ? *nan : 0.0), p, n}, out);
 }
 
 }  // namespace flambeau::ops
