@@ -13,6 +13,20 @@ void check_alpha(const char* op, const Tensor& a, const Tensor& b, const Scalar&
               alpha.to_int() != 1 && alpha.to_int() != 0),
             op, ": boolean alpha only supported for Tensors of type bool");
 }
+
+// Rounding modes of div, passed to the "div" kernel as its one argument.
+enum DivMode : int64_t { kTrue = 0, kTrunc = 1, kFloor = 2 };
+
+Tensor div_mode(const char* name, const Tensor& a, const Tensor& b, DivMode mode,
+                const OutArg& out) {
+  static const OperatorEntry& op = Dispatcher::op("div");
+  if (mode == kTrue) {
+    return elementwise(op, {name, Promote::IntToFloat, kFloatTypes | kComplexTypes}, {a, b},
+                       {Scalar(int64_t(mode))}, out);
+  }
+  return elementwise(op, {name, Promote::Default, kRealTypes}, {a, b}, {Scalar(int64_t(mode))},
+                     out);
+}
 }  // namespace
 
 Tensor add(const Tensor& input, const Tensor& other, const Scalar& alpha, const OutArg& out) {
@@ -23,9 +37,9 @@ Tensor add(const Tensor& input, const Tensor& other, const Scalar& alpha, const 
 
 Tensor sub(const Tensor& input, const Tensor& other, const Scalar& alpha, const OutArg& out) {
   static const OperatorEntry& op = Dispatcher::op("sub");
-  FLB_CHECK(input->dtype() != ScalarType::Bool || other->dtype() != ScalarType::Bool,
-            "sub: subtraction, the - operator, with two bool tensors is not supported; use "
-            "the ^ or logical_xor() operator instead");
+  FLB_CHECK(input->dtype() != ScalarType::Bool && other->dtype() != ScalarType::Bool,
+            "sub: Subtraction, the `-` operator, with a bool tensor is not supported. If you "
+            "are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
   check_alpha("sub", input, other, alpha);
   return elementwise(op, {"sub", Promote::Default, kRealTypes | kComplexTypes}, {input, other},
                      {alpha}, out);
@@ -38,6 +52,56 @@ Tensor rsub(const Tensor& input, const Tensor& other, const Scalar& alpha) {
 Tensor mul(const Tensor& input, const Tensor& other, const OutArg& out) {
   static const OperatorEntry& op = Dispatcher::op("mul");
   return elementwise(op, {"mul"}, {input, other}, {}, out);
+}
+
+Tensor div(const Tensor& input, const Tensor& other,
+           const std::optional<std::string>& rounding_mode, const OutArg& out) {
+  if (!rounding_mode) return div_mode("div", input, other, kTrue, out);
+  if (*rounding_mode == "trunc") return div_mode("div", input, other, kTrunc, out);
+  if (*rounding_mode == "floor") return div_mode("div", input, other, kFloor, out);
+  fail<ValueError>("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '",
+                   *rounding_mode, "'");
+}
+
+Tensor true_divide(const Tensor& input, const Tensor& other, const OutArg& out) {
+  return div_mode("true_divide", input, other, kTrue, out);
+}
+
+Tensor floor_divide(const Tensor& input, const Tensor& other, const OutArg& out) {
+  return div_mode("floor_divide", input, other, kFloor, out);
+}
+
+Tensor remainder(const Tensor& input, const Tensor& other, const OutArg& out) {
+  static const OperatorEntry& op = Dispatcher::op("remainder");
+  return elementwise(op, {"remainder", Promote::Default, kRealTypes}, {input, other}, {}, out);
+}
+
+Tensor fmod(const Tensor& input, const Tensor& other, const OutArg& out) {
+  static const OperatorEntry& op = Dispatcher::op("fmod");
+  return elementwise(op, {"fmod", Promote::Default, kRealTypes}, {input, other}, {}, out);
+}
+
+Tensor pow(const Tensor& input, const Tensor& exponent, const OutArg& out) {
+  static const OperatorEntry& op = Dispatcher::op("pow");
+  ScalarType t = result_type({&input, &exponent});
+  if (is_integral(t, true) && exponent->is_wrapped_number() &&
+      exponent->dtype() == ScalarType::Int64) {
+    // A Python int exponent (the Tensor-Scalar overload in PyTorch).
+    FLB_CHECK(*exponent->data_as<int64_t>() >= 0,
+              "Integers to negative integer powers are not allowed.");
+  }
+  // bool ** bool only with a Python bool exponent (PyTorch's Tensor-Scalar kernel).
+  if (t == ScalarType::Bool && !exponent->is_wrapped_number()) fail_dtype("pow", t);
+  return elementwise(op, {"pow"}, {input, exponent}, {}, out);
+}
+
+Tensor square(const Tensor& input, const OutArg& out) {
+  // As pow(input, 2): bool squares in int64.
+  if (input->dtype() == ScalarType::Bool) {
+    Tensor i = to_dtype(input, ScalarType::Int64);
+    return mul(i, i, out);
+  }
+  return mul(input, input, out);
 }
 
 }  // namespace flambeau::ops

@@ -244,9 +244,14 @@ Signature::Signature(const std::string& schema) {
     if (!def.empty()) {
       p.has_default = true;
       p.default_value = def == "None" ? py::none() : literal_eval(py::str(def));
+      // OverloadSets are function-local statics, destroyed at exit after the
+      // interpreter is gone: an extra reference keeps their destructors from
+      // freeing Python objects then (a float default crashed every exit).
+      p.default_value.inc_ref();
       if (def == "None") p.optional = true;
     }
     p.py_name = py::reinterpret_steal<py::object>(PyUnicode_InternFromString(p.name.c_str()));
+    p.py_name.inc_ref();  // see default_value above
     if (!kwonly) ++max_positional_;
     params_.push_back(std::move(p));
   }

@@ -1,0 +1,109 @@
+// Vectorized contiguous loops for float32/float64 math functions.
+//
+// GCC vectorizes a loop that calls expf when expf is declared with the `simd`
+// attribute: it then calls glibc's libmvec (_ZGVdN8v_expf for AVX2 and so on),
+// which keeps the scalar functions' NaN/inf semantics. glibc only declares the
+// attribute under -ffast-math, which would break NaN handling elsewhere, so we
+// declare it here. Each loop is built twice (target_clones) and the AVX2 copy is
+// picked at load time on CPUs that have it. The loops call nothing inline from
+// other headers, so the AVX2 copies cannot leak into code run on older CPUs.
+#include "cpu/vec_math.h"
+
+#include <math.h>
+
+#if defined(__x86_64__) && defined(__GLIBC__) && !defined(__clang__)
+#define FLB_SIMD __attribute__((simd("notinbranch")))
+#define FLB_CLONES __attribute__((target_clones("avx2", "default")))
+#if __GLIBC_PREREQ(2, 22)
+#define FLB_SIMD_V22 FLB_SIMD
+#endif
+#if __GLIBC_PREREQ(2, 35)
+#define FLB_SIMD_V35 FLB_SIMD
+#endif
+#endif
+#ifndef FLB_CLONES
+#define FLB_CLONES
+#endif
+#ifndef FLB_SIMD_V22
+#define FLB_SIMD_V22
+#endif
+#ifndef FLB_SIMD_V35
+#define FLB_SIMD_V35
+#endif
+
+// Re-declarations that add the simd attribute (libmvec variants exist for these).
+extern "C" {
+#define FLB_DECL(attr, name)          \
+  float name##f(float) noexcept attr; \
+  double name(double) noexcept attr;
+FLB_DECL(FLB_SIMD_V22, exp)
+FLB_DECL(FLB_SIMD_V22, log)
+FLB_DECL(FLB_SIMD_V22, sin)
+FLB_DECL(FLB_SIMD_V22, cos)
+FLB_DECL(FLB_SIMD_V35, exp2)
+FLB_DECL(FLB_SIMD_V35, expm1)
+FLB_DECL(FLB_SIMD_V35, log1p)
+FLB_DECL(FLB_SIMD_V35, log2)
+FLB_DECL(FLB_SIMD_V35, log10)
+FLB_DECL(FLB_SIMD_V35, tan)
+FLB_DECL(FLB_SIMD_V35, asin)
+FLB_DECL(FLB_SIMD_V35, acos)
+FLB_DECL(FLB_SIMD_V35, atan)
+FLB_DECL(FLB_SIMD_V35, sinh)
+FLB_DECL(FLB_SIMD_V35, cosh)
+FLB_DECL(FLB_SIMD_V35, tanh)
+FLB_DECL(FLB_SIMD_V35, asinh)
+FLB_DECL(FLB_SIMD_V35, acosh)
+FLB_DECL(FLB_SIMD_V35, atanh)
+FLB_DECL(FLB_SIMD_V35, erf)
+FLB_DECL(FLB_SIMD_V35, erfc)
+#undef FLB_DECL
+}
+
+namespace flambeau::vec {
+
+#define FLB_VEC_LOOP(name, T, expr)                                                \
+  FLB_CLONES void name(const T* __restrict__ in, T* __restrict__ out, int64_t n) { \
+    for (int64_t i = 0; i < n; ++i) {                                              \
+      T x = in[i];                                                                 \
+      out[i] = (expr);                                                             \
+    }                                                                              \
+  }
+#define FLB_VEC_LIBM(name)                    \
+  FLB_VEC_LOOP(name##_f32, float, name##f(x)) \
+  FLB_VEC_LOOP(name##_f64, double, name(x))
+
+FLB_VEC_LIBM(exp)
+FLB_VEC_LIBM(exp2)
+FLB_VEC_LIBM(expm1)
+FLB_VEC_LIBM(log)
+FLB_VEC_LIBM(log1p)
+FLB_VEC_LIBM(log2)
+FLB_VEC_LIBM(log10)
+FLB_VEC_LIBM(sqrt)
+FLB_VEC_LIBM(sin)
+FLB_VEC_LIBM(cos)
+FLB_VEC_LIBM(tan)
+FLB_VEC_LIBM(asin)
+FLB_VEC_LIBM(acos)
+FLB_VEC_LIBM(atan)
+FLB_VEC_LIBM(sinh)
+FLB_VEC_LIBM(cosh)
+FLB_VEC_LIBM(tanh)
+FLB_VEC_LIBM(asinh)
+FLB_VEC_LIBM(acosh)
+FLB_VEC_LIBM(atanh)
+FLB_VEC_LIBM(erf)
+FLB_VEC_LIBM(erfc)
+
+FLB_VEC_LOOP(rsqrt_f32, float, 1.0f / sqrtf(x))
+FLB_VEC_LOOP(rsqrt_f64, double, 1.0 / sqrt(x))
+FLB_VEC_LOOP(sigmoid_f32, float, 1.0f / (1.0f + expf(-x)))
+FLB_VEC_LOOP(sigmoid_f64, double, 1.0 / (1.0 + exp(-x)))
+FLB_VEC_LOOP(reciprocal_f32, float, 1.0f / x)
+FLB_VEC_LOOP(reciprocal_f64, double, 1.0 / x)
+// NaN propagates (x > 0 is false for NaN, and NaN is kept), as in PyTorch.
+FLB_VEC_LOOP(relu_f32, float, x > 0.0f ? x : (x != x ? x : 0.0f))
+FLB_VEC_LOOP(relu_f64, double, x > 0.0 ? x : (x != x ? x : 0.0))
+
+}  // namespace flambeau::vec

@@ -1,0 +1,43 @@
+// Contiguous float32/float64 loops of transcendental functions, vectorized
+// through glibc's libmvec (see vec_math.cpp). vec_<name>_f32(in, out, n) writes
+// out[i] = name(in[i]); in may equal out (in-place), but must not partly overlap.
+#pragma once
+#include <cstdint>
+
+namespace flambeau::vec {
+
+#define FLB_VEC_MATH_OPS(X) \
+  X(exp)                    \
+  X(exp2)                   \
+  X(expm1)                  \
+  X(log)                    \
+  X(log1p)                  \
+  X(log2)                   \
+  X(log10)                  \
+  X(sqrt)                   \
+  X(rsqrt)                  \
+  X(sin)                    \
+  X(cos)                    \
+  X(tan)                    \
+  X(asin)                   \
+  X(acos)                   \
+  X(atan)                   \
+  X(sinh)                   \
+  X(cosh)                   \
+  X(tanh)                   \
+  X(asinh)                  \
+  X(acosh)                  \
+  X(atanh)                  \
+  X(sigmoid)                \
+  X(erf)                    \
+  X(erfc)                   \
+  X(reciprocal)             \
+  X(relu)
+
+#define FLB_VEC_DECLARE(name)                              \
+  void name##_f32(const float* in, float* out, int64_t n); \
+  void name##_f64(const double* in, double* out, int64_t n);
+FLB_VEC_MATH_OPS(FLB_VEC_DECLARE)
+#undef FLB_VEC_DECLARE
+
+}  // namespace flambeau::vec
