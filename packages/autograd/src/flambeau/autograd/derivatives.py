@@ -85,6 +85,11 @@ def keep(result, a, dim_key="dim"):
     return unreduce(result, a, dim_key)[0]
 
 
+def first_name(a) -> str:
+    """The name of an operator's first parameter (``input``, ``self``, ``tensor``)."""
+    return next(iter(a))
+
+
 def scattered_into(g, x, place):
     """A zero tensor shaped like x with g written where `place(view)` selects."""
     z = F.zeros(tuple(x.shape), dtype=g.dtype)
@@ -130,8 +135,7 @@ def _neg(g, a):
 
 @formula("positive", "clone", "contiguous", needs_input=False)
 def _identity(g, a):
-    first = "input" if "input" in a else "self"
-    return {first: g}
+    return {first_name(a): g}
 
 
 @formula("pow", needs_result=True)
@@ -286,8 +290,11 @@ def _sigmoid(g, a):
 
 @formula("logit")
 def _logit(g, a):
-    x = a["input"]
-    return {"input": g / (x * (1 - x))}
+    x, eps = a["input"], a.get("eps")
+    grad = g / (x * (1 - x))
+    if eps is not None:  # the input was clamped to [eps, 1 - eps]: flat outside
+        grad = grad * ((x >= eps) & (x <= 1 - eps))
+    return {"input": grad}
 
 
 @formula("erf")
@@ -350,12 +357,20 @@ def _clamp(g, a):
 
 @formula("clamp_min")
 def _clamp_min(g, a):
-    return {"input": g * (a["input"] >= a["min"])}
+    x, lo = a["input"], a["min"]
+    out = {"input": g * (x >= lo)}
+    if isinstance(lo, F.Tensor):
+        out["min"] = g * (x < lo)
+    return out
 
 
 @formula("clamp_max")
 def _clamp_max(g, a):
-    return {"input": g * (a["input"] <= a["max"])}
+    x, hi = a["input"], a["max"]
+    out = {"input": g * (x <= hi)}
+    if isinstance(hi, F.Tensor):
+        out["max"] = g * (x > hi)
+    return out
 
 
 @formula("lerp")
@@ -385,13 +400,27 @@ def _select_max(g, x, y, greater):
     return g * win + g * tie * 0.5, g * (~win & ~tie) + g * tie * 0.5
 
 
-@formula("maximum", "fmax", "max.other")
+@formula("fmax")
+def _fmax(g, a):
+    x, y = a["input"], a["other"]
+    to_x = (x >= y) | F.isnan(y)  # fmax ignores NaN; ties go to input
+    return {"input": g * to_x, "other": g * ~to_x}
+
+
+@formula("fmin")
+def _fmin(g, a):
+    x, y = a["input"], a["other"]
+    to_x = (x <= y) | F.isnan(y)
+    return {"input": g * to_x, "other": g * ~to_x}
+
+
+@formula("maximum", "max.other")
 def _maximum(g, a):
     gx, gy = _select_max(g, a["input"], a["other"], True)
     return {"input": gx, "other": gy}
 
 
-@formula("minimum", "fmin", "min.other")
+@formula("minimum", "min.other")
 def _minimum(g, a):
     gx, gy = _select_max(g, a["input"], a["other"], False)
     return {"input": gx, "other": gy}
@@ -505,14 +534,17 @@ def _logsumexp(g, a):
 def _norm(g, a):
     x, p = a["input"], a.get("p", 2)
     p = 2 if p is None or p == "fro" else p
-    ge, _ = unreduce(g, a)
+    ge, dims = unreduce(g, a)
     r = keep(a["result"], a)
+    if p == 0:
+        return {"input": ge * 0}
     if p == 2:
         return {"input": ge * x / r}
     if p == 1:
         return {"input": ge * F.sign(x)}
-    if p in (math.inf, -math.inf):
-        return {"input": ge * (x.abs() == r) * F.sign(x) / (x.abs() == r).sum()}
+    if p in (math.inf, -math.inf):  # shared equally among the extreme elements
+        mask = x.abs() == r
+        return {"input": ge * F.sign(x) * mask / mask.sum(dim=tuple(dims), keepdim=True)}
     return {"input": ge * F.sign(x) * x.abs().pow(p - 1) / r.pow(p - 1)}
 
 
@@ -548,6 +580,8 @@ def _dot(g, a):
 @formula("matmul")
 def _matmul(g, a):
     x, y = a["input"], a["other"]
+    if x.dim() == 1 and y.dim() == 1:
+        return {"input": g * y, "other": g * x}
     xm = x.unsqueeze(0) if x.dim() == 1 else x
     ym = y.unsqueeze(-1) if y.dim() == 1 else y
     gm = g
@@ -568,14 +602,14 @@ def _matmul(g, a):
 @formula("view", "reshape", "flatten", "unflatten", "view_as", "reshape_as", "ravel", "squeeze",
          "unsqueeze", "expand", "expand_as", needs_input=False)
 def _reshape_back(g, a):
-    first = "self" if "self" in a else "input"
+    first = first_name(a)
     x = a[first]
     return {first: sum_to(g, x.shape) if g.numel() != x.numel() else g.reshape(tuple(x.shape))}
 
 
 @formula("transpose", "swapaxes", "swapdims", needs_input=False)
 def _transpose(g, a):
-    first = "self" if "self" in a else "input"
+    first = first_name(a)
     d0 = a.get("dim0", a.get("axis0"))
     d1 = a.get("dim1", a.get("axis1"))
     return {first: g.transpose(d0, d1)}
@@ -583,13 +617,13 @@ def _transpose(g, a):
 
 @formula("t", needs_input=False)
 def _t(g, a):
-    first = "self" if "self" in a else "input"
+    first = first_name(a)
     return {first: g.t()}
 
 
 @formula("permute", needs_input=False)
 def _permute(g, a):
-    first = "self" if "self" in a else "input"
+    first = first_name(a)
     dims = [d % g.dim() for d in a["dims"]]
     inverse = [0] * len(dims)
     for i, d in enumerate(dims):
@@ -599,7 +633,7 @@ def _permute(g, a):
 
 @formula("movedim", "moveaxis", needs_input=False)
 def _movedim(g, a):
-    first = "self" if "self" in a else "input"
+    first = first_name(a)
     return {first: g.movedim(a["destination"], a["source"])}
 
 
@@ -611,7 +645,7 @@ def _narrow(g, a):
 
 @formula("select")
 def _select(g, a):
-    first = "self" if "self" in a else "input"
+    first = first_name(a)
     x = a[first]
     return {first: scattered_into(g, x, lambda z: z.select(a["dim"], a["index"]))}
 
@@ -661,7 +695,7 @@ def _stack(g, a):
 
 
 def _join_grads(g, a, dim):
-    x = a["input"] if "input" in a else a["self"]
+    x = a[first_name(a)]
     parts = [
         gi if gi is not None else F.zeros(tuple(r.shape), dtype=x.dtype)
         for gi, r in zip(g, a["results"])
@@ -671,13 +705,13 @@ def _join_grads(g, a, dim):
 
 @formula("split", "chunk", "tensor_split", needs_input=False)
 def _split(g, a):
-    first = "input" if "input" in a else "self"
+    first = first_name(a)
     return {first: _join_grads(g, a, a.get("dim", 0))}
 
 
 @formula("unbind", needs_input=False)
 def _unbind(g, a):
-    first = "input" if "input" in a else "self"
+    first = first_name(a)
     x, dim = a[first], a.get("dim", 0)
     parts = [
         gi if gi is not None else F.zeros(tuple(r.shape), dtype=x.dtype)
@@ -700,7 +734,7 @@ def _roll(g, a):
 
 @formula("repeat", needs_input=False)
 def _repeat(g, a):
-    first = "self" if "self" in a else "input"
+    first = first_name(a)
     x, reps = a[first], list(a["repeats"])
     shape = [1] * (len(reps) - x.dim()) + list(x.shape)
     split = []
@@ -722,7 +756,7 @@ def _triu(g, a):
 
 @formula("to", "type_as", "float", "double", "half", "bfloat16", "cpu", needs_input=False)
 def _to(g, a):
-    first = "self" if "self" in a else "input"
+    first = first_name(a)
     return {first: g.to(a[first].dtype)}
 
 
@@ -745,13 +779,14 @@ nondifferentiable(
 )
 
 
-def bind_formula(key, f: Formula | None, inputs, shapes):
-    """The backward function of one recorded call: grads of outputs -> grads of inputs."""
+def bind_formula(key, f: Formula | None, inputs, shapes, tuple_output=False):
+    """The backward function of one recorded call: grads of outputs -> grads of inputs.
+    Formulas of operators returning a tuple get a tuple of gradients."""
 
     def backward(grads, args):
         if f is None:
             raise RuntimeError(f"the derivative for '{key}' is not implemented")
-        g = grads[0] if len(grads) == 1 else grads
+        g = grads if tuple_output else grads[0]
         by_name = f.fn(g, args)
         out = []
         for (name, j), shape in zip(inputs, shapes):

@@ -43,6 +43,9 @@ def _analytical_rows(fn, inputs, diff, create_graph=False):
     outs = _flat_outputs(fn, inputs)
     rows = []
     for o_idx, o in enumerate(outs):
+        if not o.requires_grad:  # an output independent of the inputs: zero rows
+            rows += [(None,) * len(diff)] * o.numel()
+            continue
         for j in range(o.numel()):
             g = F.zeros(tuple(o.shape), dtype=o.dtype)
             g.reshape(-1)[j] = 1.0

@@ -102,13 +102,17 @@ def _modified(op, t, now, then):
     )
 
 
+_FUNCTIONS = frozenset(r["name"] for r in flambeau.ops_table() if "function" in r["variants"])
+
+
 def _call(name: str, args: tuple, kwargs: dict):
-    if name.startswith("__"):
-        return getattr(Tensor, name)(*args, **kwargs)
-    fn = getattr(flambeau, name, None)
-    if fn is not None and not name.endswith("_"):
-        return fn(*args, **kwargs)
+    if name in _FUNCTIONS:
+        return getattr(flambeau, name)(*args, **kwargs)
     return getattr(Tensor, name)(*args, **kwargs)
+
+
+def _in_table(name: str) -> bool:
+    return any(r["name"] == name for r in flambeau.ops_table())
 
 
 def _check_inplace(name: str, target) -> None:
@@ -129,7 +133,8 @@ def _check_inplace(name: str, target) -> None:
 def handle(name: str, args: tuple, kwargs: dict):
     """The handler installed in the core's autograd slot."""
     inplace = name == "__setitem__" or (name.endswith("_") and not name.startswith("__"))
-    base = name[:-1] if inplace and not name.startswith("__") else name
+    # add_ records as add; copy_ and fill_ exist only in place and keep their names.
+    base = name[:-1] if inplace and not name.startswith("__") and not _in_table(name) else name
     target = args[0] if inplace else None
     if inplace:
         _check_inplace(name, target)
@@ -162,7 +167,7 @@ def handle(name: str, args: tuple, kwargs: dict):
         f"{base.strip('_').capitalize()}Backward0",
         edges,
         len(outputs),
-        derivatives.bind_formula(sch.key, formula, inputs, shapes),
+        derivatives.bind_formula(sch.key, formula, inputs, shapes, isinstance(result, tuple)),
         None,
         shapes,
     )

@@ -142,4 +142,4 @@ def _try_bind(schema: Schema, args, kwargs):
             if not p.has_default:
                 return None
             bound[p.name] = p.default
-    return bound
+    return {p.name: bound[p.name] for p in params}  # schema order: formulas rely on it
