@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from flambeau_bench import attempt, measure, report
-
 import flambeau
+from flambeau_bench import attempt, measure, report
 
 try:
     import torch
@@ -42,7 +41,7 @@ for name, fn in [
     ("c = a + b, no input requires grad", add_no_grad_inputs),
     ("chain of 100 muls: forward+backward per op", chain_backward),
 ]:
-    ours = attempt(lambda: fn(flambeau), name)
-    theirs = attempt(lambda: fn(torch), name) if torch is not None else None
+    ours = attempt(lambda fn=fn: fn(flambeau), name)
+    theirs = attempt(lambda fn=fn: fn(torch), name) if torch is not None else None
     rows.append((name, ours, None, theirs))
 report("autograd overheads (1-element float32 tensors)", rows)

@@ -22,10 +22,37 @@ from optable import all_tests  # noqa: E402
 
 MAX_NUMEL = 48
 # Rows whose samples sit on kinks or outside the function's smooth domain.
-NOT_SMOOTH = {"abs", "sign", "sgn", "floor", "ceil", "round", "trunc", "frac", "relu", "clamp",
-              "clip", "clamp_min", "clamp_max", "maximum", "minimum", "fmax", "fmin", "max",
-              "min", "amax", "amin", "norm", "nan_to_num", "copysign", "remainder", "fmod",
-              "where", "max.dim", "min.dim"}
+NOT_SMOOTH = {
+    "abs",
+    "sign",
+    "sgn",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "frac",
+    "relu",
+    "clamp",
+    "clip",
+    "clamp_min",
+    "clamp_max",
+    "maximum",
+    "minimum",
+    "fmax",
+    "fmin",
+    "max",
+    "min",
+    "amax",
+    "amin",
+    "norm",
+    "nan_to_num",
+    "copysign",
+    "remainder",
+    "fmod",
+    "where",
+    "max.dim",
+    "min.dim",
+}
 
 
 # Piecewise constant: the derivative is zero where it exists, and finite
@@ -82,8 +109,11 @@ def test_gradcheck_row(op):
             if op.name.endswith("_"):  # in-place rows: work on a non-leaf copy
                 xs = (xs[0].clone(), *xs[1:])
             out = op.fn(*xs, **_kw)
-            return out if not isinstance(out, tuple) else tuple(
-                o for o in out if isinstance(o, F.Tensor) and o.dtype.is_floating_point)
+            return (
+                out
+                if not isinstance(out, tuple)
+                else tuple(o for o in out if isinstance(o, F.Tensor) and o.dtype.is_floating_point)
+            )
 
         outs = fn(*inputs)
         outs = outs if isinstance(outs, tuple) else (outs,)

@@ -160,8 +160,10 @@ def cpp_literal(p: Param) -> str:
     if d == "None":
         return {"Tensor?": "Tensor()", "Generator?": "&default_generator()"}.get(t, "std::nullopt")
     if t.startswith("Scalar"):
-        return f"Scalar({d}.0)" if re.fullmatch(r"-?\d+\.\d*", d) is None and "." in d else (
-            f"Scalar(int64_t({d}))" if re.fullmatch(r"-?\d+", d) else f"Scalar({d})"
+        return (
+            f"Scalar({d}.0)"
+            if re.fullmatch(r"-?\d+\.\d*", d) is None and "." in d
+            else (f"Scalar(int64_t({d}))" if re.fullmatch(r"-?\d+", d) else f"Scalar({d})")
         )
     if t.startswith("bool"):
         return "true" if d == "True" else "false"
@@ -221,7 +223,9 @@ def gen_group(name: str, ops: list[Op], method: bool) -> list[str]:
         if w:
             lines.append(f"      if (!p.is_none({len(op.params)})) {{")
             lines.append(f"        {call};")
-            lines.append(f"        return py::reinterpret_borrow<py::object>(p.raw({len(op.params)}));")
+            lines.append(
+                f"        return py::reinterpret_borrow<py::object>(p.raw({len(op.params)}));"
+            )
             lines.append("      }")
         lines += ["      " + line for line in py_return(op, call, ret_names)]
         lines.append("    }")
@@ -336,7 +340,9 @@ def main() -> None:
         sigs = "\\n".join(schema_for_parser(o, o.entry.get("out", False)) for o in group)
         full_doc = f"{sigs}\\n\\n{doc}"
         if "function" in variants:
-            src.append(f'  m.def("{py_name}", [](py::args args, py::kwargs kwargs) -> py::object {{')
+            src.append(
+                f'  m.def("{py_name}", [](py::args args, py::kwargs kwargs) -> py::object {{'
+            )
             src += gen_group(name, group, method=False)
             src.append(f'  }}, "{full_doc}");')
         if "method" in variants:

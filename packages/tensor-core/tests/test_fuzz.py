@@ -15,8 +15,7 @@ from hypothesis import strategies as st
 
 import flambeau
 
-SETTINGS = settings(max_examples=150, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 ERRORS = (TypeError, RuntimeError, ValueError, IndexError, NotImplementedError, OverflowError)
 DTYPES = ["bool", "uint8", "int8", "int32", "int64", "float32", "float64"]
 
@@ -109,16 +108,37 @@ def test_creation_rejects_impossible_sizes(size):
 
 # Garbage-in fuzzing of every operator in the table through its Python binding.
 POOL = [
-    None, 0, 1, -1, 2, 2.5, -0.5, True, False, 1j, "abc", "", [1, 2], (0,), [], (),
-    [[1]], flambeau.float32, flambeau.int64, flambeau.bool,
+    None,
+    0,
+    1,
+    -1,
+    2,
+    2.5,
+    -0.5,
+    True,
+    False,
+    1j,
+    "abc",
+    "",
+    [1, 2],
+    (0,),
+    [],
+    (),
+    [[1]],
+    flambeau.float32,
+    flambeau.int64,
+    flambeau.bool,
 ]
 
 
 def tensor_pool():
     return [
-        flambeau.ones(3), flambeau.zeros(2, 3, dtype=flambeau.int64),
-        flambeau.ones((), dtype=flambeau.bool), flambeau.zeros(0, dtype=flambeau.float64),
-        flambeau.full((2, 1, 3), 2.0), flambeau.ones(2, 2, dtype=flambeau.float64),
+        flambeau.ones(3),
+        flambeau.zeros(2, 3, dtype=flambeau.int64),
+        flambeau.ones((), dtype=flambeau.bool),
+        flambeau.zeros(0, dtype=flambeau.float64),
+        flambeau.full((2, 1, 3), 2.0),
+        flambeau.ones(2, 2, dtype=flambeau.float64),
     ]
 
 

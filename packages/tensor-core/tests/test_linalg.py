@@ -7,8 +7,11 @@ import flambeau
 
 
 def test_matmul_shape_mismatch_names_both_shapes():
-    with pytest.raises(RuntimeError, match=r"matmul: shapes \(2, 3\) and \(4, 5\) cannot be "
-                                           r"multiplied \(3 != 4\)"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"matmul: shapes \(2, 3\) and \(4, 5\) cannot be "
+        r"multiplied \(3 != 4\)",
+    ):
         flambeau.ones(2, 3) @ flambeau.ones(4, 5)
 
 
@@ -34,5 +37,6 @@ def test_matmul_large_float32_matches_numpy():
     rng = np.random.default_rng(0)
     a = rng.standard_normal((130, 70)).astype(np.float32)
     b = rng.standard_normal((70, 90)).astype(np.float32)
-    np.testing.assert_allclose((flambeau.from_numpy(a) @ flambeau.from_numpy(b)).numpy(), a @ b,
-                               rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(
+        (flambeau.from_numpy(a) @ flambeau.from_numpy(b)).numpy(), a @ b, rtol=1e-4, atol=1e-4
+    )

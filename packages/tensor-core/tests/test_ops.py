@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from optable import NO_REFERENCE, Sample, all_tests
 
 import flambeau
-from optable import NO_REFERENCE, Sample, all_tests
 
 TESTS = all_tests()
 TOL = {
@@ -36,8 +36,10 @@ def to_numpy(x):
             x = x.to(flambeau.float32)
         return x.numpy()
     if isinstance(x, (list, tuple)):
-        return type(x)(to_numpy(v) for v in x) if not hasattr(x, "_fields") else tuple(
-            to_numpy(v) for v in x
+        return (
+            type(x)(to_numpy(v) for v in x)
+            if not hasattr(x, "_fields")
+            else tuple(to_numpy(v) for v in x)
         )
     return x
 
@@ -57,13 +59,12 @@ def assert_close(actual, expected, dtype, op):
     if expected.dtype == np.bool_ or np.issubdtype(expected.dtype, np.integer):
         np.testing.assert_array_equal(actual, expected, err_msg=op.id)
     else:
-        np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol, equal_nan=True,
-                                   err_msg=op.id)
+        np.testing.assert_allclose(
+            actual, expected, rtol=rtol, atol=atol, equal_nan=True, err_msg=op.id
+        )
 
 
-CASES = [
-    pytest.param(op, dtype, id=f"{op.id}-{dtype}") for op in TESTS for dtype in op.dtypes
-]
+CASES = [pytest.param(op, dtype, id=f"{op.id}-{dtype}") for op in TESTS for dtype in op.dtypes]
 
 
 @pytest.mark.parametrize("op,dtype", CASES)

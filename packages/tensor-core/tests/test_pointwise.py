@@ -256,8 +256,8 @@ def test_shift_out_of_range():
 
 def test_eq_with_non_tensor():
     t = T([1.0, 2.0])
-    assert (t == None) is False
-    assert (t != None) is True
+    assert (t is None) is False
+    assert (t is not None) is True
     assert (t == "a") is False
     with pytest.raises(TypeError):
         t < None  # noqa: B015

@@ -23,12 +23,7 @@ def test_mean_of_integers_errors_like_pytorch():
         match="Input dtype must be either a floating point or complex dtype. Got: Long",
     ):
         flambeau.mean(flambeau.ones(3, dtype=flambeau.int64))
-    assert (
-        flambeau.mean(
-            flambeau.ones(3, dtype=flambeau.int64), dtype=flambeau.float64
-        ).item()
-        == 1
-    )
+    assert flambeau.mean(flambeau.ones(3, dtype=flambeau.int64), dtype=flambeau.float64).item() == 1
 
 
 def test_empty_reductions():
@@ -39,9 +34,7 @@ def test_empty_reductions():
     assert flambeau.sum(e, 0).shape == (4,)
     with pytest.raises(RuntimeError, match="Expected reduction dim to be specified"):
         flambeau.max(e)
-    with pytest.raises(
-        IndexError, match="Expected reduction dim 0 to have non-zero size"
-    ):
+    with pytest.raises(IndexError, match="Expected reduction dim 0 to have non-zero size"):
         flambeau.max(e, 0)
     with pytest.raises(IndexError):
         flambeau.amax(e, 0)
@@ -109,9 +102,7 @@ def test_var_spellings():
     x = t(a)
     np.testing.assert_allclose(flambeau.var(x).item(), a.var(ddof=1))
     np.testing.assert_allclose(flambeau.var(x, False).item(), a.var())
-    np.testing.assert_allclose(
-        flambeau.std(x, 1, False, True).numpy(), a.std(1, keepdims=True)
-    )
+    np.testing.assert_allclose(flambeau.std(x, 1, False, True).numpy(), a.std(1, keepdims=True))
     np.testing.assert_allclose(flambeau.var(x, 0, correction=0).numpy(), a.var(0))
     np.testing.assert_allclose(x.var(1, unbiased=True).numpy(), a.var(1, ddof=1))
     _, m = flambeau.var_mean(x, 1)
@@ -164,17 +155,16 @@ def test_16bit_inputs(dtype):
     rng = np.random.default_rng(0)
     a = np.round(rng.uniform(-3, 3, (70, 600)) * 4) / 4  # exact in both 16-bit types
     x = to16(t(a.astype(np.float32)), getattr(flambeau, dtype))
-    f32 = lambda r: np.asarray(to16(r, flambeau.float32).numpy(), np.float64)
+
+    def f32(r):
+        return np.asarray(to16(r, flambeau.float32).numpy(), np.float64)
+
     np.testing.assert_allclose(f32(flambeau.sum(x, 1)), a.sum(1), rtol=1e-2)
-    np.testing.assert_allclose(
-        f32(flambeau.mean(x, 0)), a.mean(0), rtol=1e-2, atol=1e-2
-    )
+    np.testing.assert_allclose(f32(flambeau.mean(x, 0)), a.mean(0), rtol=1e-2, atol=1e-2)
     np.testing.assert_array_equal(f32(flambeau.amax(x, 1)), a.max(1))
     np.testing.assert_array_equal(flambeau.argmin(x, 0).numpy(), a.argmin(0))
     np.testing.assert_allclose(f32(flambeau.std(x, 1)), a.std(1, ddof=1), rtol=1e-2)
-    np.testing.assert_allclose(
-        f32(flambeau.cumsum(x, 1)), a.cumsum(1), rtol=2e-2, atol=2.0
-    )
+    np.testing.assert_allclose(f32(flambeau.cumsum(x, 1)), a.cumsum(1), rtol=2e-2, atol=2.0)
     assert flambeau.sum(x).dtype == getattr(flambeau, dtype)
 
 
@@ -188,9 +178,7 @@ def test_threaded_paths_match(threads):
         a = np.random.default_rng(2).standard_normal((300, 500))
         for dim in (None, 0, 1):
             np.testing.assert_allclose(flambeau.sum(t(a), dim).numpy(), a.sum(axis=dim))
-            np.testing.assert_array_equal(
-                flambeau.amax(t(a), dim).numpy(), a.max(axis=dim)
-            )
+            np.testing.assert_array_equal(flambeau.amax(t(a), dim).numpy(), a.max(axis=dim))
         np.testing.assert_array_equal(flambeau.argmax(t(a)).item(), a.argmax())
     finally:
         flambeau.set_num_threads(old)

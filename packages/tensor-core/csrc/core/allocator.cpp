@@ -1,8 +1,8 @@
+#include <sys/mman.h>
+
 #include <array>
 #include <cstdlib>
 #include <new>
-
-#include <sys/mman.h>
 
 #include "core/error.h"
 #include "core/storage.h"

@@ -19,9 +19,9 @@ size_t itemsize(ScalarType t) {
 }
 
 const char* dtype_name(ScalarType t) {
-  static constexpr const char* names[] = {"bool",    "uint8",    "int8",    "int16",
-                                          "int32",   "int64",    "float16", "bfloat16",
-                                          "float32", "float64",  "complex64", "complex128"};
+  static constexpr const char* names[] = {"bool",    "uint8",   "int8",      "int16",
+                                          "int32",   "int64",   "float16",   "bfloat16",
+                                          "float32", "float64", "complex64", "complex128"};
   if (t == ScalarType::Undefined) return "undefined";
   return names[static_cast<int>(t)];
 }
@@ -88,8 +88,9 @@ bool can_cast(ScalarType from, ScalarType to) {
 
 ScalarType default_dtype() { return g_default_dtype; }
 void set_default_dtype(ScalarType t) {
-  FLB_CHECK_T(TypeError, t == ScalarType::Float32 || t == ScalarType::Float64 ||
-                             t == ScalarType::Float16 || t == ScalarType::BFloat16,
+  FLB_CHECK_T(TypeError,
+              t == ScalarType::Float32 || t == ScalarType::Float64 || t == ScalarType::Float16 ||
+                  t == ScalarType::BFloat16,
               "set_default_dtype: only floating-point types are supported as the default "
               "type, got ",
               dtype_name(t));

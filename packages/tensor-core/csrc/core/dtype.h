@@ -42,9 +42,7 @@ inline bool is_integral(ScalarType t, bool include_bool) {
   return (t >= ScalarType::UInt8 && t <= ScalarType::Int64) ||
          (include_bool && t == ScalarType::Bool);
 }
-inline bool is_signed(ScalarType t) {
-  return t != ScalarType::Bool && t != ScalarType::UInt8;
-}
+inline bool is_signed(ScalarType t) { return t != ScalarType::Bool && t != ScalarType::UInt8; }
 ScalarType promote_types(ScalarType a, ScalarType b);
 bool can_cast(ScalarType from, ScalarType to);
 ScalarType to_complex(ScalarType real);  // float32 -> complex64
@@ -75,11 +73,11 @@ constexpr uint32_t kAllTypes = kBoolTypes | kIntTypes | kFloatTypes | kComplexTy
 
 template <uint32_t Mask, class F>
 decltype(auto) visit_dtype(ScalarType t, const char* op, F&& f) {
-#define FLB_VISIT_CASE(ST, T)                          \
-  case ScalarType::ST:                                 \
+#define FLB_VISIT_CASE(ST, T)                         \
+  case ScalarType::ST:                                \
     if constexpr (Mask & dtype_bit(ScalarType::ST)) { \
-      return f(Tag<T>{});                              \
-    }                                                  \
+      return f(Tag<T>{});                             \
+    }                                                 \
     break;
   switch (t) {
     FLB_VISIT_CASE(Bool, bool)
@@ -103,9 +101,11 @@ decltype(auto) visit_dtype(ScalarType t, const char* op, F&& f) {
 
 template <class T>
 constexpr ScalarType scalar_type_of();
-#define FLB_TYPE_MAP(ST, T) \
-  template <>               \
-  constexpr ScalarType scalar_type_of<T>() { return ScalarType::ST; }
+#define FLB_TYPE_MAP(ST, T)                  \
+  template <>                                \
+  constexpr ScalarType scalar_type_of<T>() { \
+    return ScalarType::ST;                   \
+  }
 FLB_TYPE_MAP(Bool, bool)
 FLB_TYPE_MAP(UInt8, uint8_t)
 FLB_TYPE_MAP(Int8, int8_t)
@@ -148,11 +148,15 @@ inline To convert(const From& v) {
   if constexpr (std::is_same_v<To, From>) {
     return v;
   } else if constexpr (std::is_same_v<To, bool>) {
-    if constexpr (is_complex_t<From>::value) return v.real() != 0 || v.imag() != 0;
-    else return static_cast<compute_t<From>>(v) != 0;
+    if constexpr (is_complex_t<From>::value)
+      return v.real() != 0 || v.imag() != 0;
+    else
+      return static_cast<compute_t<From>>(v) != 0;
   } else if constexpr (is_complex_t<From>::value) {
-    if constexpr (is_complex_t<To>::value) return To(v.real(), v.imag());
-    else return To(static_cast<compute_t<To>>(v.real()));
+    if constexpr (is_complex_t<To>::value)
+      return To(v.real(), v.imag());
+    else
+      return To(static_cast<compute_t<To>>(v.real()));
   } else if constexpr (is_complex_t<To>::value) {
     return To(static_cast<typename To::value_type>(static_cast<compute_t<From>>(v)), 0);
   } else if constexpr (std::is_integral_v<To> && !std::is_integral_v<compute_t<From>>) {

@@ -36,7 +36,7 @@ struct BFloat16 {
 struct Half {
   uint16_t bits = 0;
   Half() = default;
-  Half(float f) { bits = from_float(f); }                // NOLINT
+  Half(float f) { bits = from_float(f); }            // NOLINT
   operator float() const { return to_float(bits); }  // NOLINT
 
   static float to_float(uint16_t h) {

@@ -11,7 +11,7 @@ class Scalar {
  public:
   enum class Kind : int8_t { Bool, Int, Float, Complex };
   Scalar() : Scalar(int64_t(0)) {}
-  Scalar(bool v) : kind_(Kind::Bool) { i_ = v; }                      // NOLINT
+  Scalar(bool v) : kind_(Kind::Bool) { i_ = v; }                     // NOLINT
   Scalar(int v) : Scalar(static_cast<int64_t>(v)) {}                 // NOLINT
   Scalar(int64_t v) : kind_(Kind::Int) { i_ = v; }                   // NOLINT
   Scalar(double v) : kind_(Kind::Float) { c_ = {v, 0.0}; }           // NOLINT

@@ -24,7 +24,9 @@ class Span {
   const T& operator[](size_t i) const { return data_[i]; }
   const T& back() const { return data_[size_ - 1]; }
   std::vector<T> vec() const { return std::vector<T>(begin(), end()); }
-  bool operator==(Span o) const { return size_ == o.size_ && std::equal(begin(), end(), o.begin()); }
+  bool operator==(Span o) const {
+    return size_ == o.size_ && std::equal(begin(), end(), o.begin());
+  }
   bool operator!=(Span o) const { return !(*this == o); }
 
  private:

@@ -14,7 +14,10 @@ void TensorImpl::run_first_requires_grad_hook() {
 
 TensorImpl::TensorImpl(Storage storage, IntList sizes, IntList strides, int64_t offset,
                        ScalarType dtype)
-    : storage_(std::move(storage)), sizes_(sizes), strides_(strides), offset_(offset),
+    : storage_(std::move(storage)),
+      sizes_(sizes),
+      strides_(strides),
+      offset_(offset),
       dtype_(dtype) {
   refresh();
 }
@@ -72,8 +75,8 @@ std::string shape_str(IntList sizes) {
 int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op) {
   int64_t n = std::max<int64_t>(ndim, 1);  // scalars accept dim 0 and -1
   if (FLB_UNLIKELY(dim < -n || dim >= n)) {
-    fail<IndexError>(op, ": dimension out of range (expected to be in range of [", -n, ", ",
-                     n - 1, "], but got ", dim, ")");
+    fail<IndexError>(op, ": dimension out of range (expected to be in range of [", -n, ", ", n - 1,
+                     "], but got ", dim, ")");
   }
   return dim < 0 ? dim + n : dim;
 }
@@ -112,8 +115,8 @@ void check_view_bounds(const Tensor& base, IntList sizes, IntList strides, int64
   if (empty) return;
   int64_t capacity = static_cast<int64_t>(base->storage()->nbytes() / base->itemsize());
   FLB_CHECK(lo >= 0 && hi < capacity, op, ": view of sizes ", shape_str(sizes), ", strides ",
-            shape_str(strides), " and offset ", offset,
-            " is out of bounds for a storage of ", capacity, " elements");
+            shape_str(strides), " and offset ", offset, " is out of bounds for a storage of ",
+            capacity, " elements");
 }
 
 size_t checked_nbytes(IntList sizes, ScalarType dtype, const char* op) {

@@ -118,9 +118,8 @@ void bmm_kernel(const Tensor& out, const Tensor& a, const Tensor& b) {
       return;
     }
     default:
-      visit_dtype<kIntTypes>(out->dtype(), "bmm", [&](auto tag) {
-        loop_bmm<typename decltype(tag)::type>(out, a, b);
-      });
+      visit_dtype<kIntTypes>(out->dtype(), "bmm",
+                             [&](auto tag) { loop_bmm<typename decltype(tag)::type>(out, a, b); });
   }
 }
 

@@ -69,8 +69,10 @@ auto lift(const F& f) {
   } else {
     return [f](auto... x) {
       auto r = f(static_cast<float>(x)...);
-      if constexpr (std::is_same_v<decltype(r), float>) return T(r);
-      else return r;
+      if constexpr (std::is_same_v<decltype(r), float>)
+        return T(r);
+      else
+        return r;
     };
   }
 }

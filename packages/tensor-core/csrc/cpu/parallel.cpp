@@ -15,8 +15,7 @@ int get_num_threads() {
 }
 
 void set_num_threads(int n) {
-  FLB_CHECK_T(ValueError, n > 0, "set_num_threads: expected a positive number of threads, got ",
-              n);
+  FLB_CHECK_T(ValueError, n > 0, "set_num_threads: expected a positive number of threads, got ", n);
   g_threads = n;
   blas_set_num_threads(n);
 }

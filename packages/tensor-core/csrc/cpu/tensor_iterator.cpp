@@ -13,9 +13,8 @@ TensorIterator TensorIterator::build(Span<Tensor> operands) {
   const int nd = static_cast<int>(out->dim());
   it.numel_ = out->numel();
   for (int t = 0; t < it.ntensors_; ++t) {
-    FLB_CHECK(operands[t]->sizes() == out->sizes(), "TensorIterator: operand ", t,
-              " has shape ", shape_str(operands[t]->sizes()), ", expected ",
-              shape_str(out->sizes()));
+    FLB_CHECK(operands[t]->sizes() == out->sizes(), "TensorIterator: operand ", t, " has shape ",
+              shape_str(operands[t]->sizes()), ", expected ", shape_str(out->sizes()));
     it.base_[t] = operands[t]->data();
   }
 

@@ -56,8 +56,9 @@ Device common_device(std::initializer_list<const Tensor*> tensors, const char* o
     if (!first) {
       first = t;
     } else if (FLB_UNLIKELY((*t)->device() != (*first)->device())) {
-      fail(op, ": expected all tensors to be on the same device, but found at least two "
-               "devices, ",
+      fail(op,
+           ": expected all tensors to be on the same device, but found at least two "
+           "devices, ",
            (*first)->device().str(), " and ", (*t)->device().str());
     }
   }

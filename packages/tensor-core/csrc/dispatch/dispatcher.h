@@ -56,8 +56,7 @@ void set_grad_enabled(bool enabled);
 #define FLB_CONCAT_INNER(a, b) a##b
 #define FLB_CONCAT(a, b) FLB_CONCAT_INNER(a, b)
 // FLB_REGISTER_KERNEL("add", kCPU, add_kernel) at namespace scope in a kernel file.
-#define FLB_REGISTER_KERNEL(op_name, device, fn)                               \
-  static const bool FLB_CONCAT(flb_registered_, __COUNTER__) =                 \
-      (::flambeau::Dispatcher::register_kernel(op_name, device,                \
-                                               reinterpret_cast<void*>(&fn)), \
+#define FLB_REGISTER_KERNEL(op_name, device, fn)                                               \
+  static const bool FLB_CONCAT(flb_registered_, __COUNTER__) =                                 \
+      (::flambeau::Dispatcher::register_kernel(op_name, device, reinterpret_cast<void*>(&fn)), \
        true)

@@ -15,7 +15,8 @@ Tensor detach_(const Tensor& self) {
 Tensor requires_grad_(const Tensor& self, bool requires_grad) {
   FLB_CHECK(!requires_grad || is_floating(self->dtype()) || is_complex(self->dtype()),
             "requires_grad_: only Tensors of floating point and complex dtype can require "
-            "gradients, got ", dtype_name(self->dtype()));
+            "gradients, got ",
+            dtype_name(self->dtype()));
   self->set_requires_grad(requires_grad);
   return self;
 }

@@ -62,11 +62,10 @@ ScalarType result_type(Span<Tensor> tensors) {
 
 Tensor scalar_tensor(const Scalar& s, ScalarType dtype) {
   Tensor t = empty({}, dtype);
-  visit_dtype<kAllTypes>(dtype, "scalar_tensor",
-                         [&](auto tag) {
-                           using T = typename decltype(tag)::type;
-                           *t->data_as<T>() = s.to<T>();
-                         });
+  visit_dtype<kAllTypes>(dtype, "scalar_tensor", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    *t->data_as<T>() = s.to<T>();
+  });
   return t;
 }
 
@@ -92,8 +91,8 @@ Tensor expand_to(const Tensor& t, IntList shape, const char* op) {
   for (int64_t i = 0; i < td; ++i) {
     int64_t d = nd - td + i;
     int64_t size = t->sizes()[i];
-    FLB_CHECK(size == shape[d] || size == 1, op, ": cannot broadcast shape ",
-              shape_str(t->sizes()), " to ", shape_str(shape));
+    FLB_CHECK(size == shape[d] || size == 1, op, ": cannot broadcast shape ", shape_str(t->sizes()),
+              " to ", shape_str(shape));
     strides[d] = size == 1 ? 0 : t->strides()[i];
   }
   return make_view(t, shape, strides, t->offset());

@@ -46,10 +46,10 @@ void copy_into(const Tensor& dst, const Tensor& src);
 
 // How an elementwise operator derives its types from the promoted input type.
 enum class Promote : int8_t {
-  Default,         // compute and return the promoted type (add, mul)
-  IntToFloat,      // integers and bool compute in the default float type (div, exp)
-  BoolOut,         // compute in the promoted type, return bool (eq, lt)
-  ComplexToReal,   // return the real type of a complex input (abs)
+  Default,        // compute and return the promoted type (add, mul)
+  IntToFloat,     // integers and bool compute in the default float type (div, exp)
+  BoolOut,        // compute in the promoted type, return bool (eq, lt)
+  ComplexToReal,  // return the real type of a complex input (abs)
 };
 
 constexpr size_t kMaxElementwiseInputs = 6;

@@ -9,8 +9,9 @@ namespace {
 using BmmKernel = void(const Tensor& out, const Tensor& a, const Tensor& b);
 
 void check_operands(const char* op, const Tensor& a, const Tensor& b) {
-  FLB_CHECK(a->dtype() == b->dtype(), op, ": expected both operands to have the same dtype, but got ",
-            dtype_name(a->dtype()), " and ", dtype_name(b->dtype()));
+  FLB_CHECK(a->dtype() == b->dtype(), op,
+            ": expected both operands to have the same dtype, but got ", dtype_name(a->dtype()),
+            " and ", dtype_name(b->dtype()));
   FLB_CHECK(a->dtype() != ScalarType::Bool, op, ": not implemented for dtype bool");
   common_device({&a, &b}, op);
 }
@@ -28,17 +29,16 @@ Tensor run_bmm(const char* op, const Tensor& a, const Tensor& b, IntList result_
   static const OperatorEntry& entry = Dispatcher::op("bmm");
   Tensor dest = prepare_out(out, result_shape, a->dtype(), a->device(), op);
   DimVector bmn = {a->sizes()[0], a->sizes()[1], b->sizes()[2]};
-  Tensor target = dest->is_contiguous() ? make_view(dest, bmn, contiguous_strides(bmn), dest->offset())
-                                        : empty(bmn, a->dtype(), a->device());
+  Tensor target = dest->is_contiguous()
+                      ? make_view(dest, bmn, contiguous_strides(bmn), dest->offset())
+                      : empty(bmn, a->dtype(), a->device());
   if (target->numel() > 0) kernel_for<BmmKernel>(entry, a->device())(target, a, b);
   if (target->storage() != dest->storage())
     copy_into(dest, make_view(target, result_shape, contiguous_strides(result_shape), 0));
   return dest;
 }
 
-Tensor as_batch(const Tensor& t, int64_t rows, int64_t cols) {
-  return reshape(t, {1, rows, cols});
-}
+Tensor as_batch(const Tensor& t, int64_t rows, int64_t cols) { return reshape(t, {1, rows, cols}); }
 
 }  // namespace
 
@@ -56,18 +56,19 @@ Tensor bmm(const Tensor& input, const Tensor& mat2, const OutArg& out) {
   check_operands("bmm", input, mat2);
   FLB_CHECK(input->dim() == 3 && mat2->dim() == 3, "bmm: expected 3-D tensors, but got ",
             input->dim(), "-D and ", mat2->dim(), "-D");
-  FLB_CHECK(input->sizes()[0] == mat2->sizes()[0], "bmm: batch sizes differ (",
-            input->sizes()[0], " != ", mat2->sizes()[0], ")");
+  FLB_CHECK(input->sizes()[0] == mat2->sizes()[0], "bmm: batch sizes differ (", input->sizes()[0],
+            " != ", mat2->sizes()[0], ")");
   if (input->sizes()[2] != mat2->sizes()[1])
     fail_shapes("bmm", input, mat2, input->sizes()[2], mat2->sizes()[1]);
-  return run_bmm("bmm", input, mat2, {input->sizes()[0], input->sizes()[1], mat2->sizes()[2]},
-                 out);
+  return run_bmm("bmm", input, mat2, {input->sizes()[0], input->sizes()[1], mat2->sizes()[2]}, out);
 }
 
 Tensor mv(const Tensor& input, const Tensor& vec, const OutArg& out) {
   check_operands("mv", input, vec);
-  FLB_CHECK(input->dim() == 2 && vec->dim() == 1, "mv: expected a 2-D matrix and a 1-D vector, "
-                                                  "but got ", input->dim(), "-D and ", vec->dim(), "-D");
+  FLB_CHECK(input->dim() == 2 && vec->dim() == 1,
+            "mv: expected a 2-D matrix and a 1-D vector, "
+            "but got ",
+            input->dim(), "-D and ", vec->dim(), "-D");
   int64_t m = input->sizes()[0], k = input->sizes()[1];
   if (k != vec->sizes()[0]) fail_shapes("mv", input, vec, k, vec->sizes()[0]);
   return run_bmm("mv", as_batch(input, m, k), as_batch(vec, k, 1), {m}, out);
@@ -77,18 +78,20 @@ Tensor dot(const Tensor& input, const Tensor& other, const OutArg& out) {
   check_operands("dot", input, other);
   FLB_CHECK(input->dim() == 1 && other->dim() == 1, "dot: 1D tensors expected, but got ",
             input->dim(), "D and ", other->dim(), "D tensors");
-  FLB_CHECK(input->numel() == other->numel(),
-            "dot: inconsistent tensor size, expected tensor [", input->numel(),
-            "] and src [", other->numel(), "] to have the same number of elements, but got ",
-            input->numel(), " and ", other->numel(), " elements respectively");
+  FLB_CHECK(input->numel() == other->numel(), "dot: inconsistent tensor size, expected tensor [",
+            input->numel(), "] and src [", other->numel(),
+            "] to have the same number of elements, but got ", input->numel(), " and ",
+            other->numel(), " elements respectively");
   int64_t k = input->numel();
   return run_bmm("dot", as_batch(input, 1, k), as_batch(other, k, 1), {}, out);
 }
 
 Tensor matmul(const Tensor& input, const Tensor& other, const OutArg& out) {
   const int64_t da = input->dim(), db = other->dim();
-  FLB_CHECK(da > 0 && db > 0, "matmul: both arguments to matmul need to be at least 1D, but they "
-                              "are ", da, "D and ", db, "D");
+  FLB_CHECK(da > 0 && db > 0,
+            "matmul: both arguments to matmul need to be at least 1D, but they "
+            "are ",
+            da, "D and ", db, "D");
   check_operands("matmul", input, other);
   // 1-D operands act as a row (left) or a column (right) vector.
   IntList as = input->sizes(), bs = other->sizes();

@@ -34,14 +34,12 @@ Tensor empty(IntList size, std::optional<ScalarType> dtype, std::optional<Device
 
 Tensor zeros(IntList size, std::optional<ScalarType> dtype, std::optional<Device> device,
              bool requires_grad) {
-  return filled(size, Scalar(int64_t(0)), dtype.value_or(default_dtype()), device,
-                requires_grad);
+  return filled(size, Scalar(int64_t(0)), dtype.value_or(default_dtype()), device, requires_grad);
 }
 
 Tensor ones(IntList size, std::optional<ScalarType> dtype, std::optional<Device> device,
             bool requires_grad) {
-  return filled(size, Scalar(int64_t(1)), dtype.value_or(default_dtype()), device,
-                requires_grad);
+  return filled(size, Scalar(int64_t(1)), dtype.value_or(default_dtype()), device, requires_grad);
 }
 
 Tensor full(IntList size, const Scalar& fill_value, std::optional<ScalarType> dtype,

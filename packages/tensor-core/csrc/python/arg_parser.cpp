@@ -40,7 +40,9 @@ const char* type_name(ParamType t) {
   return "?";
 }
 
-bool is_int(PyObject* o) { return PyLong_Check(o) || (!PyFloat_Check(o) && PyIndex_Check(o) && !is_tensor(o)); }
+bool is_int(PyObject* o) {
+  return PyLong_Check(o) || (!PyFloat_Check(o) && PyIndex_Check(o) && !is_tensor(o));
+}
 
 bool is_int_list(PyObject* o, int list_size) {
   if (list_size > 0 && is_int(o)) return true;
@@ -141,8 +143,8 @@ bool is_number(PyObject* o) {
   if (PyFloat_Check(o) || PyLong_Check(o) || PyComplex_Check(o)) return true;
   if (is_tensor(o) || PySequence_Check(o)) return false;
   // NumPy scalars: integers implement __index__, floats __float__.
-  return PyIndex_Check(o) || Py_TYPE(o)->tp_as_number != nullptr &&
-                                 Py_TYPE(o)->tp_as_number->nb_float != nullptr;
+  return PyIndex_Check(o) ||
+         Py_TYPE(o)->tp_as_number != nullptr && Py_TYPE(o)->tp_as_number->nb_float != nullptr;
 }
 
 Scalar scalar_from_py(PyObject* o, const char* op, const char* arg) {
@@ -185,7 +187,8 @@ Tensor tensor_from_py(PyObject* o, const char* op, const char* arg) {
 }
 
 ScalarType dtype_from_py(PyObject* o, const char* op, const char* arg) {
-  if (PyObject_TypeCheck(o, g_dtype_type)) return py::handle(o).attr("_scalar_type").cast<ScalarType>();
+  if (PyObject_TypeCheck(o, g_dtype_type))
+    return py::handle(o).attr("_scalar_type").cast<ScalarType>();
   if (o == reinterpret_cast<PyObject*>(&PyFloat_Type)) return ScalarType::Float64;
   if (o == reinterpret_cast<PyObject*>(&PyLong_Type)) return ScalarType::Int64;
   if (o == reinterpret_cast<PyObject*>(&PyBool_Type)) return ScalarType::Bool;
@@ -196,8 +199,8 @@ ScalarType dtype_from_py(PyObject* o, const char* op, const char* arg) {
 Device device_from_py(PyObject* o, const char* op, const char* arg) {
   if (is_device(o)) return py::handle(o).cast<Device>();
   // Strings and ints go through flambeau.device(...), which may load a plugin.
-  py::object dev = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(g_device_type))(
-      py::handle(o));
+  py::object dev =
+      py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(g_device_type))(py::handle(o));
   (void)op;
   (void)arg;
   return dev.cast<Device>();
@@ -286,15 +289,16 @@ bool Signature::bind(PyObject* self, PyObject* args, PyObject* kwargs, PyObject*
   for (Py_ssize_t a = 0; a < nargs; ++a) {
     PyObject* arg = PyTuple_GET_ITEM(args, a);
     if (next >= max_positional_) {
-      *why = str_cat("takes ", max_positional_ - (self ? 1 : 0),
-                     " positional arguments but ", nargs, " were given");
+      *why = str_cat("takes ", max_positional_ - (self ? 1 : 0), " positional arguments but ",
+                     nargs, " were given");
       return false;
     }
     const Param& p = params_[next];
     // zeros(2, 3): a leading int[] may be spelled as separate ints.
     if (p.type == ParamType::IntList && p.list_size == 0 && is_int(arg) && nargs - a >= 1) {
       bool rest_ints = true;
-      for (Py_ssize_t b = a; b < nargs; ++b) rest_ints = rest_ints && is_int(PyTuple_GET_ITEM(args, b));
+      for (Py_ssize_t b = a; b < nargs; ++b)
+        rest_ints = rest_ints && is_int(PyTuple_GET_ITEM(args, b));
       if (rest_ints) {
         *varargs_param = next;
         *varargs_start = a;
@@ -317,8 +321,8 @@ bool Signature::bind(PyObject* self, PyObject* args, PyObject* kwargs, PyObject*
         }
       }
       if (found < 0) {
-        *why = str_cat("got an unexpected keyword argument '",
-                       py::str(key).cast<std::string>(), "'");
+        *why =
+            str_cat("got an unexpected keyword argument '", py::str(key).cast<std::string>(), "'");
         return false;
       }
       if (slots[found]) {
@@ -340,9 +344,8 @@ bool Signature::bind(PyObject* self, PyObject* args, PyObject* kwargs, PyObject*
     }
     if (i == *varargs_param) continue;
     if (!matches(p, slots[i])) {
-      *why = str_cat("argument '", p.name, "' (position ", i + 1, ") must be ",
-                     type_name(p.type), (p.optional ? " or None" : ""), ", not ",
-                     py_type_name(slots[i]));
+      *why = str_cat("argument '", p.name, "' (position ", i + 1, ") must be ", type_name(p.type),
+                     (p.optional ? " or None" : ""), ", not ", py_type_name(slots[i]));
       return false;
     }
   }
@@ -414,7 +417,9 @@ int64_t ParsedArgs::int64(int i) const {
   if (!idx) throw py::error_already_set();
   int overflow = 0;
   long long v = PyLong_AsLongLongAndOverflow(idx.ptr(), &overflow);
-  if (overflow) fail<ValueError>(sig->name(), "(): argument '", sig->params()[i].name, "' is out of the int64 range");
+  if (overflow)
+    fail<ValueError>(sig->name(), "(): argument '", sig->params()[i].name,
+                     "' is out of the int64 range");
   return v;
 }
 std::optional<int64_t> ParsedArgs::int64_opt(int i) const {
@@ -475,8 +480,8 @@ Generator* ParsedArgs::generator(int i) const {
 }
 OutArg ParsedArgs::out(int i) const {
   if (slots[i] == Py_None) return OutArg::none();
-  FLB_CHECK_T(TypeError, is_tensor(slots[i]), sig->name(), "(): argument 'out' must be Tensor, not ",
-              py_type_name(slots[i]));
+  FLB_CHECK_T(TypeError, is_tensor(slots[i]), sig->name(),
+              "(): argument 'out' must be Tensor, not ", py_type_name(slots[i]));
   return OutArg::into(py::handle(slots[i]).cast<Tensor>());
 }
 

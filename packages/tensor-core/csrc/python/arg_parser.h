@@ -56,8 +56,8 @@ class Signature {
   // Fills slots (borrowed references); on failure returns false and says why.
   // A leading int[] spelled as separate ints (zeros(2, 3)) is reported through
   // varargs_param / varargs_start (args[varargs_start:] are the list).
-  bool bind(PyObject* self, PyObject* args, PyObject* kwargs, PyObject** slots,
-            int* varargs_param, Py_ssize_t* varargs_start, std::string* why) const;
+  bool bind(PyObject* self, PyObject* args, PyObject* kwargs, PyObject** slots, int* varargs_param,
+            Py_ssize_t* varargs_start, std::string* why) const;
 
  private:
   std::string name_;

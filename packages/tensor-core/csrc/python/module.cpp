@@ -54,8 +54,7 @@ void bind_dtypes(py::module_& m) {
       .def_property_readonly("is_complex", [](const DType& d) { return is_complex(d.type); })
       .def_property_readonly("is_signed", [](const DType& d) { return is_signed(d.type); })
       .def_property_readonly("itemsize", [](const DType& d) { return itemsize(d.type); })
-      .def("__repr__",
-           [](const DType& d) { return std::string("flambeau.") + dtype_name(d.type); })
+      .def("__repr__", [](const DType& d) { return std::string("flambeau.") + dtype_name(d.type); })
       .def("__reduce__", [](const DType& d) { return std::string(dtype_name(d.type)); });
   py::enum_<ScalarType>(m, "_ScalarType");
   for (int i = 0; i < kNumScalarTypes; ++i) {
@@ -70,17 +69,22 @@ void bind_device(py::module_& m) {
   py::class_<Device>(m, "device")
       .def(py::init([](const py::object& spec, std::optional<int> index) {
              if (is_device(spec.ptr())) return spec.cast<Device>();
-             if (py::isinstance<py::int_>(spec)) return Device{kCUDA, static_cast<int16_t>(spec.cast<int>())};
+             if (py::isinstance<py::int_>(spec))
+               return Device{kCUDA, static_cast<int16_t>(spec.cast<int>())};
              std::string s = spec.cast<std::string>();
              Device d;
              auto colon = s.find(':');
              std::string type = s.substr(0, colon);
              d.type = device_type_from_name(type);
-             FLB_CHECK(d.type >= 0, "Expected one of cpu, cuda, or a registered backend device "
-                                    "type at start of device string: ", s);
+             FLB_CHECK(d.type >= 0,
+                       "Expected one of cpu, cuda, or a registered backend device "
+                       "type at start of device string: ",
+                       s);
              if (colon != std::string::npos) {
-               FLB_CHECK(!index.has_value(), "device(): type (string) must not include an index "
-                                             "because index was passed explicitly: ", s);
+               FLB_CHECK(!index.has_value(),
+                         "device(): type (string) must not include an index "
+                         "because index was passed explicitly: ",
+                         s);
                std::string idx = s.substr(colon + 1);
                FLB_CHECK(!idx.empty() && std::all_of(idx.begin(), idx.end(), ::isdigit),
                          "Invalid device string: '", s, "'");
@@ -92,13 +96,16 @@ void bind_device(py::module_& m) {
            }),
            py::arg("type"), py::arg("index") = py::none())
       .def_property_readonly("type", [](const Device& d) { return device_type_name(d.type); })
-      .def_property_readonly("index", [](const Device& d) -> py::object {
-        return d.index < 0 ? py::none() : py::cast(static_cast<int>(d.index));
-      })
-      .def("__eq__", [](const Device& a, const py::object& b) {
-        if (!is_device(b.ptr()) && !py::isinstance<py::str>(b)) return false;
-        return a == device_from_py(b.ptr(), "device.__eq__", "other");
-      })
+      .def_property_readonly("index",
+                             [](const Device& d) -> py::object {
+                               return d.index < 0 ? py::none()
+                                                  : py::cast(static_cast<int>(d.index));
+                             })
+      .def("__eq__",
+           [](const Device& a, const py::object& b) {
+             if (!is_device(b.ptr()) && !py::isinstance<py::str>(b)) return false;
+             return a == device_from_py(b.ptr(), "device.__eq__", "other");
+           })
       .def("__hash__", [](const Device& d) { return std::hash<int>()(d.type * 1000 + d.index); })
       .def("__str__", &Device::str)
       .def("__repr__", [](const Device& d) {
@@ -121,16 +128,19 @@ void bind_generator(py::module_& m) {
              return g;
            })
       .def("initial_seed", [](const Generator& g) { return g.seed(); })
-      .def("seed", [](Generator& g) {
-        uint64_t s = std::random_device{}() | (static_cast<uint64_t>(std::random_device{}()) << 32);
-        s &= 0x7FFFFFFFFFFFFFFFULL;
-        g.manual_seed(s);
-        return s;
-      })
+      .def("seed",
+           [](Generator& g) {
+             uint64_t s =
+                 std::random_device{}() | (static_cast<uint64_t>(std::random_device{}()) << 32);
+             s &= 0x7FFFFFFFFFFFFFFFULL;
+             g.manual_seed(s);
+             return s;
+           })
       .def("get_state", [](const Generator& g) { return py::make_tuple(g.seed(), g.offset()); })
-      .def("set_state", [](Generator& g, const py::tuple& st) {
-        g.set_state(st[0].cast<uint64_t>(), st[1].cast<uint64_t>());
-      })
+      .def("set_state",
+           [](Generator& g, const py::tuple& st) {
+             g.set_state(st[0].cast<uint64_t>(), st[1].cast<uint64_t>());
+           })
       .def_property_readonly("device", [](const Generator&) { return Device{}; });
   m.attr("default_generator") = py::cast(Ref<Generator>(&default_generator()));
 }
@@ -193,7 +203,8 @@ PYBIND11_MODULE(_C, m) {
                    m.attr("Generator").ptr());
   autograd_slot::register_bindings(m);
 
-  m.def("get_default_dtype", [] { return py::reinterpret_borrow<py::object>(dtype_object(default_dtype())); });
+  m.def("get_default_dtype",
+        [] { return py::reinterpret_borrow<py::object>(dtype_object(default_dtype())); });
   m.def("set_default_dtype", [](const py::object& d) {
     set_default_dtype(dtype_from_py(d.ptr(), "set_default_dtype", "d"));
   });
@@ -224,14 +235,18 @@ PYBIND11_MODULE(_C, m) {
     }
     return out;
   });
-  m.def("_allocator_stats", [](const std::string& device) {
-    AllocatorStats s = allocator_for(device_type_from_name(device))->stats();
-    py::dict d;
-    d["allocated_bytes"] = s.allocated;
-    d["peak_bytes"] = s.peak;
-    d["allocations"] = s.allocations;
-    return d;
-  }, py::arg("device") = "cpu", "Statistics of a device's allocator (bytes in use, peak, live blocks).");
+  m.def(
+      "_allocator_stats",
+      [](const std::string& device) {
+        AllocatorStats s = allocator_for(device_type_from_name(device))->stats();
+        py::dict d;
+        d["allocated_bytes"] = s.allocated;
+        d["peak_bytes"] = s.peak;
+        d["allocations"] = s.allocations;
+        return d;
+      },
+      py::arg("device") = "cpu",
+      "Statistics of a device's allocator (bytes in use, peak, live blocks).");
   m.def("_operators_with_kernel", [](const std::string& device) {
     return Dispatcher::operators_with_kernel(device_type_from_name(device));
   });

@@ -31,12 +31,15 @@ py::object item(const Tensor& t) {
   return visit_dtype<kAllTypes>(t->dtype(), "item", [&](auto tag) -> py::object {
     using T = typename decltype(tag)::type;
     T v = *t->data_as<T>();
-    if constexpr (std::is_same_v<T, bool>) return py::bool_(v);
+    if constexpr (std::is_same_v<T, bool>)
+      return py::bool_(v);
     else if constexpr (is_complex_t<T>::value)
       return py::reinterpret_steal<py::object>(
           PyComplex_FromDoubles(static_cast<double>(v.real()), static_cast<double>(v.imag())));
-    else if constexpr (std::is_integral_v<T>) return py::int_(static_cast<int64_t>(v));
-    else return py::float_(static_cast<double>(static_cast<compute_t<T>>(v)));
+    else if constexpr (std::is_integral_v<T>)
+      return py::int_(static_cast<int64_t>(v));
+    else
+      return py::float_(static_cast<double>(static_cast<compute_t<T>>(v)));
   });
 }
 
@@ -70,18 +73,15 @@ void bind_tensor(py::module_& m, py::object cls_obj) {
       .def_property_readonly("is_cpu", [](const Tensor& t) { return t->device().is_cpu(); })
       .def_property_readonly("is_cuda", [](const Tensor& t) { return t->device().type == kCUDA; })
       .def(
-          "is_contiguous",
-          [](const Tensor& t, const py::object&) { return t->is_contiguous(); },
+          "is_contiguous", [](const Tensor& t, const py::object&) { return t->is_contiguous(); },
           py::arg("memory_format") = py::none())
       .def("is_floating_point", [](const Tensor& t) { return is_floating(t->dtype()); })
       .def("is_complex", [](const Tensor& t) { return is_complex(t->dtype()); })
-      .def("data_ptr",
-           [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t->data()); })
+      .def("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t->data()); })
       .def("storage_offset", [](const Tensor& t) { return t->offset(); })
       .def("element_size", [](const Tensor& t) { return t->itemsize(); })
       .def_property_readonly("itemsize", [](const Tensor& t) { return t->itemsize(); })
-      .def_property_readonly("nbytes",
-                             [](const Tensor& t) { return t->numel() * t->itemsize(); })
+      .def_property_readonly("nbytes", [](const Tensor& t) { return t->numel() * t->itemsize(); })
       .def_property_readonly("_version", [](const Tensor& t) { return t->storage()->version(); })
       .def("_storage_ptr",
            [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t->storage()->data()); })
@@ -116,9 +116,8 @@ void bind_tensor(py::module_& m, py::object cls_obj) {
       .def("__complex__",
            [](const Tensor& t) {
              py::object v = item(t);
-             return py::reinterpret_steal<py::object>(
-                 PyObject_CallFunctionObjArgs(reinterpret_cast<PyObject*>(&PyComplex_Type),
-                                              v.ptr(), nullptr));
+             return py::reinterpret_steal<py::object>(PyObject_CallFunctionObjArgs(
+                 reinterpret_cast<PyObject*>(&PyComplex_Type), v.ptr(), nullptr));
            })
       .def("__index__", [](const Tensor& t) {
         FLB_CHECK_T(TypeError, is_integral(t->dtype(), true) && t->numel() == 1,

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import numpy as np
 

@@ -11,6 +11,11 @@ def _detach_(t):
 TESTS = [
     OpTest("detach", flambeau.detach, lambda a: a, unary_samples, dtypes=ALL_REAL + ("bool",)),
     OpTest("detach_", _detach_, lambda a: a, unary_samples, dtypes=FLOATS),
-    OpTest("requires_grad_", lambda t: t.clone().requires_grad_(False), lambda a: a,
-           unary_samples, dtypes=FLOATS),
+    OpTest(
+        "requires_grad_",
+        lambda t: t.clone().requires_grad_(False),
+        lambda a: a,
+        unary_samples,
+        dtypes=FLOATS,
+    ),
 ]

@@ -14,8 +14,12 @@ def bit_samples(d, rng):
 
 
 def shift_samples(d, rng):
-    m = lambda s, **kw: make(s, d, rng, low=-100, high=100, **kw)
-    k = lambda s, **kw: make(s, d, rng, low=0, high=6, **kw)
+    def m(s, **kw):
+        return make(s, d, rng, low=-100, high=100, **kw)
+
+    def k(s, **kw):
+        return make(s, d, rng, low=0, high=6, **kw)
+
     yield Sample((m((7,)), k((7,))))
     yield Sample((m((3, 4), noncontig=True), k((4,))), note="broadcast strided")
     yield Sample((m(()), k((3,))), note="0-dim")

@@ -50,8 +50,12 @@ def isclose_ref(a, b, rtol=1e-5, atol=1e-8, equal_nan=False):
 
 
 def where_samples(d, rng):
-    c = lambda s, **kw: make(s, "bool", rng, **kw)
-    m = lambda s, **kw: make(s, d, rng, **kw)
+    def c(s, **kw):
+        return make(s, "bool", rng, **kw)
+
+    def m(s, **kw):
+        return make(s, d, rng, **kw)
+
     yield Sample((c((6,)), m((6,)), m((6,))))
     yield Sample((c((3, 1)), m((3, 4), noncontig=True), m((4,))), note="broadcast strided")
     yield Sample((c(()), m((3,)), m(())), note="0-dim")

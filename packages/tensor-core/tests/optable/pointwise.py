@@ -58,7 +58,10 @@ def nonzero_divisor(samples):
 def unary_rows(name, ref, low=-3.0, high=3.0, complex_ok=False, int_ok=True, fn=None):
     """A float row, an integer row (promoted to float32) and optionally a complex row."""
     fn = fn or getattr(flambeau, name)
-    samples = lambda d, rng: unary_samples(d, rng, low, high)
+
+    def samples(d, rng):
+        return unary_samples(d, rng, low, high)
+
     rows = [OpTest(name, fn, ref, samples, dtypes=FLOAT_ALL)]
     if int_ok:
         lo_i, hi_i = math.ceil(low), math.floor(high)
@@ -80,11 +83,20 @@ def unary_rows(name, ref, low=-3.0, high=3.0, complex_ok=False, int_ok=True, fn=
 
 def pow_samples(d, rng):
     if d in INT_ALL:
-        base = lambda s, **kw: make(s, d, rng, low=-3 if d != "uint8" else 0, high=3, **kw)
-        exp = lambda s, **kw: make(s, d, rng, low=0, high=3, **kw)
+
+        def base(s, **kw):
+            return make(s, d, rng, low=-3 if d != "uint8" else 0, high=3, **kw)
+
+        def exp(s, **kw):
+            return make(s, d, rng, low=0, high=3, **kw)
     else:
-        base = lambda s, **kw: make(s, d, rng, low=0.1, high=2.5, **kw)
-        exp = lambda s, **kw: make(s, d, rng, low=-2, high=2, **kw)
+
+        def base(s, **kw):
+            return make(s, d, rng, low=0.1, high=2.5, **kw)
+
+        def exp(s, **kw):
+            return make(s, d, rng, low=-2, high=2, **kw)
+
     yield Sample((base((5,)), exp((5,))))
     yield Sample((base((3, 4)), exp((4,))), note="broadcast")
     yield Sample((base(()), exp((3,))), note="0-dim")
@@ -127,9 +139,15 @@ def nan_binary_samples(d, rng):
 
 
 def clamp_samples(d, rng):
-    m = lambda s, **kw: make(s, d, rng, **kw)
-    lo = lambda s, **kw: make(s, d, rng, low=-3, high=0, **kw)
-    hi = lambda s, **kw: make(s, d, rng, low=0, high=3, **kw)
+    def m(s, **kw):
+        return make(s, d, rng, **kw)
+
+    def lo(s, **kw):
+        return make(s, d, rng, low=-3, high=0, **kw)
+
+    def hi(s, **kw):
+        return make(s, d, rng, low=0, high=3, **kw)
+
     yield Sample((m((7,)), lo((7,)), hi((7,))))
     yield Sample((m((3, 4), noncontig=True), lo((4,)), hi((3, 1))), note="broadcast strided")
     yield Sample((m(()), lo(()), hi(())), note="0-dim")
@@ -150,14 +168,18 @@ def clamp_ref(a, lo, hi):
 
 
 def ternary_samples(d, rng, low=-3.0, high=3.0, third_low=None, third_high=None):
-    m = lambda s, **kw: make(s, d, rng, low=low, high=high, **kw)
-    t = lambda s: make(
-        s,
-        d,
-        rng,
-        low=third_low if third_low is not None else low,
-        high=third_high if third_high is not None else high,
-    )
+    def m(s, **kw):
+        return make(s, d, rng, low=low, high=high, **kw)
+
+    def t(s):
+        return make(
+            s,
+            d,
+            rng,
+            low=third_low if third_low is not None else low,
+            high=third_high if third_high is not None else high,
+        )
+
     yield Sample((m((6,)), m((6,)), t((6,))))
     yield Sample((m((3, 4), noncontig=True), m((4,)), t((3, 1))), note="broadcast strided")
     yield Sample((m(()), m(()), t(())), note="0-dim")
@@ -167,7 +189,10 @@ def ternary_samples(d, rng, low=-3.0, high=3.0, third_low=None, third_high=None)
 
 def lerp_samples(d, rng):
     yield from ternary_samples(d, rng, third_low=0.0, third_high=1.0)
-    m = lambda s, **kw: make(s, d, rng, **kw)
+
+    def m(s, **kw):
+        return make(s, d, rng, **kw)
+
     yield Sample((m((2, 3)), m((2, 3)), 0.25), note="scalar weight")
     yield Sample((m((2, 3)), m((2, 3)), 0.75), note="scalar weight > 0.5")
 

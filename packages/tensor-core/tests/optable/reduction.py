@@ -33,9 +33,7 @@ def wide(a):
     return a.astype(np.int64)
 
 
-def reduce_samples(
-    dtype, rng, *, empty_dims=True, large=True, nan=False, low=-3.0, high=3.0
-):
+def reduce_samples(dtype, rng, *, empty_dims=True, large=True, nan=False, low=-3.0, high=3.0):
     """Inputs with dim/keepdim options: 0-dim, strided, transposed, tuple dims, empty and
     (when large) sizes over the threading grain, reducing inner, outer and all dims."""
 
@@ -69,18 +67,23 @@ def ref(fn, cast=None):
     """NumPy reference fn(wide(a), **axis kwargs), cast back to `cast(a)`'s dtype."""
 
     def run(a, **kw):
-        kw = {
-            k: v for k, v in kw.items() if a.ndim or k != "dim"
-        }  # 0-dim: dim 0 is a no-op
+        kw = {k: v for k, v in kw.items() if a.ndim or k != "dim"}  # 0-dim: dim 0 is a no-op
         r = fn(wide(a), **axis_kw(kw))
         return np.asarray(r) if cast is None else np.asarray(r).astype(cast(a))
 
     return run
 
 
-same = lambda a: a.dtype
-acc_of = lambda a: a.dtype if np.issubdtype(a.dtype, np.inexact) else np.int64
-real_of = lambda a: np.abs(np.zeros(1, a.dtype)).dtype
+def same(a):
+    return a.dtype
+
+
+def acc_of(a):
+    return a.dtype if np.issubdtype(a.dtype, np.inexact) else np.int64
+
+
+def real_of(a):
+    return np.abs(np.zeros(1, a.dtype)).dtype
 
 
 def call(name, **fixed):
@@ -157,9 +160,7 @@ def moment_samples(dtype, rng):
     yield from reduce_samples(dtype, rng, empty_dims=False)
     a = make((4, 6), dtype, rng)
     yield Sample((a,), {"dim": 1, "correction": 0}, note="correction=0")
-    yield Sample(
-        (a,), {"dim": (0, 1), "correction": 2, "keepdim": True}, note="correction=2"
-    )
+    yield Sample((a,), {"dim": (0, 1), "correction": 2, "keepdim": True}, note="correction=2")
     if dtype not in ("float16", "bfloat16"):  # 1000 + x is not representable in 16 bits
         yield Sample((a + 1000,), {"dim": 0}, note="large offset")
 
@@ -167,14 +168,8 @@ def moment_samples(dtype, rng):
 def moment_ref(kind, with_mean=False):
     def run(a, dim=None, keepdim=False, correction=1):
         x = wide(a)
-        axis = (
-            (tuple(dim) if isinstance(dim, (list, tuple)) else dim) if a.ndim else None
-        )
-        n = (
-            x.size
-            if axis is None
-            else np.prod([x.shape[d] for d in np.atleast_1d(axis)])
-        )
+        axis = (tuple(dim) if isinstance(dim, (list, tuple)) else dim) if a.ndim else None
+        n = x.size if axis is None else np.prod([x.shape[d] for d in np.atleast_1d(axis)])
         with np.errstate(divide="ignore", invalid="ignore"):
             v = np.sum(
                 np.abs(x - np.mean(x, axis=axis, keepdims=True)) ** 2,
@@ -191,7 +186,9 @@ def moment_ref(kind, with_mean=False):
 
 
 def scan_samples(dtype, rng):
-    m = lambda shape, **kw: make(shape, dtype, rng, low=-2, high=2, **kw)
+    def m(shape, **kw):
+        return make(shape, dtype, rng, low=-2, high=2, **kw)
+
     yield Sample((m(()), 0), note="0-dim")
     yield Sample((m((0, 3)), 1), note="empty")
     yield Sample((m((7,)), 0))
@@ -219,7 +216,9 @@ def sum_dtype_ref(a, **kw):
 
 
 def prod_samples(dtype, rng):
-    m = lambda shape, **kw: make(shape, dtype, rng, low=-2, high=2, **kw)
+    def m(shape, **kw):
+        return make(shape, dtype, rng, low=-2, high=2, **kw)
+
     yield Sample((m(()),))
     yield Sample((m((0, 3)),), {"dim": 0})
     yield Sample((m((3, 5), noncontig=True),), {"dim": 1})
@@ -282,9 +281,7 @@ TESTS = [
         dtypes=("int64",),
         id="mean_dtype",
     ),
-    OpTest(
-        "nanmean", flambeau.nanmean, ref(np.nanmean, same), nan_samples, dtypes=FLOAT
-    ),
+    OpTest("nanmean", flambeau.nanmean, ref(np.nanmean, same), nan_samples, dtypes=FLOAT),
     OpTest(
         "prod",
         flambeau.prod,
@@ -377,15 +374,9 @@ TESTS = [
         lambda d, rng: flat_samples(d, rng, nan=True),
         dtypes=REAL_BOOL,
     ),
-    OpTest(
-        "argmin", flambeau.argmin, arg_ref(np.argmin), flat_samples, dtypes=REAL_BOOL
-    ),
-    OpTest(
-        "var", flambeau.var, moment_ref("var"), moment_samples, dtypes=FLOAT + COMPLEX
-    ),
-    OpTest(
-        "std", flambeau.std, moment_ref("std"), moment_samples, dtypes=FLOAT + COMPLEX
-    ),
+    OpTest("argmin", flambeau.argmin, arg_ref(np.argmin), flat_samples, dtypes=REAL_BOOL),
+    OpTest("var", flambeau.var, moment_ref("var"), moment_samples, dtypes=FLOAT + COMPLEX),
+    OpTest("std", flambeau.std, moment_ref("std"), moment_samples, dtypes=FLOAT + COMPLEX),
     OpTest(
         "var_mean",
         flambeau.var_mean,
@@ -443,9 +434,7 @@ TESTS = [
         dtypes=REAL_BOOL,
     ),
     OpTest("norm", flambeau.norm, norm_ref(2), norm_samples(2), dtypes=FLOAT + COMPLEX),
-    OpTest(
-        "norm", flambeau.norm, norm_ref(1), norm_samples(1), dtypes=FLOATS, id="norm_1"
-    ),
+    OpTest("norm", flambeau.norm, norm_ref(1), norm_samples(1), dtypes=FLOATS, id="norm_1"),
     OpTest(
         "norm",
         flambeau.norm,
@@ -454,9 +443,7 @@ TESTS = [
         dtypes=FLOATS + COMPLEX,
         id="norm_3.5",
     ),
-    OpTest(
-        "norm", flambeau.norm, norm_ref(0), norm_samples(0), dtypes=FLOATS, id="norm_0"
-    ),
+    OpTest("norm", flambeau.norm, norm_ref(0), norm_samples(0), dtypes=FLOATS, id="norm_0"),
     OpTest(
         "norm",
         flambeau.norm,

@@ -21,10 +21,25 @@ from .recorder import accumulate_node as _accumulate_node
 from .recorder import install as _install
 
 __all__ = [
-    "backward", "grad", "Function", "FunctionCtx", "once_differentiable", "no_grad",
-    "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled", "gradcheck",
-    "gradgradcheck", "GradcheckError", "detect_anomaly", "set_detect_anomaly", "functional",
-    "Node", "AccumulateGrad", "RemovableHandle",
+    "backward",
+    "grad",
+    "Function",
+    "FunctionCtx",
+    "once_differentiable",
+    "no_grad",
+    "enable_grad",
+    "set_grad_enabled",
+    "inference_mode",
+    "is_grad_enabled",
+    "gradcheck",
+    "gradgradcheck",
+    "GradcheckError",
+    "detect_anomaly",
+    "set_detect_anomaly",
+    "functional",
+    "Node",
+    "AccumulateGrad",
+    "RemovableHandle",
 ]
 
 
@@ -32,20 +47,43 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     """Accumulates into .grad of graph leaves the gradients of `tensors`."""
     if isinstance(inputs, _F.Tensor):
         inputs = [inputs]
-    _run_backward(tensors, grad_tensors, retain_graph, create_graph,
-                  inputs=list(inputs) if inputs is not None else None)
+    _run_backward(
+        tensors,
+        grad_tensors,
+        retain_graph,
+        create_graph,
+        inputs=list(inputs) if inputs is not None else None,
+    )
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+def grad(
+    outputs,
+    inputs,
+    grad_outputs=None,
+    retain_graph=None,
+    create_graph=False,
+    only_inputs=True,
+    allow_unused=None,
+    is_grads_batched=False,
+    materialize_grads=False,
+):
     """The gradients of `outputs` with respect to `inputs` (a tuple), without touching .grad."""
     single = isinstance(inputs, _F.Tensor)
     inputs = [inputs] if single else list(inputs)
-    grads = _run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=inputs,
-                          capture=True, allow_unused=bool(allow_unused or materialize_grads))
+    grads = _run_backward(
+        outputs,
+        grad_outputs,
+        retain_graph,
+        create_graph,
+        inputs=inputs,
+        capture=True,
+        allow_unused=bool(allow_unused or materialize_grads),
+    )
     if materialize_grads:
-        grads = tuple(g if g is not None else _F.zeros(tuple(x.shape), dtype=x.dtype)
-                      for g, x in zip(grads, inputs))
+        grads = tuple(
+            g if g is not None else _F.zeros(tuple(x.shape), dtype=x.dtype)
+            for g, x in zip(grads, inputs)
+        )
     return grads
 
 

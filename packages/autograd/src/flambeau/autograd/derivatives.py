@@ -11,8 +11,8 @@ generically (``sum_to``) after the formula runs.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import flambeau as F
 
@@ -599,8 +599,20 @@ def _matmul(g, a):
 # ---- views and shape ---------------------------------------------------------
 
 
-@formula("view", "reshape", "flatten", "unflatten", "view_as", "reshape_as", "ravel", "squeeze",
-         "unsqueeze", "expand", "expand_as", needs_input=False)
+@formula(
+    "view",
+    "reshape",
+    "flatten",
+    "unflatten",
+    "view_as",
+    "reshape_as",
+    "ravel",
+    "squeeze",
+    "unsqueeze",
+    "expand",
+    "expand_as",
+    needs_input=False,
+)
 def _reshape_back(g, a):
     first = first_name(a)
     x = a[first]
@@ -653,8 +665,11 @@ def _select(g, a):
 @formula("diagonal")
 def _diagonal(g, a):
     x = a["input"]
-    return {"input": scattered_into(
-        g, x, lambda z: z.diagonal(a.get("offset", 0), a.get("dim1", 0), a.get("dim2", 1)))}
+    return {
+        "input": scattered_into(
+            g, x, lambda z: z.diagonal(a.get("offset", 0), a.get("dim1", 0), a.get("dim2", 1))
+        )
+    }
 
 
 @formula("__getitem__")
@@ -772,10 +787,38 @@ def _fill(g, a):
 
 
 nondifferentiable(
-    "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf", "isfinite", "isposinf", "isneginf",
-    "argmax", "argmin", "count_nonzero", "all", "any", "bitwise_and", "bitwise_or",
-    "bitwise_xor", "bitwise_not", "logical_and", "logical_or", "logical_xor", "logical_not",
-    "isclose", "floor_divide", "remainder", "fmod", "detach", "long", "int", "bool",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "isposinf",
+    "isneginf",
+    "argmax",
+    "argmin",
+    "count_nonzero",
+    "all",
+    "any",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "bitwise_not",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "logical_not",
+    "isclose",
+    "floor_divide",
+    "remainder",
+    "fmod",
+    "detach",
+    "long",
+    "int",
+    "bool",
 )
 
 

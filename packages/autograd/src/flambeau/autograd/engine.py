@@ -12,8 +12,8 @@ from collections import deque
 import flambeau as F
 
 from . import anomaly_mode
-from .graph import AccumulateGrad
 from .grad_mode import set_grad_enabled
+from .graph import AccumulateGrad
 
 
 def _as_tuple(x):
@@ -92,8 +92,15 @@ def _apply_tensor_hooks(node, grads):
     return grads
 
 
-def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None, capture=False,
-                 allow_unused=False):
+def run_backward(
+    outputs,
+    grad_outputs,
+    retain_graph,
+    create_graph,
+    inputs=None,
+    capture=False,
+    allow_unused=False,
+):
     """Runs backward from `outputs`. With capture=True, returns the gradients of
     `inputs` instead of accumulating into leaves' .grad."""
     outputs = _as_tuple(outputs)
@@ -111,7 +118,9 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
     if inputs is not None:
         for i, t in enumerate(inputs):
             if not t.requires_grad:
-                raise RuntimeError(f"One of the differentiated Tensors (#{i}) does not require grad")
+                raise RuntimeError(
+                    f"One of the differentiated Tensors (#{i}) does not require grad"
+                )
             targets.setdefault(_edge_of(t), []).append(i)
     captured = [None] * (len(inputs) if inputs is not None else 0)
 
@@ -142,7 +151,11 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
                 for pos in targets.get((node, i), ()):
                     captured[pos] = grads[i]
             if isinstance(node, AccumulateGrad):
-                if grads[0] is not None and (inputs is None or (node, 0) in targets) and not capture:
+                if (
+                    grads[0] is not None
+                    and (inputs is None or (node, 0) in targets)
+                    and not capture
+                ):
                     _accumulate(node, grads[0], create_graph)
                 continue
             if all(g is None for g in grads):

@@ -96,9 +96,7 @@ class Function:
     @classmethod
     def apply(cls, *args, **kwargs):
         ctx = FunctionCtx()
-        ctx.needs_input_grad = tuple(
-            isinstance(a, F.Tensor) and a.requires_grad for a in args
-        )
+        ctx.needs_input_grad = tuple(isinstance(a, F.Tensor) and a.requires_grad for a in args)
         with no_grad():
             result = cls.forward(ctx, *args, **kwargs)
         if not (F.is_grad_enabled() and any(ctx.needs_input_grad)):
@@ -106,7 +104,10 @@ class Function:
         outputs = result if isinstance(result, tuple) else (result,)
         edges = [grad_edge(a) if isinstance(a, F.Tensor) else (None, 0) for a in args]
         node = BackwardCFunction(
-            cls, ctx, edges, len(outputs),
+            cls,
+            ctx,
+            edges,
+            len(outputs),
             [tuple(o.shape) if isinstance(o, F.Tensor) else () for o in outputs],
         )
         if anomaly_mode.is_enabled():

@@ -13,8 +13,10 @@ def _tuple(x):
 
 
 def _prepare(inputs, create_graph):
-    return tuple(x.detach().requires_grad_(True) if not create_graph or not x.requires_grad
-                 else x for x in inputs)
+    return tuple(
+        x.detach().requires_grad_(True) if not create_graph or not x.requires_grad else x
+        for x in inputs
+    )
 
 
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
@@ -25,32 +27,60 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
         out = func(*xs)
         outs, out_tuple = _tuple(out)
         vs = _tuple(v)[0] if v is not None else (None,) * len(outs)
-        grads = run_backward(outs, list(vs), retain_graph=create_graph, create_graph=create_graph,
-                             inputs=list(xs), capture=True, allow_unused=True)
-    grads = tuple(g if g is not None else F.zeros(tuple(x.shape), dtype=x.dtype)
-                  for g, x in zip(grads, xs))
-    result = out if create_graph else (tuple(o.detach() for o in outs) if out_tuple
-                                       else outs[0].detach())
+        grads = run_backward(
+            outs,
+            list(vs),
+            retain_graph=create_graph,
+            create_graph=create_graph,
+            inputs=list(xs),
+            capture=True,
+            allow_unused=True,
+        )
+    grads = tuple(
+        g if g is not None else F.zeros(tuple(x.shape), dtype=x.dtype) for g, x in zip(grads, xs)
+    )
+    result = (
+        out
+        if create_graph
+        else (tuple(o.detach() for o in outs) if out_tuple else outs[0].detach())
+    )
     return result, grads if is_tuple else grads[0]
 
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), J v), by the double-vjp trick."""
     inputs, is_tuple = _tuple(inputs)
-    vs = _tuple(v)[0] if v is not None else tuple(F.ones(tuple(x.shape), dtype=x.dtype)
-                                                   for x in inputs)
+    vs = (
+        _tuple(v)[0]
+        if v is not None
+        else tuple(F.ones(tuple(x.shape), dtype=x.dtype) for x in inputs)
+    )
     with enable_grad():
         xs = _prepare(inputs, create_graph)
         outs, out_tuple = _tuple(func(*xs))
         us = [F.zeros(tuple(o.shape), dtype=o.dtype).requires_grad_(True) for o in outs]
-        gs = run_backward(outs, us, retain_graph=True, create_graph=True, inputs=list(xs),
-                          capture=True, allow_unused=True)
+        gs = run_backward(
+            outs,
+            us,
+            retain_graph=True,
+            create_graph=True,
+            inputs=list(xs),
+            capture=True,
+            allow_unused=True,
+        )
         pairs = [(g, v_) for g, v_ in zip(gs, vs) if g is not None]
-        jv = run_backward([g for g, _ in pairs], [v_ for _, v_ in pairs],
-                          retain_graph=create_graph, create_graph=create_graph, inputs=us,
-                          capture=True, allow_unused=True)
-    jv = tuple(j if j is not None else F.zeros(tuple(o.shape), dtype=o.dtype)
-               for j, o in zip(jv, outs))
+        jv = run_backward(
+            [g for g, _ in pairs],
+            [v_ for _, v_ in pairs],
+            retain_graph=create_graph,
+            create_graph=create_graph,
+            inputs=us,
+            capture=True,
+            allow_unused=True,
+        )
+    jv = tuple(
+        j if j is not None else F.zeros(tuple(o.shape), dtype=o.dtype) for j, o in zip(jv, outs)
+    )
     det = tuple(o.detach() for o in outs)
     return (det if out_tuple else det[0]), (jv if out_tuple else jv[0])
 
@@ -67,16 +97,25 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False):
             for j in range(o.numel()):
                 e = F.zeros(tuple(o.shape), dtype=o.dtype)
                 e.reshape(-1)[j] = 1.0
-                gs = run_backward([o], [e], retain_graph=True, create_graph=create_graph,
-                                  inputs=list(xs), capture=True, allow_unused=True)
+                gs = run_backward(
+                    [o],
+                    [e],
+                    retain_graph=True,
+                    create_graph=create_graph,
+                    inputs=list(xs),
+                    capture=True,
+                    allow_unused=True,
+                )
                 for k, (g, x) in enumerate(zip(gs, xs)):
-                    per_input[k].append(g if g is not None else F.zeros(tuple(x.shape),
-                                                                         dtype=x.dtype))
+                    per_input[k].append(
+                        g if g is not None else F.zeros(tuple(x.shape), dtype=x.dtype)
+                    )
             blocks = []
             for rows, x in zip(per_input, xs):
                 shape = tuple(o.shape) + tuple(x.shape)
-                blocks.append(F.stack(rows).reshape(shape) if rows
-                              else F.zeros(shape, dtype=x.dtype))
+                blocks.append(
+                    F.stack(rows).reshape(shape) if rows else F.zeros(shape, dtype=x.dtype)
+                )
             result.append(tuple(blocks) if in_tuple else blocks[0])
     return tuple(result) if out_tuple else result[0]
 
@@ -88,10 +127,18 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False):
     def grad_fn(*xs):
         with enable_grad():
             out = func(*xs)
-            gs = run_backward([out], [None], retain_graph=True, create_graph=True,
-                              inputs=list(xs), capture=True, allow_unused=True)
-        return tuple(g if g is not None else F.zeros(tuple(x.shape), dtype=x.dtype)
-                     for g, x in zip(gs, xs))
+            gs = run_backward(
+                [out],
+                [None],
+                retain_graph=True,
+                create_graph=True,
+                inputs=list(xs),
+                capture=True,
+                allow_unused=True,
+            )
+        return tuple(
+            g if g is not None else F.zeros(tuple(x.shape), dtype=x.dtype) for g, x in zip(gs, xs)
+        )
 
     jac = jacobian(grad_fn, inputs, create_graph=create_graph)
     if in_tuple:
@@ -105,14 +152,28 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
     with enable_grad():
         xs = _prepare(inputs, True)
         out = func(*xs)
-        gs = run_backward([out], [None], retain_graph=True, create_graph=True, inputs=list(xs),
-                          capture=True, allow_unused=True)
+        gs = run_backward(
+            [out],
+            [None],
+            retain_graph=True,
+            create_graph=True,
+            inputs=list(xs),
+            capture=True,
+            allow_unused=True,
+        )
         vs = _tuple(v)[0]
-        hv = run_backward(list(gs), list(vs), retain_graph=create_graph,
-                          create_graph=create_graph, inputs=list(xs), capture=True,
-                          allow_unused=True)
-    hv = tuple(h if h is not None else F.zeros(tuple(x.shape), dtype=x.dtype)
-               for h, x in zip(hv, xs))
+        hv = run_backward(
+            list(gs),
+            list(vs),
+            retain_graph=create_graph,
+            create_graph=create_graph,
+            inputs=list(xs),
+            capture=True,
+            allow_unused=True,
+        )
+    hv = tuple(
+        h if h is not None else F.zeros(tuple(x.shape), dtype=x.dtype) for h, x in zip(hv, xs)
+    )
     return out.detach(), hv if is_tuple else hv[0]
 
 

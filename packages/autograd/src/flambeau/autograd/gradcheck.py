@@ -33,8 +33,11 @@ def _numerical_jacobian(fn, inputs, i, eps):
         flat[k] = orig - eps
         minus = [o.reshape(-1).clone() for o in _flat_outputs(fn, inputs)]
         flat[k] = orig
-        columns.append(F.cat([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
-                       if plus else F.zeros(0, dtype=x.dtype))
+        columns.append(
+            F.cat([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
+            if plus
+            else F.zeros(0, dtype=x.dtype)
+        )
     return columns  # columns[k][j] = d out_j / d x_k
 
 
@@ -42,22 +45,38 @@ def _analytical_rows(fn, inputs, diff, create_graph=False):
     """For each flattened output element j, the gradients of all inputs (vjp with e_j)."""
     outs = _flat_outputs(fn, inputs)
     rows = []
-    for o_idx, o in enumerate(outs):
+    for _o_idx, o in enumerate(outs):
         if not o.requires_grad:  # an output independent of the inputs: zero rows
             rows += [(None,) * len(diff)] * o.numel()
             continue
         for j in range(o.numel()):
             g = F.zeros(tuple(o.shape), dtype=o.dtype)
             g.reshape(-1)[j] = 1.0
-            grads = run_backward([o], [g], retain_graph=True, create_graph=create_graph,
-                                 inputs=[inputs[i] for i in diff], capture=True,
-                                 allow_unused=True)
+            grads = run_backward(
+                [o],
+                [g],
+                retain_graph=True,
+                create_graph=create_graph,
+                inputs=[inputs[i] for i in diff],
+                capture=True,
+                allow_unused=True,
+            )
             rows.append(grads)
     return rows
 
 
-def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
-              nondet_tol=0.0, check_undefined_grad=True, fast_mode=False):
+def gradcheck(
+    func,
+    inputs,
+    *,
+    eps=1e-6,
+    atol=1e-5,
+    rtol=1e-3,
+    raise_exception=True,
+    nondet_tol=0.0,
+    check_undefined_grad=True,
+    fast_mode=False,
+):
     """Checks gradients of func at inputs (float64 recommended) against finite differences."""
     inputs = _as_tuple(inputs)
     diff = [i for i, x in enumerate(inputs) if isinstance(x, F.Tensor) and x.requires_grad]
@@ -67,8 +86,11 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         if inputs[i].dtype != F.float64:
             import warnings
 
-            warnings.warn(f"gradcheck: input {i} is {inputs[i].dtype}, not float64; "
-                          "the check may fail for precision reasons", stacklevel=2)
+            warnings.warn(
+                f"gradcheck: input {i} is {inputs[i].dtype}, not float64; "
+                "the check may fail for precision reasons",
+                stacklevel=2,
+            )
     rows = _analytical_rows(func, inputs, diff)
     for pos, i in enumerate(diff):
         numerical = _numerical_jacobian(func, inputs, i, eps)
@@ -78,16 +100,27 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
                 analytic = 0.0 if g is None else g.reshape(-1)[k].item()
                 expected = column[j].item()
                 if abs(analytic - expected) > atol + rtol * abs(expected):
-                    msg = (f"Jacobian mismatch for output {j} with respect to input {i} "
-                           f"element {k}: numerical {expected!r}, analytical {analytic!r}")
+                    msg = (
+                        f"Jacobian mismatch for output {j} with respect to input {i} "
+                        f"element {k}: numerical {expected!r}, analytical {analytic!r}"
+                    )
                     if raise_exception:
                         raise GradcheckError(msg)
                     return False
     return True
 
 
-def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
-                  gen_non_contig_grad_outputs=False, raise_exception=True):
+def gradgradcheck(
+    func,
+    inputs,
+    grad_outputs=None,
+    *,
+    eps=1e-6,
+    atol=1e-5,
+    rtol=1e-3,
+    gen_non_contig_grad_outputs=False,
+    raise_exception=True,
+):
     """Checks second derivatives: gradcheck of the map inputs -> vjp(func, inputs, v)."""
     inputs = _as_tuple(inputs)
     diff = [i for i, x in enumerate(inputs) if isinstance(x, F.Tensor) and x.requires_grad]
@@ -99,9 +132,17 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
 
     def first_grads(*xs):
         ys = _flat_outputs(func, xs)
-        gs = run_backward(ys, list(grad_outputs), retain_graph=True, create_graph=True,
-                          inputs=[xs[i] for i in diff], capture=True, allow_unused=True)
+        gs = run_backward(
+            ys,
+            list(grad_outputs),
+            retain_graph=True,
+            create_graph=True,
+            inputs=[xs[i] for i in diff],
+            capture=True,
+            allow_unused=True,
+        )
         return tuple(g for g in gs if g is not None)
 
-    return gradcheck(first_grads, inputs, eps=eps, atol=atol, rtol=rtol,
-                     raise_exception=raise_exception)
+    return gradcheck(
+        first_grads, inputs, eps=eps, atol=atol, rtol=rtol, raise_exception=raise_exception
+    )

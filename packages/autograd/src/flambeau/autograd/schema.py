@@ -80,7 +80,7 @@ INDEXING = {
 }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def overloads(name: str) -> tuple[Schema, ...]:
     """Schemas of an operator (or of the functional form of an in-place ``name_``)."""
     if name in INDEXING:
