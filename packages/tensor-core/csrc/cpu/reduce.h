@@ -15,6 +15,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "cpu/sum_f32.h"
 #include "cpu/tensor_iterator.h"
 #include "ops/common.h"
 
@@ -99,6 +100,12 @@ void reduce_run(char** data, const int64_t* s, int64_t n, Acc init, const Combin
                 const Merge& merge) {
   const char* x = data[0];
   char* a = data[1];
+  if constexpr (std::is_same_v<Combine, SumF32>) {
+    if (s[1] == 0 && s[0] == sizeof(float)) {
+      *reinterpret_cast<double*>(a) += sum_contiguous_f32(reinterpret_cast<const float*>(x), n);
+      return;
+    }
+  }
   if (s[1] == 0) {
     // kLanes independent accumulators: a plain (not unrolled) loop over them is
     // what GCC's loop vectorizer handles, NaN-propagating selects included.

@@ -48,6 +48,8 @@ void sum_like(const Tensor& out, const Tensor& in, IntList dims, const char* nam
     if (skip_nan) {
       reduce_into<T, Acc>(
           buf, in, [](Acc x, T v) { return is_nan(v) ? x : x + convert<Acc>(v); }, add);
+    } else if constexpr (std::is_same_v<T, float>) {
+      reduce_into<T, Acc>(buf, in, SumF32{}, add);
     } else {
       reduce_into<T, Acc>(buf, in, [](Acc x, T v) { return x + convert<Acc>(v); }, add);
     }
