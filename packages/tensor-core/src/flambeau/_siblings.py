@@ -25,7 +25,13 @@ class _MissingSiblingFinder(importlib.abc.MetaPathFinder):
 
     def find_spec(self, fullname, path=None, target=None):
         for module, dist in SIBLINGS.items():
-            if fullname == module or fullname.startswith(module + "."):
+            # The module itself, a module inside it, or a package above it that only
+            # the sibling provides (flambeau.utils for flambeau.utils.data).
+            if (
+                fullname == module
+                or fullname.startswith(module + ".")
+                or module.startswith(fullname + ".")
+            ) and fullname != "flambeau":
                 raise ImportError(
                     f"{module} is provided by the distribution '{dist}', which is not "
                     f"installed; install it with: pip install {dist}",

@@ -1,0 +1,271 @@
+"""Every developer and CI workflow of flambeau is a nox session.
+
+    nox -s build    wheels of every package under packages/ into dist/
+    nox -s tests    every package's tests/ and tests-integration/, against those wheels
+    nox -s lint     ruff and clang-format checks          (nox -s format applies them)
+    nox -s docs     the Sphinx site into docs/_build/html
+    nox -s bench    packages/*/benchmarks/bench_*.py beside NumPy and PyTorch
+    nox -s demo     packages/*/examples/demo*.py
+
+Packages are found by scanning packages/*/pyproject.toml, so a new package needs
+no change here. Sessions that need wheels require `build`, which runs once per
+nox invocation in its own venv (one persistent CMake tree) and skips any package
+whose wheel is newer than all its sources.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import nox
+from nox.command import CommandFailed
+from packaging.requirements import Requirement
+from packaging.tags import sys_tags
+from packaging.utils import canonicalize_name, parse_wheel_filename
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10; nox itself depends on tomli there
+    import tomli as tomllib
+
+nox.options.default_venv_backend = "venv"
+nox.options.reuse_venv = "yes"  # what reuse_existing_virtualenvs = True sets
+nox.options.sessions = ["lint", "tests"]
+
+ROOT = Path(__file__).parent.resolve()
+DIST = ROOT / "dist"
+CORE = ROOT / "packages" / "tensor-core"
+# Core first: plugins build against its headers, and its demo opens the tour.
+PACKAGES = sorted(
+    (p.parent for p in ROOT.glob("packages/*/pyproject.toml")), key=lambda p: (p != CORE, p.name)
+)
+
+# Pinned so that every machine formats alike.
+RUFF = "ruff==0.17.6"
+CLANG_FORMAT = "clang-format==23.1.5"
+TORCH = "torch==2.13.0"
+TEST_DEPS = ["pytest", "hypothesis", "numpy", "psutil"]
+# Build backends ask for these dynamically (scikit-build-core: cmake, ninja; setuptools
+# before 70.1: wheel), a step that --no-build-isolation skips.
+BUILD_TOOLS = ["cmake", "ninja", "wheel"]
+# Not part of a wheel, so editing them needs no rebuild.
+NOT_IN_WHEEL = {"build", "dist", "tests", "benchmarks", "examples"}
+CPP_SUFFIXES = {".h", ".hpp", ".cpp", ".cc", ".cu", ".cuh"}
+SKIP_DIRS = {".git", ".nox", ".venv", "build", "dist", "_build", "__pycache__", "node_modules"}
+
+
+def _project(pkg: Path) -> dict:
+    return tomllib.loads((pkg / "pyproject.toml").read_text())
+
+
+def _dist_name(pkg: Path) -> str:
+    return canonicalize_name(_project(pkg)["project"]["name"])
+
+
+def _wheels(pkg: Path) -> list[Path]:
+    """pkg's wheels in dist/ that this interpreter can install, newest last."""
+    name, supported = _dist_name(pkg), set(sys_tags())
+    found = []
+    for whl in DIST.glob("*.whl"):
+        wname, _, _, tags = parse_wheel_filename(whl.name)
+        if wname == name and tags & supported:
+            found.append(whl)
+    return sorted(found, key=lambda w: w.stat().st_mtime)
+
+
+def _newest_source(pkg: Path) -> float:
+    newest = 0.0
+    for dirpath, dirnames, filenames in os.walk(pkg):
+        top = dirpath == str(pkg)
+        dirnames[:] = [
+            d
+            for d in dirnames
+            if not (top and d in NOT_IN_WHEEL)
+            and d != "__pycache__"
+            and not d.startswith(".")
+            and not d.endswith(".egg-info")
+        ]
+        for f in filenames:
+            newest = max(newest, os.stat(os.path.join(dirpath, f)).st_mtime)
+    return newest
+
+
+def _is_fresh(pkg: Path) -> bool:
+    wheels = _wheels(pkg)
+    if not wheels:
+        return False
+    version = _project(pkg)["project"].get("version")  # None when dynamic
+    _, wheel_version, _, _ = parse_wheel_filename(wheels[-1].name)
+    if version is not None and str(wheel_version) != version:
+        return False
+    return wheels[-1].stat().st_mtime > _newest_source(pkg)
+
+
+def _build_requires(pkg: Path) -> list[Requirement]:
+    return [Requirement(r) for r in _project(pkg).get("build-system", {}).get("requires", [])]
+
+
+def install_wheels(session: nox.Session, *extra: str) -> None:
+    """Install every package's wheel from dist/ (and their dependencies) plus `extra`."""
+    if missing := [pkg.name for pkg in PACKAGES if not _wheels(pkg)]:
+        session.error(f"no wheel in dist/ for {', '.join(missing)}: run `nox -s build`")
+    wheels = [str(_wheels(pkg)[-1]) for pkg in PACKAGES]
+    session.install(*extra, *wheels)
+    # A rebuilt wheel keeps its version, and pip keeps an installed version.
+    session.install("--no-deps", "--force-reinstall", *wheels)
+
+
+@nox.session
+def build(session: nox.Session) -> None:
+    """Build a wheel of every package into dist/, skipping those already up to date."""
+    stale = [pkg for pkg in PACKAGES if not _is_fresh(pkg)]
+    for pkg in PACKAGES:
+        if pkg not in stale:
+            session.log(f"{pkg.name}: {_wheels(pkg)[-1].name} is up to date")
+    if not stale:
+        return
+    siblings = {_dist_name(p): p for p in PACKAGES}
+    third_party = {
+        str(r)
+        for pkg in stale
+        for r in _build_requires(pkg)
+        if canonicalize_name(r.name) not in siblings
+    }
+    # Build isolation would download the build deps into a new env on every build.
+    session.install(*BUILD_TOOLS, *sorted(third_party))
+    DIST.mkdir(exist_ok=True)
+    for pkg in stale:
+        for r in _build_requires(pkg):  # a sibling needed at build time, e.g. the core's headers
+            if sibling := siblings.get(canonicalize_name(r.name)):
+                session.install("--no-deps", "--force-reinstall", str(_wheels(sibling)[-1]))
+        for old in _wheels(pkg):  # keep one wheel per package in dist/
+            old.unlink()
+        session.run(
+            "python", "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+            "-w", str(DIST), str(pkg),
+        )  # fmt: skip
+
+
+# Run from a temporary directory, `flambeau` must come from site-packages.
+CHECK_INSTALLED = f"""
+import pathlib, flambeau
+where = pathlib.Path(flambeau.__file__).resolve()
+assert not where.is_relative_to({str(ROOT / "packages")!r}), f"source tree imported: {{where}}"
+print("testing the installed flambeau at", where.parent)
+"""
+
+
+def _totals(reports: list[Path]) -> dict[str, int]:
+    totals = dict.fromkeys(("tests", "failures", "errors", "skipped"), 0)
+    for report in reports:
+        if report.exists():
+            for suite in ET.parse(report).getroot().iter("testsuite"):
+                for key in totals:
+                    totals[key] += int(suite.get(key, 0))
+    return totals
+
+
+@nox.session(requires=["build"])
+def tests(session: nox.Session) -> None:
+    """Run every package's tests/ and tests-integration/ against the installed wheels.
+
+    Extra arguments go to every pytest run: `nox -s tests -- -k matrix -x`. Without
+    them each suite must run a test; with them, at least one suite must.
+    """
+    install_wheels(session, *TEST_DEPS)
+    suites = [pkg / "tests" for pkg in PACKAGES] + [ROOT / "tests-integration"]
+    missing = [str(s.relative_to(ROOT)) for s in suites if not s.is_dir()]
+    if missing:
+        session.error(f"missing test suites: {', '.join(missing)}")
+    failed, reports = [], []
+    with tempfile.TemporaryDirectory() as tmp, session.chdir(tmp):
+        session.run("python", "-c", CHECK_INSTALLED)
+        for suite in suites:
+            name = str(suite.relative_to(ROOT))
+            reports.append(Path(tmp) / (name.replace("/", "-") + ".xml"))
+            try:  # exit code 5 (no test collected) fails like any other
+                session.run(
+                    "pytest", "-p", "no:cacheprovider", f"--rootdir={suite.parent}",
+                    f"--junitxml={reports[-1]}",
+                    str(suite), *session.posargs,
+                    success_codes=[0, 5] if session.posargs else [0],
+                )  # fmt: skip
+            except CommandFailed:
+                failed.append(name)
+        t = _totals(reports)
+    # One plain closing line over all suites, for people and CI alike.
+    passed = t["tests"] - t["failures"] - t["errors"] - t["skipped"]
+    print(f"total: {passed} passed, {t['failures'] + t['errors']} failed, {t['skipped']} skipped")
+    if failed:
+        session.error(f"failed or ran no test: {', '.join(failed)}")
+    if t["tests"] == 0:
+        session.error("no test ran")
+
+
+def _clang_format(session: nox.Session, *args: str) -> None:
+    """Run clang-format over every C++ file of the repo (outside build trees)."""
+    found = []
+    for dirpath, dirnames, filenames in os.walk(ROOT):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+        found += [os.path.join(dirpath, f) for f in filenames if Path(f).suffix in CPP_SUFFIXES]
+    if not found:
+        return
+    with tempfile.NamedTemporaryFile("w", suffix=".txt") as listing:
+        listing.write("\n".join(sorted(found)))
+        listing.flush()
+        session.run("clang-format", *args, f"--files={listing.name}", silent=True)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """Check Python with ruff and C++ with clang-format; changes nothing."""
+    session.install(RUFF, CLANG_FORMAT)
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+    _clang_format(session, "--dry-run", "--Werror")
+
+
+@nox.session(name="format")
+def format_(session: nox.Session) -> None:
+    """Apply ruff (import order and formatting) and clang-format in place."""
+    session.install(RUFF, CLANG_FORMAT)
+    session.run("ruff", "check", "--select", "I", "--fix", ".")
+    session.run("ruff", "format", ".")
+    _clang_format(session, "-i")
+
+
+@nox.session(requires=["build"])
+def docs(session: nox.Session) -> None:
+    """Build the Sphinx site; any warning fails. Autodoc reads the installed wheels."""
+    install_wheels(session, "sphinx", "furo")
+    # -E: the API pages come from the installed wheels, which Sphinx does not track.
+    session.run(
+        "sphinx-build", "-W", "--keep-going", "-E", "-b", "html", "docs", "docs/_build/html"
+    )
+
+
+@nox.session(requires=["build"])
+def bench(session: nox.Session) -> None:
+    """Run every packages/*/benchmarks/bench_*.py; each prints a table of ratios."""
+    install_wheels(session, "numpy")
+    try:
+        session.install(TORCH)
+    except CommandFailed:
+        session.warn(f"{TORCH} could not be installed: torch columns show n/a")
+    env = {"PYTHONPATH": str(ROOT / "shared")}  # the shared harness, flambeau_bench
+    for script in (s for pkg in PACKAGES for s in sorted(pkg.glob("benchmarks/bench_*.py"))):
+        session.run("python", str(script), env=env)
+
+
+@nox.session(requires=["build"])
+def demo(session: nox.Session) -> None:
+    """Run every packages/*/examples/demo*.py: a short tour of flambeau."""
+    install_wheels(session, "numpy")
+    demos = [d for pkg in PACKAGES for d in sorted(pkg.glob("examples/demo*.py"))]
+    if not demos:
+        session.error("no packages/*/examples/demo*.py found")
+    for script in demos:
+        session.run("python", str(script))

@@ -1,0 +1,150 @@
+"""Install matrix: fresh virtual environments get a subset of the wheels in dist/.
+
+Each environment must import flambeau, compute with it, and import exactly the
+sibling subpackages whose distributions it holds; a missing one raises an
+ImportError that names the distribution to install.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from packaging.tags import sys_tags
+from packaging.utils import canonicalize_name, parse_wheel_filename
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10: pytest depends on tomli there
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parents[1]
+DIST = ROOT / "dist"
+CORE_DIR = ROOT / "packages" / "tensor-core"
+CORE = "flambeau-tensor-core"
+# Persistent across runs, so that the editable build compiles only what changed.
+CACHE = ROOT / "build" / "integration"
+
+# Every sibling subpackage and the distribution that provides it.
+SIBLINGS = {
+    "flambeau.autograd": "flambeau-autograd",
+    "flambeau.nn": "flambeau-nn",
+    "flambeau.optim": "flambeau-optim",
+    "flambeau.multiprocessing": "flambeau-mp",
+    "flambeau.utils.data": "flambeau-data",
+    "flambeau.legacy": "flambeau-legacy",
+}
+
+# Runs inside each environment; its last line of output is a JSON report.
+CHECK = """
+import importlib, json, sys
+import flambeau
+assert flambeau.ones(3).sum().item() == 3.0
+errors = {}
+for module in json.loads(sys.argv[1]):
+    try:
+        importlib.import_module(module)
+        errors[module] = None
+    except ImportError as e:
+        errors[module] = str(e)
+print(json.dumps({"file": flambeau.__file__, "errors": errors}))
+"""
+
+# The test's own environment must not leak into the ones it creates.
+ENV = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV"}}
+
+
+def run(*cmd: str | Path, cwd: Path | None = None, timeout: float = 600) -> str:
+    proc = subprocess.run(
+        [str(c) for c in cmd], cwd=cwd, env=ENV, capture_output=True, text=True, timeout=timeout
+    )
+    assert proc.returncode == 0, f"{' '.join(map(str, cmd))} failed:\n{proc.stdout}\n{proc.stderr}"
+    return proc.stdout
+
+
+def make_venv(path: Path) -> Path:
+    run(sys.executable, "-m", "venv", path)
+    return path / "bin" / "python"
+
+
+def check(python: Path, installed: set[str], cwd: Path) -> str:
+    """Run CHECK in `python` from `cwd`; return where flambeau was imported from."""
+    out = run(python, "-c", CHECK, json.dumps(list(SIBLINGS)), cwd=cwd)
+    report = json.loads(out.splitlines()[-1])
+    problems = []
+    for module, dist in SIBLINGS.items():
+        error = report["errors"][module]
+        if dist in installed and error is not None:
+            problems.append(f"{module} failed although {dist} is installed: {error}")
+        elif dist not in installed and error is None:
+            problems.append(f"{module} imported although {dist} is not installed")
+        elif dist not in installed and dist not in error:
+            problems.append(f"ImportError for {module} does not name {dist}: {error}")
+    assert not problems, "\n".join(problems)
+    return report["file"]
+
+
+@pytest.fixture(scope="module")
+def wheels() -> dict[str, Path]:
+    """The newest installable wheel of each distribution in dist/."""
+    supported, found = set(sys_tags()), {}
+    for whl in sorted(DIST.glob("*.whl"), key=lambda w: w.stat().st_mtime):
+        name, _, _, tags = parse_wheel_filename(whl.name)
+        if tags & supported:
+            found[canonicalize_name(name)] = whl
+    if CORE not in found:
+        pytest.fail(f"no {CORE} wheel in {DIST}: run `nox -s build` first")
+    return found
+
+
+@pytest.mark.parametrize("subset", ["core-alone", "every-wheel"])
+def test_wheels_install_cleanly(wheels, subset, tmp_path):
+    chosen = {CORE: wheels[CORE]} if subset == "core-alone" else wheels
+    python = make_venv(tmp_path / "venv")
+    # Our wheels by path, so that none can come from an index; their third-party
+    # dependencies (numpy, ...) from the index as a user would get them.
+    run(python, "-m", "pip", "install", "-q", *chosen.values())
+    where = check(python, set(chosen), cwd=tmp_path)
+    assert Path(where).is_relative_to(tmp_path / "venv")
+
+
+def _build_requires() -> list[str]:
+    project = tomllib.loads((CORE_DIR / "pyproject.toml").read_text())
+    return project["build-system"]["requires"]
+
+
+def _works(python: Path) -> bool:
+    """Whether `python` runs and is the interpreter running this test."""
+    cmd = [python, "-c", "import sys; print(sys.version)"]
+    proc = python.exists() and subprocess.run(cmd, capture_output=True, text=True)
+    return bool(proc) and proc.returncode == 0 and proc.stdout.strip() == sys.version
+
+
+@pytest.mark.editable
+def test_editable_core_alone(tmp_path):
+    # The venv persists under build/ (a new one would reinstall pybind11, whose
+    # fresh header timestamps would recompile everything); it is emptied of
+    # flambeau first, so the core is installed alone.
+    venv, python = CACHE / "editable-venv", CACHE / "editable-venv" / "bin" / "python"
+    if not _works(python):
+        shutil.rmtree(venv, ignore_errors=True)
+        make_venv(venv)
+    run(python, "-m", "pip", "install", "-q", "cmake", "ninja", "numpy", *_build_requires())
+    listed = json.loads(run(python, "-m", "pip", "list", "--format=json"))
+    if ours := [d["name"] for d in listed if d["name"].startswith("flambeau")]:
+        run(python, "-m", "pip", "uninstall", "-y", *ours)
+    # The command CONTRIBUTING.md gives, with the build tree under build/integration,
+    # and a Debug build: it compiles in about half the time of Release, with asserts on.
+    run(
+        python, "-m", "pip", "install", "--no-build-isolation", "-e", CORE_DIR,
+        "-Ceditable.rebuild=true", f"-Cbuild-dir={CACHE / 'editable-build'}",
+        "-Ccmake.build-type=Debug",
+        timeout=1800,
+    )  # fmt: skip
+    where = check(python, {CORE}, cwd=tmp_path)
+    assert Path(where).is_relative_to(CORE_DIR / "src"), f"not the source tree: {where}"
