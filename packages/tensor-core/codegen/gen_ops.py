@@ -16,6 +16,7 @@ inplace (bool), out (bool), dunder (list), python_name (optional).
 from __future__ import annotations
 
 import argparse
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -380,12 +381,25 @@ def main() -> None:
         doc = (e.get("doc") or "").strip().replace("\\", "\\\\").replace('"', '\\"')
         doc = doc.replace("\n", " ")
         schema = e["func"].replace('"', '\\"')
+        params = json.dumps(params_json(op)).replace("\\", "\\\\").replace('"', '\\"')
         src.append(
             f'    {{"{op.name}", "{schema}", "{e["category"]}", "{doc}", '
-            f'"{",".join(variants)}", "{" ".join(e.get("dunder", []))}"}},'
+            f'"{",".join(variants)}", "{" ".join(e.get("dunder", []))}", "{params}"}},'
         )
     src += ["  };", "}", "}  // namespace flambeau::python", ""]
     write_if_changed(a.out / "op_bindings.cpp", "\n".join(src))
+
+
+def params_json(op: Op) -> dict:
+    """The parsed schema, so Python consumers (autograd) need not parse schemas again."""
+    return {
+        "overload": op.overload,
+        "n_outputs": len(op.returns),
+        "params": [
+            {"name": p.name, "type": p.type, "default": p.default, "kwonly": p.kwonly}
+            for p in op.params
+        ],
+    }
 
 
 def write_if_changed(path: Path, text: str) -> None:

@@ -30,6 +30,7 @@ struct OpInfo {
   const char* doc;
   const char* variants;
   const char* dunders;
+  const char* parsed;  // JSON: overload, n_outputs, params (name, type, default, kwonly)
 };
 std::vector<OpInfo> op_table();
 void register_generated_ops(py::module_& m, py::object tensor_class);

@@ -223,6 +223,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("_set_grad_enabled", &set_grad_enabled);
   m.def("ops_table", [] {
     py::list out;
+    py::object loads = py::module_::import("json").attr("loads");
     for (const OpInfo& op : op_table()) {
       py::dict d;
       d["name"] = op.name;
@@ -231,6 +232,10 @@ PYBIND11_MODULE(_C, m) {
       d["doc"] = op.doc;
       d["variants"] = py::str(op.variants).attr("split")(",");
       d["dunders"] = py::str(op.dunders).attr("split")();
+      py::dict parsed = loads(op.parsed);
+      d["overload"] = parsed["overload"];
+      d["n_outputs"] = parsed["n_outputs"];
+      d["params"] = parsed["params"];
       out.append(d);
     }
     return out;

@@ -102,7 +102,9 @@ def _modified(op, t, now, then):
     )
 
 
-_FUNCTIONS = frozenset(r["name"] for r in flambeau.ops_table() if "function" in r["variants"])
+_FUNCTIONS = frozenset(
+    name for name, rows in schema.table().items() if "function" in rows[0]["variants"]
+)
 
 
 def _call(name: str, args: tuple, kwargs: dict):
@@ -112,7 +114,7 @@ def _call(name: str, args: tuple, kwargs: dict):
 
 
 def _in_table(name: str) -> bool:
-    return any(r["name"] == name for r in flambeau.ops_table())
+    return name in schema.table()
 
 
 def _check_inplace(name: str, target) -> None:

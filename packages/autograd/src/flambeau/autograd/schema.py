@@ -3,14 +3,13 @@
 Derivative formulas refer to arguments by their schema names (``input``,
 ``other``, ``alpha``), so the recorder binds each recorded call the way the
 core's C++ parser did: overloads in table order, positional then keyword,
-defaults filled in.
+defaults filled in. The parameters come parsed in ``flambeau.ops_table()``.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
-import re
 from dataclasses import dataclass
 
 import flambeau
@@ -45,50 +44,50 @@ class Schema:
         return f"{self.name}.{self.overload}" if self.overload else self.name
 
 
-def parse(schema: str) -> Schema:
-    m = re.fullmatch(r"([\w.]+)\((.*)\)\s*->\s*(.+)", schema.strip())
-    full, body, ret = m.groups()
-    name, _, overload = full.partition(".")
-    params, kwonly, depth, cur, pieces = [], False, 0, "", []
-    for ch in body:
-        depth += ch in "[("
-        depth -= ch in "])"
-        if ch == "," and depth == 0:
-            pieces.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        pieces.append(cur)
-    for piece in (p.strip() for p in pieces):
-        if piece == "*":
-            kwonly = True
-            continue
-        decl, eq, default = piece.partition("=")
-        ptype, pname = decl.strip().rsplit(" ", 1)
-        value = ast.literal_eval(default.strip()) if eq else None
-        params.append(Param(pname, ptype, value, bool(eq), kwonly))
-    ret = ret.strip()
-    n_out = ret.count(",") + 1 if ret.startswith("(") and ret != "()" else 1
-    return Schema(name, overload, tuple(params), n_out)
+def _from_row(row: dict) -> Schema:
+    params = tuple(
+        Param(
+            p["name"],
+            p["type"],
+            ast.literal_eval(p["default"]) if p["default"] is not None else None,
+            p["default"] is not None,
+            p["kwonly"],
+        )
+        for p in row["params"]
+    )
+    return Schema(row["name"], row["overload"], params, row["n_outputs"])
 
 
 # Python indexing is bound by hand in the core, not through the table.
 INDEXING = {
-    "__getitem__": "__getitem__(Tensor self, Any indices) -> Tensor",
-    "__setitem__": "__setitem__(Tensor self, Any indices, Tensor value) -> Tensor",
+    "__getitem__": (
+        Param("self", "Tensor", None, False, False),
+        Param("indices", "Any", None, False, False),
+    ),
+    "__setitem__": (
+        Param("self", "Tensor", None, False, False),
+        Param("indices", "Any", None, False, False),
+        Param("value", "Tensor", None, False, False),
+    ),
 }
+
+
+@functools.lru_cache(maxsize=1)
+def table() -> dict[str, list[dict]]:
+    """flambeau.ops_table() indexed by operator name (read once)."""
+    rows: dict[str, list[dict]] = {}
+    for row in flambeau.ops_table():
+        rows.setdefault(row["name"], []).append(row)
+    return rows
 
 
 @functools.cache
 def overloads(name: str) -> tuple[Schema, ...]:
     """Schemas of an operator (or of the functional form of an in-place ``name_``)."""
     if name in INDEXING:
-        return (parse(INDEXING[name]),)
-    rows = [r for r in flambeau.ops_table() if r["name"] == name]
-    if not rows and name.endswith("_"):
-        rows = [r for r in flambeau.ops_table() if r["name"] == name[:-1]]
-    return tuple(parse(r["schema"]) for r in rows)
+        return (Schema(name, "", INDEXING[name], 1),)
+    rows = table().get(name) or (table().get(name[:-1], []) if name.endswith("_") else [])
+    return tuple(_from_row(r) for r in rows)
 
 
 def _fits(p: Param, v) -> bool:
