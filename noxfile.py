@@ -47,7 +47,8 @@ PACKAGES = sorted(
 RUFF = "ruff==0.17.6"
 CLANG_FORMAT = "clang-format==23.1.5"
 TORCH = "torch==2.13.0"
-TEST_DEPS = ["pytest", "hypothesis", "numpy", "psutil"]
+# SciPy is the reference for special functions numpy lacks (erfinv, digamma, ...).
+TEST_DEPS = ["pytest", "hypothesis", "numpy", "scipy", "psutil"]
 # Build backends ask for these dynamically (scikit-build-core: cmake, ninja; setuptools
 # before 70.1: wheel), a step that --no-build-isolation skips.
 BUILD_TOOLS = ["cmake", "ninja", "wheel"]

@@ -170,8 +170,6 @@ def test_16bit_inputs(dtype):
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_threaded_paths_match(threads):
-    if not hasattr(flambeau, "set_num_threads"):
-        pytest.skip("no set_num_threads")
     old = flambeau.get_num_threads()
     flambeau.set_num_threads(threads)
     try:
