@@ -110,7 +110,7 @@ def retain_grad(t):
         raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
     if t.grad_fn is None:
         return
-    t.grad_fn._retained[t.__dict__.get("_output_nr", 0)] = weakref.ref(t)
+    t.grad_fn._own("_retained")[t.__dict__.get("_output_nr", 0)] = weakref.ref(t)
 
 
 _F.Tensor.register_post_accumulate_grad_hook = register_post_accumulate_grad_hook

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import traceback
 from collections.abc import Callable
+from types import MappingProxyType
 from typing import Any
 
 _ids = itertools.count()
@@ -36,18 +37,30 @@ class RemovableHandle:
 class Node:
     """A recorded operation. Subclasses or instances provide ``_backward``."""
 
+    # Hook tables start as these shared empty mappings and become per-node dicts
+    # on first registration, so recording a node allocates none of them.
+    _hooks: dict[int, Callable] = MappingProxyType({})
+    _prehooks: dict[int, Callable] = MappingProxyType({})
+    _tensor_hooks: dict[int, dict[int, Callable]] = MappingProxyType({})  # by output index
+    _retained: dict[int, Any] = MappingProxyType({})  # output index -> weakref (retain_grad)
+    trace: list[str] | None = None  # creation traceback under detect_anomaly
+
     def __init__(self, name: str, next_functions, n_outputs: int = 1):
         self._name = name
         self.next_functions: tuple = tuple(next_functions)
         self.n_outputs = n_outputs
-        self._hooks: dict[int, Callable] = {}
-        self._prehooks: dict[int, Callable] = {}
-        # Hooks on the tensors this node produced, by output index.
-        self._tensor_hooks: dict[int, dict[int, Callable]] = {}
-        self._retained: dict[int, Any] = {}  # output index -> weakref of a retain_grad tensor
         self._released = False
-        self.trace: list[str] | None = None  # creation traceback under detect_anomaly
-        self.metadata: dict = {}
+
+    def _own(self, attr: str) -> dict:
+        table = self.__dict__.get(attr)
+        if table is None:
+            table = {}
+            setattr(self, attr, table)
+        return table
+
+    @property
+    def metadata(self) -> dict:
+        return self._own("_metadata")
 
     def name(self) -> str:
         return self._name
@@ -57,18 +70,20 @@ class Node:
 
     def register_hook(self, fn: Callable) -> RemovableHandle:
         """fn(grad_inputs, grad_outputs) runs after the node; may return new grad_inputs."""
-        handle = RemovableHandle(self._hooks)
-        self._hooks[handle.id] = fn
+        hooks = self._own("_hooks")
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = fn
         return handle
 
     def register_prehook(self, fn: Callable) -> RemovableHandle:
         """fn(grad_outputs) runs before the node; may return new grad_outputs."""
-        handle = RemovableHandle(self._prehooks)
-        self._prehooks[handle.id] = fn
+        hooks = self._own("_prehooks")
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = fn
         return handle
 
     def _register_tensor_hook(self, output_nr: int, fn: Callable) -> RemovableHandle:
-        hooks = self._tensor_hooks.setdefault(output_nr, {})
+        hooks = self._own("_tensor_hooks").setdefault(output_nr, {})
         handle = RemovableHandle(hooks)
         hooks[handle.id] = fn
         return handle

@@ -107,8 +107,28 @@ def _fits(p: Param, v) -> bool:
     return True
 
 
+@functools.cache
+def _simple(name: str):
+    """(schema, positional names, defaults) when the operator has a single overload."""
+    schemas = overloads(name)
+    if len(schemas) != 1:
+        return None
+    s = schemas[0]
+    positional = tuple(p.name for p in s.params if not p.kwonly)
+    defaults = {p.name: p.default for p in s.params if p.has_default}
+    return s, positional, defaults
+
+
 def bind(name: str, args: tuple, kwargs: dict) -> tuple[Schema, dict]:
     """(schema, {param: value}) for the first overload the call fits."""
+    simple = _simple(name)
+    if simple is not None and not kwargs and len(args) == len(simple[1]):
+        # The common case, e.g. a + b: the core has already parsed this very call.
+        schema, names, defaults = simple
+        bound = dict(zip(names, args))  # schema order: formulas rely on it
+        for k, v in defaults.items():
+            bound.setdefault(k, v)
+        return schema, bound
     for schema in overloads(name):
         bound = _try_bind(schema, args, kwargs)
         if bound is not None:
