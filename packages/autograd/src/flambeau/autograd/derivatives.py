@@ -822,7 +822,7 @@ nondifferentiable(
 )
 
 
-def bind_formula(key, f: Formula | None, inputs, shapes, tuple_output=False):
+def bind_formula(key, f: Formula | None, inputs, tuple_output=False):
     """The backward function of one recorded call: grads of outputs -> grads of inputs.
     Formulas of operators returning a tuple get a tuple of gradients."""
 
@@ -832,7 +832,9 @@ def bind_formula(key, f: Formula | None, inputs, shapes, tuple_output=False):
         g = grads if tuple_output else grads[0]
         by_name = f.fn(g, args)
         out = []
-        for (name, j), shape in zip(inputs, shapes):
+        for name, j in inputs:
+            # Shapes are read at backward: in-place copies keep the input's shape.
+            shape = (args[name] if j is None else args[name][j]).shape
             gi = by_name.get(name)
             if gi is not None and j is not None:
                 gi = gi[j]

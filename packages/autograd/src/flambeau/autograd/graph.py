@@ -101,11 +101,10 @@ class Node:
 class FormulaNode(Node):
     """A node whose backward is a derivative formula from derivatives.py."""
 
-    def __init__(self, name, next_functions, n_outputs, formula, saved, input_shapes):
+    def __init__(self, name, next_functions, n_outputs, formula, saved):
         super().__init__(name, next_functions, n_outputs)
         self._formula = formula
         self._saved = saved  # SavedArgs
-        self._input_shapes = input_shapes
 
     def _backward(self, grads):
         if self._released:

@@ -154,7 +154,6 @@ def handle(name: str, args: tuple, kwargs: dict):
             for j, t in enumerate(v):
                 inputs.append((p.name, j))
                 edges.append(grad_edge(t))
-    shapes = [tuple((bound[n] if j is None else bound[n][j]).shape) for n, j in inputs]
     if inplace and formula is not None and formula.needs_input:
         first = sch.params[0].name
         bound[first] = bound[first].detach().clone()
@@ -169,9 +168,8 @@ def handle(name: str, args: tuple, kwargs: dict):
         f"{base.strip('_').capitalize()}Backward0",
         edges,
         len(outputs),
-        derivatives.bind_formula(sch.key, formula, inputs, shapes, isinstance(result, tuple)),
+        derivatives.bind_formula(sch.key, formula, inputs, isinstance(result, tuple)),
         None,
-        shapes,
     )
     node._saved = SavedArgs(
         bound,
