@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import flambeau as F
 
+from .graph import zeros_for_none
+
 
 @dataclass
 class Formula:
@@ -710,12 +712,7 @@ def _stack(g, a):
 
 
 def _join_grads(g, a, dim):
-    x = a[first_name(a)]
-    parts = [
-        gi if gi is not None else F.zeros(tuple(r.shape), dtype=x.dtype)
-        for gi, r in zip(g, a["results"])
-    ]
-    return F.cat(parts, dim)
+    return F.cat(zeros_for_none(g, a["results"]), dim)
 
 
 @formula("split", "chunk", "tensor_split", needs_input=False)
@@ -726,13 +723,7 @@ def _split(g, a):
 
 @formula("unbind", needs_input=False)
 def _unbind(g, a):
-    first = first_name(a)
-    x, dim = a[first], a.get("dim", 0)
-    parts = [
-        gi if gi is not None else F.zeros(tuple(r.shape), dtype=x.dtype)
-        for gi, r in zip(g, a["results"])
-    ]
-    return {first: F.stack(parts, dim)}
+    return {first_name(a): F.stack(zeros_for_none(g, a["results"]), a.get("dim", 0))}
 
 
 @formula("flip", needs_input=False)

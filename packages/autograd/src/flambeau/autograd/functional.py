@@ -6,6 +6,7 @@ import flambeau as F
 
 from .engine import run_backward
 from .grad_mode import enable_grad
+from .graph import zeros_for_none
 
 
 def _tuple(x):
@@ -36,9 +37,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
             capture=True,
             allow_unused=True,
         )
-    grads = tuple(
-        g if g is not None else F.zeros(tuple(x.shape), dtype=x.dtype) for g, x in zip(grads, xs)
-    )
+    grads = zeros_for_none(grads, xs)
     result = (
         out
         if create_graph
@@ -78,9 +77,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
             capture=True,
             allow_unused=True,
         )
-    jv = tuple(
-        j if j is not None else F.zeros(tuple(o.shape), dtype=o.dtype) for j, o in zip(jv, outs)
-    )
+    jv = zeros_for_none(jv, outs)
     det = tuple(o.detach() for o in outs)
     return (det if out_tuple else det[0]), (jv if out_tuple else jv[0])
 
@@ -136,9 +133,7 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False):
                 capture=True,
                 allow_unused=True,
             )
-        return tuple(
-            g if g is not None else F.zeros(tuple(x.shape), dtype=x.dtype) for g, x in zip(gs, xs)
-        )
+        return zeros_for_none(gs, xs)
 
     jac = jacobian(grad_fn, inputs, create_graph=create_graph)
     if in_tuple:
@@ -171,9 +166,7 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
             capture=True,
             allow_unused=True,
         )
-    hv = tuple(
-        h if h is not None else F.zeros(tuple(x.shape), dtype=x.dtype) for h, x in zip(hv, xs)
-    )
+    hv = zeros_for_none(hv, xs)
     return out.detach(), hv if is_tuple else hv[0]
 
 

@@ -14,7 +14,16 @@ from collections.abc import Callable
 from types import MappingProxyType
 from typing import Any
 
+import flambeau as F
+
 _ids = itertools.count()
+
+
+def zeros_for_none(grads, like) -> tuple:
+    """grads with each None replaced by zeros shaped (and typed) like the matching tensor."""
+    return tuple(
+        g if g is not None else F.zeros(tuple(t.shape), dtype=t.dtype) for g, t in zip(grads, like)
+    )
 
 
 class RemovableHandle:
