@@ -125,7 +125,7 @@ class FormulaNode(Node):
                 "graph a second time or if you need to access saved tensors after calling "
                 "backward."
             )
-        return self._formula(grads, self._saved.unpack(self._name))
+        return self._formula(grads, self._saved.unpack(self._name, self))
 
     def _release(self):
         super()._release()

@@ -59,7 +59,7 @@ class SavedArgs:
     result, and re-attached to the node on unpacking.
     """
 
-    def __init__(self, bound: dict, outputs: tuple, node, check_inputs: bool, check_outputs: bool):
+    def __init__(self, bound: dict, outputs: tuple, check_inputs: bool, check_outputs: bool):
         self.bound = bound
         # Only values the formula reads are checked for later in-place changes.
         self.versions = (
@@ -71,9 +71,8 @@ class SavedArgs:
         self.output_versions = tuple(
             o._version if isinstance(o, Tensor) and check_outputs else None for o in self.outputs
         )
-        self.node = node
 
-    def unpack(self, op: str) -> dict:
+    def unpack(self, op: str, node) -> dict:
         for k, v in self.versions.items():
             now = self.bound[k]._version
             if now != v:
@@ -85,7 +84,7 @@ class SavedArgs:
                     raise _modified(op, o, o._version, v)
                 if _C.is_grad_enabled() and is_differentiable(o):  # create_graph: reconnect
                     o = o.detach()
-                    attach(o, self.node, i)
+                    attach(o, node, i)
             outs.append(o)
         args = dict(self.bound)
         args["result"] = outs[0] if len(outs) == 1 else tuple(outs)
@@ -174,7 +173,6 @@ def handle(name: str, args: tuple, kwargs: dict):
     node._saved = SavedArgs(
         bound,
         outputs,
-        node,
         check_inputs=formula is None or formula.needs_input,
         check_outputs=formula is None or formula.needs_result,
     )
