@@ -3,6 +3,9 @@
 // products run in plain loops / through float, as BLAS has no such types.
 #include <cblas.h>
 
+#include <optional>
+
+#include "core/interpreter_lock.h"
 #include "cpu/blas.h"
 #include "cpu/parallel.h"
 #include "dispatch/dispatcher.h"
@@ -59,6 +62,8 @@ void blas_bmm(const Tensor& out, Tensor a, Tensor b) {
   MatrixLayout la = usable(a), lb = usable(b);
   const int64_t batch = out->sizes()[0], m = out->sizes()[1], n = out->sizes()[2];
   const int64_t k = a->sizes()[2];
+  std::optional<ReleaseInterpreterLock> unlocked;
+  if (batch * m * n * k > kGrainSize) unlocked.emplace();
   for (int64_t i = 0; i < batch; ++i) {
     const T* pa = a->data_as<T>() + i * a->strides()[0];
     const T* pb = b->data_as<T>() + i * b->strides()[0];

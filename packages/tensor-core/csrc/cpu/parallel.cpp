@@ -5,6 +5,8 @@
 
 namespace flambeau {
 
+InterpreterLockHooks g_interpreter_lock;
+
 namespace {
 int g_threads = 0;  // 0: not yet read from OpenMP
 }

@@ -1,10 +1,13 @@
 // parallel_for over [begin, end) in chunks of at least `grain` elements, on
-// OpenMP threads. Work below one grain runs inline on the calling thread.
+// OpenMP threads. Work below one grain runs inline on the calling thread; work
+// above it also releases Python's interpreter lock while it runs.
 #pragma once
 #include <omp.h>
 
 #include <algorithm>
 #include <cstdint>
+
+#include "core/interpreter_lock.h"
 
 namespace flambeau {
 
@@ -17,8 +20,13 @@ template <class F>
 void parallel_for(int64_t begin, int64_t end, int64_t grain, const F& f) {
   int64_t n = end - begin;
   if (n <= 0) return;
+  if (n <= grain || omp_in_parallel()) {
+    f(begin, end);
+    return;
+  }
+  ReleaseInterpreterLock unlocked;
   int threads = get_num_threads();
-  if (threads <= 1 || n <= grain || omp_in_parallel()) {
+  if (threads <= 1) {
     f(begin, end);
     return;
   }

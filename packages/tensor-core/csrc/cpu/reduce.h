@@ -60,7 +60,12 @@ void reduce_engine(const TensorIterator& it, const AccBuffer<Acc>& buf, const Ru
   const int64_t numel = it.numel();
   const int threads = get_num_threads();
   const int last = it.ntensors() - 1;
-  if (threads <= 1 || numel <= kGrainSize || it.ndim() == 0 || omp_in_parallel()) {
+  if (numel <= kGrainSize || it.ndim() == 0 || omp_in_parallel()) {
+    it.serial_for_each(run, 0, numel);
+    return;
+  }
+  ReleaseInterpreterLock unlocked;  // long enough to let other Python threads run
+  if (threads <= 1) {
     it.serial_for_each(run, 0, numel);
     return;
   }

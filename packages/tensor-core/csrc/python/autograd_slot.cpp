@@ -60,6 +60,7 @@ void install(py::object h) {
 // Importing flambeau.autograd installs its handler; without the package the
 // import fails quietly here and asking for a gradient names the package.
 void load_autograd_package() {
+  py::gil_scoped_acquire gil;  // set_requires_grad may run where the lock is released
   try {
     py::module_::import("flambeau.autograd");
   } catch (py::error_already_set& e) {

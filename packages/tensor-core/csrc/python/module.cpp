@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/interpreter_lock.h"
 #include "cpu/parallel.h"
 #include "dispatch/dispatcher.h"
 #include "python/binding_support.h"
@@ -25,6 +26,14 @@ std::vector<std::pair<int, BindFn>>& registered() {
 struct DType {
   ScalarType type;
 };
+
+// Kernels release Python's lock through these (see core/interpreter_lock.h).
+void* release_interpreter() {
+  return PyGILState_Check() ? static_cast<void*>(PyEval_SaveThread()) : nullptr;
+}
+void reacquire_interpreter(void* token) {
+  PyEval_RestoreThread(static_cast<PyThreadState*>(token));
+}
 
 void translate_errors() {
   py::register_exception_translator([](std::exception_ptr p) {
@@ -194,6 +203,7 @@ PYBIND11_MODULE(_C, m) {
   using namespace flambeau::python;
   m.doc() = "flambeau's C++ core";
   translate_errors();
+  g_interpreter_lock = {&release_interpreter, &reacquire_interpreter};
   bind_dtypes(m);
   bind_device(m);
   bind_generator(m);
