@@ -302,3 +302,19 @@ def test_gradcheck_reports_wrong_gradient():
 
 def test_gradgradcheck():
     assert autograd.gradgradcheck(lambda v: (v * v * v).sum(), (t([0.5, 1.5]),))
+
+
+def test_out_argument_with_grad_inputs_is_refused():
+    x = t([1.0, 2.0])
+    out = F.empty(2, dtype=F.float64)
+    with pytest.raises(RuntimeError, match="out=... arguments don't support automatic"):
+        F.add(x, x, out=out)
+    with autograd.no_grad():
+        F.add(x, x, out=out)
+    np.testing.assert_allclose(out.numpy(), [2.0, 4.0])
+
+
+def test_repr_names_the_backward_node():
+    x = t([1.0, 2.0])
+    assert "grad_fn=<MulBackward0>" in repr(x * 2)
+    assert repr(x).endswith("requires_grad=True)")

@@ -239,7 +239,8 @@ def tensor_repr(self) -> str:
         body = tensor_body(self, indent)
     grad_fn = getattr(self, "grad_fn", None)
     if grad_fn is not None:
-        suffixes.append(f"grad_fn=<{type(grad_fn).__name__}>")
+        name = grad_fn.name() if hasattr(grad_fn, "name") else type(grad_fn).__name__
+        suffixes.append(f"grad_fn=<{name}>")
     elif self.requires_grad:
         suffixes.append("requires_grad=True")
     return _add_suffixes(prefix + body, suffixes, indent)

@@ -133,6 +133,11 @@ def _check_inplace(name: str, target) -> None:
 
 def handle(name: str, args: tuple, kwargs: dict):
     """The handler installed in the core's autograd slot."""
+    if kwargs.get("out") is not None:
+        raise RuntimeError(
+            f"{name}(): functions with out=... arguments don't support automatic "
+            "differentiation, but one of the arguments requires grad."
+        )
     inplace = name == "__setitem__" or (name.endswith("_") and not name.startswith("__"))
     # add_ records as add; copy_ and fill_ exist only in place and keep their names.
     base = name[:-1] if inplace and not name.startswith("__") and not _in_table(name) else name
