@@ -61,6 +61,22 @@ C floor_div_float(C a, C b) {
 // once the loop is done (no exceptions inside parallel regions).
 void fail_zero_division(const char* op) { fail(op, ": ZeroDivisionError"); }
 
+// Runs body(flag); integer lambdas inside mark a zero divisor through
+// is_zero_divisor(flag, b), and the error is raised after the loops.
+template <class Body>
+void checking_zero_divisor(const char* op, const Body& body) {
+  std::atomic<bool> zero{false};
+  body(&zero);
+  if (zero) fail_zero_division(op);
+}
+
+template <class C>
+bool is_zero_divisor(std::atomic<bool>* flag, C b) {
+  if (b != 0) return false;
+  flag->store(true, std::memory_order_relaxed);
+  return true;
+}
+
 void div_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar> args) {
   const int64_t mode = args[0].to_int();  // 0 true, 1 trunc, 2 floor
   if (mode == 0) {                        // true division: the promoted type is float or complex
@@ -70,79 +86,67 @@ void div_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar> args) {
     });
     return;
   }
-  std::atomic<bool> zero{false};
-  std::atomic<bool>* zp = &zero;
-  binary_op<kRealTypes>(out, in, "div", [&](auto tag) {
-    using C = typename decltype(tag)::type;
-    return [mode, zp](C a, C b) -> C {
-      if constexpr (is_int_v<C>) {
-        if (b == 0) {
-          zp->store(true, std::memory_order_relaxed);
-          return 0;
+  checking_zero_divisor("div", [&](std::atomic<bool>* zp) {
+    binary_op<kRealTypes>(out, in, "div", [&](auto tag) {
+      using C = typename decltype(tag)::type;
+      return [mode, zp](C a, C b) -> C {
+        if constexpr (is_int_v<C>) {
+          if (is_zero_divisor(zp, b)) return 0;
+          if constexpr (std::is_signed_v<C>) {  // no INT_MIN / -1 overflow
+            if (b == -1) return C(-static_cast<std::make_unsigned_t<C>>(a));
+          }
+          C q = a / b;
+          if (mode == 2 && (a % b != 0) && ((a < 0) != (b < 0))) --q;
+          return q;
+        } else {
+          if (mode == 1) return std::trunc(a / b);
+          return floor_div_float(a, b);
         }
-        if constexpr (std::is_signed_v<C>) {  // no INT_MIN / -1 overflow
-          if (b == -1) return C(-static_cast<std::make_unsigned_t<C>>(a));
-        }
-        C q = a / b;
-        if (mode == 2 && (a % b != 0) && ((a < 0) != (b < 0))) --q;
-        return q;
-      } else {
-        if (mode == 1) return std::trunc(a / b);
-        return floor_div_float(a, b);
-      }
-    };
+      };
+    });
   });
-  if (zero) fail_zero_division("div");
 }
 
 void remainder_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) {
-  std::atomic<bool> zero{false};
-  std::atomic<bool>* zp = &zero;
-  binary_op<kRealTypes>(out, in, "remainder", [&](auto tag) {
-    using C = typename decltype(tag)::type;
-    return [zp](C a, C b) -> C {
-      if constexpr (is_int_v<C>) {
-        if (b == 0) {
-          zp->store(true, std::memory_order_relaxed);
-          return 0;
+  checking_zero_divisor("remainder", [&](std::atomic<bool>* zp) {
+    binary_op<kRealTypes>(out, in, "remainder", [&](auto tag) {
+      using C = typename decltype(tag)::type;
+      return [zp](C a, C b) -> C {
+        if constexpr (is_int_v<C>) {
+          if (is_zero_divisor(zp, b)) return 0;
+          if constexpr (std::is_signed_v<C>) {
+            if (b == -1) return 0;
+          }
+          C r = a % b;
+          if (r != 0 && ((r < 0) != (b < 0))) r += b;
+          return r;
+        } else {
+          C m = std::fmod(a, b);
+          if (m != 0 && ((b < 0) != (m < 0))) m += b;
+          return m;
         }
-        if constexpr (std::is_signed_v<C>) {
-          if (b == -1) return 0;
-        }
-        C r = a % b;
-        if (r != 0 && ((r < 0) != (b < 0))) r += b;
-        return r;
-      } else {
-        C m = std::fmod(a, b);
-        if (m != 0 && ((b < 0) != (m < 0))) m += b;
-        return m;
-      }
-    };
+      };
+    });
   });
-  if (zero) fail_zero_division("remainder");
 }
 
 void fmod_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) {
-  std::atomic<bool> zero{false};
-  std::atomic<bool>* zp = &zero;
-  binary_op<kRealTypes>(out, in, "fmod", [&](auto tag) {
-    using C = typename decltype(tag)::type;
-    return [zp](C a, C b) -> C {
-      if constexpr (is_int_v<C>) {
-        if (b == 0) {
-          zp->store(true, std::memory_order_relaxed);
-          return 0;
+  checking_zero_divisor("fmod", [&](std::atomic<bool>* zp) {
+    binary_op<kRealTypes>(out, in, "fmod", [&](auto tag) {
+      using C = typename decltype(tag)::type;
+      return [zp](C a, C b) -> C {
+        if constexpr (is_int_v<C>) {
+          if (is_zero_divisor(zp, b)) return 0;
+          if constexpr (std::is_signed_v<C>) {
+            if (b == -1) return 0;
+          }
+          return a % b;
+        } else {
+          return std::fmod(a, b);
         }
-        if constexpr (std::is_signed_v<C>) {
-          if (b == -1) return 0;
-        }
-        return a % b;
-      } else {
-        return std::fmod(a, b);
-      }
-    };
+      };
+    });
   });
-  if (zero) fail_zero_division("fmod");
 }
 
 template <class C>

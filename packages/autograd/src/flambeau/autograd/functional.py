@@ -117,23 +117,26 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False):
     return tuple(result) if out_tuple else result[0]
 
 
+def _differentiable_grads(out, xs):
+    """Gradients of a scalar `out` with respect to xs, themselves differentiable."""
+    return run_backward(
+        [out],
+        [None],
+        retain_graph=True,
+        create_graph=True,
+        inputs=list(xs),
+        capture=True,
+        allow_unused=True,
+    )
+
+
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False):
     """The Hessian of a scalar function."""
     inputs, in_tuple = _tuple(inputs)
 
     def grad_fn(*xs):
         with enable_grad():
-            out = func(*xs)
-            gs = run_backward(
-                [out],
-                [None],
-                retain_graph=True,
-                create_graph=True,
-                inputs=list(xs),
-                capture=True,
-                allow_unused=True,
-            )
-        return zeros_for_none(gs, xs)
+            return zeros_for_none(_differentiable_grads(func(*xs), xs), xs)
 
     jac = jacobian(grad_fn, inputs, create_graph=create_graph)
     if in_tuple:
@@ -147,15 +150,7 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
     with enable_grad():
         xs = _prepare(inputs, True)
         out = func(*xs)
-        gs = run_backward(
-            [out],
-            [None],
-            retain_graph=True,
-            create_graph=True,
-            inputs=list(xs),
-            capture=True,
-            allow_unused=True,
-        )
+        gs = _differentiable_grads(out, xs)
         vs = _tuple(v)[0]
         hv = run_backward(
             list(gs),
