@@ -1,0 +1,26 @@
+"""Derivative formulas, declared once, by operator name.
+
+Each formula maps the gradient of an operator's output(s) ``g`` and its bound
+arguments ``a`` (schema names, plus ``result``/``results``) to gradients of its
+tensor arguments, as ``{param: grad}`` (a list for Tensor[] params). Formulas
+are written with flambeau operators, so with ``create_graph=True`` they are
+recorded too and give higher-order gradients. Broadcasting is undone
+generically (``sum_to``) after the formula runs.
+
+Formulas live in one module per operator family; importing this package
+registers them all.
+"""
+
+from . import linalg, pointwise, reduction, shape  # noqa: F401  (registers formulas)
+from .helpers import sum_to, unreduce
+from .registry import FORMULAS, Formula, bind_formula, formula, nondifferentiable
+
+__all__ = [
+    "FORMULAS",
+    "Formula",
+    "bind_formula",
+    "formula",
+    "nondifferentiable",
+    "sum_to",
+    "unreduce",
+]

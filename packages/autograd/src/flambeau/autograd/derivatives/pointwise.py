@@ -1,0 +1,366 @@
+"""Formulas of pointwise operators."""
+
+from __future__ import annotations
+
+import math
+
+import flambeau as F
+
+from .helpers import first_name
+from .registry import formula
+
+
+@formula("add", needs_input=False)
+def _add(g, a):
+    return {"input": g, "other": g * a["alpha"] if a["alpha"] != 1 else g}
+
+
+@formula("sub", needs_input=False)
+def _sub(g, a):
+    return {"input": g, "other": -g * a["alpha"] if a["alpha"] != 1 else -g}
+
+
+@formula("rsub", needs_input=False)
+def _rsub(g, a):
+    return {"input": -g * a["alpha"] if a["alpha"] != 1 else -g, "other": g}
+
+
+@formula("mul")
+def _mul(g, a):
+    return {"input": g * a["other"], "other": g * a["input"]}
+
+
+@formula("div", "true_divide")
+def _div(g, a):
+    if a.get("rounding_mode") is not None:
+        return {}
+    x, y = a["input"], a["other"]
+    return {"input": g / y, "other": -g * x / (y * y)}
+
+
+@formula("neg", needs_input=False)
+def _neg(g, a):
+    return {"input": -g}
+
+
+@formula("positive", "clone", "contiguous", needs_input=False)
+def _identity(g, a):
+    return {first_name(a): g}
+
+
+@formula("pow", needs_result=True)
+def _pow(g, a):
+    x, e = a["input"], a["exponent"]
+    out = {}
+    if isinstance(e, F.Tensor):
+        out["input"] = g * e * x.pow(e - 1)
+        out["exponent"] = g * a["result"] * F.log(x)
+    elif e == 0:
+        out["input"] = g * 0
+    else:
+        out["input"] = g * e * x.pow(e - 1)
+    return out
+
+
+@formula("exp", needs_result=True)
+def _exp(g, a):
+    return {"input": g * a["result"]}
+
+
+@formula("exp2", needs_result=True)
+def _exp2(g, a):
+    return {"input": g * a["result"] * math.log(2.0)}
+
+
+@formula("expm1", needs_result=True)
+def _expm1(g, a):
+    return {"input": g * (a["result"] + 1)}
+
+
+@formula("log")
+def _log(g, a):
+    return {"input": g / a["input"]}
+
+
+@formula("log2")
+def _log2(g, a):
+    return {"input": g / (a["input"] * math.log(2.0))}
+
+
+@formula("log10")
+def _log10(g, a):
+    return {"input": g / (a["input"] * math.log(10.0))}
+
+
+@formula("log1p")
+def _log1p(g, a):
+    return {"input": g / (a["input"] + 1)}
+
+
+@formula("sqrt", needs_result=True)
+def _sqrt(g, a):
+    return {"input": g / (2 * a["result"])}
+
+
+@formula("rsqrt", needs_result=True)
+def _rsqrt(g, a):
+    r = a["result"]
+    return {"input": -0.5 * g * r * r * r}
+
+
+@formula("square")
+def _square(g, a):
+    return {"input": 2 * g * a["input"]}
+
+
+@formula("reciprocal", needs_result=True)
+def _reciprocal(g, a):
+    r = a["result"]
+    return {"input": -g * r * r}
+
+
+@formula("abs")
+def _abs(g, a):
+    return {"input": g * F.sign(a["input"])}
+
+
+@formula("sin")
+def _sin(g, a):
+    return {"input": g * F.cos(a["input"])}
+
+
+@formula("cos")
+def _cos(g, a):
+    return {"input": -g * F.sin(a["input"])}
+
+
+@formula("tan", needs_result=True)
+def _tan(g, a):
+    r = a["result"]
+    return {"input": g * (1 + r * r)}
+
+
+@formula("asin", "arcsin")
+def _asin(g, a):
+    x = a["input"]
+    return {"input": g / F.sqrt(1 - x * x)}
+
+
+@formula("acos", "arccos")
+def _acos(g, a):
+    x = a["input"]
+    return {"input": -g / F.sqrt(1 - x * x)}
+
+
+@formula("atan", "arctan")
+def _atan(g, a):
+    x = a["input"]
+    return {"input": g / (1 + x * x)}
+
+
+@formula("sinh")
+def _sinh(g, a):
+    return {"input": g * F.cosh(a["input"])}
+
+
+@formula("cosh")
+def _cosh(g, a):
+    return {"input": g * F.sinh(a["input"])}
+
+
+@formula("tanh", needs_result=True)
+def _tanh(g, a):
+    r = a["result"]
+    return {"input": g * (1 - r * r)}
+
+
+@formula("asinh", "arcsinh")
+def _asinh(g, a):
+    x = a["input"]
+    return {"input": g / F.sqrt(x * x + 1)}
+
+
+@formula("acosh", "arccosh")
+def _acosh(g, a):
+    x = a["input"]
+    return {"input": g / F.sqrt(x * x - 1)}
+
+
+@formula("atanh", "arctanh")
+def _atanh(g, a):
+    x = a["input"]
+    return {"input": g / (1 - x * x)}
+
+
+@formula("sigmoid", needs_result=True)
+def _sigmoid(g, a):
+    r = a["result"]
+    return {"input": g * r * (1 - r)}
+
+
+@formula("logit")
+def _logit(g, a):
+    x, eps = a["input"], a.get("eps")
+    grad = g / (x * (1 - x))
+    if eps is not None:  # the input was clamped to [eps, 1 - eps]: flat outside
+        grad = grad * ((x >= eps) & (x <= 1 - eps))
+    return {"input": grad}
+
+
+@formula("erf")
+def _erf(g, a):
+    x = a["input"]
+    return {"input": g * (2 / math.sqrt(math.pi)) * F.exp(-x * x)}
+
+
+@formula("erfc")
+def _erfc(g, a):
+    x = a["input"]
+    return {"input": -g * (2 / math.sqrt(math.pi)) * F.exp(-x * x)}
+
+
+@formula("erfinv", needs_result=True)
+def _erfinv(g, a):
+    r = a["result"]
+    return {"input": g * (math.sqrt(math.pi) / 2) * F.exp(r * r)}
+
+
+@formula("lgamma")
+def _lgamma(g, a):
+    return {"input": g * F.digamma(a["input"])}
+
+
+@formula("relu", needs_result=True)
+def _relu(g, a):
+    return {"input": g * (a["result"] > 0)}
+
+
+@formula("frac", needs_input=False)
+def _frac(g, a):
+    return {"input": g}
+
+
+@formula("sign", "sgn", "floor", "ceil", "round", "trunc", needs_input=False)
+def _zero_grad(g, a):
+    return {"input": g * 0}
+
+
+def _clamp_mask(x, lo, hi):
+    mask = F.ones(tuple(x.shape), dtype=F.bool)
+    if lo is not None:
+        mask = mask & (x >= lo)
+    if hi is not None:
+        mask = mask & (x <= hi)
+    return mask
+
+
+@formula("clamp", "clip")
+def _clamp(g, a):
+    x, lo, hi = a["input"], a.get("min"), a.get("max")
+    out = {"input": g * _clamp_mask(x, lo, hi)}
+    if isinstance(lo, F.Tensor):
+        out["min"] = g * (x < lo)
+    if isinstance(hi, F.Tensor):
+        out["max"] = g * (x > hi) * (x >= lo if lo is not None else 1)
+    return out
+
+
+@formula("clamp_min")
+def _clamp_min(g, a):
+    x, lo = a["input"], a["min"]
+    out = {"input": g * (x >= lo)}
+    if isinstance(lo, F.Tensor):
+        out["min"] = g * (x < lo)
+    return out
+
+
+@formula("clamp_max")
+def _clamp_max(g, a):
+    x, hi = a["input"], a["max"]
+    out = {"input": g * (x <= hi)}
+    if isinstance(hi, F.Tensor):
+        out["max"] = g * (x > hi)
+    return out
+
+
+@formula("lerp")
+def _lerp(g, a):
+    x, end, w = a["input"], a["end"], a["weight"]
+    out = {"input": g * (1 - w), "end": g * w}
+    if isinstance(w, F.Tensor):
+        out["weight"] = g * (end - x)
+    return out
+
+
+@formula("addcmul")
+def _addcmul(g, a):
+    v = a["value"]
+    return {"input": g, "tensor1": g * a["tensor2"] * v, "tensor2": g * a["tensor1"] * v}
+
+
+@formula("addcdiv")
+def _addcdiv(g, a):
+    v, t1, t2 = a["value"], a["tensor1"], a["tensor2"]
+    return {"input": g, "tensor1": g * v / t2, "tensor2": -g * v * t1 / (t2 * t2)}
+
+
+def _select_max(g, x, y, greater):
+    win = (x > y) if greater else (x < y)
+    tie = x == y
+    return g * win + g * tie * 0.5, g * (~win & ~tie) + g * tie * 0.5
+
+
+@formula("fmax")
+def _fmax(g, a):
+    x, y = a["input"], a["other"]
+    to_x = (x >= y) | F.isnan(y)  # fmax ignores NaN; ties go to input
+    return {"input": g * to_x, "other": g * ~to_x}
+
+
+@formula("fmin")
+def _fmin(g, a):
+    x, y = a["input"], a["other"]
+    to_x = (x <= y) | F.isnan(y)
+    return {"input": g * to_x, "other": g * ~to_x}
+
+
+@formula("maximum", "max.other")
+def _maximum(g, a):
+    gx, gy = _select_max(g, a["input"], a["other"], True)
+    return {"input": gx, "other": gy}
+
+
+@formula("minimum", "min.other")
+def _minimum(g, a):
+    gx, gy = _select_max(g, a["input"], a["other"], False)
+    return {"input": gx, "other": gy}
+
+
+@formula("hypot", needs_result=True)
+def _hypot(g, a):
+    r = a["result"]
+    return {"input": g * a["input"] / r, "other": g * a["other"] / r}
+
+
+@formula("atan2", "arctan2")
+def _atan2(g, a):
+    y, x = a["input"], a["other"]
+    d = x * x + y * y
+    return {"input": g * x / d, "other": -g * y / d}
+
+
+@formula("logaddexp", needs_result=True)
+def _logaddexp(g, a):
+    r = a["result"]
+    return {"input": g * F.exp(a["input"] - r), "other": g * F.exp(a["other"] - r)}
+
+
+@formula("where")
+def _where(g, a):
+    c = a["condition"]
+    return {"input": g * c, "other": g * ~c}
+
+
+@formula("nan_to_num")
+def _nan_to_num(g, a):
+    return {"input": g * F.isfinite(a["input"])}

@@ -1,0 +1,59 @@
+"""The formula registry: one derivative formula per operator name."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import flambeau as F
+
+from .helpers import sum_to
+
+
+@dataclass
+class Formula:
+    fn: Callable
+    needs_input: bool = True  # uses input values (in-place variants keep a copy)
+    nondifferentiable: bool = False
+    needs_result: bool = False  # uses output values (checked against in-place changes)
+
+
+FORMULAS: dict[str, Formula] = {}
+
+
+def formula(*names, needs_input=True, needs_result=False):
+    def register(fn):
+        for n in names:
+            FORMULAS[n] = Formula(fn, needs_input, needs_result=needs_result)
+        return fn
+
+    return register
+
+
+def nondifferentiable(*names):
+    for n in names:
+        FORMULAS[n] = Formula(lambda g, a: {}, False, True)
+
+
+def bind_formula(key, f: Formula | None, inputs, tuple_output=False):
+    """The backward function of one recorded call: grads of outputs -> grads of inputs.
+    Formulas of operators returning a tuple get a tuple of gradients."""
+
+    def backward(grads, args):
+        if f is None:
+            raise RuntimeError(f"the derivative for '{key}' is not implemented")
+        g = grads if tuple_output else grads[0]
+        by_name = f.fn(g, args)
+        out = []
+        for name, j in inputs:
+            # Shapes are read at backward: in-place copies keep the input's shape.
+            shape = (args[name] if j is None else args[name][j]).shape
+            gi = by_name.get(name)
+            if gi is not None and j is not None:
+                gi = gi[j]
+            if gi is not None and not isinstance(gi, F.Tensor):
+                gi = None
+            out.append(sum_to(gi, shape) if gi is not None else None)
+        return tuple(out)
+
+    return backward

@@ -1,0 +1,221 @@
+"""Formulas of views, shape operators and conversions; non-differentiable operators."""
+
+from __future__ import annotations
+
+import flambeau as F
+
+from ..graph import zeros_for_none
+from .helpers import first_name, scattered_into, sum_to
+from .registry import formula, nondifferentiable
+
+
+@formula(
+    "view",
+    "reshape",
+    "flatten",
+    "unflatten",
+    "view_as",
+    "reshape_as",
+    "ravel",
+    "squeeze",
+    "unsqueeze",
+    "expand",
+    "expand_as",
+    needs_input=False,
+)
+def _reshape_back(g, a):
+    first = first_name(a)
+    x = a[first]
+    return {first: sum_to(g, x.shape) if g.numel() != x.numel() else g.reshape(tuple(x.shape))}
+
+
+@formula("transpose", "swapaxes", "swapdims", needs_input=False)
+def _transpose(g, a):
+    first = first_name(a)
+    d0 = a.get("dim0", a.get("axis0"))
+    d1 = a.get("dim1", a.get("axis1"))
+    return {first: g.transpose(d0, d1)}
+
+
+@formula("t", needs_input=False)
+def _t(g, a):
+    first = first_name(a)
+    return {first: g.t()}
+
+
+@formula("permute", needs_input=False)
+def _permute(g, a):
+    first = first_name(a)
+    dims = [d % g.dim() for d in a["dims"]]
+    inverse = [0] * len(dims)
+    for i, d in enumerate(dims):
+        inverse[d] = i
+    return {first: g.permute(inverse)}
+
+
+@formula("movedim", "moveaxis", needs_input=False)
+def _movedim(g, a):
+    first = first_name(a)
+    return {first: g.movedim(a["destination"], a["source"])}
+
+
+@formula("narrow")
+def _narrow(g, a):
+    x = a["input"]
+    return {"input": scattered_into(g, x, lambda z: z.narrow(a["dim"], a["start"], a["length"]))}
+
+
+@formula("select")
+def _select(g, a):
+    first = first_name(a)
+    x = a[first]
+    return {first: scattered_into(g, x, lambda z: z.select(a["dim"], a["index"]))}
+
+
+@formula("diagonal")
+def _diagonal(g, a):
+    x = a["input"]
+    return {
+        "input": scattered_into(
+            g, x, lambda z: z.diagonal(a.get("offset", 0), a.get("dim1", 0), a.get("dim2", 1))
+        )
+    }
+
+
+@formula("__getitem__")
+def _getitem(g, a):
+    x = a["self"]
+    z = F.zeros(tuple(x.shape), dtype=g.dtype)
+    z[a["indices"]] = g
+    return {"self": z}
+
+
+@formula("__setitem__", needs_input=False)
+def _setitem(g, a):
+    kept = g.clone()
+    kept[a["indices"]] = 0  # overwritten elements get no gradient from before
+    out = {"self": kept}
+    if isinstance(a["value"], F.Tensor):
+        out["value"] = g[a["indices"]]
+    return out
+
+
+@formula("cat", "concat", "concatenate", needs_input=False)
+def _cat(g, a):
+    tensors, dim = a["tensors"], a.get("dim", 0)
+    grads, start = [], 0
+    for t in tensors:
+        if t.dim() == 1 and t.shape[0] == 0 and g.dim() > 1:
+            grads.append(None)
+            continue
+        n = t.shape[dim]
+        grads.append(g.narrow(dim, start, n))
+        start += n
+    return {"tensors": grads}
+
+
+@formula("stack", needs_input=False)
+def _stack(g, a):
+    return {"tensors": list(g.unbind(a.get("dim", 0)))}
+
+
+def _join_grads(g, a, dim):
+    return F.cat(zeros_for_none(g, a["results"]), dim)
+
+
+@formula("split", "chunk", "tensor_split", needs_input=False)
+def _split(g, a):
+    first = first_name(a)
+    return {first: _join_grads(g, a, a.get("dim", 0))}
+
+
+@formula("unbind", needs_input=False)
+def _unbind(g, a):
+    return {first_name(a): F.stack(zeros_for_none(g, a["results"]), a.get("dim", 0))}
+
+
+@formula("flip", needs_input=False)
+def _flip(g, a):
+    return {"input": g.flip(a["dims"])}
+
+
+@formula("roll", needs_input=False)
+def _roll(g, a):
+    shifts, dims = a["shifts"], a.get("dims")
+    neg = [-s for s in shifts] if isinstance(shifts, (list, tuple)) else -shifts
+    return {"input": g.roll(neg, dims) if dims is not None else g.roll(neg)}
+
+
+@formula("repeat", needs_input=False)
+def _repeat(g, a):
+    first = first_name(a)
+    x, reps = a[first], list(a["repeats"])
+    shape = [1] * (len(reps) - x.dim()) + list(x.shape)
+    split = []
+    for r, s in zip(reps, shape):
+        split += [r, s]
+    summed = g.reshape(split).sum(dim=tuple(range(0, len(split), 2)))
+    return {first: summed.reshape(tuple(x.shape))}
+
+
+@formula("tril", needs_input=False)
+def _tril(g, a):
+    return {"input": g.tril(a.get("diagonal", 0))}
+
+
+@formula("triu", needs_input=False)
+def _triu(g, a):
+    return {"input": g.triu(a.get("diagonal", 0))}
+
+
+@formula("to", "type_as", "float", "double", "half", "bfloat16", "cpu", needs_input=False)
+def _to(g, a):
+    first = first_name(a)
+    return {first: g.to(a[first].dtype)}
+
+
+@formula("copy_", needs_input=False)
+def _copy(g, a):
+    src = a["src"]
+    return {"self": g * 0, "src": g.to(src.dtype)}
+
+
+@formula("fill_", "zero_", needs_input=False)
+def _fill(g, a):
+    return {"self": g * 0}
+
+
+nondifferentiable(
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "isposinf",
+    "isneginf",
+    "argmax",
+    "argmin",
+    "count_nonzero",
+    "all",
+    "any",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
+    "bitwise_not",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "logical_not",
+    "isclose",
+    "floor_divide",
+    "remainder",
+    "fmod",
+    "detach",
+    "long",
+    "int",
+    "bool",
+)
