@@ -106,6 +106,45 @@ Tensor view(const Tensor& self, IntList size) {
   return make_view(self, shape, *strides, self->offset());
 }
 
+// The same bytes read as another dtype. With a different element size the last
+// dimension (which must be contiguous) absorbs the ratio, as in PyTorch.
+Tensor view_dtype(const Tensor& self, ScalarType dtype) {
+  const int64_t from = self->itemsize(), to = static_cast<int64_t>(itemsize(dtype));
+  if (from == to)
+    return make_ref<TensorImpl>(self->storage(), self->sizes(), self->strides(), self->offset(),
+                                dtype);
+  const char* src = dtype_name(self->dtype());
+  const char* dst = dtype_name(dtype);
+  FLB_CHECK(self->dim() > 0, "view: self.dim() cannot be 0 to view ", src, " as ", dst,
+            " (different element sizes)");
+  const int64_t last = self->dim() - 1;
+  FLB_CHECK(self->strides()[last] == 1 || self->numel() == 0,
+            "view: self.stride(-1) must be 1 to view ", src, " as ", dst,
+            " (different element sizes), but got ", self->strides()[last]);
+  DimVector sizes(self->sizes());
+  DimVector strides(self->strides());
+  int64_t offset = self->offset();
+  if (to > from) {
+    const int64_t ratio = to / from;
+    FLB_CHECK(sizes[last] % ratio == 0, "view: self.size(-1) must be divisible by ", ratio,
+              " to view ", src, " as ", dst, " (different element sizes), but got ", sizes[last]);
+    FLB_CHECK(offset % ratio == 0, "view: self.storage_offset() must be divisible by ", ratio,
+              " to view ", src, " as ", dst, " (different element sizes), but got ", offset);
+    for (int64_t d = 0; d < last; ++d)
+      FLB_CHECK(strides[d] % ratio == 0, "view: self.stride(", d, ") must be divisible by ", ratio,
+                " to view ", src, " as ", dst, " (different element sizes), but got ", strides[d]);
+    sizes[last] /= ratio;
+    for (int64_t d = 0; d < last; ++d) strides[d] /= ratio;
+    offset /= ratio;
+  } else {
+    const int64_t ratio = from / to;
+    sizes[last] *= ratio;
+    for (int64_t d = 0; d < last; ++d) strides[d] *= ratio;
+    offset *= ratio;
+  }
+  return make_ref<TensorImpl>(self->storage(), sizes, strides, offset, dtype);
+}
+
 Tensor reshape(const Tensor& input, IntList shape) {
   DimVector sizes = infer_size(shape, input->numel(), "reshape");
   if (auto strides = view_strides(input->sizes(), input->strides(), sizes))

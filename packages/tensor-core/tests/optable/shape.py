@@ -178,6 +178,22 @@ TESTS = [
         id="view_varargs",
     ),
     OpTest(
+        "view",
+        lambda a, dtype: a.view(getattr(flambeau, dtype)),
+        lambda a, dtype: a.view(dtype),
+        one_input(
+            [
+                ((3, 4), "", {"dtype": "int32"}),
+                ((3, 4), "", {"dtype": "uint8"}),
+                ((2, 4), "", {"dtype": "int16"}),
+                ((0, 4), "", {"dtype": "int16"}),
+                ((4, 8), "strided", {"dtype": "float32"}),
+            ]
+        ),
+        dtypes=("float32", "int32"),
+        id="view_dtype",
+    ),
+    OpTest(
         "reshape",
         lambda a, shape: flambeau.reshape(a, shape),
         np.reshape,
