@@ -40,7 +40,21 @@ Tensor.__str__ = _printing.tensor_repr
 Tensor.__format__ = _printing.tensor_format
 _grad.install()
 
-_LAZY_SUBMODULES = frozenset({"cuda", "return_types"})
+_LAZY_SUBMODULES = frozenset({"cuda", "return_types", "serialization"})
+
+
+def save(obj, f) -> None:
+    """Saves tensors in nested containers to a pickle-free archive (see flambeau.serialization)."""
+    from flambeau import serialization
+
+    serialization.save(obj, f)
+
+
+def load(f, map_location=None, *, weights_only=True, mmap=False):
+    """Loads an archive written by flambeau.save (see flambeau.serialization)."""
+    from flambeau import serialization
+
+    return serialization.load(f, map_location, weights_only=weights_only, mmap=mmap)
 
 
 def __getattr__(name):

@@ -1,0 +1,400 @@
+"""flambeau.save / flambeau.load: round trips, shared views, and hostile archives."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+import tracemalloc
+import zipfile
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import flambeau as F
+from flambeau import serialization
+
+DTYPES = [
+    "bool",
+    "uint8",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+]
+
+
+def roundtrip(obj, **load_kwargs):
+    buf = io.BytesIO()
+    F.save(obj, buf)
+    buf.seek(0)
+    return F.load(buf, **load_kwargs)
+
+
+def np_of(t):
+    return (t.float() if t.dtype == F.bfloat16 else t).numpy()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_every_dtype_round_trips(dtype):
+    rng = np.random.default_rng(0)
+    base = F.from_numpy((rng.standard_normal((3, 5)) * 10).astype(np.float64)).to(getattr(F, dtype))
+    out = roundtrip({"t": base, "T": base.t(), "s": base[1:, ::2], "z": base[:0], "d": base[0, 0]})
+    for key, ref in {"t": base, "T": base.t(), "s": base[1:, ::2], "z": base[:0]}.items():
+        assert out[key].dtype == ref.dtype and out[key].shape == ref.shape
+        np.testing.assert_array_equal(np_of(out[key]), np_of(ref))
+    assert out["d"].dim() == 0 and out["d"].item() == base[0, 0].item()
+    assert out["T"].stride() == base.t().stride()
+
+
+def test_views_still_share_storage_after_load():
+    a = F.arange(24.0).reshape(4, 6)
+    out = roundtrip({"a": a, "row": a[2], "col": a[:, 1], "flat": a.view(-1)})
+    assert out["row"]._is_view_of(out["a"]) and out["col"]._is_view_of(out["a"])
+    out["a"][2, 1] = -7.0
+    assert out["row"][1].item() == -7.0 and out["col"][2].item() == -7.0
+    assert out["flat"][13].item() == -7.0
+
+
+def test_a_view_of_another_dtype_shares_storage():
+    a = F.arange(4, dtype=F.int32)
+    out = roundtrip([a, a.view(F.uint8)])
+    out[0][0] = 0x01020304
+    assert out[1][:4].tolist() == [4, 3, 2, 1] if sys.byteorder == "little" else [1, 2, 3, 4]
+
+
+def test_the_same_tensor_twice_loads_as_one_object():
+    t = F.ones(3)
+    out = roundtrip({"x": t, "y": [t, t]})
+    assert out["x"] is out["y"][0] is out["y"][1]
+
+
+def test_plain_values_and_containers():
+    obj = {
+        "ints": [0, -1, 2**70],
+        "floats": (1.5, float("inf"), float("-inf")),
+        "nan": float("nan"),
+        "strs": {"k": "v", 3: "int key", (1, 2): "tuple key"},
+        "od": OrderedDict([("b", 1), ("a", 2)]),
+        "sets": (set([1, 2]), frozenset(["x"])),
+        "bytes": (b"\x00\xff", bytearray(b"ab")),
+        "complex": 1 - 2j,
+        "none": None,
+        "bool": True,
+        "dtype": F.float16,
+        "device": F.device("cpu"),
+        "size": F.Size([2, 3]),
+        "numpy": (np.arange(4, dtype=np.int16), np.float32(2.5)),
+    }
+    out = roundtrip(obj)
+    assert out["nan"] != out["nan"]
+    for key in obj:
+        if key not in ("nan", "numpy"):
+            assert out[key] == obj[key] and type(out[key]) is type(obj[key]), key
+    assert list(out["od"]) == ["b", "a"]
+    np.testing.assert_array_equal(out["numpy"][0], obj["numpy"][0])
+    assert out["numpy"][0].dtype == np.int16 and out["numpy"][1] == 2.5
+
+
+def test_requires_grad_is_kept():
+    out = roundtrip([F.ones(2).requires_grad_(), F.ones(2)])
+    assert out[0].requires_grad and out[0].is_leaf and not out[1].requires_grad
+
+
+def test_paths_file_objects_and_pathlib(tmp_path):
+    t = F.arange(5)
+    F.save(t, str(tmp_path / "a.fl"))
+    F.save(t, tmp_path / "b.fl")
+    with open(tmp_path / "c.fl", "wb") as fh:
+        F.save(t, fh)
+    for name in "abc":
+        with open(tmp_path / f"{name}.fl", "rb") as fh:
+            assert F.load(fh).tolist() == [0, 1, 2, 3, 4]
+        assert F.load(tmp_path / f"{name}.fl").tolist() == [0, 1, 2, 3, 4]
+
+
+def test_storages_are_aligned_in_the_file(tmp_path):
+    path = tmp_path / "x.fl"
+    F.save({"a": F.ones(3), "b": F.zeros(7, dtype=F.float64), "c": F.ones(1, dtype=F.int8)}, path)
+    with zipfile.ZipFile(path) as zf:
+        for info in zf.infolist():
+            if info.filename.startswith("archive/data/"):
+                assert serialization._data_offset(zf, info) % 64 == 0
+
+
+def test_mmap_maps_copy_on_write(tmp_path):
+    path = tmp_path / "m.fl"
+    a = F.arange(1000.0)
+    F.save({"a": a, "v": a[10:20]}, path)
+    out = F.load(path, mmap=True)
+    assert out["v"]._is_view_of(out["a"]) and out["v"].tolist() == list(range(10, 20))
+    out["a"][15] = -1.0
+    assert out["v"][5].item() == -1.0
+    assert F.load(path)["a"][15].item() == 15.0  # the file is untouched
+    with pytest.raises(ValueError, match="mmap=True needs a file path"):
+        F.load(io.BytesIO(path.read_bytes()), mmap=True)
+
+
+def test_map_location_forms():
+    t = F.arange(3.0)
+    assert roundtrip(t, map_location="cpu").tolist() == [0.0, 1.0, 2.0]
+    assert roundtrip(t, map_location=F.device("cpu")).device == F.device("cpu")
+    assert roundtrip(t, map_location={"cpu": "cpu"}).tolist() == [0.0, 1.0, 2.0]
+    seen = []
+    out = roundtrip(t, map_location=lambda x, where: seen.append(where) or x * 2)
+    assert seen == ["cpu"] and out.tolist() == [0.0, 2.0, 4.0]
+
+
+class Point:
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+
+class Slotted:
+    __slots__ = ("a", "b")
+
+
+def test_objects_need_an_allow_list():
+    buf = io.BytesIO()
+    F.save({"p": Point(1, F.ones(2))}, buf)
+    buf.seek(0)
+    with pytest.raises(serialization.UnpicklingError, match="test_serialization:Point"):
+        F.load(buf)
+    buf.seek(0)
+    with serialization.safe_globals([Point]):
+        p = F.load(buf)["p"]
+    assert p.x == 1 and p.y.tolist() == [1.0, 1.0]
+    assert Point not in serialization.get_safe_globals()
+    buf.seek(0)
+    assert F.load(buf, weights_only=False)["p"].x == 1
+
+
+def test_objects_with_slots():
+    s = Slotted()
+    s.a, s.b = 1, F.zeros(1)
+    with serialization.safe_globals([Slotted]):
+        out = roundtrip(s)
+    assert out.a == 1 and out.b.tolist() == [0.0]
+
+
+def test_save_refuses_what_could_not_be_loaded():
+    class Local:
+        pass
+
+    with pytest.raises(TypeError, match="cannot be found again"):
+        F.save(Local(), io.BytesIO())
+    with pytest.raises(TypeError, match="function"):
+        F.save({"f": lambda: 1}, io.BytesIO())
+    with pytest.raises(TypeError, match="cannot save"):
+        F.save(np.dtype("f4"), io.BytesIO())
+    loop = []
+    loop.append(loop)
+    with pytest.raises(ValueError, match="self-referencing"):
+        F.save(loop, io.BytesIO())
+
+
+def test_large_storages_are_streamed_not_copied():
+    t = F.ones(8 * 2**20)  # 32 MiB
+    buf = io.BytesIO()
+    F.save(t, buf)
+    buf.seek(0)
+    tracemalloc.start()
+    try:
+        out = F.load(buf)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert out.shape == (8 * 2**20,) and out[-1].item() == 1.0
+    assert peak < 4 * 2**20  # bytes go straight into the tensor: Python never holds a copy
+
+
+# ---- hostile and damaged archives -------------------------------------------------
+
+
+def archive(manifest: dict, data: dict[int, bytes] | None = None, compression=0) -> io.BytesIO:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression) as zf:
+        for i, raw in (data or {}).items():
+            zf.writestr(f"archive/data/{i}", raw)
+        zf.writestr("archive/manifest.json", json.dumps(manifest))
+    buf.seek(0)
+    return buf
+
+
+def manifest_of(root, tensors=(), storages=(), **extra):
+    m = {"format": serialization.FORMAT, "version": 1, "byteorder": sys.byteorder}
+    m.update(storages=list(storages), tensors=list(tensors), root=root, **extra)
+    return m
+
+
+def tensor_record(**kw):
+    r = {"storage": 0, "dtype": "float32", "shape": [2], "stride": [1], "offset": 0}
+    r.update(kw)
+    return r
+
+
+FOUR_FLOATS = {0: np.arange(4, dtype=np.float32).tobytes()}
+
+
+def test_a_class_in_the_archive_is_never_imported_or_run(monkeypatch):
+    calls = []
+    monkeypatch.setattr("os.system", lambda *a: calls.append(a))
+    evil = {"$type": "object", "class": "os:system", "state": "echo pwned"}
+    with pytest.raises(serialization.UnpicklingError, match="'os:system', which is not allowed"):
+        F.load(archive(manifest_of(evil)))
+    assert calls == []
+    with pytest.raises(serialization.UnpicklingError, match="not allowed"):
+        # even with weights_only=False, only classes are rebuilt; functions are refused
+        F.load(archive(manifest_of(evil)), weights_only=False)
+    assert calls == []
+
+
+@pytest.mark.parametrize(
+    "record, message",
+    [
+        (tensor_record(shape=[5]), "beyond its storage"),
+        (tensor_record(shape=[2, 2], stride=[4, 1]), "beyond its storage"),
+        (tensor_record(offset=3), "beyond its storage"),
+        (tensor_record(shape=[2**62, 4], stride=[4, 1]), "beyond its storage"),
+        (tensor_record(stride=[-1]), "invalid geometry"),
+        (tensor_record(shape=[2, 2]), "invalid geometry"),
+        (tensor_record(shape=[2.5]), "invalid geometry"),
+        (tensor_record(dtype="float128"), "unknown dtype"),
+        (tensor_record(dtype="Tensor"), "unknown dtype"),
+        (tensor_record(storage=3), "storage id 3 is out of range"),
+    ],
+)
+def test_bad_tensor_records_are_refused(record, message):
+    m = manifest_of({"$type": "tensor", "id": 0}, [record], [{"nbytes": 16}])
+    with pytest.raises(serialization.UnpicklingError, match=message):
+        F.load(archive(m, FOUR_FLOATS))
+
+
+@pytest.mark.parametrize(
+    "root, message",
+    [
+        ({"$type": "tensor", "id": 7}, "tensor id 7 is out of range"),
+        ({"$type": "nonsense"}, "unknown record type"),
+        ({"no": "tag"}, "unexpected record"),
+        ({"$type": "tuple"}, "malformed 'tuple' record"),
+        ({"$type": "dtype", "name": "__class__"}, "unknown dtype"),
+        ({"$type": "bytes", "base64": "***"}, "malformed 'bytes'"),
+    ],
+)
+def test_bad_records_are_refused(root, message):
+    with pytest.raises(serialization.UnpicklingError, match=message):
+        F.load(archive(manifest_of(root, [tensor_record()], [{"nbytes": 16}]), FOUR_FLOATS))
+
+
+def test_storage_size_and_presence_are_checked():
+    root = {"$type": "tensor", "id": 0}
+    with pytest.raises(serialization.UnpicklingError, match="holds 16 bytes, manifest says 32"):
+        F.load(archive(manifest_of(root, [tensor_record()], [{"nbytes": 32}]), FOUR_FLOATS))
+    with pytest.raises(serialization.UnpicklingError, match="is missing"):
+        F.load(archive(manifest_of(root, [tensor_record()], [{"nbytes": 16}])))
+
+
+def test_compressed_records_are_refused_unread():
+    m = manifest_of({"$type": "tensor", "id": 0}, [tensor_record()], [{"nbytes": 16}])
+    with pytest.raises(serialization.UnpicklingError, match="compressed or encrypted"):
+        F.load(archive(m, FOUR_FLOATS, zipfile.ZIP_DEFLATED))
+
+
+def test_format_and_version_are_checked():
+    with pytest.raises(serialization.UnpicklingError, match="wrong format name"):
+        F.load(archive({"format": "other", "version": 1}))
+    newer = manifest_of(None, version=serialization.VERSION + 1)
+    with pytest.raises(serialization.UnpicklingError, match="newer than this flambeau reads"):
+        F.load(archive(newer))
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("archive/manifest.json", "{not json")
+    buf.seek(0)
+    with pytest.raises(serialization.UnpicklingError, match="not valid JSON"):
+        F.load(buf)
+
+
+def test_deep_nesting_is_refused_cleanly():
+    text = json.dumps(manifest_of(None)).replace("null}", "[" * 100_000 + "]" * 100_000 + "}")
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("archive/manifest.json", text)
+    buf.seek(0)
+    with pytest.raises(serialization.UnpicklingError):
+        F.load(buf)
+
+
+def test_truncated_and_corrupted_files(tmp_path):
+    path = tmp_path / "ok.fl"
+    F.save({"w": F.arange(4096.0)}, path)
+    raw = path.read_bytes()
+    for cut in (10, len(raw) // 2, len(raw) - 30):
+        with pytest.raises(serialization.UnpicklingError, match="truncated or corrupted"):
+            F.load(io.BytesIO(raw[:cut]))
+    flipped = bytearray(raw)
+    with zipfile.ZipFile(path) as zf:
+        start = serialization._data_offset(zf, zf.getinfo("archive/data/0"))
+    flipped[start + 100] ^= 0xFF
+    with pytest.raises(serialization.UnpicklingError, match="CRC"):
+        F.load(io.BytesIO(bytes(flipped)))
+    with pytest.raises(serialization.UnpicklingError, match="not a flambeau archive"):
+        F.load(io.BytesIO(b"definitely not a zip file"))
+    with pytest.raises(FileNotFoundError):
+        F.load(tmp_path / "missing.fl")
+
+
+def test_an_archive_from_the_other_byte_order_loads_correct_values():
+    other = "big" if sys.byteorder == "little" else "little"
+    values = np.array([1.5, -2.0, 3.25], dtype=np.float64)
+    m = manifest_of(
+        {"$type": "tensor", "id": 0},
+        [tensor_record(dtype="float64", shape=[3])],
+        [{"nbytes": 24}],
+        byteorder=other,
+    )
+    out = F.load(archive(m, {0: values.byteswap().tobytes()}))
+    assert out.tolist() == values.tolist()
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**64), 2**64) | st.floats() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(field=st.sampled_from(["storage", "dtype", "shape", "stride", "offset"]), value=JSON_VALUES)
+def test_fuzzed_tensor_records_raise_cleanly(field, value):
+    record = tensor_record(**{field: value})
+    m = manifest_of({"$type": "tensor", "id": 0}, [record], [{"nbytes": 16}])
+    try:
+        out = F.load(archive(m, FOUR_FLOATS))
+    except serialization.UnpicklingError:
+        return
+    assert out.numel() * out.element_size() <= 16
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.data())
+def test_fuzzed_bytes_raise_cleanly(data):
+    buf = io.BytesIO()
+    F.save({"a": F.arange(64.0), "b": [1, "x"]}, buf)
+    raw = bytearray(buf.getvalue())
+    for _ in range(data.draw(st.integers(1, 8))):
+        raw[data.draw(st.integers(0, len(raw) - 1))] = data.draw(st.integers(0, 255))
+    try:
+        F.load(io.BytesIO(bytes(raw)))
+    except serialization.UnpicklingError:
+        pass
