@@ -318,3 +318,32 @@ def test_repr_names_the_backward_node():
     x = t([1.0, 2.0])
     assert "grad_fn=<MulBackward0>" in repr(x * 2)
     assert repr(x).endswith("requires_grad=True)")
+
+
+def test_ops_that_return_their_input_keep_a_leaf_a_leaf():
+    x = F.ones(2, 3, requires_grad=True)
+    for same in (x.to(F.float32), x.contiguous(), x.flatten(0, 0)):
+        assert same.is_leaf or same is not x
+    assert x.is_leaf and x.grad_fn is None
+    (x.to(F.float32) * 2).sum().backward()
+    assert x.grad.tolist() == [[2.0] * 3] * 2
+
+
+def test_requires_grad_flag_changes_are_not_in_place_ops():
+    x = F.ones(2, requires_grad=True)
+    assert x.requires_grad_(False) is x and not x.requires_grad
+    x.requires_grad_(True)
+    assert x.requires_grad and x.is_leaf
+
+
+def test_like_constructors_have_no_derivative():
+    x = F.ones(3, requires_grad=True)
+    y = (F.zeros_like(x) + F.ones_like(x) + F.full_like(x, 2.0)) * x
+    y.sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0, 3.0]
+
+
+def test_grad_modes_are_also_top_level():
+    assert F.no_grad is autograd.no_grad
+    with F.no_grad():
+        assert not (F.ones(1, requires_grad=True) * 2).requires_grad

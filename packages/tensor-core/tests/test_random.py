@@ -82,6 +82,13 @@ def test_randn_is_box_muller_on_lane_pairs():
         lambda: F.empty(N).normal_(1, 2),
         lambda: F.empty(N, dtype=F.int32).random_(),
         lambda: F.empty(N).bernoulli_(0.3),
+        lambda: F.empty(N).exponential_(),
+        lambda: F.empty(N, dtype=F.float64).geometric_(0.2),
+        lambda: F.empty(N).cauchy_(),
+        lambda: F.empty(N).log_normal_(),
+        lambda: F.poisson(F.rand(N) * 30),
+        lambda: F.multinomial(F.rand(N // 100, 100), 10),
+        lambda: F.multinomial(F.rand(N // 100, 100), 10, replacement=True),
     ],
 )
 def test_same_seed_same_numbers_for_any_thread_count(sample):
@@ -321,3 +328,127 @@ def test_zero_size_and_zero_dim():
     assert F.randn(2, 0).shape == (2, 0)
     s = F.rand(())
     assert s.dim() == 0 and 0 <= s.item() < 1
+
+
+@pytest.mark.parametrize(
+    "fill, dist",
+    [
+        (lambda t: t.exponential_(2.5), ("expon", (0, 1 / 2.5))),
+        (lambda t: t.cauchy_(1.0, 0.5), ("cauchy", (1.0, 0.5))),
+        (lambda t: t.log_normal_(0.2, 0.7), ("lognorm", (0.7, 0, np.exp(0.2)))),
+    ],
+)
+@pytest.mark.parametrize("dtype", [F.float32, F.float64])
+def test_distribution_fits(fill, dist, dtype):
+    stats = pytest.importorskip("scipy.stats")
+    F.manual_seed(7)
+    x = fill(F.empty(50_000, dtype=dtype)).numpy().astype(np.float64)
+    assert np.isfinite(x).all()
+    assert stats.kstest(x, dist[0], args=dist[1]).pvalue > 1e-3
+
+
+def test_geometric():
+    F.manual_seed(3)
+    p = 0.3
+    for dtype in (F.float32, F.int64, F.uint8):
+        x = F.empty(100_000, dtype=dtype).geometric_(p).numpy().astype(np.float64)
+        assert x.min() == 1
+        counts = np.bincount(x.astype(np.int64))[1:8] / x.size
+        np.testing.assert_allclose(counts, p * (1 - p) ** np.arange(7), atol=4e-3)
+
+
+@pytest.mark.parametrize("rate", [0.5, 4.0, 9.99, 10.0, 37.0, 1e4])
+def test_poisson_mean_and_variance(rate):
+    F.manual_seed(11)
+    x = F.poisson(F.full((100_000,), rate, dtype=F.float64)).numpy()
+    assert (x == np.round(x)).all() and x.min() >= 0
+    se = np.sqrt(rate / x.size)
+    assert abs(x.mean() - rate) < 5 * se
+    assert abs(x.var() / rate - 1) < 0.05
+
+
+def test_poisson_pmf():
+    stats = pytest.importorskip("scipy.stats")
+    F.manual_seed(5)
+    for rate in (3.0, 25.0):
+        x = F.poisson(F.full((200_000,), rate)).numpy().astype(np.int64)
+        ks = np.arange(int(rate - 2 * np.sqrt(rate)), int(rate + 2 * np.sqrt(rate)))
+        freq = np.array([(x == k).mean() for k in ks])
+        np.testing.assert_allclose(freq, stats.poisson.pmf(ks, rate), atol=3e-3)
+
+
+def test_poisson_keeps_shape_dtype_and_zero_rates():
+    r = F.tensor([[0.0, 2.0], [0.0, 0.0]], dtype=F.float64)
+    x = F.poisson(r)
+    assert x.dtype == F.float64 and x.shape == (2, 2) and x[0, 0].item() == 0.0
+    with pytest.raises(RuntimeError, match="non-negative"):
+        F.poisson(F.tensor([-1.0]))
+    with pytest.raises(RuntimeError, match="non-negative"):
+        F.poisson(F.tensor([float("nan")]))
+
+
+def test_multinomial_with_replacement_frequencies():
+    F.manual_seed(2)
+    w = F.tensor([[1.0, 0.0, 3.0, 6.0], [5.0, 5.0, 0.0, 0.0]])
+    s = F.multinomial(w, 100_000, replacement=True)
+    assert s.dtype == F.int64 and s.shape == (2, 100_000)
+    for row, weights in zip(s.numpy(), w.numpy()):
+        freq = np.bincount(row, minlength=4) / row.size
+        np.testing.assert_allclose(freq, weights / weights.sum(), atol=6e-3)
+
+
+def test_multinomial_without_replacement():
+    F.manual_seed(4)
+    w = F.tensor([1.0, 2.0, 0.0, 4.0, 8.0])
+    rows = F.multinomial(w.expand(20_000, 5).contiguous(), 4).numpy()
+    assert all(len(set(r)) == 4 and 2 not in r for r in rows)
+    first = np.bincount(rows[:, 0], minlength=5) / len(rows)
+    np.testing.assert_allclose(first, w.numpy() / w.sum().item(), atol=1e-2)
+    # the second draw follows the weights that remain after the first
+    p = w.numpy() / w.sum().item()
+    second = sum(p[i] * np.where(np.arange(5) == i, 0, p) / (1 - p[i]) for i in range(5))
+    np.testing.assert_allclose(np.bincount(rows[:, 1], minlength=5) / len(rows), second, atol=1e-2)
+
+
+def test_multinomial_errors_and_out():
+    with pytest.raises(RuntimeError, match="without replacement"):
+        F.multinomial(F.ones(3), 4)
+    with pytest.raises(RuntimeError, match="not enough non-negative category"):
+        F.multinomial(F.tensor([1.0, 0.0, 0.0]), 2)
+    with pytest.raises(RuntimeError, match="sum of probabilities <= 0"):
+        F.multinomial(F.zeros(3), 1, True)
+    with pytest.raises(RuntimeError, match="inf"):
+        F.multinomial(F.tensor([1.0, -1.0]), 1)
+    with pytest.raises(RuntimeError, match="1 or 2 dim"):
+        F.multinomial(F.ones(2, 2, 2), 1)
+    with pytest.raises(RuntimeError, match="n_sample <= 0"):
+        F.multinomial(F.ones(2), 0)
+    with pytest.raises(RuntimeError, match="floating"):
+        F.multinomial(F.ones(2, dtype=F.int64), 1)
+    out = F.empty(0, dtype=F.int64)
+    F.multinomial(F.tensor([0.0, 1.0]), 3, True, out=out)
+    assert out.tolist() == [1, 1, 1]
+
+
+def test_sampler_argument_checks():
+    with pytest.raises(RuntimeError, match="lambda > 0"):
+        F.empty(2).exponential_(0.0)
+    with pytest.raises(RuntimeError, match=r"p to be in \(0, 1\)"):
+        F.empty(2).geometric_(1.0)
+    with pytest.raises(RuntimeError, match="sigma > 0"):
+        F.empty(2).cauchy_(0.0, -1.0)
+    with pytest.raises(RuntimeError, match="std > 0"):
+        F.empty(2).log_normal_(0.0, 0.0)
+    with pytest.raises(RuntimeError, match="floating point"):
+        F.empty(2, dtype=F.int64).exponential_()
+    with pytest.raises(RuntimeError, match="all probabilities in"):
+        F.empty(2).bernoulli_(F.tensor([0.5, 1.5]))
+    with pytest.raises(RuntimeError):
+        F.empty(2, 3).bernoulli_(F.rand(4))
+
+
+def test_samplers_fill_strided_views():
+    F.manual_seed(9)
+    base = F.zeros(6, 4)
+    base[:, ::2].exponential_()
+    assert (base[:, ::2] > 0).all().item() and (base[:, 1::2] == 0).all().item()

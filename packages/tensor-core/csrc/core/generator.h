@@ -41,10 +41,14 @@ class Generator : public RefCounted {
 
 Generator& default_generator();
 
-inline std::array<uint32_t, 4> philox4x32(uint64_t key64, uint64_t counter) {
+// The 128-bit counter is (counter, counter_hi); samplers with a fixed number of
+// draws per element leave counter_hi at 0, those that draw until accepted
+// (poisson) give each element its own counter and count draws in counter_hi.
+inline std::array<uint32_t, 4> philox4x32(uint64_t key64, uint64_t counter,
+                                          uint64_t counter_hi = 0) {
   uint32_t k0 = static_cast<uint32_t>(key64), k1 = static_cast<uint32_t>(key64 >> 32);
   uint32_t c0 = static_cast<uint32_t>(counter), c1 = static_cast<uint32_t>(counter >> 32);
-  uint32_t c2 = 0, c3 = 0;
+  uint32_t c2 = static_cast<uint32_t>(counter_hi), c3 = static_cast<uint32_t>(counter_hi >> 32);
   for (int round = 0; round < 10; ++round) {
     uint64_t p0 = static_cast<uint64_t>(0xD2511F53u) * c0;
     uint64_t p1 = static_cast<uint64_t>(0xCD9E8D57u) * c2;

@@ -7,6 +7,7 @@
 
 #include "generated/ops.h"
 #include "ops/random_kernels.h"
+#include "ops/random_support.h"
 
 namespace flambeau {
 
@@ -23,28 +24,6 @@ const OperatorEntry& normal_op() {
 const OperatorEntry& random_op() {
   static const OperatorEntry& op = Dispatcher::op("random_");
   return op;
-}
-
-// Runs fill(t) on a contiguous tensor laid out like `self` (self itself when
-// contiguous), then copies back. Complex tensors are filled as 2n reals.
-template <class F>
-void fill_contiguous(const Tensor& self, const F& fill) {
-  if (self->numel() == 0) return;
-  Tensor dst =
-      self->is_contiguous() ? self : flambeau::empty(self->sizes(), self->dtype(), self->device());
-  Tensor target = dst;
-  if (is_complex(dst->dtype())) {
-    int64_t n = dst->numel() * 2;
-    target = make_ref<TensorImpl>(dst->storage(), DimVector{n}, DimVector{1}, dst->offset() * 2,
-                                  to_real(dst->dtype()));
-  }
-  fill(target);
-  if (dst != self) copy_into(self, dst);
-}
-
-void check_sampling_dtype(ScalarType dtype, const char* op) {
-  FLB_CHECK(is_floating(dtype) || is_complex(dtype), op,
-            ": expected a floating point or complex dtype, got ", dtype_name(dtype));
 }
 
 Tensor finish(Tensor t, bool requires_grad) {
@@ -267,6 +246,24 @@ Tensor bernoulli_(const Tensor& self, double p, Generator* generator) {
   FLB_CHECK(p >= 0.0 && p <= 1.0, "bernoulli_: expects p to be in [0, 1], but got p=", p);
   return bernoulli_with(self, *generator, scalar_tensor(Scalar(p), ScalarType::Float64),
                         "bernoulli_");
+}
+
+Tensor bernoulli__Tensor(const Tensor& self, const Tensor& p, Generator* generator) {
+  FLB_CHECK(is_floating(p->dtype()), "bernoulli_: expected a floating point tensor of ",
+            "probabilities, got ", dtype_name(p->dtype()));
+  Tensor probs =
+      contiguous(to_dtype(expand_to(p, self->sizes(), "bernoulli_"), ScalarType::Float64));
+  const double* v = probs->data_as<double>();
+  for (int64_t i = 0; i < probs->numel(); ++i)
+    FLB_CHECK(v[i] >= 0.0 && v[i] <= 1.0, "bernoulli_: expects all probabilities in [0, 1], found ",
+              v[i]);
+  return bernoulli_with(self, *generator, probs, "bernoulli_");
+}
+
+Tensor bernoulli_p(const Tensor& input, double p, Generator* generator) {
+  FLB_CHECK(is_floating(input->dtype()), "bernoulli: expected a floating point input, got ",
+            dtype_name(input->dtype()));
+  return bernoulli_(flambeau::empty(input->sizes(), input->dtype(), input->device()), p, generator);
 }
 
 Tensor bernoulli(const Tensor& input, Generator* generator) {

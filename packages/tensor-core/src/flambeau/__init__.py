@@ -14,11 +14,18 @@ from flambeau import _openblas  # noqa: E402
 
 _openblas.preload()
 
-from flambeau import _C, _grad, _siblings  # noqa: E402,F401
+from flambeau import _C, _grad, _pickling, _siblings  # noqa: E402,F401
 from flambeau import _printing as _printing  # noqa: E402
 from flambeau._C import *  # noqa: E402,F403
 from flambeau._C import Generator, Tensor, default_generator, device, dtype  # noqa: E402,F401
 from flambeau._dtype_info import finfo, iinfo  # noqa: E402,F401
+from flambeau._grad_mode import (  # noqa: E402,F401
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from flambeau._printing import (  # noqa: E402,F401
     get_printoptions,
     printoptions,
@@ -39,6 +46,7 @@ Tensor.__repr__ = _printing.tensor_repr
 Tensor.__str__ = _printing.tensor_repr
 Tensor.__format__ = _printing.tensor_format
 _grad.install()
+_pickling.install()
 
 _LAZY_SUBMODULES = frozenset({"cuda", "return_types", "serialization"})
 

@@ -48,3 +48,5 @@ def install() -> None:
     T.register_hook = _register_hook
     T.retain_grad = _retain_grad
     T.is_leaf = property(lambda self: self.grad_fn is None)
+    # The same memory, outside any graph (PyTorch's .data); write into it with copy_.
+    T.data = property(lambda self: self.detach())

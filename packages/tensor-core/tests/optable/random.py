@@ -31,6 +31,19 @@ def shape_samples(dtype, rng):
         yield Sample((make(shape, dtype, rng),), note=f"shape {shape}")
 
 
+def one_hot_weights(dtype, rng):
+    """Weights with one nonzero category per row: multinomial has one answer."""
+    for shape in [(5,), (3, 5), (2, 1)]:
+        a = np.abs(make(shape, dtype, rng)) + 1
+        mask = np.zeros_like(a)
+        np.put_along_axis(mask, np.argmax(a, axis=-1)[..., None], 1, axis=-1)
+        yield Sample((a * mask,), note=f"one-hot {shape}")
+
+
+def only_category(a, n):
+    return np.repeat(np.argmax(a, axis=-1)[..., None], n, axis=-1)
+
+
 def sorted_perm(a):
     return np.sort(flambeau.randperm(a.numel()).numpy())
 
@@ -104,6 +117,40 @@ TESTS = [
         id="bernoulli_p0",
     ),
     OpTest("bernoulli", flambeau.bernoulli, lambda p: p, probability_samples, dtypes=FLOATS),
+    OpTest(
+        "bernoulli_",
+        lambda p: flambeau.zeros_like(p).bernoulli_(p),
+        lambda p: p,
+        probability_samples,
+        dtypes=FLOATS,
+        id="bernoulli__tensor",
+    ),
+    OpTest(
+        "bernoulli",
+        lambda a: flambeau.bernoulli(a, 1.0),
+        np.ones_like,
+        unary_samples,
+        dtypes=FLOATS,
+        id="bernoulli_p",
+    ),
+    OpTest(
+        "multinomial",
+        lambda a: flambeau.multinomial(a, 4, replacement=True),
+        lambda a: only_category(a, 4),
+        one_hot_weights,
+        dtypes=FLOATS,
+    ),
+    OpTest(
+        "multinomial",
+        lambda a: a.multinomial(1),
+        lambda a: only_category(a, 1),
+        one_hot_weights,
+        dtypes=FLOATS,
+        id="multinomial_no_replacement",
+    ),
+    OpTest(
+        "poisson", lambda a: flambeau.poisson(a * 0), np.zeros_like, unary_samples, dtypes=FLOATS
+    ),
     OpTest(
         "randint",
         lambda a: flambeau.randint(5, 6, tuple(a.shape), dtype=a.dtype),

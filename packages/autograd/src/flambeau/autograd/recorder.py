@@ -131,8 +131,14 @@ def _check_inplace(name: str, target) -> None:
         )
 
 
+# Ops that change a tensor's autograd flags rather than its values.
+_NOT_RECORDED = frozenset({"requires_grad_", "detach_"})
+
+
 def handle(name: str, args: tuple, kwargs: dict):
     """The handler installed in the core's autograd slot."""
+    if name in _NOT_RECORDED:
+        return _call(name, args, kwargs)
     if kwargs.get("out") is not None:
         raise RuntimeError(
             f"{name}(): functions with out=... arguments don't support automatic "
@@ -165,6 +171,10 @@ def handle(name: str, args: tuple, kwargs: dict):
     if name == "__setitem__":  # assignment returns nothing; its output is the target
         result = target
     outputs = result if isinstance(result, tuple) else (result,)
+    if not inplace and any(o is a for o in outputs for a in args):
+        # The op handed back its input (x.to(x.dtype), contiguous() of a contiguous
+        # tensor): it already carries its graph, and a leaf must stay a leaf.
+        return result
     diff_outputs = [i for i, o in enumerate(outputs) if is_differentiable(o)]
     if not diff_outputs or (formula is not None and formula.nondifferentiable):
         return result

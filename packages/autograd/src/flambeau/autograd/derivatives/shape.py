@@ -185,9 +185,17 @@ def _fill(g, a):
     return {"self": g * 0}
 
 
-# Reinterpreting bytes as another dtype has no derivative.
+# Reinterpreting bytes as another dtype has no derivative; neither do tensors
+# that only borrow another's shape.
 nondifferentiable(
     "view.dtype",
+    "empty_like",
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    "rand_like",
+    "randn_like",
+    "randint_like",
     "eq",
     "ne",
     "lt",

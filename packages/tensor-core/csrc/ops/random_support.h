@@ -1,0 +1,30 @@
+// Helpers shared by the sampler frontends (ops/random*.cpp).
+#pragma once
+#include "core/tensor.h"
+#include "ops/common.h"
+
+namespace flambeau {
+
+// Runs fill(t) on a contiguous tensor laid out like `self` (self itself when
+// contiguous), then copies back. Complex tensors are filled as 2n reals.
+template <class F>
+void fill_contiguous(const Tensor& self, const F& fill) {
+  if (self->numel() == 0) return;
+  Tensor dst =
+      self->is_contiguous() ? self : flambeau::empty(self->sizes(), self->dtype(), self->device());
+  Tensor target = dst;
+  if (is_complex(dst->dtype())) {
+    int64_t n = dst->numel() * 2;
+    target = make_ref<TensorImpl>(dst->storage(), DimVector{n}, DimVector{1}, dst->offset() * 2,
+                                  to_real(dst->dtype()));
+  }
+  fill(target);
+  if (dst != self) copy_into(self, dst);
+}
+
+inline void check_sampling_dtype(ScalarType dtype, const char* op) {
+  FLB_CHECK(is_floating(dtype) || is_complex(dtype), op,
+            ": expected a floating point or complex dtype, got ", dtype_name(dtype));
+}
+
+}  // namespace flambeau

@@ -1,0 +1,82 @@
+"""Grad modes: no_grad, enable_grad, set_grad_enabled, inference_mode.
+
+The flag is thread-local and lives in the core, so the core's bindings can test
+it without calling into Python. They work without flambeau-autograd installed
+(inference code says ``with no_grad():`` either way); flambeau.autograd
+re-exports them.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from flambeau import _C
+
+is_grad_enabled = _C.is_grad_enabled
+
+
+class _GradMode:
+    """Context manager and decorator that sets grad mode for its extent."""
+
+    _enabled: bool
+
+    def __enter__(self):
+        self._prev = _C.is_grad_enabled()
+        _C._set_grad_enabled(self._enabled)
+        return self
+
+    def __exit__(self, *exc):
+        _C._set_grad_enabled(self._prev)
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self._clone():
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+    def _clone(self):
+        return self.__class__()
+
+
+class no_grad(_GradMode):  # noqa: N801 - PyTorch's name
+    """Disables recording of operations: results do not require grad."""
+
+    _enabled = False
+
+
+class enable_grad(_GradMode):  # noqa: N801
+    """Enables recording inside a no_grad region."""
+
+    _enabled = True
+
+
+class set_grad_enabled(_GradMode):  # noqa: N801
+    """Sets grad mode to ``mode``; takes effect at once, and as a context manager restores it."""
+
+    def __init__(self, mode: bool):
+        self._enabled = bool(mode)
+        self._prev = _C.is_grad_enabled()
+        _C._set_grad_enabled(self._enabled)
+
+    def __enter__(self):
+        return self
+
+    def __call__(self, fn):
+        _C._set_grad_enabled(self._prev)  # as a decorator it must not change the mode now
+        return super().__call__(fn)
+
+    def _clone(self):
+        return set_grad_enabled(self._enabled)
+
+
+class inference_mode(_GradMode):  # noqa: N801
+    """Like no_grad (flambeau has no separate inference tensors); ``mode=False`` is a no-op."""
+
+    def __init__(self, mode: bool = True):
+        self._enabled = not mode
+
+    def _clone(self):
+        return inference_mode(not self._enabled)

@@ -1,0 +1,46 @@
+"""Tensors pickle by value: dtype, shape, requires_grad and the elements.
+
+Pickle is for passing tensors between processes (multiprocessing queues,
+copy.deepcopy); files go through flambeau.save, which keeps views shared and
+never runs code on load. A pickled view arrives as a new contiguous tensor.
+"""
+
+from __future__ import annotations
+
+import flambeau as F
+
+# NumPy has no bfloat16: its bits travel as int16.
+_CARRIER = {"bfloat16": "int16"}
+
+
+def _rebuild(array, dtype_name: str, requires_grad: bool):
+    t = F.from_numpy(array)
+    if dtype_name in _CARRIER:
+        t = t.view(getattr(F, dtype_name))
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def _reduce_ex(self, protocol):
+    name = str(self.dtype).removeprefix("flambeau.")
+    t = self.detach().cpu().contiguous()
+    if name in _CARRIER:
+        t = t.view(getattr(F, _CARRIER[name]))
+    return _rebuild, (t.numpy().copy(), name, self.requires_grad)
+
+
+def _deepcopy(self, memo):
+    if not self.is_leaf:
+        raise RuntimeError(
+            "Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+            "protocol at the moment"
+        )
+    out = self.detach().clone().requires_grad_(self.requires_grad)
+    if self.grad is not None:
+        out.grad = _deepcopy(self.grad, memo)
+    memo[id(self)] = out
+    return out
+
+
+def install() -> None:
+    F.Tensor.__reduce_ex__ = _reduce_ex
+    F.Tensor.__deepcopy__ = _deepcopy
