@@ -166,3 +166,40 @@ def test_spectral_norm():
     assert gradcheck(lambda x, o: m(x), (x, m.parametrizations.weight.original))
     with pytest.raises(ValueError, match="n_power_iterations to be positive"):
         parametrizations.spectral_norm(nn.Linear(2, 2), n_power_iterations=0)
+
+
+@pytest.mark.parametrize(
+    "shape,orthogonal_map",
+    [((4, 4), None), ((5, 3), None), ((3, 5), "householder"), ((5, 3), "matrix_exp")],
+)
+def test_orthogonal(shape, orthogonal_map):
+    flambeau.manual_seed(0)
+    m = nn.Linear(shape[1], shape[0]).double()
+    w0 = np_of(m.weight).copy()
+    parametrizations.orthogonal(m, orthogonal_map=orthogonal_map)
+    w = np_of(m.weight)
+    small = min(shape)
+    gram = w @ w.T if shape[0] <= shape[1] else w.T @ w
+    np.testing.assert_allclose(gram, np.eye(small), atol=1e-10)
+    if shape[0] == shape[1]:  # the weight starts as the orthogonal factor of its old value
+        q, r = np.linalg.qr(w0)
+        np.testing.assert_allclose(w, q * np.sign(np.diag(r)), atol=1e-10)
+    # Any value of the original gives an orthogonal weight, and gradients flow to it.
+    original = m.parametrizations.weight.original
+    with flambeau.autograd.no_grad():
+        original.add_(randn64(*shape, requires_grad=False) * 0.3)
+    w = np_of(m.weight)
+    gram = w @ w.T if shape[0] <= shape[1] else w.T @ w
+    np.testing.assert_allclose(gram, np.eye(small), atol=1e-10)
+    assert gradcheck(lambda o: m.weight, (original,))
+
+
+def test_orthogonal_assignment_and_errors():
+    m = parametrizations.orthogonal(nn.Linear(3, 3).double())
+    rot = np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
+    m.weight = f64(rot)
+    np.testing.assert_allclose(np_of(m.weight), rot, atol=1e-12)
+    with pytest.raises(ValueError, match="Expected a matrix"):
+        parametrizations.orthogonal(nn.Bilinear(2, 2, 2), "bias")
+    with pytest.raises(ValueError, match="orthogonal_map has to be one of"):
+        parametrizations.orthogonal(nn.Linear(2, 2), orthogonal_map="cayley")

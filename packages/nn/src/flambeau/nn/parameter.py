@@ -7,8 +7,6 @@ re-classing that object: the subclass adds no slots, so its layout is the core's
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
 import flambeau
 from flambeau import Tensor
 
@@ -84,4 +82,4 @@ def is_lazy(param) -> bool:
     return False
 
 
-__all__ = ["Parameter", "Buffer", "OrderedDict"]
+__all__ = ["Parameter", "Buffer", "is_lazy"]

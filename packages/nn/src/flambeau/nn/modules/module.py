@@ -35,7 +35,7 @@ def _indent(text: str, spaces: int) -> str:
 
 
 def _shape(t) -> str:
-    return f"flambeau.Size({list(t.shape)})"
+    return repr(t.shape)
 
 
 def _forward_unimplemented(self, *input):
