@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from . import _serialization
+from flambeau import serialization as _serialization
 
-_serialization.install()
+from . import functional, init, utils  # noqa: F401
+from .modules import *  # noqa: F403
+from .modules import __all__ as _modules_all
+from .parameter import Buffer, Parameter
 
-from . import functional, init, utils  # noqa: E402,F401
-from .modules import *  # noqa: E402,F403
-from .modules import __all__ as _modules_all  # noqa: E402
-from .parameter import Buffer, Parameter  # noqa: E402
+# flambeau.load rebuilds parameters without an explicit allow-list, as torch.load does.
+_serialization.add_safe_globals([Parameter])
 
 __all__ = ["Parameter", "Buffer", "functional", "init", "utils", *_modules_all]

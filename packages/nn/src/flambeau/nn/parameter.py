@@ -10,8 +10,6 @@ from __future__ import annotations
 import flambeau
 from flambeau import Tensor
 
-from . import _serialization
-
 
 def _reclass(data, cls):
     if data is None:
@@ -52,11 +50,8 @@ class Parameter(Tensor):
         return result
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild_parameter, (_serialization.pack(self.detach()), self.requires_grad))
-
-
-def _rebuild_parameter(packed, requires_grad):
-    return Parameter(_serialization.unpack(packed), requires_grad)
+        # The data pickles as a plain tensor (the core's reducer).
+        return (type(self), (self.detach(), self.requires_grad))
 
 
 class Buffer(Tensor):
