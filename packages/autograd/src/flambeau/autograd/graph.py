@@ -144,3 +144,17 @@ class AccumulateGrad(Node):
         handle = RemovableHandle(self._post_hooks)
         self._post_hooks[handle.id] = fn
         return handle
+
+
+class ViewInfo:
+    """The geometry of a view in its root's storage."""
+
+    __slots__ = ("root", "root_fn", "size", "stride", "offset")
+
+    def __init__(self, base, view):
+        parent = base.__dict__.get("_view")
+        self.root = parent.root if parent is not None else base
+        self.root_fn = self.root.grad_fn  # the history this view was taken from
+        self.size = tuple(view.shape)
+        self.stride = tuple(view.stride())
+        self.offset = view.storage_offset()

@@ -12,7 +12,7 @@ import flambeau
 from flambeau import _C
 
 from . import anomaly_mode, derivatives, schema
-from .graph import AccumulateGrad, FormulaNode
+from .graph import AccumulateGrad, FormulaNode, ViewInfo
 
 Tensor = _C.Tensor
 # Operators whose output is a view of their first input.
@@ -31,10 +31,23 @@ def grad_edge(t):
     """The (node, output_nr) a gradient for tensor t flows into, or (None, 0)."""
     if not isinstance(t, Tensor) or not t.requires_grad:
         return (None, 0)
+    view = t.__dict__.get("_view")
+    if view is not None and view.root.grad_fn is not view.root_fn:
+        # An in-place op through another view rebased the root: this view now reads
+        # the root's new values.
+        rebase_view(t, view)
     fn = t.grad_fn
     if fn is not None:
         return (fn, t.__dict__.get("_output_nr", 0))
     return (accumulate_node(t), 0)
+
+
+def rebase_view(t, view: ViewInfo) -> None:
+    """t's history becomes 'a view of its root as the root is now'."""
+    from .views import ViewNode  # views builds on Function, which imports this module
+
+    view.root_fn = view.root.grad_fn
+    attach(t, ViewNode(grad_edge(view.root), view), 0)
 
 
 def accumulate_node(leaf) -> AccumulateGrad:
@@ -123,11 +136,11 @@ def _check_inplace(name: str, target) -> None:
         raise RuntimeError(
             f"{name}: a leaf Variable that requires grad is being used in an in-place operation."
         )
-    if target.__dict__.get("_base") is not None:
+    view = target.__dict__.get("_view")
+    if view is not None and view.root.requires_grad and view.root.grad_fn is None:
         raise RuntimeError(
-            f"{name}: in-place operations on a view of a tensor that requires grad are not "
-            "supported by flambeau-autograd yet; apply the operation out of place "
-            "(e.g. x = x.op(...)) instead."
+            f"{name}: a view of a leaf Variable that requires grad is being used in an in-place "
+            "operation."
         )
 
 
@@ -165,8 +178,14 @@ def handle(name: str, args: tuple, kwargs: dict):
                 inputs.append((p.name, j))
                 edges.append(grad_edge(t))
     if inplace and formula is not None and formula.needs_input:
+        # The formula reads the target's value from before the call: keep a copy
+        # that stands for the old value in the graph too (for double backward).
         first = sch.params[0].name
-        bound[first] = bound[first].detach().clone()
+        old = bound[first].detach().clone()
+        fn, nr = edges[0]
+        if fn is not None and not isinstance(fn, AccumulateGrad):
+            attach(old, fn, nr)
+        bound[first] = old
     result = _call(name, args, kwargs)
     if name == "__setitem__":  # assignment returns nothing; its output is the target
         result = target
@@ -188,15 +207,26 @@ def handle(name: str, args: tuple, kwargs: dict):
     node._saved = SavedArgs(
         bound,
         outputs,
-        check_inputs=formula is None or formula.needs_input,
+        # A view's backward reads only its input's geometry, which in-place ops keep.
+        check_inputs=(formula is None or formula.needs_input) and base not in VIEW_OPS,
         check_outputs=formula is None or formula.needs_result,
     )
     if anomaly_mode.is_enabled():
         node._record_trace()
+    view = target.__dict__.get("_view") if inplace else None
+    if view is not None:
+        # The op wrote into the root's memory: the root's history now ends in
+        # CopySlices, and the view reads from the new root.
+        from .views import CopySlices
+
+        root = view.root
+        attach(root, CopySlices(grad_edge(root), view, node), 0)
+        rebase_view(target, view)
+        return None if name == "__setitem__" else result
     for i in diff_outputs:
         attach(outputs[i], node, i)
         if base in VIEW_OPS and not inplace:
-            outputs[i]._base = args[0]
+            outputs[i]._view = ViewInfo(args[0], outputs[i])
     return None if name == "__setitem__" else result
 
 
