@@ -375,6 +375,15 @@ def main() -> None:
                 src.append(f'  tensor_cls.def("{dunder}", []({sig}) -> py::object {{')
                 src += gen_dunder(op, dunder)
                 src.append("  });")
+    # `from flambeau._C import *` skips names starting with "_" (_foreach_add,
+    # _thnn_fused_lstm_cell); flambeau re-exports the functions listed here.
+    underscored = [
+        g[0].entry.get("python_name", n)
+        for n, g in groups.items()
+        if n.startswith("_") and "function" in g[0].entry.get("variants", ["function", "method"])
+    ]
+    names = ", ".join(f'"{n}"' for n in underscored)
+    src.append(f'  m.attr("_underscored_ops") = py::make_tuple({names});')
     src.append("}")
     src.append("")
     src.append("std::vector<OpInfo> op_table() {")
