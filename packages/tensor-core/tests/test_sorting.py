@@ -225,3 +225,15 @@ def test_diff_prepend_append_and_bool():
     assert F.diff(x, n=2).tolist() == [2]
     assert F.diff(t([True, False, False])).tolist() == [True, False]
     assert F.diff(x, n=4).shape == (0,)
+
+
+def test_sort_with_autograd_loaded_and_gradients():
+    F.zeros(1, requires_grad=True)  # loads autograd: calls now pass through its slot
+    assert F.sort(t([3.0, 1.0])).indices.tolist() == [1, 0]
+    y = t([3.0, 1.0, 2.0]).requires_grad_()
+    v, _ = F.sort(y)
+    (v * t([1.0, 2.0, 3.0])).sum().backward()
+    assert y.grad.tolist() == [3.0, 1.0, 2.0]
+    z = t([[1.0, 5.0], [4.0, 2.0]]).requires_grad_()
+    F.cummax(z, 1).values.sum().backward()
+    assert z.grad.tolist() == [[1.0, 1.0], [2.0, 0.0]]
