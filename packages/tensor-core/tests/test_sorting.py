@@ -237,3 +237,17 @@ def test_sort_with_autograd_loaded_and_gradients():
     z = t([[1.0, 5.0], [4.0, 2.0]]).requires_grad_()
     F.cummax(z, 1).values.sum().backward()
     assert z.grad.tolist() == [[1.0, 1.0], [2.0, 0.0]]
+
+
+@pytest.mark.parametrize("nan_at", [None, 7])
+@pytest.mark.parametrize("largest", [True, False])
+def test_topk_long_rows_with_ties_and_nan(nan_at, largest):
+    a = np.random.default_rng(2).integers(-5, 5, (3, 600)).astype(np.float32)
+    if nan_at is not None:
+        a[1, nan_at] = np.nan
+    r = F.topk(F.from_numpy(a), 20, largest=largest)
+    for row, vals, idx in zip(a, r.values.numpy(), r.indices.numpy()):
+        rev = np.argsort(row[::-1], kind="stable")[::-1]
+        order = (len(row) - 1 - rev) if largest else np.argsort(row, kind="stable")
+        np.testing.assert_array_equal(idx, order[:20])
+        np.testing.assert_array_equal(vals, row[order[:20]])

@@ -3,6 +3,7 @@
 // run in parallel, each copied once into a buffer of (key, index) pairs that
 // std::sort / nth_element reorder. Ties break by index, so results are stable.
 #include <algorithm>
+#include <functional>
 #include <vector>
 
 #include "cpu/parallel.h"
@@ -112,10 +113,52 @@ void sort_kernel(const Tensor& values, const Tensor& indices, const Tensor& in, 
   });
 }
 
+// For a small k: the indices of a row's elements at least as good as a
+// threshold picked from a sample, so that about 2k of them pass. Every element
+// of the top k passes when at least k do (the k-th best is then no worse than
+// the threshold). Returns how many passed, or -1 (NaN in the sample, or too
+// few passed: the caller then selects from the whole row).
+template <class T, class K = sort_key_t<T>>
+int64_t gather_candidates(const T* x, int64_t n, int64_t k, bool largest, std::vector<K>& sample,
+                          std::vector<int64_t>& cand) {
+  const int64_t s = 256;
+  sample.resize(s);
+  for (int64_t i = 0; i < s; ++i) {
+    sample[i] = static_cast<K>(x[i * n / s]);
+    if (key_isnan(sample[i])) return -1;
+  }
+  const int64_t rank = std::min<int64_t>(s - 1, 2 * k * s / n);
+  if (largest) {
+    std::nth_element(sample.begin(), sample.begin() + rank, sample.end(), std::greater<K>());
+  } else {
+    std::nth_element(sample.begin(), sample.begin() + rank, sample.end());
+  }
+  const K th = sample[rank];
+  int64_t m = 0;
+  bool nan = false;  // NaN is the best (largest) or worst: leave it to the full path
+  if (largest) {
+    for (int64_t j = 0; j < n; ++j) {  // branch-free: write always, advance on a pass
+      const K v = static_cast<K>(x[j]);
+      cand[m] = j;
+      m += v >= th;
+      nan |= key_isnan(v);
+    }
+  } else {
+    for (int64_t j = 0; j < n; ++j) {
+      const K v = static_cast<K>(x[j]);
+      cand[m] = j;
+      m += v <= th;
+      nan |= key_isnan(v);
+    }
+  }
+  return m >= k && !nan ? m : -1;
+}
+
 void topk_kernel(const Tensor& values, const Tensor& indices, const Tensor& in, int64_t k,
                  bool largest, bool sorted) {
   (void)sorted;  // the k elements always come out sorted (allowed when unsorted)
   const int64_t rows = in->sizes()[0], n = in->sizes()[1];
+  const bool small_k = k * 16 <= n && n >= 512;
   visit_dtype<kRealTypes>(in->dtype(), "topk", [&](auto tag) {
     using T = typename decltype(tag)::type;
     using K = sort_key_t<T>;
@@ -124,11 +167,19 @@ void topk_kernel(const Tensor& values, const Tensor& indices, const Tensor& in, 
     int64_t* iout = indices->data_as<int64_t>();
     parallel_for(0, rows, row_grain(n), [&](int64_t r0, int64_t r1) {
       std::vector<Keyed<K>> buf(static_cast<size_t>(n));
+      std::vector<K> keys;
+      std::vector<int64_t> cand(static_cast<size_t>(n));
       for (int64_t r = r0; r < r1; ++r) {
         const T* x = src + r * n;
-        const bool nan = load_row(x, n, buf.data());
-        with_cmp<K>(largest, nan, [&](auto cmp) {
-          if (k < n) std::nth_element(buf.begin(), buf.begin() + (k - 1), buf.end(), cmp);
+        const int64_t m = small_k ? gather_candidates(x, n, k, largest, keys, cand) : -1;
+        if (m >= 0) {
+          for (int64_t j = 0; j < m; ++j) buf[j] = {static_cast<K>(x[cand[j]]), cand[j]};
+        } else {
+          load_row(x, n, buf.data());
+        }
+        const int64_t len = m >= 0 ? m : n;
+        with_cmp<K>(largest, m < 0, [&](auto cmp) {
+          if (k < len) std::nth_element(buf.begin(), buf.begin() + (k - 1), buf.begin() + len, cmp);
           std::sort(buf.begin(), buf.begin() + k, cmp);
         });
         for (int64_t j = 0; j < k; ++j) {
