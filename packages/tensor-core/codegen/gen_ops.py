@@ -84,6 +84,11 @@ class Op:
     def has_out(self) -> bool:
         return bool(self.entry.get("out") or self.entry.get("inplace"))
 
+    @property
+    def tuple_out(self) -> bool:
+        """out= of an operator returning several tensors is a tuple of them."""
+        return len(self.returns) > 1 and bool(self.entry.get("out"))
+
 
 def parse_schema(entry: dict) -> Op:
     func = entry["func"]
@@ -135,7 +140,7 @@ def cpp_param_type(p: Param) -> str:
 def declaration(op: Op) -> str:
     params = [f"{cpp_param_type(p)} {p.name}" for p in op.params]
     if op.has_out:
-        params.append("const OutArg& out")
+        params.append("const std::vector<Tensor>& out" if op.tuple_out else "const OutArg& out")
     return f"{cpp_return_type(op)} {op.cpp_name}({', '.join(params)})"
 
 
@@ -149,7 +154,7 @@ def schema_for_parser(op: Op, with_out: bool) -> str:
     if with_out:
         if not star:
             parts.append("*")
-        parts.append("Tensor? out=None")
+        parts.append("Tensor[]? out=None" if op.tuple_out else "Tensor? out=None")
     return f"{op.name}({', '.join(parts)})"
 
 
@@ -215,13 +220,17 @@ def gen_group(name: str, ops: list[Op], method: bool) -> list[str]:
     ]
     for k, (op, w) in enumerate(zip(ops, with_out)):
         args = call_args(op)
-        if op.has_out:
+        if op.tuple_out:  # the frontend returns the out tensors themselves
+            out_idx = len(op.params)
+            empty = "std::vector<Tensor>{}"
+            args.append(f"p.is_none({out_idx}) ? {empty} : p.tensors({out_idx})" if w else empty)
+        elif op.has_out:
             out_idx = len(op.params)
             args.append(f"p.out({out_idx})" if w else "OutArg::none()")
         call = f"ops::{op.cpp_name}({', '.join(args)})"
         ret_names = f"{op.cpp_name}_return_type()"
         lines.append(f"    case {k}: {{")
-        if w:
+        if w and not op.tuple_out:
             lines.append(f"      if (!p.is_none({len(op.params)})) {{")
             lines.append(f"        {call};")
             lines.append(

@@ -24,7 +24,8 @@ bool wants_slow(const ParsedArgs& p) {
   for (size_t i = 0; i < params.size(); ++i) {
     PyObject* o = p.slots[i];
     if (params[i].type == ParamType::Tensor && requires_grad(o)) return true;
-    if (params[i].type == ParamType::TensorList && static_cast<int>(i) != p.varargs_index) {
+    if (params[i].type == ParamType::TensorList && o != Py_None &&
+        static_cast<int>(i) != p.varargs_index) {
       for (py::handle h : py::reinterpret_borrow<py::sequence>(o))
         if (requires_grad(h.ptr())) return true;
     }

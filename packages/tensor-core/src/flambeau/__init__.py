@@ -14,7 +14,7 @@ from flambeau import _openblas  # noqa: E402
 
 _openblas.preload()
 
-from flambeau import _C, _grad, _pickling, _siblings  # noqa: E402,F401
+from flambeau import _C, _grad, _pickling, _siblings, _sorting  # noqa: E402,F401
 from flambeau import _printing as _printing  # noqa: E402
 from flambeau._C import *  # noqa: E402,F403
 from flambeau._C import Generator, Tensor, default_generator, device, dtype  # noqa: E402,F401
@@ -34,6 +34,7 @@ from flambeau._printing import (  # noqa: E402,F401
     set_printoptions,
 )
 from flambeau._size import Size  # noqa: E402,F401
+from flambeau._sorting import unique, unique_consecutive  # noqa: E402,F401
 from flambeau.random import (  # noqa: E402,F401
     get_rng_state,
     initial_seed,
@@ -49,6 +50,7 @@ Tensor.__str__ = _printing.tensor_repr
 Tensor.__format__ = _printing.tensor_format
 _grad.install()
 _pickling.install()
+_sorting.install()
 
 _LAZY_SUBMODULES = frozenset({"cuda", "return_types", "serialization"})
 

@@ -1,0 +1,35 @@
+"""unique and unique_consecutive: like PyTorch's, they return the unique values
+alone, or a tuple with the inverse indices and/or counts when asked for. The
+core operators (_unique2, unique_dim, unique_consecutive) always return all three."""
+
+from __future__ import annotations
+
+from flambeau import _C
+
+
+def _pick(results, return_inverse, return_counts):
+    out, inverse, counts = results
+    if not return_inverse and not return_counts:
+        return out
+    picked = (out,) + ((inverse,) if return_inverse else ()) + ((counts,) if return_counts else ())
+    return picked
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """Unique elements of input (or unique slices along dim), in ascending order."""
+    if dim is None:
+        results = _C._unique2(input, sorted, return_inverse, return_counts)
+    else:
+        results = _C.unique_dim(input, dim, sorted, return_inverse, return_counts)
+    return _pick(results, return_inverse, return_counts)
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """Collapses each run of equal consecutive elements (or slices along dim) to one."""
+    results = _C.unique_consecutive(input, return_inverse, return_counts, dim)
+    return _pick(results, return_inverse, return_counts)
+
+
+def install():
+    _C.Tensor.unique = unique
+    _C.Tensor.unique_consecutive = unique_consecutive
