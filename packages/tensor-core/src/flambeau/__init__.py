@@ -40,7 +40,7 @@ Tensor.__str__ = _printing.tensor_repr
 Tensor.__format__ = _printing.tensor_format
 _grad.install()
 
-_LAZY_SUBMODULES = frozenset({"cuda", "return_types"})
+_LAZY_SUBMODULES = frozenset({"cuda", "linalg", "return_types"})
 
 
 def __getattr__(name):
