@@ -306,12 +306,19 @@ bool Signature::bind(PyObject* self, PyObject* args, PyObject* kwargs, PyObject*
         break;
       }
     }
-    // einsum('ij,jk', a, b): a trailing Tensor[] may be spelled as separate tensors.
-    if (p.type == ParamType::TensorList && next == max_positional_ - 1 && is_tensor(arg)) {
-      *varargs_param = next;
-      *varargs_start = a;
-      slots[next++] = args;  // replaced by the tuple args[a:] by the caller
-      break;
+    // einsum('ij,jk', a, b): a trailing Tensor[] after other parameters may be spelled as
+    // separate tensors.
+    if (p.type == ParamType::TensorList && next > 0 && next == max_positional_ - 1 &&
+        is_tensor(arg)) {
+      bool rest_tensors = true;
+      for (Py_ssize_t b = a; b < nargs; ++b)
+        rest_tensors = rest_tensors && is_tensor(PyTuple_GET_ITEM(args, b));
+      if (rest_tensors) {
+        *varargs_param = next;
+        *varargs_start = a;
+        slots[next++] = args;  // replaced by the tuple args[a:] by the caller
+        break;
+      }
     }
     slots[next++] = arg;
   }

@@ -336,7 +336,6 @@ def lstsq_samples(dtype, rng):
 
 
 def np_lstsq(a, b):
-    a2, b2 = np.broadcast_arrays(a[..., None, None], b[..., None, None])  # noqa: F841
     sols = [
         np.linalg.lstsq(ai, bi, rcond=None)
         for ai, bi in zip(a.reshape(-1, *a.shape[-2:]), b.reshape(-1, *b.shape[-2:]))
@@ -386,17 +385,16 @@ def _sym(a):
 def _svd_fn(a, full_matrices=True):
     u, s, vh = LA.svd(a, full_matrices=full_matrices)
     k = s.shape[-1]
-    us = u[..., :, :k] * s.unsqueeze(-2).to(a.dtype)
-    return us @ vh[..., :k, :], s, _adj(u) @ u, vh @ _adj(vh)
+    u, vh = u[..., :, :k], vh[..., :k, :]  # the extra full columns are not unique
+    us = u * s.unsqueeze(-2).to(a.dtype)
+    return us @ vh, s, _adj(u) @ u, vh @ _adj(vh)
 
 
 def _np_svd(a, full_matrices=True):
-    m, n = a.shape[-2:]
+    k = min(a.shape[-2:])
     s = np.linalg.svd(a, compute_uv=False)
-    um = m if full_matrices else min(m, n)
-    vn = n if full_matrices else min(m, n)
-    eye = lambda k: np.broadcast_to(np.eye(k, dtype=a.dtype), a.shape[:-2] + (k, k))  # noqa: E731
-    return a, s, eye(um), eye(vn)
+    eye = np.broadcast_to(np.eye(k, dtype=a.dtype), a.shape[:-2] + (k, k))
+    return a, s, eye, eye
 
 
 def svd_samples(dtype, rng):
@@ -488,7 +486,7 @@ def _np_lu(a):
 def lu_solve_samples(dtype, rng):
     for s in solve_samples(dtype, rng):
         a, b = s.args
-        if b.ndim < 2:
+        if "vector" in s.note:  # lu_solve takes matrices only
             continue
         yield Sample((a, b), {**s.kwargs, "adjoint": False})
         yield Sample((a, b), {**s.kwargs, "adjoint": True}, note="adjoint")
@@ -505,7 +503,8 @@ def _np_lu_solve(a, b, left=True, adjoint=False):
 
 def pinv_samples(dtype, rng):
     yield from rect_samples(dtype, rng)
-    low_rank = make((4, 2), dtype, rng) @ make((2, 3), dtype, rng)
+    # rank 2 of 7 (pinv jumps where the rank changes: too large for finite differences)
+    low_rank = make((8, 2), dtype, rng) @ make((2, 7), dtype, rng)
     yield Sample((low_rank,), note="rank 2")
     yield Sample((square(dtype, rng, (2, 3, 3), "symmetric"),), {"hermitian": True})
     yield Sample((make((3, 3), dtype, rng),), {"atol": 0.5}, note="atol")

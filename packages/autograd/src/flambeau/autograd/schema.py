@@ -148,7 +148,7 @@ def _try_bind(schema: Schema, args, kwargs):
     positional = [p for p in params if not p.kwonly]
     bound = {}
     n = len(positional) - 1
-    if n > 0 and positional[-1].is_tensor_list and len(args) > n and _is_tensor(args[n]):
+    if n > 0 and positional[-1].is_tensor_list and len(args) > n and all(map(_is_tensor, args[n:])):
         args = tuple(args[:n]) + (tuple(args[n:]),)  # einsum('ij,jk', a, b): trailing tensors
     if len(args) > len(positional):
         # zeros(2, 3)-style varargs for a leading int list

@@ -325,9 +325,14 @@ def _solve_triangular(g, a):
     return {"input": gA, "B": gB}
 
 
+def _diag(v):
+    """Diagonal matrices from the vectors v (..., n), built differentiably."""
+    return v.unsqueeze(-1) * F.eye(v.shape[-1], dtype=v.dtype)
+
+
 def _phi(x):
     """Lower triangle with the diagonal halved."""
-    return x.tril(-1) + F.diag_embed(x.diagonal(0, -2, -1) * 0.5)
+    return x.tril(-1) + _diag(x.diagonal(0, -2, -1) * 0.5)
 
 
 @formula("linalg_cholesky", "linalg_cholesky_ex", needs_result=True)
@@ -368,7 +373,7 @@ def _qr(g, a):
         )
     Q, R = a["results"]
     if mode == "r":
-        Q = F.linalg.qr(A.detach()).Q
+        Q = F.linalg.qr(A).Q
     gQ = None if mode == "r" else g[0]
     gR = g[1]
     gQ = _zero_if_none(gQ, Q)
@@ -396,7 +401,7 @@ def _offdiag_inv(d):
 def _eigh(g, a):
     w, V = a["results"]
     gw, gV = g
-    inner = F.diag_embed(_zero_if_none(gw, w))
+    inner = _diag(_zero_if_none(gw, w))
     if gV is not None:
         inner = inner + (_mT(V) @ gV) * _offdiag_inv(w)
     return {"A": V @ inner @ _mT(V)}
@@ -404,7 +409,7 @@ def _eigh(g, a):
 
 @formula("linalg_eigvalsh")
 def _eigvalsh(g, a):
-    V = F.linalg.eigh(a["A"].detach(), UPLO=a.get("UPLO", "L")).eigenvectors
+    V = F.linalg.eigh(a["A"], UPLO=a.get("UPLO", "L")).eigenvectors
     return {"A": (V * g.unsqueeze(-2)) @ _mT(V)}
 
 
@@ -419,8 +424,8 @@ def _svd_backward(gU, gS, gVh, U, S, Vh):
     Fm = _offdiag_inv(S * S)
     J = Fm * (_mT(U) @ gU - _mT(gU) @ U)
     K = Fm * (_mT(V) @ gV - _mT(gV) @ V)
-    Sm = F.diag_embed(S)
-    inner = J @ Sm + Sm @ K + F.diag_embed(gS)
+    Sm = _diag(S)
+    inner = J @ Sm + Sm @ K + _diag(gS)
     gA = U @ inner @ Vh
     m, n, k = U.shape[-2], V.shape[-2], S.shape[-1]
     sinv = 1 / S
@@ -445,7 +450,7 @@ def _svd(g, a):
 
 @formula("linalg_svdvals")
 def _svdvals(g, a):
-    U, _, Vh = F.linalg.svd(a["A"].detach(), full_matrices=False)
+    U, _, Vh = F.linalg.svd(a["A"], full_matrices=False)
     return {"A": (U * g.unsqueeze(-2)) @ Vh}
 
 
@@ -476,9 +481,9 @@ def _power_grad(g, B, n):
 def _matrix_power(g, a):
     A = a["input"] if "input" in a else a["A"]
     n = a["n"]
-    if n == 0:
-        return {first: F.zeros_like(A) for first in ("input", "A") if first in a}
     key = "input" if "input" in a else "A"
+    if n == 0:
+        return {key: F.zeros(tuple(A.shape), dtype=A.dtype)}
     if n > 0:
         return {key: _power_grad(g, A, n)}
     B = F.linalg.inv(A)
@@ -513,7 +518,7 @@ def _matrix_norm_grad(g, A, ord, dim, keepdim, result):
             result = result.unsqueeze(d)
     if ord in ("nuc", 2, -2):
         Am = F.movedim(A, (d0, d1), (-2, -1))
-        U, S, Vh = F.linalg.svd(Am.detach(), full_matrices=False)
+        U, S, Vh = F.linalg.svd(Am, full_matrices=False)
         gm = F.movedim(g, (d0, d1), (-2, -1))
         if ord == "nuc":
             gA = (U @ Vh) * gm
