@@ -218,8 +218,12 @@ def test_svd_full_matrices_are_orthogonal():
         u, s, vh = LA.svd(t(a))
         m, n = shape[-2:]
         assert tuple(u.shape[-2:]) == (m, m) and tuple(vh.shape[-2:]) == (n, n)
-        np.testing.assert_allclose((u.transpose(-2, -1) @ u).numpy(), np.broadcast_to(np.eye(m), u.shape), atol=1e-12)
-        np.testing.assert_allclose((vh @ vh.transpose(-2, -1)).numpy(), np.broadcast_to(np.eye(n), vh.shape), atol=1e-12)
+        np.testing.assert_allclose(
+            (u.transpose(-2, -1) @ u).numpy(), np.broadcast_to(np.eye(m), u.shape), atol=1e-12
+        )
+        np.testing.assert_allclose(
+            (vh @ vh.transpose(-2, -1)).numpy(), np.broadcast_to(np.eye(n), vh.shape), atol=1e-12
+        )
     u, s, vh = LA.svd(t(np.zeros((0, 3))))
     assert tuple(u.shape) == (0, 0) and tuple(s.shape) == (0,)
     np.testing.assert_array_equal(vh.numpy(), np.eye(3))

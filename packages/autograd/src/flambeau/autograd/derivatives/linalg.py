@@ -1,4 +1,4 @@
-"""Formulas of matrix products."""
+"""Formulas of matrix products and of flambeau.linalg (real inputs: the core has no conj yet)."""
 
 from __future__ import annotations
 
