@@ -52,6 +52,9 @@ NOT_SMOOTH = {
     "where",
     "max.dim",
     "min.dim",
+    "linalg_vector_norm",
+    "linalg_matrix_norm",
+    "linalg_norm",
 }
 
 

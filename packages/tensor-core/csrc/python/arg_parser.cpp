@@ -306,6 +306,20 @@ bool Signature::bind(PyObject* self, PyObject* args, PyObject* kwargs, PyObject*
         break;
       }
     }
+    // einsum('ij,jk', a, b): a trailing Tensor[] after other parameters may be spelled as
+    // separate tensors.
+    if (p.type == ParamType::TensorList && next > 0 && next == max_positional_ - 1 &&
+        is_tensor(arg)) {
+      bool rest_tensors = true;
+      for (Py_ssize_t b = a; b < nargs; ++b)
+        rest_tensors = rest_tensors && is_tensor(PyTuple_GET_ITEM(args, b));
+      if (rest_tensors) {
+        *varargs_param = next;
+        *varargs_start = a;
+        slots[next++] = args;  // replaced by the tuple args[a:] by the caller
+        break;
+      }
+    }
     slots[next++] = arg;
   }
   if (kwargs) {
@@ -367,7 +381,11 @@ ParsedArgs OverloadSet::parse(PyObject* self, PyObject* args, PyObject* kwargs) 
                       &reason)) {
       parsed.overload = static_cast<int>(i);
       parsed.sig = &sigs_[i];
-      if (varargs_param >= 0) {
+      if (varargs_param >= 0 && sigs_[i].params()[varargs_param].type == ParamType::TensorList) {
+        parsed.varargs_tuple = py::reinterpret_steal<py::object>(
+            PyTuple_GetSlice(args, varargs_start, PyTuple_GET_SIZE(args)));
+        parsed.slots[varargs_param] = parsed.varargs_tuple.ptr();
+      } else if (varargs_param >= 0) {
         DimVector v;
         for (Py_ssize_t a = varargs_start; a < PyTuple_GET_SIZE(args); ++a)
           v.push_back(PyLong_AsLongLong(PyTuple_GET_ITEM(args, a)));

@@ -1,6 +1,6 @@
 // Parses Python call arguments against an operator's schema, the way PyTorch's
 // PythonArgParser does: positional and keyword binding, defaults, overloads,
-// `zeros(2, 3)` varargs for a leading int[] and TypeErrors that name the
+// `zeros(2, 3)` varargs for a leading int[] (and a trailing Tensor[]) and TypeErrors that name the
 // operator and the argument. Generated bindings (codegen/gen_ops.py) call it.
 #pragma once
 #include <pybind11/pybind11.h>
@@ -109,6 +109,8 @@ class ParsedArgs {
   // The varargs form of a leading int[] collected here (zeros(2, 3)).
   std::optional<DimVector> varargs_list;
   int varargs_index = -1;
+  // The varargs form of a trailing Tensor[] (einsum('ij,jk', a, b)), owned here.
+  py::object varargs_tuple;
 
  private:
   [[noreturn]] void type_error(int i, const char* expected) const;

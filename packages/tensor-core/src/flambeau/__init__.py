@@ -52,7 +52,7 @@ _grad.install()
 _pickling.install()
 _sorting.install()
 
-_LAZY_SUBMODULES = frozenset({"cuda", "return_types", "serialization"})
+_LAZY_SUBMODULES = frozenset({"cuda", "linalg", "return_types", "serialization"})
 
 
 def save(obj, f) -> None:

@@ -114,6 +114,9 @@ def _simple(name: str):
     if len(schemas) != 1:
         return None
     s = schemas[0]
+    pos = [p for p in s.params if not p.kwonly]
+    if len(pos) > 1 and pos[-1].is_tensor_list:  # einsum('ij', a): binds through _try_bind
+        return None
     positional = tuple(p.name for p in s.params if not p.kwonly)
     defaults = {p.name: p.default for p in s.params if p.has_default}
     return s, positional, defaults
@@ -136,10 +139,17 @@ def bind(name: str, args: tuple, kwargs: dict) -> tuple[Schema, dict]:
     raise RuntimeError(f"autograd: cannot bind the arguments of a call to '{name}'")
 
 
+def _is_tensor(v) -> bool:
+    return isinstance(v, flambeau.Tensor)
+
+
 def _try_bind(schema: Schema, args, kwargs):
     params = schema.params
     positional = [p for p in params if not p.kwonly]
     bound = {}
+    n = len(positional) - 1
+    if n > 0 and positional[-1].is_tensor_list and len(args) > n and all(map(_is_tensor, args[n:])):
+        args = tuple(args[:n]) + (tuple(args[n:]),)  # einsum('ij,jk', a, b): trailing tensors
     if len(args) > len(positional):
         # zeros(2, 3)-style varargs for a leading int list
         if positional and positional[min(len(positional) - 1, 1)].type.startswith("int["):

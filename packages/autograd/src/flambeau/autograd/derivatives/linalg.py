@@ -1,6 +1,8 @@
-"""Formulas of matrix products."""
+"""Formulas of matrix products and of flambeau.linalg (real inputs: the core has no conj yet)."""
 
 from __future__ import annotations
+
+import flambeau as F
 
 from .helpers import sum_to
 from .registry import formula
@@ -43,3 +45,588 @@ def _matmul(g, a):
     gx = sum_to(gx, xm.shape).reshape(tuple(x.shape))
     gy = sum_to(gy, ym.shape).reshape(tuple(y.shape))
     return {"input": gx, "other": gy}
+
+
+# ---- products built on GEMM ----
+# (Real formulas: the core has no conj yet, so complex inputs are not differentiated.)
+
+
+def _mT(x):
+    return x.transpose(-2, -1)
+
+
+def _scal(a, key):
+    v = a.get(key)
+    return 1 if v is None else v
+
+
+@formula("addmm")
+def _addmm(g, a):
+    al = _scal(a, "alpha")
+    return {
+        "input": g * _scal(a, "beta"),
+        "mat1": (g @ a["mat2"].t()) * al,
+        "mat2": (a["mat1"].t() @ g) * al,
+    }
+
+
+@formula("baddbmm")
+def _baddbmm(g, a):
+    al = _scal(a, "alpha")
+    return {
+        "input": g * _scal(a, "beta"),
+        "batch1": (g @ _mT(a["batch2"])) * al,
+        "batch2": (_mT(a["batch1"]) @ g) * al,
+    }
+
+
+@formula("addbmm")
+def _addbmm(g, a):
+    al, gb = _scal(a, "alpha"), g.unsqueeze(0)
+    return {
+        "input": g * _scal(a, "beta"),
+        "batch1": (gb @ _mT(a["batch2"])) * al,
+        "batch2": (_mT(a["batch1"]) @ gb) * al,
+    }
+
+
+@formula("addmv")
+def _addmv(g, a):
+    al = _scal(a, "alpha")
+    return {
+        "input": g * _scal(a, "beta"),
+        "mat": F.outer(g, a["vec"]) * al,
+        "vec": (a["mat"].t() @ g) * al,
+    }
+
+
+@formula("addr")
+def _addr(g, a):
+    al = _scal(a, "alpha")
+    return {
+        "input": g * _scal(a, "beta"),
+        "vec1": (g @ a["vec2"]) * al,
+        "vec2": (g.t() @ a["vec1"]) * al,
+    }
+
+
+@formula("outer", "ger")
+def _outer(g, a):
+    return {"input": g @ a["vec2"], "vec2": g.t() @ a["input"]}
+
+
+@formula("vdot")
+def _vdot(g, a):
+    return {"input": g * a["other"], "other": g * a["input"]}
+
+
+@formula("trace")
+def _trace(g, a):
+    x = a["input"]
+    return {"input": F.eye(x.shape[0], x.shape[1], dtype=g.dtype) * g}
+
+
+@formula("kron")
+def _kron(g, a):
+    x, y = a["input"], a["other"]
+    nd = max(x.dim(), y.dim())
+    xs = (1,) * (nd - x.dim()) + tuple(x.shape)
+    ys = (1,) * (nd - y.dim()) + tuple(y.shape)
+    inter = tuple(v for pair in zip(xs, ys) for v in pair)
+    gr = g.reshape(inter)
+    xr = x.reshape(tuple(v for s in xs for v in (s, 1)))
+    yr = y.reshape(tuple(v for s in ys for v in (1, s)))
+    odd, even = tuple(range(1, 2 * nd, 2)), tuple(range(0, 2 * nd, 2))
+    return {
+        "input": (gr * yr).sum(dim=odd).reshape(tuple(x.shape)),
+        "other": (gr * xr).sum(dim=even).reshape(tuple(y.shape)),
+    }
+
+
+def _cross_dim(a):
+    dim = a.get("dim")
+    if dim is None:  # torch.cross's default: the first dim of size 3
+        import numpy as np
+
+        shape = np.broadcast_shapes(tuple(a["input"].shape), tuple(a["other"].shape))
+        dim = next(i for i, s in enumerate(shape) if s == 3)
+    return dim
+
+
+@formula("cross", "linalg_cross")
+def _cross(g, a):
+    d = _cross_dim(a)
+    return {
+        "input": F.linalg.cross(a["other"], g, dim=d),
+        "other": F.linalg.cross(g, a["input"], dim=d),
+    }
+
+
+# ---- einsum and tensordot: gradients are einsums ----
+
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def _einsum_terms(equation, shapes):
+    """Explicit per-operand subscripts (ellipses spelled with fresh letters) and output."""
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    fresh = [c for c in _LETTERS if c not in eq]
+    n_ell = max(
+        (len(s) - len(t.replace("...", "")) for t, s in zip(terms, shapes) if "..." in t), default=0
+    )
+    ell = "".join(fresh[:n_ell])
+    out_terms = []
+    for t, s in zip(terms, shapes):
+        k = len(s) - len(t.replace("...", ""))
+        out_terms.append(t.replace("...", ell[n_ell - k :] if k else ""))
+    if arrow:
+        out = rhs.replace("...", ell)
+    else:
+        counts = {}
+        for t in out_terms:
+            for c in t:
+                counts[c] = counts.get(c, 0) + 1
+        once = sorted(c for c in counts if counts[c] == 1 and c not in ell)
+        out = ell + "".join(once)
+    return out_terms, out, fresh[n_ell:]
+
+
+def _einsum_grads(g, terms, out, operands, fresh):
+    """Gradient of each operand of einsum(terms -> out): the einsum of g with the others,
+    with identity factors for repeated labels and ones for labels summed only there."""
+    sizes = {}
+    for t, x in zip(terms, operands):
+        for c, n in zip(t, x.shape):
+            sizes[c] = max(sizes.get(c, 1), n)
+    grads = []
+    for i, (t, x) in enumerate(zip(terms, operands)):
+        if not isinstance(x, F.Tensor) or not x.requires_grad:
+            grads.append(None)
+            continue
+        spare = iter(fresh)
+        subs, ops, target = [out], [g], ""
+        seen = set()
+        for c in t:
+            if c in seen:  # a repeated label: the gradient sits on the diagonal
+                d = next(spare)
+                subs.append(c + d)
+                ops.append(F.eye(sizes[c], dtype=g.dtype))
+                target += d
+            else:
+                seen.add(c)
+                target += c
+        others = "".join(s for j, s in enumerate(terms) if j != i)
+        for c in seen:
+            if c not in out and c not in others:  # summed only here: broadcast back
+                subs.append(c)
+                ops.append(F.ones(sizes[c], dtype=g.dtype))
+        for j, (s, y) in enumerate(zip(terms, operands)):
+            if j != i:
+                subs.append(s)
+                ops.append(y)
+        grads.append(F.einsum(",".join(subs) + "->" + target, *ops))
+    return grads
+
+
+@formula("einsum")
+def _einsum(g, a):
+    ops = list(a["tensors"])
+    terms, out, fresh = _einsum_terms(a["equation"], [tuple(x.shape) for x in ops])
+    return {"tensors": _einsum_grads(g, terms, out, ops, fresh)}
+
+
+@formula("tensordot")
+def _tensordot(g, a):
+    x, y = a["a"], a["b"]
+    if "dims_a" in a:
+        da, db = list(a["dims_a"]), list(a["dims_b"])
+    else:
+        dims = a.get("dims", 2)
+        da, db = list(range(x.dim() - dims, x.dim())), list(range(dims))
+    da = [d % max(x.dim(), 1) for d in da]
+    db = [d % max(y.dim(), 1) for d in db]
+    tx = list(_LETTERS[: x.dim()])
+    ty = list(_LETTERS[x.dim() : x.dim() + y.dim()])
+    for i, j in zip(da, db):
+        ty[j] = tx[i]
+    out = "".join(c for k, c in enumerate(tx) if k not in da) + "".join(
+        c for k, c in enumerate(ty) if k not in db
+    )
+    gx, gy = _einsum_grads(
+        g, ["".join(tx), "".join(ty)], out, [x, y], list(_LETTERS[x.dim() + y.dim() :])
+    )
+    return {"a": gx, "b": gy}
+
+
+# ---- flambeau.linalg ----
+
+
+def _zero_if_none(g, like):
+    return g if g is not None else F.zeros(tuple(like.shape), dtype=like.dtype)
+
+
+@formula("linalg_det", needs_result=True)
+def _det(g, a):
+    A = a["input"] if "input" in a else a["A"]
+    inv_t = _mT(F.linalg.inv(A))
+    return {"A": (g * a["result"]).unsqueeze(-1).unsqueeze(-1) * inv_t}
+
+
+@formula("linalg_slogdet")
+def _slogdet(g, a):
+    glog = g[1]
+    if glog is None:
+        return {}
+    return {"A": glog.unsqueeze(-1).unsqueeze(-1) * _mT(F.linalg.inv(a["A"]))}
+
+
+def _inv_grad(g, X):
+    Xt = _mT(X)
+    return -(Xt @ g @ Xt)
+
+
+@formula("linalg_inv", needs_result=True)
+def _inv(g, a):
+    return {"A": _inv_grad(g, a["result"])}
+
+
+@formula("linalg_inv_ex", needs_result=True)
+def _inv_ex(g, a):
+    if g[0] is None:
+        return {}
+    return {"A": _inv_grad(g[0], a["results"][0])}
+
+
+@formula("linalg_solve", needs_result=True)
+def _solve(g, a):
+    A, B, X = a["A"], a["B"], a["result"]
+    left = a.get("left", True)
+    At = _mT(A)
+    gB = F.linalg.solve(At, g, left=left)
+    if not left:
+        return {"A": -(_mT(X) @ gB), "B": gB}
+    if gB.dim() == X.dim() and (
+        B.dim() == 1 or (B.dim() == A.dim() - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+    ):
+        return {"A": -(gB.unsqueeze(-1) * X.unsqueeze(-2)), "B": gB}
+    return {"A": -(gB @ _mT(X)), "B": gB}
+
+
+@formula("linalg_solve_triangular", needs_result=True)
+def _solve_triangular(g, a):
+    A, X = a["input"], a["result"]
+    upper, left, unit = a["upper"], a.get("left", True), a.get("unitriangular", False)
+    gB = F.linalg.solve_triangular(_mT(A), g, upper=not upper, left=left, unitriangular=unit)
+    gA = -(gB @ _mT(X)) if left else -(_mT(X) @ gB)
+    off = 1 if unit else 0
+    gA = gA.triu(off) if upper else gA.tril(-off)
+    return {"input": gA, "B": gB}
+
+
+def _diag(v):
+    """Diagonal matrices from the vectors v (..., n), built differentiably."""
+    return v.unsqueeze(-1) * F.eye(v.shape[-1], dtype=v.dtype)
+
+
+def _phi(x):
+    """Lower triangle with the diagonal halved."""
+    return x.tril(-1) + _diag(x.diagonal(0, -2, -1) * 0.5)
+
+
+@formula("linalg_cholesky", "linalg_cholesky_ex", needs_result=True)
+def _cholesky(g, a):
+    gL = g[0] if isinstance(g, tuple) else g
+    L = a["results"][0]
+    if gL is None:
+        return {}
+    if a.get("upper", False):
+        L, gL = _mT(L), _mT(gL)
+    P = _phi(_mT(L) @ gL)
+    Y = F.linalg.solve_triangular(_mT(L), P, upper=True)  # L^-T P
+    S = F.linalg.solve_triangular(L, Y, upper=False, left=False)  # L^-T P L^-1
+    return {"input": (S + _mT(S)) * 0.5}
+
+
+def _copyltu(m):
+    return m.tril() + _mT(m.tril(-1))
+
+
+def _qr_square_backward(gQ, gR, Q, R):
+    """A = QR with m >= n (reduced): Seeger et al.'s formula."""
+    M = R @ _mT(gR) - _mT(gQ) @ Q
+    rhs = gQ + Q @ _copyltu(M)
+    # (.) R^-T: solve X R^T = rhs, R^T lower triangular
+    return F.linalg.solve_triangular(_mT(R), rhs, upper=False, left=False)
+
+
+@formula("linalg_qr", needs_result=True)
+def _qr(g, a):
+    A = a["A"]
+    mode = a.get("mode", "reduced")
+    m, n = A.shape[-2], A.shape[-1]
+    if mode == "complete" and m > n:
+        raise RuntimeError(
+            "The derivative of linalg.qr depends on Q, which is not unique when mode='complete' "
+            "and nrows > ncols."
+        )
+    Q, R = a["results"]
+    if mode == "r":
+        Q = F.linalg.qr(A).Q
+    gQ = None if mode == "r" else g[0]
+    gR = g[1]
+    gQ = _zero_if_none(gQ, Q)
+    gR = _zero_if_none(gR, R)
+    if m >= n:
+        return {"A": _qr_square_backward(gQ, gR, Q, R)}
+    # Wide: A = [X | Y], X = Q R1, Y = Q R2.
+    R1 = R[..., :, :m]
+    gR1, gR2 = gR[..., :, :m], gR[..., :, m:]
+    Y = A[..., :, m:]
+    gX = _qr_square_backward(gQ + Y @ _mT(gR2), gR1, Q, R1)
+    gY = Q @ gR2
+    return {"A": F.cat([gX, gY], -1)}
+
+
+def _offdiag_inv(d):
+    """F_ij = 1 / (d_j - d_i) off the diagonal, 0 on it."""
+    diff = d.unsqueeze(-2) - d.unsqueeze(-1)
+    n = d.shape[-1]
+    eye = F.eye(n, dtype=d.dtype)
+    return (1 - eye) / (diff + eye)
+
+
+@formula("linalg_eigh", needs_result=True)
+def _eigh(g, a):
+    w, V = a["results"]
+    gw, gV = g
+    inner = _diag(_zero_if_none(gw, w))
+    if gV is not None:
+        inner = inner + (_mT(V) @ gV) * _offdiag_inv(w)
+    return {"A": V @ inner @ _mT(V)}
+
+
+@formula("linalg_eigvalsh")
+def _eigvalsh(g, a):
+    V = F.linalg.eigh(a["A"], UPLO=a.get("UPLO", "L")).eigenvectors
+    return {"A": (V * g.unsqueeze(-2)) @ _mT(V)}
+
+
+def _svd_backward(gU, gS, gVh, U, S, Vh):
+    """Real SVD A = U diag(S) Vh (thin factors)."""
+    if gU is None and gVh is None:
+        return (U * gS.unsqueeze(-2)) @ Vh
+    V = _mT(Vh)
+    gU = _zero_if_none(gU, U)
+    gV = _mT(_zero_if_none(gVh, Vh))
+    gS = _zero_if_none(gS, S)
+    Fm = _offdiag_inv(S * S)
+    J = Fm * (_mT(U) @ gU - _mT(gU) @ U)
+    K = Fm * (_mT(V) @ gV - _mT(gV) @ V)
+    Sm = _diag(S)
+    inner = J @ Sm + Sm @ K + _diag(gS)
+    gA = U @ inner @ Vh
+    m, n, k = U.shape[-2], V.shape[-2], S.shape[-1]
+    sinv = 1 / S
+    if m > k:
+        gA = gA + ((gU - U @ (_mT(U) @ gU)) * sinv.unsqueeze(-2)) @ Vh
+    if n > k:
+        gA = gA + (U * sinv.unsqueeze(-2)) @ _mT(gV - V @ (_mT(V) @ gV))
+    return gA
+
+
+@formula("linalg_svd", needs_result=True)
+def _svd(g, a):
+    U, S, Vh = a["results"]
+    k = S.shape[-1]
+    gU, gS, gVh = g
+    if a.get("full_matrices", True):
+        U, Vh = U[..., :, :k], Vh[..., :k, :]
+        gU = None if gU is None else gU[..., :, :k]
+        gVh = None if gVh is None else gVh[..., :k, :]
+    return {"A": _svd_backward(gU, gS, gVh, U, S, Vh)}
+
+
+@formula("linalg_svdvals")
+def _svdvals(g, a):
+    U, _, Vh = F.linalg.svd(a["A"], full_matrices=False)
+    return {"A": (U * g.unsqueeze(-2)) @ Vh}
+
+
+@formula("linalg_pinv", needs_result=True)
+def _pinv(g, a):
+    A, P = a["A"], a["result"]
+    Pt, gt = _mT(P), _mT(g)
+    m, n = A.shape[-2], A.shape[-1]
+    eye_m, eye_n = F.eye(m, dtype=A.dtype), F.eye(n, dtype=A.dtype)
+    return {"A": -(Pt @ g @ Pt) + (eye_m - A @ P) @ gt @ P @ Pt + Pt @ P @ gt @ (eye_n - P @ A)}
+
+
+def _power_grad(g, B, n):
+    """Gradient of B^n (n >= 1) w.r.t. B: sum_k (B^T)^k g (B^T)^(n-1-k)."""
+    Bt = _mT(B)
+    pows = [None] * n
+    pows[0] = F.eye(B.shape[-1], dtype=B.dtype).expand(tuple(B.shape))
+    for k in range(1, n):
+        pows[k] = pows[k - 1] @ Bt
+    total = None
+    for k in range(n):
+        term = pows[k] @ g @ pows[n - 1 - k]
+        total = term if total is None else total + term
+    return total
+
+
+@formula("matrix_power", "linalg_matrix_power")
+def _matrix_power(g, a):
+    A = a["input"] if "input" in a else a["A"]
+    n = a["n"]
+    key = "input" if "input" in a else "A"
+    if n == 0:
+        return {key: F.zeros(tuple(A.shape), dtype=A.dtype)}
+    if n > 0:
+        return {key: _power_grad(g, A, n)}
+    B = F.linalg.inv(A)
+    gB = _power_grad(g, B, -n)
+    return {key: _inv_grad(gB, B)}
+
+
+def _vector_norm_grad(g, x, ord, dim, keepdim, result):
+    from .registry import FORMULAS
+
+    args = {"input": x, "p": ord, "dim": dim, "keepdim": keepdim, "result": result}
+    return FORMULAS["norm"].fn(g, args)["input"]
+
+
+@formula("linalg_vector_norm", needs_result=True)
+def _vector_norm(g, a):
+    x = a["x"]
+    return {
+        "x": _vector_norm_grad(
+            g, x, a.get("ord", 2), a.get("dim"), a.get("keepdim", False), a["result"]
+        )
+    }
+
+
+def _matrix_norm_grad(g, A, ord, dim, keepdim, result):
+    d0, d1 = (d % A.dim() for d in dim)
+    if ord == "fro":
+        return _vector_norm_grad(g, A, 2, (d0, d1), keepdim, result)
+    if not keepdim:
+        for d in sorted((d0, d1)):
+            g = g.unsqueeze(d)
+            result = result.unsqueeze(d)
+    if ord in ("nuc", 2, -2):
+        Am = F.movedim(A, (d0, d1), (-2, -1))
+        U, S, Vh = F.linalg.svd(Am, full_matrices=False)
+        gm = F.movedim(g, (d0, d1), (-2, -1))
+        if ord == "nuc":
+            gA = (U @ Vh) * gm
+        else:
+            i = 0 if ord == 2 else S.shape[-1] - 1
+            gA = (U[..., :, i : i + 1] @ Vh[..., i : i + 1, :]) * gm
+        return F.movedim(gA, (-2, -1), (d0, d1))
+    # 1 / -1 (column sums) and inf / -inf (row sums): the extremal line's signs
+    sum_dim, ext_dim = (d0, d1) if abs(ord) == 1 else (d1, d0)
+    sums = A.abs().sum(dim=sum_dim, keepdim=True)
+    mask = (sums == result).to(A.dtype)
+    mask = mask / mask.sum(dim=ext_dim, keepdim=True)
+    return g * F.sign(A) * mask
+
+
+@formula("linalg_matrix_norm", needs_result=True)
+def _matrix_norm(g, a):
+    A = a["A"]
+    ord_ = a.get("ord", "fro")
+    dim = a.get("dim", (-2, -1))
+    return {"A": _matrix_norm_grad(g, A, ord_, tuple(dim), a.get("keepdim", False), a["result"])}
+
+
+@formula("linalg_norm", needs_result=True)
+def _linalg_norm(g, a):
+    A, ord_, dim, keepdim = a["A"], a.get("ord"), a.get("dim"), a.get("keepdim", False)
+    if isinstance(dim, int):
+        dim = (dim,)
+    matrix = (dim is not None and len(dim) == 2) or (
+        dim is None and ord_ is not None and A.dim() == 2
+    )
+    if matrix:
+        return {
+            "A": _matrix_norm_grad(
+                g, A, "fro" if ord_ is None else ord_, tuple(dim or (-2, -1)), keepdim, a["result"]
+            )
+        }
+    return {"A": _vector_norm_grad(g, A, 2 if ord_ is None else ord_, dim, keepdim, a["result"])}
+
+
+def _perm_matrix(pivots, m, dtype):
+    """P with A = P L U from LAPACK's 1-based row interchanges (small loops over pivots)."""
+    piv = pivots.reshape(-1, pivots.shape[-1]).tolist()
+    rows = []
+    for p in piv:
+        perm = list(range(m))
+        for i, j in enumerate(p):
+            perm[i], perm[j - 1] = perm[j - 1], perm[i]
+        P = [[0.0] * m for _ in range(m)]
+        for i, r in enumerate(perm):
+            P[r][i] = 1.0
+        rows.append(P)
+    return F.tensor(rows, dtype=dtype).reshape(tuple(pivots.shape[:-1]) + (m, m))
+
+
+def _lu_backward(gL, gU, P, L, U):
+    """Square A = P L U: gA from the gradients of L (strictly lower) and U (upper)."""
+    gM = (_mT(L) @ gL).tril(-1) + (gU @ _mT(U)).triu()
+    Y = F.linalg.solve_triangular(_mT(L), gM, upper=True, unitriangular=True)  # L^-T gM
+    Z = F.linalg.solve_triangular(_mT(U), Y, upper=False, left=False)  # (.) U^-T
+    return P @ Z
+
+
+def _check_square(A, op):
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"{op}: the derivative is implemented for square matrices only")
+
+
+@formula("linalg_lu_factor", needs_result=True)
+def _lu_factor(g, a):
+    A = a["A"]
+    _check_square(A, "linalg.lu_factor")
+    LU, piv = a["results"]
+    gLU = g[0]
+    if gLU is None:
+        return {}
+    n = A.shape[-1]
+    eye = F.eye(n, dtype=A.dtype)
+    L, U = LU.tril(-1) + eye, LU.triu()
+    P = _perm_matrix(piv, n, A.dtype)
+    return {"A": _lu_backward(gLU.tril(-1), gLU.triu(), P, L, U)}
+
+
+@formula("linalg_lu", needs_result=True)
+def _lu(g, a):
+    A = a["A"]
+    _check_square(A, "linalg.lu")
+    P, L, U = a["results"]
+    _, gL, gU = g
+    return {"A": _lu_backward(_zero_if_none(gL, L).tril(-1), _zero_if_none(gU, U).triu(), P, L, U)}
+
+
+@formula("linalg_lu_solve", needs_result=True)
+def _lu_solve(g, a):
+    LU, piv, X = a["LU"], a["pivots"], a["result"]
+    left, adjoint = a.get("left", True), a.get("adjoint", False)
+    # gB solves the transposed system; gA = -gB X^T (left) or -X^T gB (right), transposed for
+    # adjoint; the packed factors get gA pushed through A = P L U.
+    gB = F.linalg.lu_solve(LU, piv, g, left=left, adjoint=not adjoint)
+    gA = -(gB @ _mT(X)) if left else -(_mT(X) @ gB)
+    if adjoint:
+        gA = _mT(gA)
+    out = {"B": gB}
+    if LU.requires_grad:
+        n = LU.shape[-1]
+        eye = F.eye(n, dtype=LU.dtype)
+        L, U = LU.tril(-1) + eye, LU.triu()
+        P = _perm_matrix(piv, n, LU.dtype)
+        PtgA = _mT(P) @ gA
+        out["LU"] = (PtgA @ _mT(U)).tril(-1) + (_mT(L) @ PtgA).triu()
+    return out

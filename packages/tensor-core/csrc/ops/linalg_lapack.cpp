@@ -1,0 +1,649 @@
+// Frontends of the LAPACK-backed flambeau.linalg operators: argument checks,
+// copies into column-major workspaces, the kernel, LAPACK's info turned into
+// PyTorch's errors, and results as (batch..., rows, cols) views.
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <limits>
+
+#include "cpu/lapack_kernels.h"
+#include "generated/ops_comparison.h"
+#include "generated/ops_linalg.h"
+#include "generated/ops_linalg_lapack.h"
+#include "generated/ops_pointwise.h"
+#include "generated/ops_reduction.h"
+#include "generated/ops_shape.h"
+#include "generated/ops_tensor.h"
+#include "ops/linalg_util.h"
+#include "ops/reduce_util.h"
+
+namespace flambeau::ops {
+
+using linalg::batch_of;
+using linalg::finish;
+using linalg::real_dtype;
+
+namespace {
+
+using namespace flambeau::lapack;
+
+template <class Sig>
+Sig* kernel(const char* name, const Tensor& t) {
+  return kernel_for<Sig>(Dispatcher::op(name), t->device());
+}
+
+void check_dtype(const char* op, const Tensor& a) {
+  ScalarType t = a->dtype();
+  FLB_CHECK(t == ScalarType::Float32 || t == ScalarType::Float64 || is_complex(t), op,
+            ": Expected a floating point or complex tensor as input. Got ", torch_type_name(t));
+}
+
+void check_matrix(const char* op, const Tensor& a, bool square) {
+  FLB_CHECK(a->dim() >= 2, op, ": The input tensor A must have at least 2 dimensions.");
+  check_dtype(op, a);
+  if (square)
+    FLB_CHECK(a->size(-1) == a->size(-2), op,
+              ": A must be batches of square matrices, but they are ", a->size(-2), " by ",
+              a->size(-1), " matrices");
+}
+
+void check_same_dtype(const char* op, const Tensor& a, const Tensor& b) {
+  FLB_CHECK(a->dtype() == b->dtype(), op, ": Expected A and B to have the same dtype, but found A",
+            " of type ", dtype_name(a->dtype()), " and B of type ", dtype_name(b->dtype()),
+            " instead");
+}
+
+DimVector with(IntList batch, std::initializer_list<int64_t> tail) {
+  DimVector s(batch);
+  for (int64_t x : tail) s.push_back(x);
+  return s;
+}
+
+// A fresh (B, cols, rows) column-major copy of a (batch..., rows, cols).
+Tensor colmajor(const Tensor& a) {
+  const int64_t rows = a->size(-2), cols = a->size(-1);
+  DimVector batch = batch_of(a);
+  Tensor w = empty({numel_of(batch), cols, rows}, a->dtype(), a->device());
+  DimVector shape = with(batch, {cols, rows});
+  copy_into(make_view(w, shape, contiguous_strides(shape), 0), transpose(a, -2, -1));
+  return w;
+}
+
+// The column-major batch w (B, cols, rows) seen as (batch..., rows, cols).
+Tensor as_matrices(const Tensor& w, IntList batch, int64_t rows, int64_t cols) {
+  DimVector strides = contiguous_strides(batch);
+  for (int64_t& s : strides) s *= rows * cols;
+  strides.push_back(1);
+  strides.push_back(rows);
+  return make_view(w, with(batch, {rows, cols}), strides, w->offset());
+}
+
+Tensor int32_zeros(IntList shape) { return zeros(shape, ScalarType::Int32, std::nullopt, false); }
+
+// The first non-zero info, with PyTorch's "(Batch element i): " prefix for batches.
+template <class Msg>
+void check_info(const char* op, const Tensor& info, bool batched, Msg&& msg) {
+  const int32_t* p = info->data_as<int32_t>();
+  for (int64_t b = 0; b < info->numel(); ++b) {
+    if (p[b] == 0) continue;
+    std::string where = batched ? str_cat("(Batch element ", b, "): ") : std::string();
+    fail(op, ": ", where, msg(p[b]));
+  }
+}
+
+Tensor info_shaped(const Tensor& info, IntList batch) { return reshape(info, batch); }
+
+struct Lu {
+  Tensor lu, pivots, info;  // (B, n, m) column-major, (B, k) int32, (B,) int32
+};
+
+Lu lu_factor_cm(const Tensor& a) {
+  Lu f;
+  f.lu = colmajor(a);
+  const int64_t b = f.lu->size(0), k = std::min(a->size(-2), a->size(-1));
+  f.pivots = int32_zeros({b, k});
+  f.info = int32_zeros({b});
+  if (f.lu->numel()) kernel<GetrfKernel>("linalg_getrf", a)(f.lu, f.pivots, f.info);
+  return f;
+}
+
+std::string singular_msg(int32_t i) {
+  return str_cat("The diagonal element ", i,
+                 " is zero, the inversion could not be completed because the input matrix is "
+                 "singular.");
+}
+
+// Broadcasts the batch dims of a (.., r, c) and b (.., r2, c2).
+DimVector broadcast_batch(const Tensor& a, const Tensor& b, const char* op) {
+  return broadcast_shapes(batch_of(a), batch_of(b), op);
+}
+
+Tensor expand_batch(const Tensor& t, IntList batch, const char* op) {
+  return expand_to(t, with(batch, {t->size(-2), t->size(-1)}), op);
+}
+
+}  // namespace
+
+// ---- determinants ----
+
+namespace {
+
+template <class T>
+struct RealOf {
+  using type = T;
+};
+template <class R>
+struct RealOf<std::complex<R>> {
+  using type = R;
+};
+template <class T>
+using real_dtype_t = typename RealOf<T>::type;
+
+// sign/phase and log|det| (or det itself) from LU factors, per batch element.
+template <class T>
+void det_from_lu(const Lu& f, int64_t n, T* sign, real_dtype_t<T>* logabs, T* det) {
+  using R = real_dtype_t<T>;
+  for (int64_t b = 0; b < f.lu->size(0); ++b) {
+    const T* lu = f.lu->data_as<T>() + b * n * n;
+    const int32_t* piv = f.pivots->data_as<int32_t>() + b * n;
+    T s(1), d(1);
+    R la(0);
+    for (int64_t i = 0; i < n; ++i) {
+      T u = lu[i * n + i];
+      if (piv[i] != i + 1) s = -s, d = -d;
+      d *= u;
+      R mag = std::abs(u);
+      la += std::log(mag);
+      s = mag == R(0) ? T(0) : s * (u / mag);
+    }
+    if (sign) sign[b] = s;
+    if (logabs) logabs[b] = la;
+    if (det) det[b] = d;
+  }
+}
+
+}  // namespace
+
+Tensor linalg_det(const Tensor& A) {
+  check_matrix("linalg.det", A, true);
+  Lu f = lu_factor_cm(A);
+  const int64_t n = A->size(-1);
+  DimVector batch = batch_of(A);
+  Tensor det = empty(batch, A->dtype(), A->device());
+  visit_dtype<dtype_bit(ScalarType::Float32) | dtype_bit(ScalarType::Float64) | kComplexTypes>(
+      A->dtype(), "linalg.det", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        det_from_lu<T>(f, n, nullptr, nullptr, det->data_as<T>());
+      });
+  return det;
+}
+
+std::tuple<Tensor, Tensor> linalg_slogdet(const Tensor& A) {
+  check_matrix("linalg.slogdet", A, true);
+  Lu f = lu_factor_cm(A);
+  const int64_t n = A->size(-1);
+  DimVector batch = batch_of(A);
+  Tensor sign = empty(batch, A->dtype(), A->device());
+  Tensor logabs = empty(batch, real_dtype(A->dtype()), A->device());
+  visit_dtype<dtype_bit(ScalarType::Float32) | dtype_bit(ScalarType::Float64) | kComplexTypes>(
+      A->dtype(), "linalg.slogdet", [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        det_from_lu<T>(f, n, sign->data_as<T>(), logabs->data_as<real_dtype_t<T>>(), nullptr);
+      });
+  return {sign, logabs};
+}
+
+// ---- inverse and solvers ----
+
+std::tuple<Tensor, Tensor> linalg_inv_ex(const Tensor& A, bool check_errors) {
+  check_matrix("linalg.inv_ex", A, true);
+  const int64_t n = A->size(-1);
+  DimVector batch = batch_of(A);
+  Lu f = lu_factor_cm(A);
+  Tensor rhs = zeros({f.lu->size(0), n, n}, A->dtype(), A->device(), false);
+  copy_into(diagonal(rhs, 0, 1, 2), wrapped_scalar(1));
+  if (rhs->numel()) kernel<GetrsKernel>("linalg_getrs", A)(f.lu, f.pivots, rhs, 'N');
+  if (check_errors) check_info("linalg.inv_ex", f.info, !batch.empty(), singular_msg);
+  return {as_matrices(rhs, batch, n, n), info_shaped(f.info, batch)};
+}
+
+Tensor linalg_inv(const Tensor& A, const OutArg& out) {
+  check_matrix("linalg.inv", A, true);
+  auto [inv, info] = linalg_inv_ex(A, false);
+  check_info("linalg.inv", info, A->dim() > 2, singular_msg);
+  return finish(out, inv, "linalg.inv");
+}
+
+Tensor linalg_solve(const Tensor& A, const Tensor& B, bool left, const OutArg& out) {
+  const char* op = "linalg.solve";
+  check_matrix(op, A, true);
+  check_same_dtype(op, A, B);
+  // B is a (batch of) vector(s) when 1-D or shaped like A without its last dim.
+  const bool vector = B->dim() == 1 || (B->dim() == A->dim() - 1 &&
+                                        B->sizes() == IntList(A->sizes().data(), A->dim() - 1));
+  if (vector) {
+    FLB_CHECK(left, op,
+              ": Vector broadcasting of the left hand side is not supported for left=False");
+    Tensor x = linalg_solve(A, unsqueeze(B, -1), true, {});
+    return finish(out, squeeze(x, DimVector{-1}), op);
+  }
+  FLB_CHECK(B->dim() >= 2, op, ": The input tensor B must have at least 2 dimensions.");
+  if (!left)  // X A = B  <=>  A^T X^T = B^T
+    return finish(
+        out, transpose(linalg_solve(transpose(A, -2, -1), transpose(B, -2, -1), true, {}), -2, -1),
+        op);
+  const int64_t n = A->size(-1), k = B->size(-1);
+  FLB_CHECK(B->size(-2) == n, op, ": Incompatible shapes of A and B for the equation AX = B (",
+            shape_str(A->sizes()), " and ", shape_str(B->sizes()), ")");
+  DimVector batch = broadcast_batch(A, B, op);
+  Lu f = lu_factor_cm(expand_batch(A, batch, op));
+  check_info(op, f.info, !batch.empty(), [](int32_t) {
+    return std::string("The solver failed because the input matrix is singular.");
+  });
+  Tensor rhs = colmajor(expand_batch(B, batch, op));
+  if (rhs->numel() && n > 0) kernel<GetrsKernel>("linalg_getrs", A)(f.lu, f.pivots, rhs, 'N');
+  return finish(out, as_matrices(rhs, batch, n, k), op);
+}
+
+Tensor linalg_solve_triangular(const Tensor& input, const Tensor& B, bool upper, bool left,
+                               bool unitriangular, const OutArg& out) {
+  const char* op = "linalg.solve_triangular";
+  check_matrix(op, input, true);
+  check_same_dtype(op, input, B);
+  FLB_CHECK(B->dim() >= 2, op, ": The input tensor B must have at least 2 dimensions.");
+  const int64_t n = input->size(-1);
+  FLB_CHECK((left ? B->size(-2) : B->size(-1)) == n, op, ": Incompatible shapes of A and B for ",
+            "the equation ", left ? "AX = B" : "XA = B", " (", shape_str(input->sizes()), " and ",
+            shape_str(B->sizes()), ")");
+  DimVector batch = broadcast_batch(input, B, op);
+  const int64_t bn = numel_of(batch), r = B->size(-2), c = B->size(-1);
+  Tensor a = reshape(contiguous(expand_batch(input, batch, op)), {bn, n, n});
+  Tensor x = empty(with(batch, {r, c}), B->dtype(), B->device());
+  copy_into(x, expand_batch(B, batch, op));
+  if (x->numel() && n > 0)
+    kernel<TrsmKernel>("linalg_trsm", input)(a, reshape(x, {bn, r, c}), left, upper, unitriangular);
+  return finish(out, x, op);
+}
+
+std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor& input, const Tensor& b,
+                                                        std::optional<double> rcond,
+                                                        const std::optional<std::string>& driver) {
+  const char* op = "torch.linalg.lstsq";
+  check_matrix(op, input, false);
+  check_same_dtype(op, input, b);
+  std::string drv = driver.value_or("gelsd");
+  FLB_CHECK(drv == "gelsd" || drv == "gelss" || drv == "gelsy" || drv == "gels", op,
+            ": parameter `driver` should be one of (gels, gelsy, gelsd, gelss)");
+  const bool vector = b->dim() == input->dim() - 1;
+  Tensor B = vector ? unsqueeze(b, -1) : b;
+  FLB_CHECK(B->dim() >= 2, op, ": input.dim() must be greater or equal to other.dim() and ",
+            "(input.dim() - other.dim()) <= 1");
+  const int64_t m = input->size(-2), n = input->size(-1), k = B->size(-1);
+  FLB_CHECK(B->size(-2) == m, op, ": input.size(-2) should match other.size(-2)");
+  DimVector batch = broadcast_batch(input, B, op);
+  const int64_t bn = numel_of(batch), mx = std::max(m, n), mn = std::min(m, n);
+  Tensor a = colmajor(expand_batch(input, batch, op));
+  Tensor rhs = zeros({bn, k, mx}, input->dtype(), input->device(), false);
+  copy_into(
+      narrow(make_view(rhs, with(batch, {k, mx}), contiguous_strides(with(batch, {k, mx})), 0), -1,
+             0, m),
+      transpose(expand_batch(B, batch, op), -2, -1));
+  ScalarType rt = real_dtype(input->dtype());
+  Tensor s = empty({bn, mn}, rt, input->device());
+  Tensor rank = zeros({bn}, ScalarType::Int64, std::nullopt, false);
+  Tensor info = int32_zeros({bn});
+  double eps = rt == ScalarType::Float32 ? std::numeric_limits<float>::epsilon()
+                                         : std::numeric_limits<double>::epsilon();
+  double rc = rcond.value_or(eps * static_cast<double>(mx));
+  if (bn > 0 && mn > 0 && k > 0)
+    kernel<GelsdKernel>("linalg_gelsd", input)(a, rhs, s, rank, rc, info);
+  check_info(op, info, !batch.empty(), [](int32_t i) {
+    return str_cat("The least squares solution could not be computed because the SVD failed to ",
+                   "converge (error code: ", i, ").");
+  });
+  Tensor full = as_matrices(rhs, batch, mx, k);
+  Tensor solution = narrow(full, -2, 0, n);
+  // Residuals when m > n and every matrix has full rank (as PyTorch).
+  bool full_rank = m > n;
+  for (int64_t i = 0; i < bn && full_rank; ++i) full_rank = rank->data_as<int64_t>()[i] == n;
+  Tensor residuals = empty({0}, rt, input->device());
+  if (full_rank && bn > 0) {
+    Tensor tail = abs(narrow(full, -2, n, m - n), {});
+    residuals = sum(mul(tail, tail, {}), DimVector{-2}, false, std::nullopt, {});
+  }
+  if (vector) {
+    solution = squeeze(solution, DimVector{-1});
+    if (residuals->numel()) residuals = squeeze(residuals, DimVector{-1});
+  }
+  Tensor rank_out = drv == "gels" ? empty({0}, ScalarType::Int64) : reshape(rank, batch);
+  Tensor sv = (drv == "gelsd" || drv == "gelss") ? reshape(s, with(batch, {mn}))
+                                                 : empty({0}, rt, input->device());
+  return {contiguous(solution), residuals, rank_out, sv};
+}
+
+// ---- Cholesky ----
+
+std::tuple<Tensor, Tensor> linalg_cholesky_ex(const Tensor& input, bool upper, bool check_errors) {
+  const char* op = "linalg.cholesky_ex";
+  check_matrix(op, input, true);
+  const int64_t n = input->size(-1);
+  DimVector batch = batch_of(input);
+  Tensor a = colmajor(input);
+  Tensor info = int32_zeros({a->size(0)});
+  if (a->numel()) kernel<PotrfKernel>("linalg_potrf", input)(a, upper, info);
+  Tensor m = as_matrices(a, batch, n, n);
+  Tensor L = upper ? triu(m, 0, {}) : tril(m, 0, {});
+  if (check_errors)
+    check_info(op, info, !batch.empty(), [](int32_t i) {
+      return str_cat("The factorization could not be completed because the input is not ",
+                     "positive-definite (the leading minor of order ", i,
+                     " is not positive-definite).");
+    });
+  return {L, info_shaped(info, batch)};
+}
+
+Tensor linalg_cholesky(const Tensor& input, bool upper, const OutArg& out) {
+  check_matrix("linalg.cholesky", input, true);
+  auto [L, info] = linalg_cholesky_ex(input, upper, false);
+  check_info("linalg.cholesky", info, input->dim() > 2, [](int32_t i) {
+    return str_cat("The factorization could not be completed because the input is not ",
+                   "positive-definite (the leading minor of order ", i,
+                   " is not positive-definite).");
+  });
+  return finish(out, L, "linalg.cholesky");
+}
+
+// ---- QR ----
+
+std::tuple<Tensor, Tensor> linalg_qr(const Tensor& A, const std::string& mode) {
+  const char* op = "linalg.qr";
+  check_matrix(op, A, false);
+  FLB_CHECK(mode == "reduced" || mode == "complete" || mode == "r", op,
+            ": qr received unrecognized mode '", mode,
+            "' but expected one of 'reduced' (default), 'r', or 'complete'");
+  const int64_t m = A->size(-2), n = A->size(-1), k = std::min(m, n);
+  DimVector batch = batch_of(A);
+  const int64_t qc = mode == "reduced" ? k : (mode == "complete" ? m : 0);
+  Tensor a = colmajor(A);
+  Tensor q = zeros({a->size(0), qc, m}, A->dtype(), A->device(), false);
+  if (a->numel() && k > 0) kernel<QrKernel>("linalg_geqrf", A)(a, q);
+  if (mode == "complete" && k == 0 && q->numel())  // nothing to factor: Q = I
+    copy_into(diagonal(q, 0, 1, 2), wrapped_scalar(1));
+  Tensor r = triu(as_matrices(a, batch, m, n), 0, {});
+  if (mode != "complete") r = narrow(r, -2, 0, k);
+  Tensor Q = mode == "r" ? empty({0}, A->dtype(), A->device()) : as_matrices(q, batch, m, qc);
+  return {Q, contiguous(r)};
+}
+
+// ---- SVD ----
+
+namespace {
+
+struct Svd {
+  Tensor U, S, Vh;
+};
+
+Svd svd_impl(const char* op, const Tensor& A, bool full_matrices, bool compute_uv) {
+  check_matrix(op, A, false);
+  const int64_t m = A->size(-2), n = A->size(-1), k = std::min(m, n);
+  DimVector batch = batch_of(A);
+  const int64_t ucols = full_matrices ? m : k, vrows = full_matrices ? n : k;
+  Tensor a = colmajor(A);
+  const int64_t bn = a->size(0);
+  ScalarType rt = real_dtype(A->dtype());
+  Tensor s = empty({bn, k}, rt, A->device());
+  Tensor u =
+      compute_uv ? zeros({bn, ucols, m}, A->dtype(), A->device(), false) : empty({0}, A->dtype());
+  Tensor vh =
+      compute_uv ? zeros({bn, n, vrows}, A->dtype(), A->device(), false) : empty({0}, A->dtype());
+  Tensor info = int32_zeros({bn});
+  if (bn > 0 && k > 0) {
+    char jobz = !compute_uv ? 'N' : (full_matrices ? 'A' : 'S');
+    kernel<SvdKernel>("linalg_gesdd", A)(a, u, s, vh, jobz, info);
+  } else if (compute_uv) {  // empty matrices: the full factors are identities
+    if (u->numel()) copy_into(diagonal(u, 0, 1, 2), wrapped_scalar(1));
+    if (vh->numel()) copy_into(diagonal(vh, 0, 1, 2), wrapped_scalar(1));
+  }
+  check_info(op, info, !batch.empty(), [](int32_t i) {
+    return str_cat("The algorithm failed to converge because the input matrix is ill-conditioned ",
+                   "or has too many repeated singular values (error code: ", i, ").");
+  });
+  Svd r;
+  r.S = reshape(s, with(batch, {k}));
+  if (compute_uv) {
+    r.U = as_matrices(u, batch, m, ucols);
+    r.Vh = as_matrices(vh, batch, vrows, n);
+  }
+  return r;
+}
+
+void check_driver(const char* op, const std::optional<std::string>& driver) {
+  FLB_CHECK(!driver.has_value(), op,
+            ": keyword argument `driver=` is only supported on CUDA inputs with cuSOLVER backend.");
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor, Tensor> linalg_svd(const Tensor& A, bool full_matrices,
+                                              const std::optional<std::string>& driver) {
+  check_driver("linalg.svd", driver);
+  Svd r = svd_impl("linalg.svd", A, full_matrices, true);
+  return {r.U, r.S, r.Vh};
+}
+
+Tensor linalg_svdvals(const Tensor& A, const std::optional<std::string>& driver) {
+  check_driver("linalg.svdvals", driver);
+  return svd_impl("linalg.svdvals", A, false, false).S;
+}
+
+// ---- eigenproblems ----
+
+namespace {
+
+std::tuple<Tensor, Tensor> eigh_impl(const char* op, const Tensor& A, const std::string& uplo,
+                                     bool compute_v) {
+  check_matrix(op, A, true);
+  FLB_CHECK(uplo == "L" || uplo == "U" || uplo == "l" || uplo == "u", op,
+            ": Expected UPLO argument to be 'L' or 'U', but got ", uplo);
+  const int64_t n = A->size(-1);
+  DimVector batch = batch_of(A);
+  Tensor a = colmajor(A);
+  Tensor w = empty({a->size(0), n}, real_dtype(A->dtype()), A->device());
+  Tensor info = int32_zeros({a->size(0)});
+  if (a->numel())
+    kernel<EighKernel>("linalg_syevd", A)(a, w, uplo == "U" || uplo == "u", compute_v, info);
+  check_info(op, info, !batch.empty(), [](int32_t i) {
+    return str_cat("The algorithm failed to converge because the input matrix is ill-conditioned ",
+                   "or has too many repeated eigenvalues (error code: ", i, ").");
+  });
+  return {reshape(w, with(batch, {n})), compute_v ? as_matrices(a, batch, n, n) : Tensor()};
+}
+
+ScalarType complex_of(ScalarType t) {
+  return t == ScalarType::Float32 || t == ScalarType::Complex64 ? ScalarType::Complex64
+                                                                : ScalarType::Complex128;
+}
+
+std::tuple<Tensor, Tensor> eig_impl(const char* op, const Tensor& A, bool compute_v) {
+  check_matrix(op, A, true);
+  const int64_t n = A->size(-1);
+  DimVector batch = batch_of(A);
+  Tensor a = colmajor(A);
+  ScalarType ct = complex_of(A->dtype());
+  Tensor w = empty({a->size(0), n}, ct, A->device());
+  Tensor v = compute_v ? empty({a->size(0), n, n}, ct, A->device()) : empty({0}, ct);
+  Tensor info = int32_zeros({a->size(0)});
+  if (a->numel()) kernel<EigKernel>("linalg_geev", A)(a, w, v, info);
+  check_info(op, info, !batch.empty(), [](int32_t i) {
+    return str_cat("The algorithm failed to converge because the input matrix is ill-conditioned ",
+                   "or has too many repeated eigenvalues (error code: ", i, ").");
+  });
+  return {reshape(w, with(batch, {n})), compute_v ? as_matrices(v, batch, n, n) : Tensor()};
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor> linalg_eigh(const Tensor& A, const std::string& UPLO) {
+  return eigh_impl("linalg.eigh", A, UPLO, true);
+}
+
+Tensor linalg_eigvalsh(const Tensor& A, const std::string& UPLO) {
+  return std::get<0>(eigh_impl("linalg.eigvalsh", A, UPLO, false));
+}
+
+std::tuple<Tensor, Tensor> linalg_eig(const Tensor& A) { return eig_impl("linalg.eig", A, true); }
+
+Tensor linalg_eigvals(const Tensor& A) { return std::get<0>(eig_impl("linalg.eigvals", A, false)); }
+
+// ---- pseudo-inverse, rank, powers ----
+
+namespace {
+
+// The cutoff max(atol, rtol * largest) for singular values s (..., k), keepdim.
+Tensor tolerance(const Tensor& s, std::optional<double> atol, std::optional<double> rtol, int64_t m,
+                 int64_t n) {
+  double eps = s->dtype() == ScalarType::Float32 ? std::numeric_limits<float>::epsilon()
+                                                 : std::numeric_limits<double>::epsilon();
+  // PyTorch: rtol defaults to eps * max(m, n), or to 0 when only atol (> 0) is given.
+  double r = rtol ? *rtol : ((atol && *atol > 0) ? 0.0 : eps * static_cast<double>(std::max(m, n)));
+  DimVector one(s->sizes());
+  one[one.size() - 1] = 1;
+  Tensor largest =
+      s->size(-1) ? amax(s, DimVector{-1}, true, {}) : zeros(one, s->dtype(), std::nullopt, false);
+  Tensor tol = mul(largest, wrapped_scalar(r), {});
+  if (atol) tol = maximum(tol, full_like(tol, *atol, std::nullopt, std::nullopt, false), {});
+  return tol;
+}
+
+}  // namespace
+
+Tensor linalg_pinv(const Tensor& A, std::optional<double> atol, std::optional<double> rtol,
+                   bool hermitian) {
+  const char* op = "linalg.pinv";
+  check_matrix(op, A, hermitian);
+  const int64_t m = A->size(-2), n = A->size(-1);
+  if (hermitian) {  // A = V diag(w) V^H
+    auto [w, V] = eigh_impl(op, A, "L", true);
+    Tensor aw = abs(w, {});
+    Tensor keep = gt(aw, tolerance(aw, atol, rtol, m, n), {});
+    Tensor winv =
+        where(keep, reciprocal(w, {}), zeros_like(w, std::nullopt, std::nullopt, false), {});
+    return matmul(mul(V, unsqueeze(to_dtype(winv, A->dtype()), -2), {}), linalg::adjoint(V), {});
+  }
+  Svd r = svd_impl(op, A, false, true);
+  Tensor keep = gt(r.S, tolerance(r.S, atol, rtol, m, n), {});
+  Tensor sinv =
+      where(keep, reciprocal(r.S, {}), zeros_like(r.S, std::nullopt, std::nullopt, false), {});
+  // pinv = V diag(1/s) U^H
+  return matmul(mul(linalg::adjoint(r.Vh), unsqueeze(to_dtype(sinv, A->dtype()), -2), {}),
+                linalg::adjoint(r.U), {});
+}
+
+Tensor linalg_matrix_rank(const Tensor& A, std::optional<double> atol, std::optional<double> rtol,
+                          bool hermitian) {
+  const char* op = "linalg.matrix_rank";
+  check_matrix(op, A, hermitian);
+  Tensor s = hermitian ? abs(std::get<0>(eigh_impl(op, A, "L", false)), {})
+                       : svd_impl(op, A, false, false).S;
+  Tensor keep = gt(s, tolerance(s, atol, rtol, A->size(-2), A->size(-1)), {});
+  return sum(keep, DimVector{-1}, false, ScalarType::Int64, {});
+}
+
+Tensor matrix_power(const Tensor& input, int64_t n) {
+  const char* op = "linalg.matrix_power";
+  FLB_CHECK(input->dim() >= 2 && input->size(-1) == input->size(-2), op,
+            ": A must be batches of square matrices, but they are ",
+            input->dim() >= 2 ? input->size(-2) : 0, " by ",
+            input->dim() >= 2 ? input->size(-1) : 0, " matrices");
+  if (n == 0) {
+    Tensor id = eye(input->size(-1), std::nullopt, input->dtype(), input->device(), false);
+    return contiguous(expand_to(id, input->sizes(), op));
+  }
+  Tensor base = n < 0 ? linalg_inv(input, {}) : input;
+  uint64_t e = n < 0 ? static_cast<uint64_t>(-(n + 1)) + 1 : static_cast<uint64_t>(n);
+  // Binary powering: base^e with about 2 log2(e) products.
+  Tensor result;
+  while (e) {
+    if (e & 1) result = result ? matmul(result, base, {}) : clone(base);
+    e >>= 1;
+    if (e) base = matmul(base, base, {});
+  }
+  return result;
+}
+
+Tensor linalg_matrix_power(const Tensor& A, int64_t n) { return matrix_power(A, n); }
+
+// ---- LU ----
+
+std::tuple<Tensor, Tensor> linalg_lu_factor(const Tensor& A, bool pivot) {
+  const char* op = "linalg.lu_factor";
+  check_matrix(op, A, false);
+  FLB_CHECK(pivot, op, ": LU without pivoting is not implemented on the CPU");
+  const int64_t m = A->size(-2), n = A->size(-1);
+  DimVector batch = batch_of(A);
+  Lu f = lu_factor_cm(A);
+  return {as_matrices(f.lu, batch, m, n), reshape(f.pivots, with(batch, {std::min(m, n)}))};
+}
+
+Tensor linalg_lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B, bool left,
+                       bool adjoint) {
+  const char* op = "linalg.lu_solve";
+  check_matrix(op, LU, true);
+  check_same_dtype(op, LU, B);
+  FLB_CHECK(pivots->dtype() == ScalarType::Int32, op, ": pivots should be a Tensor of dtype int32");
+  FLB_CHECK(B->dim() >= 2, op, ": The input tensor B must have at least 2 dimensions.");
+  const int64_t n = LU->size(-1);
+  FLB_CHECK(pivots->dim() == LU->dim() - 1 && pivots->size(-1) == n, op,
+            ": Expected pivots of shape ", shape_str(IntList(LU->sizes().data(), LU->dim() - 1)),
+            ", but got ", shape_str(pivots->sizes()));
+  FLB_CHECK((left ? B->size(-2) : B->size(-1)) == n, op, ": Incompatible shapes of A and B for ",
+            "the equation ", left ? "AX = B" : "XA = B", " (", shape_str(LU->sizes()), " and ",
+            shape_str(B->sizes()), ")");
+  // Right-hand forms through transposes: X A = B <=> A^T X^T = B^T and
+  // X A^H = B <=> A X^H = B^H.
+  Tensor rhs_m = left ? B : (adjoint ? linalg::adjoint(B) : transpose(B, -2, -1));
+  char trans =
+      left ? (adjoint ? (is_complex(LU->dtype()) ? 'C' : 'T') : 'N') : (adjoint ? 'N' : 'T');
+  DimVector batch = broadcast_shapes(batch_of(LU), batch_of(rhs_m), op);
+  Tensor lu = colmajor(expand_batch(LU, batch, op));
+  Tensor piv = contiguous(expand_to(pivots, with(batch, {n}), op));
+  Tensor rhs = colmajor(expand_batch(rhs_m, batch, op));
+  const int64_t k = rhs_m->size(-1);
+  if (rhs->numel() && n > 0)
+    kernel<GetrsKernel>("linalg_getrs", LU)(lu, reshape(piv, {lu->size(0), n}), rhs, trans);
+  Tensor x = as_matrices(rhs, batch, n, k);
+  if (left) return x;
+  return adjoint ? linalg::adjoint(x) : transpose(x, -2, -1);
+}
+
+std::tuple<Tensor, Tensor, Tensor> linalg_lu(const Tensor& A, bool pivot) {
+  const char* op = "linalg.lu";
+  check_matrix(op, A, false);
+  FLB_CHECK(pivot, op, ": LU without pivoting is not implemented on the CPU");
+  const int64_t m = A->size(-2), n = A->size(-1), k = std::min(m, n);
+  DimVector batch = batch_of(A);
+  Lu f = lu_factor_cm(A);
+  Tensor lu = as_matrices(f.lu, batch, m, n);
+  Tensor L =
+      add(tril(narrow(lu, -1, 0, k), -1, {}), eye(m, k, A->dtype(), A->device(), false), 1, {});
+  Tensor U = triu(narrow(lu, -2, 0, k), 0, {});
+  // P from the row interchanges: P^T A = L U, P[perm[i], i] = 1.
+  const int64_t bn = f.lu->size(0);
+  Tensor P = zeros(with(batch, {m, m}), A->dtype(), A->device(), false);
+  Tensor P3 = reshape(P, {bn, m, m});
+  std::vector<int64_t> perm(static_cast<size_t>(m));
+  visit_dtype<dtype_bit(ScalarType::Float32) | dtype_bit(ScalarType::Float64) | kComplexTypes>(
+      A->dtype(), op, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        for (int64_t b = 0; b < bn; ++b) {
+          for (int64_t i = 0; i < m; ++i) perm[i] = i;
+          const int32_t* piv = f.pivots->data_as<int32_t>() + b * k;
+          for (int64_t i = 0; i < k; ++i) std::swap(perm[i], perm[piv[i] - 1]);
+          T* p = P3->data_as<T>() + b * m * m;
+          for (int64_t i = 0; i < m; ++i) p[perm[i] * m + i] = T(1);
+        }
+      });
+  return {P, L, U};
+}
+
+}  // namespace flambeau::ops
