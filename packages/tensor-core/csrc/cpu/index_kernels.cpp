@@ -4,6 +4,8 @@
 // combine deterministically. Indices are validated before anything is written.
 #include <atomic>
 #include <cmath>
+#include <cstring>
+#include <type_traits>
 
 #include "cpu/tensor_iterator.h"
 #include "ops/indexing_util.h"
@@ -66,7 +68,16 @@ void gather_kernel(const Tensor& out, const Tensor& src, const Tensor& index,
       char* o = d[0];
       const char* x = d[1];
       const char* ix = d[2];
-      if (s[0] == sizeof(W) && s[1] == 0 && s[2] == sizeof(int64_t)) {  // the common layout
+      if (s[2] == 0 && s[0] == sizeof(W) && s[1] == sizeof(W)) {  // one index, a whole row
+        int64_t k = *reinterpret_cast<const int64_t*>(ix);
+        if (check) {
+          if (FLB_UNLIKELY(!in_range(k, spec))) return bad.record(k);
+          k += k < 0 ? size : 0;
+        }
+        std::memcpy(o, x + k * stride, static_cast<size_t>(n) * sizeof(W));
+        return;
+      }
+      if (s[0] == sizeof(W) && s[1] == 0 && s[2] == sizeof(int64_t)) {  // gather along a row
         W* op = reinterpret_cast<W*>(o);
         const int64_t* ip = reinterpret_cast<const int64_t*>(ix);
         for (int64_t i = 0; i < n; ++i) {
@@ -106,31 +117,42 @@ void check_indices(const TensorIterator& it, int index_operand, const IndexSpec&
       0, it.numel());
 }
 
-template <class T>
-T combine(T cur, T v, PutMode mode) {
+template <PutMode Mode, class T>
+T combine(T cur, T v) {
   using C = compute_t<T>;
+  if constexpr (Mode == PutMode::Add) {
+    if constexpr (std::is_same_v<T, bool>) return cur || v;
+    return convert<T>(static_cast<C>(cur) + static_cast<C>(v));
+  } else if constexpr (Mode == PutMode::Multiply) {
+    if constexpr (std::is_same_v<T, bool>) return cur && v;
+    return convert<T>(static_cast<C>(cur) * static_cast<C>(v));
+  } else if constexpr (is_complex_t<T>::value) {
+    return v;  // max/min of complex values: rejected by the frontend
+  } else {
+    C a = static_cast<C>(cur), b = static_cast<C>(v);
+    if constexpr (!std::is_integral_v<C>) {
+      if (std::isnan(a)) return cur;
+      if (std::isnan(b)) return v;
+    }
+    bool take = Mode == PutMode::Max ? b > a : b < a;
+    return take ? v : cur;
+  }
+}
+
+// Calls f(std::integral_constant<PutMode, mode>) for a combining mode.
+template <class F>
+void visit_mode(PutMode mode, F&& f) {
   switch (mode) {
     case PutMode::Add:
-      if constexpr (std::is_same_v<T, bool>) return cur || v;
-      return convert<T>(static_cast<C>(cur) + static_cast<C>(v));
+      return f(std::integral_constant<PutMode, PutMode::Add>{});
     case PutMode::Multiply:
-      if constexpr (std::is_same_v<T, bool>) return cur && v;
-      return convert<T>(static_cast<C>(cur) * static_cast<C>(v));
+      return f(std::integral_constant<PutMode, PutMode::Multiply>{});
     case PutMode::Max:
+      return f(std::integral_constant<PutMode, PutMode::Max>{});
     case PutMode::Min:
-      if constexpr (is_complex_t<T>::value) {
-        return v;  // rejected by the frontend
-      } else {
-        C a = static_cast<C>(cur), b = static_cast<C>(v);
-        if constexpr (!std::is_integral_v<C>) {
-          if (std::isnan(a)) return cur;
-          if (std::isnan(b)) return v;
-        }
-        bool take = mode == PutMode::Max ? b > a : b < a;
-        return take ? v : cur;
-      }
+      return f(std::integral_constant<PutMode, PutMode::Min>{});
     default:
-      return v;
+      fail("scatter: unexpected mode");
   }
 }
 
@@ -161,14 +183,17 @@ void put_kernel(const Tensor& dst, const Tensor& values, const Tensor& index, co
   }
   visit_dtype<kAllTypes>(dst->dtype(), spec.op, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    it.serial_for_each(
-        [&](char** d, const int64_t* s, int64_t n) {
-          for (int64_t i = 0; i < n; ++i) {
-            T* p = reinterpret_cast<T*>(target(d[0] + i * s[0], d[2] + i * s[2]));
-            *p = combine<T>(*p, *reinterpret_cast<const T*>(d[1] + i * s[1]), mode);
-          }
-        },
-        0, it.numel());
+    visit_mode(mode, [&](auto m) {
+      constexpr PutMode M = decltype(m)::value;
+      it.serial_for_each(
+          [&](char** d, const int64_t* s, int64_t n) {
+            for (int64_t i = 0; i < n; ++i) {
+              T* p = reinterpret_cast<T*>(target(d[0] + i * s[0], d[2] + i * s[2]));
+              *p = combine<M, T>(*p, *reinterpret_cast<const T*>(d[1] + i * s[1]));
+            }
+          },
+          0, it.numel());
+    });
   });
 }
 

@@ -27,6 +27,10 @@ bool as_int_index(PyObject* o, int64_t* out) {
     return true;
   }
   if (!PyLong_Check(o) && !PyIndex_Check(o)) return false;
+  // NumPy arrays implement __index__ too; only 0-dim ones are integers.
+  if (!PyLong_Check(o) && PyObject_HasAttrString(o, "ndim") &&
+      py::handle(o).attr("ndim").cast<int64_t>() != 0)
+    return false;
   py::object i = py::reinterpret_steal<py::object>(PyNumber_Index(o));
   if (!i) throw py::error_already_set();
   int overflow = 0;

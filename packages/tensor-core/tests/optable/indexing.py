@@ -101,7 +101,7 @@ def index_samples(dtype, rng):
     )
     yield Sample((m((3, 4, 2)), rng.random((3, 4)) > 0.5), {"layout": (1,)}, note="bool mask")
     yield Sample((m((3, 4)), rng.random((3, 4)) > 0.5), {"layout": (1,)}, note="full mask")
-    yield Sample((m((4, 3), "T"), rng.random(4) > 0.3), {"layout": (0, 1)}, note="mask on dim 1")
+    yield Sample((m((4, 3), "T"), rng.random(3) > 0.3), {"layout": (0, 1)}, note="mask on dim 1")
     yield Sample((m(()),), {"layout": ()}, note="0-dim, no index")
     yield Sample((m((0, 3)), idx([])), {"layout": (1,)}, note="empty")
     yield Sample((m((3, 4)), idx([]).reshape(0, 1)), {"layout": (0, 1)}, note="empty index")
@@ -130,7 +130,7 @@ def index_put_samples(dtype, rng):
     m = lambda s, layout="": arr(s, dtype, rng, layout)  # noqa: E731
     yield Sample((m((5, 4)), m((3, 4)), idx([0, 4, -2])), {"layout": (1,)})
     yield Sample(
-        (m((3, 4, 5), "strided"), m((3,)), idx([[0], [2]]), idx([4, 0, 3])),
+        (m((3, 4, 5), "strided"), m((4,)), idx([[0], [2]]), idx([4, 0, 3])),
         {"layout": (1, 0, 1)},
         note="separated, broadcast value",
     )
@@ -295,7 +295,10 @@ def scatter_reduce_samples(dtype, rng):
             note=f"{reduce} strided",
         )
     yield Sample((m(()), 0, idx(0), m(()), "sum"), note="0-dim")
-    yield Sample((m((3, 0)), 0, randidx(rng, (2, 0), 3), m((2, 0)), "amax"), note="empty")
+    yield Sample(
+        (m((3, 0)), 0, randidx(rng, (2, 0), 3), m((2, 0)), "amin" if dtype[0] != "c" else "sum"),
+        note="empty",
+    )
 
 
 def index_select_ref(a, dim, index):
@@ -376,11 +379,21 @@ def index_fill_samples(dtype, rng):
     yield Sample((m((3, 6), "strided"), 1, idx([5, 1]), v), note="strided")
     yield Sample((m(()), 0, idx([0]), v), note="0-dim")
     yield Sample((m((3, 0)), 0, idx([2, 1]), v), note="empty")
+    yield Sample((m((4, 3)), 1, idx([2, 2]), m(())), note="0-dim tensor value, duplicates")
 
 
 def tensor_value(fn):
     """fn with its last argument given as a 0-dim tensor."""
-    return lambda *a, **kw: fn(*a[:-1], flambeau.tensor(a[-1], dtype=a[0].dtype), **kw)
+
+    def run(*a, **kw):
+        v = (
+            a[-1]
+            if isinstance(a[-1], flambeau.Tensor)
+            else flambeau.tensor(a[-1], dtype=a[0].dtype)
+        )
+        return fn(*a[:-1], v, **kw)
+
+    return run
 
 
 def masked_fill_ref(a, mask, value):
@@ -396,6 +409,7 @@ def masked_fill_samples(dtype, rng):
     yield Sample((m(()), np.asarray(True), v), note="0-dim")
     yield Sample((m((0, 3)), rng.random(3) > 0.5, v), note="empty")
     yield Sample((m((300, 200)), rng.random((300, 200)) > 0.5, v), note="large")
+    yield Sample((m((3, 4)), rng.random(4) > 0.5, m(())), note="0-dim tensor value")
 
 
 def masked_fill_inplace_samples(dtype, rng):
@@ -413,7 +427,7 @@ def masked_select_samples(dtype, rng):
     m = lambda s, layout="": arr(s, dtype, rng, layout)  # noqa: E731
     yield Sample((m((4, 3)), rng.random((4, 3)) > 0.5))
     yield Sample((m((3, 6), "strided"), rng.random(6) > 0.5), note="strided, broadcast mask")
-    yield Sample((m((4, 3), "T"), rng.random((2, 1, 4)) > 0.5), note="transposed, broadcast")
+    yield Sample((m((4, 3), "T"), rng.random((2, 1, 3)) > 0.5), note="transposed, broadcast")
     yield Sample((m(()), np.asarray(True)), note="0-dim")
     yield Sample((m((0, 3)), rng.random(3) > 0.5), note="empty")
     yield Sample((m((700, 300)), rng.random((700, 300)) > 0.5), note="large (parallel)")

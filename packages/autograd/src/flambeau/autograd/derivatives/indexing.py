@@ -96,27 +96,48 @@ def _scatter_add(g, a):
     return {"input": g, "src": _gathered(g, a)}
 
 
-@formula("scatter", "scatter.src", needs_input=False)
+def _src_of_product(g, a, sub):
+    """d(result)/d(src) of a scatter that multiplies: result / src, gathered."""
+    if bool((sub == 0).any()):
+        raise RuntimeError(
+            f"{a.get('reduce')}: the derivative of a scattered product with zeros among the "
+            "scattered values is not implemented"
+        )
+    r = a["result"]
+    return _into((g * r).gather(_dim(a), a["index"]) / sub, a["src"].shape)
+
+
+def _corner(src, index):
+    return src[tuple(slice(0, s) for s in index.shape)] if src.dim() else src
+
+
+@formula("scatter", "scatter.src", needs_input=False, needs_result=True)
 def _scatter(g, a):
-    reduce = a.get("reduce")
+    reduce, d, i = a.get("reduce"), _dim(a), a["index"]
     if reduce == "add":
         return _scatter_add(g, a)
-    if reduce is not None:
-        raise RuntimeError(f"the derivative of scatter with reduce='{reduce}' is not implemented")
-    out = {"input": g.scatter(_dim(a), a["index"], 0)}
-    if _is_tensor(a["src"]):
+    src = a["src"]
+    if reduce == "multiply":
+        p = F.ones(tuple(g.shape), dtype=g.dtype).scatter(d, i, src, reduce="multiply")
+        out = {"input": g * p}
+        if _is_tensor(src):
+            out["src"] = _src_of_product(g, a, _corner(src, i))
+        return out
+    out = {"input": g.scatter(d, i, 0)}
+    if _is_tensor(src):
         out["src"] = _gathered(g, a)
     return out
 
 
 @formula("scatter.value", needs_input=False)
 def _scatter_value(g, a):
-    reduce = a.get("reduce")
+    reduce, d, i = a.get("reduce"), _dim(a), a["index"]
     if reduce == "add":
         return {"input": g}
-    if reduce is not None:
-        raise RuntimeError(f"the derivative of scatter with reduce='{reduce}' is not implemented")
-    return {"input": g.scatter(_dim(a), a["index"], 0)}
+    if reduce == "multiply":
+        p = F.ones(tuple(g.shape), dtype=g.dtype).scatter(d, i, a["value"], reduce="multiply")
+        return {"input": g * p}
+    return {"input": g.scatter(d, i, 0)}
 
 
 @formula("scatter_reduce", "scatter_reduce.two", needs_result=True)
@@ -133,7 +154,7 @@ def _scatter_reduce(g, a):
         gi = gc if include_self else gc.scatter(d, i, 0)
         return {"input": gi, "src": _into(gc.gather(d, i), src.shape)}
     r = a["result"]
-    sub = src[tuple(slice(0, s) for s in i.shape)] if src.dim() else src
+    sub = _corner(src, i)
     if reduce in ("amax", "amin"):
         # Every value equal to the result gets an equal share of the gradient.
         hit_x = (x == r).to(g.dtype)
@@ -144,14 +165,11 @@ def _scatter_reduce(g, a):
         gc = g / count
         return {"input": gc * hit_x, "src": _into(gc.gather(d, i) * hit_src, src.shape)}
     if reduce == "prod":
-        if bool((sub == 0).any()) or (include_self and bool((x == 0).any())):  # r / x fails
-            raise RuntimeError(
-                "scatter_reduce(reduce='prod'): the derivative with zeros among the reduced "
-                "values is not implemented"
-            )
-        gr = g * r
-        gi = gr / x if include_self else g.scatter(d, i, 0)
-        return {"input": gi, "src": _into(gr.gather(d, i) / sub, src.shape)}
+        # The product of the scattered values alone (a function of src only), so input's
+        # gradient needs no division by input.
+        p = F.ones(tuple(x.shape), dtype=g.dtype).scatter_reduce(d, i, src, "prod")
+        gi = g * p if include_self else g.scatter(d, i, 0)
+        return {"input": gi, "src": _src_of_product(g, a, sub)}
     raise RuntimeError(f"scatter_reduce: unknown reduce '{reduce}'")
 
 
