@@ -27,6 +27,7 @@ CPP_PARAM = {
     "Tensor": ("const Tensor&", "tensor"),
     "Tensor?": ("const Tensor&", "tensor_or_null"),
     "Tensor[]": ("const std::vector<Tensor>&", "tensors"),
+    "Tensor?[]": ("const std::vector<Tensor>&", "optional_tensors"),  # None -> null Tensor
     "Scalar": ("const Scalar&", "scalar"),
     "Scalar?": ("const std::optional<Scalar>&", "scalar_opt"),
     "int": ("int64_t", "int64"),
@@ -243,17 +244,24 @@ def gen_group(name: str, ops: list[Op], method: bool) -> list[str]:
     return lines
 
 
-def gen_inplace(op: Op) -> list[str]:
-    args = call_args(op) + ["OutArg::self(p.tensor(0))"]
-    schema = schema_for_parser(op, False).replace(f"{op.name}(", f"{op.name}_(", 1)
-    return [
-        f'  static const OverloadSet sigs({{"{schema}"}});',
+def gen_inplace(ops: list[Op]) -> list[str]:
+    """The in-place ``name_`` method of a group's in-place overloads (tried in order)."""
+    name = ops[0].name
+    schemas = ", ".join(
+        '"' + schema_for_parser(o, False).replace(f"{name}(", f"{name}_(", 1) + '"' for o in ops
+    )
+    lines = [
+        f"  static const OverloadSet sigs({{{schemas}}});",
         "  ParsedArgs p = sigs.parse(self.ptr(), args.ptr(), kwargs.ptr());",
         "  if (FLB_UNLIKELY(autograd_slot::wants(p)))",
-        f'    return autograd_slot::call("{op.name}_", self, args, kwargs);',
-        f"  ops::{op.cpp_name}({', '.join(args)});",
-        "  return py::reinterpret_borrow<py::object>(self);",
+        f'    return autograd_slot::call("{name}_", self, args, kwargs);',
+        "  switch (p.overload) {",
     ]
+    for k, op in enumerate(ops):
+        args = call_args(op) + ["OutArg::self(p.tensor(0))"]
+        lines.append(f"    case {k}: ops::{op.cpp_name}({', '.join(args)}); break;")
+    lines += ["  }", "  return py::reinterpret_borrow<py::object>(self);"]
+    return lines
 
 
 def gen_dunder(op: Op, dunder: str) -> list[str]:
@@ -370,14 +378,15 @@ def main() -> None:
             )
             src += gen_group(name, group, method=True)
             src.append(f'  }}, "{full_doc}");')
+        inplace = [op for op in group if op.entry.get("inplace")]
+        if inplace:
+            src.append(
+                f'  tensor_cls.def("{py_name}_", [](py::handle self, py::args args, '
+                "py::kwargs kwargs) -> py::object {"
+            )
+            src += gen_inplace(inplace)
+            src.append(f'  }}, "In-place version of {py_name}.");')
         for op in group:
-            if op.entry.get("inplace"):
-                src.append(
-                    f'  tensor_cls.def("{py_name}_", [](py::handle self, py::args args, '
-                    "py::kwargs kwargs) -> py::object {"
-                )
-                src += gen_inplace(op)
-                src.append(f'  }}, "In-place version of {py_name}.");')
             for dunder in op.entry.get("dunder", []):
                 nin = 1 if len([p for p in op.params if p.default is None]) == 1 else 2
                 sig = "py::handle self" + (", py::handle other" if nin == 2 else "")

@@ -54,12 +54,12 @@ bool is_int_list(PyObject* o, int list_size) {
   return true;
 }
 
-bool is_tensor_list(PyObject* o) {
+bool is_tensor_list(PyObject* o, bool none_elements) {
   if (!PyTuple_Check(o) && !PyList_Check(o)) return false;
   Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
   PyObject** items = PySequence_Fast_ITEMS(o);
   for (Py_ssize_t i = 0; i < n; ++i)
-    if (!is_tensor(items[i])) return false;
+    if (!is_tensor(items[i]) && !(none_elements && items[i] == Py_None)) return false;
   return true;
 }
 
@@ -69,7 +69,7 @@ bool matches(const Param& p, PyObject* o) {
     case ParamType::Tensor:
       return is_tensor(o) || is_number(o);
     case ParamType::TensorList:
-      return is_tensor_list(o);
+      return is_tensor_list(o, p.none_elements);
     case ParamType::Scalar:
       return is_number(o) || (is_tensor(o) && tensor_from_py(o, "", "")->numel() == 1);
     case ParamType::Int:
@@ -97,7 +97,7 @@ std::string py_type_name(PyObject* o) { return Py_TYPE(o)->tp_name; }
 ParamType parse_type(const std::string& t, int* list_size, const std::string& schema) {
   *list_size = 0;
   if (t == "Tensor") return ParamType::Tensor;
-  if (t == "Tensor[]") return ParamType::TensorList;
+  if (t == "Tensor[]" || t == "Tensor?[]") return ParamType::TensorList;
   if (t == "Scalar") return ParamType::Scalar;
   if (t == "int") return ParamType::Int;
   if (t.rfind("int[", 0) == 0) {
@@ -243,6 +243,7 @@ Signature::Signature(const std::string& schema) {
       type.pop_back();
     }
     p.type = parse_type(type, &p.list_size, schema);
+    p.none_elements = type == "Tensor?[]";
     p.kwonly = kwonly;
     if (!def.empty()) {
       p.has_default = true;
@@ -421,6 +422,13 @@ std::vector<Tensor> ParsedArgs::tensors(int i) const {
   std::vector<Tensor> out;
   out.reserve(seq.size());
   for (py::handle h : seq) out.push_back(h.cast<Tensor>());
+  return out;
+}
+std::vector<Tensor> ParsedArgs::optional_tensors(int i) const {
+  py::sequence seq = py::reinterpret_borrow<py::sequence>(slots[i]);
+  std::vector<Tensor> out;
+  out.reserve(seq.size());
+  for (py::handle h : seq) out.push_back(h.is_none() ? Tensor() : h.cast<Tensor>());
   return out;
 }
 Scalar ParsedArgs::scalar(int i) const {

@@ -40,7 +40,8 @@ struct Param {
   ParamType type;
   bool optional = false;  // None accepted
   bool kwonly = false;
-  int list_size = 0;  // int[2]: one int stands for a list of that many
+  int list_size = 0;           // int[2]: one int stands for a list of that many
+  bool none_elements = false;  // Tensor?[]: list items may be None
   bool has_default = false;
   py::object default_value;  // the default as a Python object
 };
@@ -89,6 +90,7 @@ class ParsedArgs {
   Tensor tensor(int i) const;
   Tensor tensor_or_null(int i) const;
   std::vector<Tensor> tensors(int i) const;
+  std::vector<Tensor> optional_tensors(int i) const;  // None items become null Tensors
   Scalar scalar(int i) const;
   std::optional<Scalar> scalar_opt(int i) const;
   int64_t int64(int i) const;

@@ -1,0 +1,223 @@
+// CPU kernels of index gathering and scattering (see ops/indexing_util.h).
+// Gathers copy raw elements (only the item size matters) and run in parallel;
+// scatters run serially in the iterator's fixed order, so duplicate indices
+// combine deterministically. Indices are validated before anything is written.
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <type_traits>
+
+#include "cpu/tensor_iterator.h"
+#include "ops/indexing_util.h"
+
+namespace flambeau {
+
+namespace {
+
+struct Bytes16 {
+  uint64_t lo, hi;
+};
+
+// Calls f(Tag<W>) with W a trivially copyable type of `itemsize` bytes.
+template <class F>
+void visit_itemsize(size_t itemsize, F&& f) {
+  switch (itemsize) {
+    case 1:
+      return f(Tag<uint8_t>{});
+    case 2:
+      return f(Tag<uint16_t>{});
+    case 4:
+      return f(Tag<uint32_t>{});
+    case 8:
+      return f(Tag<uint64_t>{});
+    case 16:
+      return f(Tag<Bytes16>{});
+    default:
+      fail("index kernels: unsupported item size ", itemsize);
+  }
+}
+
+// The first out-of-range index seen by any thread, reported after the loop.
+struct BadIndex {
+  std::atomic<bool> found{false};
+  int64_t value = 0;
+  void record(int64_t v) {
+    bool expected = false;
+    if (found.compare_exchange_strong(expected, true)) value = v;
+  }
+  void raise_if_found(const IndexSpec& spec) const {
+    if (found.load()) fail_index_bounds(value, spec.dim, spec.size);
+  }
+};
+
+inline bool in_range(int64_t k, const IndexSpec& spec) {
+  return k < spec.size && (k >= 0 || (spec.allow_negative && k >= -spec.size));
+}
+
+void gather_kernel(const Tensor& out, const Tensor& src, const Tensor& index,
+                   const IndexSpec& spec) {
+  Tensor ops[] = {out, src, index};
+  auto it = TensorIterator::build(Span<Tensor>(ops, 3));
+  const bool check = spec.size >= 0;
+  const int64_t stride = spec.stride * static_cast<int64_t>(out->itemsize());
+  const int64_t size = spec.size;
+  BadIndex bad;
+  visit_itemsize(out->itemsize(), [&](auto tag) {
+    using W = typename decltype(tag)::type;
+    it.for_each([&](char** d, const int64_t* s, int64_t n) {
+      char* o = d[0];
+      const char* x = d[1];
+      const char* ix = d[2];
+      if (s[2] == 0 && s[0] == sizeof(W) && s[1] == sizeof(W)) {  // one index, a whole row
+        int64_t k = *reinterpret_cast<const int64_t*>(ix);
+        if (check) {
+          if (FLB_UNLIKELY(!in_range(k, spec))) return bad.record(k);
+          k += k < 0 ? size : 0;
+        }
+        std::memcpy(o, x + k * stride, static_cast<size_t>(n) * sizeof(W));
+        return;
+      }
+      if (s[0] == sizeof(W) && s[1] == 0 && s[2] == sizeof(int64_t)) {  // gather along a row
+        W* op = reinterpret_cast<W*>(o);
+        const int64_t* ip = reinterpret_cast<const int64_t*>(ix);
+        for (int64_t i = 0; i < n; ++i) {
+          int64_t k = ip[i];
+          if (check) {
+            if (FLB_UNLIKELY(!in_range(k, spec))) return bad.record(k);
+            k += k < 0 ? size : 0;
+          }
+          op[i] = *reinterpret_cast<const W*>(x + k * stride);
+        }
+        return;
+      }
+      for (int64_t i = 0; i < n; ++i) {
+        int64_t k = *reinterpret_cast<const int64_t*>(ix + i * s[2]);
+        if (check) {
+          if (FLB_UNLIKELY(!in_range(k, spec))) return bad.record(k);
+          k += k < 0 ? size : 0;
+        }
+        *reinterpret_cast<W*>(o + i * s[0]) =
+            *reinterpret_cast<const W*>(x + i * s[1] + k * stride);
+      }
+    });
+  });
+  bad.raise_if_found(spec);
+}
+
+// Raises IndexError for the first index (in iteration order) out of range.
+void check_indices(const TensorIterator& it, int index_operand, const IndexSpec& spec) {
+  if (spec.size < 0) return;
+  it.serial_for_each(
+      [&](char** d, const int64_t* s, int64_t n) {
+        for (int64_t i = 0; i < n; ++i) {
+          int64_t k = *reinterpret_cast<const int64_t*>(d[index_operand] + i * s[index_operand]);
+          if (FLB_UNLIKELY(!in_range(k, spec))) fail_index_bounds(k, spec.dim, spec.size);
+        }
+      },
+      0, it.numel());
+}
+
+template <PutMode Mode, class T>
+T combine(T cur, T v) {
+  using C = compute_t<T>;
+  if constexpr (Mode == PutMode::Add) {
+    if constexpr (std::is_same_v<T, bool>) return cur || v;
+    return convert<T>(static_cast<C>(cur) + static_cast<C>(v));
+  } else if constexpr (Mode == PutMode::Multiply) {
+    if constexpr (std::is_same_v<T, bool>) return cur && v;
+    return convert<T>(static_cast<C>(cur) * static_cast<C>(v));
+  } else if constexpr (is_complex_t<T>::value) {
+    return v;  // max/min of complex values: rejected by the frontend
+  } else {
+    C a = static_cast<C>(cur), b = static_cast<C>(v);
+    if constexpr (!std::is_integral_v<C>) {
+      if (std::isnan(a)) return cur;
+      if (std::isnan(b)) return v;
+    }
+    bool take = Mode == PutMode::Max ? b > a : b < a;
+    return take ? v : cur;
+  }
+}
+
+// Calls f(std::integral_constant<PutMode, mode>) for a combining mode.
+template <class F>
+void visit_mode(PutMode mode, F&& f) {
+  switch (mode) {
+    case PutMode::Add:
+      return f(std::integral_constant<PutMode, PutMode::Add>{});
+    case PutMode::Multiply:
+      return f(std::integral_constant<PutMode, PutMode::Multiply>{});
+    case PutMode::Max:
+      return f(std::integral_constant<PutMode, PutMode::Max>{});
+    case PutMode::Min:
+      return f(std::integral_constant<PutMode, PutMode::Min>{});
+    default:
+      fail("scatter: unexpected mode");
+  }
+}
+
+void put_kernel(const Tensor& dst, const Tensor& values, const Tensor& index, const IndexSpec& spec,
+                PutMode mode) {
+  Tensor ops[] = {dst, values, index};
+  auto it = TensorIterator::build(Span<Tensor>(ops, 3));
+  check_indices(it, 2, spec);
+  const bool check = spec.size >= 0;
+  const int64_t stride = spec.stride * static_cast<int64_t>(dst->itemsize());
+  auto target = [&](char* o, const char* ix) {
+    int64_t k = *reinterpret_cast<const int64_t*>(ix);
+    if (check && k < 0) k += spec.size;
+    return o + k * stride;
+  };
+  if (mode == PutMode::Assign) {
+    visit_itemsize(dst->itemsize(), [&](auto tag) {
+      using W = typename decltype(tag)::type;
+      it.serial_for_each(
+          [&](char** d, const int64_t* s, int64_t n) {
+            for (int64_t i = 0; i < n; ++i)
+              *reinterpret_cast<W*>(target(d[0] + i * s[0], d[2] + i * s[2])) =
+                  *reinterpret_cast<const W*>(d[1] + i * s[1]);
+          },
+          0, it.numel());
+    });
+    return;
+  }
+  visit_dtype<kAllTypes>(dst->dtype(), spec.op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    visit_mode(mode, [&](auto m) {
+      constexpr PutMode M = decltype(m)::value;
+      it.serial_for_each(
+          [&](char** d, const int64_t* s, int64_t n) {
+            for (int64_t i = 0; i < n; ++i) {
+              T* p = reinterpret_cast<T*>(target(d[0] + i * s[0], d[2] + i * s[2]));
+              *p = combine<M, T>(*p, *reinterpret_cast<const T*>(d[1] + i * s[1]));
+            }
+          },
+          0, it.numel());
+    });
+  });
+}
+
+void offsets_kernel(const Tensor& acc, const Tensor& index, const IndexSpec& spec) {
+  Tensor ops[] = {acc, index};
+  auto it = TensorIterator::build(Span<Tensor>(ops, 2));
+  BadIndex bad;
+  it.for_each([&](char** d, const int64_t* s, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t k = *reinterpret_cast<const int64_t*>(d[1] + i * s[1]);
+      if (FLB_UNLIKELY(!in_range(k, spec))) return bad.record(k);
+      k += k < 0 ? spec.size : 0;
+      *reinterpret_cast<int64_t*>(d[0] + i * s[0]) += k * spec.stride;
+    }
+  });
+  bad.raise_if_found(spec);
+}
+
+}  // namespace
+
+FLB_REGISTER_KERNEL("index", kCPU, gather_kernel);
+FLB_REGISTER_KERNEL("gather", kCPU, gather_kernel);
+FLB_REGISTER_KERNEL("index_put", kCPU, put_kernel);
+FLB_REGISTER_KERNEL("scatter", kCPU, put_kernel);
+FLB_REGISTER_KERNEL("_index_offsets", kCPU, offsets_kernel);
+
+}  // namespace flambeau
