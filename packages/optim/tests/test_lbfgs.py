@@ -32,8 +32,8 @@ def minimize(steps, **opts):
 
 def test_strong_wolfe_converges_on_rosenbrock():
     x, opt, evals = minimize(10, line_search_fn="strong_wolfe", max_iter=50)
-    np.testing.assert_allclose(x, [1.0, 1.0], atol=1e-6)
-    assert evals[-1] < 1e-12
+    np.testing.assert_allclose(x, [1.0, 1.0], atol=1e-5)
+    assert evals[-1] < 1e-9
     state = opt.state[opt.param_groups[0]["params"][0]]
     assert state["n_iter"] > 0 and state["func_evals"] >= state["n_iter"]
 

@@ -138,7 +138,7 @@ def test_training_with_backward_reduces_the_loss():
     w = flambeau.zeros(3, 1, dtype=flambeau.float64, requires_grad=True)
     b = flambeau.zeros(1, dtype=flambeau.float64, requires_grad=True)
     opt = optim.SGD([w, b], lr=0.1, momentum=0.9)
-    for _ in range(100):
+    for _ in range(300):
         opt.zero_grad()
         loss = ((x @ w + b - y) ** 2).mean()
         loss.backward()

@@ -150,7 +150,7 @@ def test_complex_scalar_falls_back():
 def test_addcdiv_tensor_scalars_must_be_1d():
     a = lst((3,))
     with pytest.raises(RuntimeError, match="1-D"):
-        flambeau._foreach_addcdiv(a, a, a, flambeau.ones(1, 1))
+        flambeau._foreach_addcdiv(a, a, a, flambeau.ones(1, 2))
 
 
 def test_requires_grad_inputs_under_no_grad():

@@ -18,6 +18,10 @@ from flambeau import _C, _grad, _siblings  # noqa: E402,F401
 from flambeau import _printing as _printing  # noqa: E402
 from flambeau._C import *  # noqa: E402,F403
 from flambeau._C import Generator, Tensor, default_generator, device, dtype  # noqa: E402,F401
+
+# `import *` skips underscored names; the multi-tensor operators (torch._foreach_*)
+# are public all the same.
+globals().update({k: getattr(_C, k) for k in dir(_C) if k.startswith("_foreach_")})
 from flambeau._dtype_info import finfo, iinfo  # noqa: E402,F401
 from flambeau._printing import (  # noqa: E402,F401
     get_printoptions,
