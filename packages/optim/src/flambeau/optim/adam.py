@@ -93,12 +93,13 @@ def _adam_update(group, params, grads, states):
     if group["amsgrad"]:
         second = [s["max_exp_avg_sq"] for s in states]
         flambeau._foreach_maximum_(second, exp_avg_sqs)
-    # p -= lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps)
-    step_sizes = [-lr / (1 - beta1**t) for t in steps]
+    # p -= lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps), computed with sqrt(bc2) moved
+    # into the scalars: lr * sqrt(bc2) / bc1 * m / (sqrt(v) + eps * sqrt(bc2)), one
+    # pass over the parameters fewer.
     bc2_sqrt = [math.sqrt(1 - beta2**t) for t in steps]
+    step_sizes = [-lr * c / (1 - beta1**t) for c, t in zip(bc2_sqrt, steps)]
     denom = flambeau._foreach_sqrt(second)
-    flambeau._foreach_div_(denom, bc2_sqrt)
-    flambeau._foreach_add_(denom, eps)
+    flambeau._foreach_add_(denom, [eps * c for c in bc2_sqrt])
     flambeau._foreach_addcdiv_(params, exp_avgs, denom, step_sizes)
 
 
