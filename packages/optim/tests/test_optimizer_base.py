@@ -219,3 +219,19 @@ def test_load_state_dict_restores_group_options():
     opt2.load_state_dict(opt.state_dict())
     assert opt2.param_groups[0]["lr"] == 0.01
     assert opt2.param_groups[0]["params"][0] is a
+
+
+def test_user_subclass_gets_hooks_and_its_own_grad_mode():
+    class Recorder(optim.Optimizer):
+        def __init__(self, params):
+            super().__init__(params, {})
+
+        def step(self, closure=None):
+            self.grad_mode = flambeau.is_grad_enabled()
+
+    a = flambeau.ones(2, requires_grad=True)
+    opt = Recorder([a])
+    seen = []
+    opt.register_step_post_hook(lambda o, args, kwargs: seen.append(True))
+    opt.step()
+    assert seen == [True] and opt.grad_mode is True

@@ -41,8 +41,10 @@ class _Handle:
         self.remove()
 
 
-def _with_hooks(step):
-    """Wraps a subclass's step: pre hooks, the step without grad recording, post hooks."""
+def _with_hooks(step, no_grad_step: bool):
+    """Wraps a subclass's step: pre hooks, the step, post hooks. The optimizers of this
+    package step without grad recording (their closures turn it back on); a user's
+    subclass decides for itself, as in PyTorch."""
 
     @functools.wraps(step)
     def wrapper(self, *args, **kwargs):
@@ -55,7 +57,10 @@ def _with_hooks(step):
                         f"but got {result}."
                     )
                 args, kwargs = result
-        with no_grad():  # updates are not recorded (closures re-enable grad)
+        if no_grad_step:
+            with no_grad():
+                out = step(self, *args, **kwargs)
+        else:
             out = step(self, *args, **kwargs)
         self._opt_called = True
         for hook in list(self._optimizer_step_post_hooks.values()):
@@ -97,7 +102,7 @@ class Optimizer:
         super().__init_subclass__(**kwargs)
         step = cls.__dict__.get("step")
         if step is not None and not getattr(step, "_hooked", False):
-            cls.step = _with_hooks(step)
+            cls.step = _with_hooks(step, cls.__module__.startswith(__package__ + "."))
 
     def __getstate__(self):
         return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
