@@ -30,6 +30,7 @@ CPP_PARAM = {
     "Tensor?[]": ("const std::vector<Tensor>&", "optional_tensors"),  # None -> null Tensor
     "Scalar": ("const Scalar&", "scalar"),
     "Scalar?": ("const std::optional<Scalar>&", "scalar_opt"),
+    "Scalar[]": ("const std::vector<Scalar>&", "scalars"),
     "int": ("int64_t", "int64"),
     "int?": ("std::optional<int64_t>", "int64_opt"),
     "int[]": ("IntList", "intlist"),

@@ -20,6 +20,8 @@ const char* type_name(ParamType t) {
       return "tuple of Tensors";
     case ParamType::Scalar:
       return "Number";
+    case ParamType::ScalarList:
+      return "tuple of Numbers";
     case ParamType::Int:
       return "int";
     case ParamType::IntList:
@@ -63,6 +65,15 @@ bool is_tensor_list(PyObject* o, bool none_elements) {
   return true;
 }
 
+bool is_number_list(PyObject* o) {
+  if (!PyTuple_Check(o) && !PyList_Check(o)) return false;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+  PyObject** items = PySequence_Fast_ITEMS(o);
+  for (Py_ssize_t i = 0; i < n; ++i)
+    if (!is_number(items[i])) return false;
+  return true;
+}
+
 bool matches(const Param& p, PyObject* o) {
   if (o == Py_None) return p.optional;
   switch (p.type) {
@@ -72,6 +83,8 @@ bool matches(const Param& p, PyObject* o) {
       return is_tensor_list(o, p.none_elements);
     case ParamType::Scalar:
       return is_number(o) || (is_tensor(o) && tensor_from_py(o, "", "")->numel() == 1);
+    case ParamType::ScalarList:
+      return is_number_list(o);
     case ParamType::Int:
       return is_int(o);
     case ParamType::IntList:
@@ -99,6 +112,7 @@ ParamType parse_type(const std::string& t, int* list_size, const std::string& sc
   if (t == "Tensor") return ParamType::Tensor;
   if (t == "Tensor[]" || t == "Tensor?[]") return ParamType::TensorList;
   if (t == "Scalar") return ParamType::Scalar;
+  if (t == "Scalar[]") return ParamType::ScalarList;
   if (t == "int") return ParamType::Int;
   if (t.rfind("int[", 0) == 0) {
     std::string inner = t.substr(4, t.size() - 5);
@@ -437,6 +451,14 @@ Scalar ParsedArgs::scalar(int i) const {
 std::optional<Scalar> ParsedArgs::scalar_opt(int i) const {
   if (slots[i] == Py_None) return std::nullopt;
   return scalar(i);
+}
+std::vector<Scalar> ParsedArgs::scalars(int i) const {
+  py::sequence seq = py::reinterpret_borrow<py::sequence>(slots[i]);
+  std::vector<Scalar> out;
+  out.reserve(seq.size());
+  for (py::handle h : seq)
+    out.push_back(scalar_from_py(h.ptr(), sig->name().c_str(), sig->params()[i].name.c_str()));
+  return out;
 }
 int64_t ParsedArgs::int64(int i) const {
   py::object idx = py::reinterpret_steal<py::object>(PyNumber_Index(slots[i]));

@@ -24,6 +24,7 @@ enum class ParamType : int8_t {
   Tensor,
   TensorList,
   Scalar,
+  ScalarList,
   Int,
   IntList,
   Float,
@@ -93,6 +94,7 @@ class ParsedArgs {
   std::vector<Tensor> optional_tensors(int i) const;  // None items become null Tensors
   Scalar scalar(int i) const;
   std::optional<Scalar> scalar_opt(int i) const;
+  std::vector<Scalar> scalars(int i) const;
   int64_t int64(int i) const;
   std::optional<int64_t> int64_opt(int i) const;
   DimVector intlist(int i) const;

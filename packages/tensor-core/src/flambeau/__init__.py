@@ -19,6 +19,8 @@ from flambeau import _printing as _printing  # noqa: E402
 from flambeau._C import *  # noqa: E402,F403
 from flambeau._C import Generator, Tensor, default_generator, device, dtype  # noqa: E402,F401
 
+# `import *` skips names starting with "_"; the table's underscored operators
+# (_foreach_add, _softmax_backward_data, ...) are public all the same.
 globals().update((_name, getattr(_C, _name)) for _name in _C._underscored_ops)
 from flambeau._dtype_info import finfo, iinfo  # noqa: E402,F401
 from flambeau._grad_mode import (  # noqa: E402,F401

@@ -1,0 +1,74 @@
+"""Adagrad (Duchi et al., 2011) with learning-rate decay."""
+
+from __future__ import annotations
+
+import flambeau
+
+from . import _multi as M
+from .optimizer import Optimizer, _closure_loss
+
+
+class Adagrad(Optimizer):
+    def __init__(
+        self,
+        params,
+        lr=1e-2,
+        lr_decay=0,
+        weight_decay=0,
+        initial_accumulator_value=0,
+        eps=1e-10,
+        foreach=None,
+        *,
+        maximize=False,
+        differentiable=False,
+        fused=None,
+    ):
+        M.check_range("learning rate", lr)
+        M.check_range("lr_decay value", lr_decay)
+        M.check_range("weight_decay value", weight_decay)
+        M.check_range("initial_accumulator_value value", initial_accumulator_value)
+        M.check_range("epsilon value", eps)
+        defaults = dict(
+            lr=lr,
+            lr_decay=lr_decay,
+            eps=eps,
+            weight_decay=weight_decay,
+            initial_accumulator_value=initial_accumulator_value,
+            foreach=foreach,
+            maximize=maximize,
+            differentiable=differentiable,
+            fused=fused,
+        )
+        super().__init__(params, defaults)
+        # As in PyTorch, the state exists from the start (so share_memory works).
+        for group in self.param_groups:
+            for p in group["params"]:
+                self._init_state(p, self._new_state(group))
+
+    @staticmethod
+    def _new_state(group):
+        init = group["initial_accumulator_value"]
+        return lambda p: {"step": M.step_zero(), "sum": flambeau.full_like(p, init)}
+
+    def step(self, closure=None):
+        loss = _closure_loss(closure)
+        for group in self.param_groups:
+            params, grads, states = M.with_grads(self, group, self._new_state(group))
+            if not params:
+                continue
+            for ps, gs, ss in M.batches(group, [params, grads, states]):
+                self._update(group, ps, gs, ss)
+        return loss
+
+    @staticmethod
+    def _update(group, params, grads, states):
+        lr, lr_decay, eps = group["lr"], group["lr_decay"], group["eps"]
+        grads = M.maybe_maximize(grads, group["maximize"])
+        grads = M.weight_decayed(grads, params, group["weight_decay"])
+        steps = M.advance([s["step"] for s in states])
+        sums = [s["sum"] for s in states]
+        flambeau._foreach_addcmul_(sums, grads, grads, 1)
+        std = flambeau._foreach_sqrt(sums)
+        flambeau._foreach_add_(std, eps)
+        clrs = [-lr / (1 + (t - 1) * lr_decay) for t in steps]
+        flambeau._foreach_addcdiv_(params, grads, std, clrs)
