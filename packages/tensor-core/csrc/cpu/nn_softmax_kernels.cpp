@@ -26,33 +26,34 @@ namespace {
 // Row helpers for contiguous float32/float64 rows, defined once per type (GCC
 // clones plain functions, not templates); they call nothing compiled for
 // another target.
-#define FLB_ROW_HELPERS(T)                                                                   \
-  FLB_NN_CLONES T row_max(const T* __restrict__ x, int64_t n) {                              \
-    T m = -std::numeric_limits<T>::infinity();                                               \
-    _Pragma("omp simd reduction(max : m)") for (int64_t i = 0; i < n; ++i) m =               \
-        x[i] > m ? x[i] : m;                                                                 \
-    return m;                                                                                \
-  }                                                                                          \
-  FLB_NN_CLONES void row_scale(T* __restrict__ y, int64_t n, T s) {                          \
-    for (int64_t i = 0; i < n; ++i) y[i] *= s;                                               \
-  }                                                                                          \
-  FLB_NN_CLONES void row_shift(const T* __restrict__ x, T* __restrict__ y, int64_t n, T s) { \
-    for (int64_t i = 0; i < n; ++i) y[i] = x[i] - s;                                         \
-  }                                                                                          \
-  FLB_NN_CLONES T row_dot(const T* __restrict__ a, const T* __restrict__ b, int64_t n) {     \
-    T s = 0;                                                                                 \
-    _Pragma("omp simd reduction(+ : s)") for (int64_t i = 0; i < n; ++i) s += a[i] * b[i];   \
-    return s;                                                                                \
-  }                                                                                          \
-  FLB_NN_CLONES T row_sum(const T* __restrict__ a, int64_t n) {                              \
-    T s = 0;                                                                                 \
-    _Pragma("omp simd reduction(+ : s)") for (int64_t i = 0; i < n; ++i) s += a[i];          \
-    return s;                                                                                \
-  }                                                                                          \
-  /* gi = y * (g - dot) */                                                                   \
-  FLB_NN_CLONES void row_softmax_grad(T* __restrict__ gi, const T* __restrict__ g,           \
-                                      const T* __restrict__ y, int64_t n, T dot) {           \
-    for (int64_t i = 0; i < n; ++i) gi[i] = y[i] * (g[i] - dot);                             \
+#define FLB_ROW_HELPERS(T)                                                                        \
+  FLB_NN_CLONES T row_max(const T* __restrict__ x, int64_t n) {                                   \
+    T m = -std::numeric_limits<T>::infinity();                                                    \
+    _Pragma("omp simd reduction(max : m)") for (int64_t i = 0; i < n; ++i) m =                    \
+        x[i] > m ? x[i] : m;                                                                      \
+    return m;                                                                                     \
+  }                                                                                               \
+  FLB_NN_CLONES void row_scale(T* __restrict__ y, int64_t n, T s) {                               \
+    for (int64_t i = 0; i < n; ++i) y[i] *= s;                                                    \
+  }                                                                                               \
+  /* y = (x - m) - s: subtracting the max first keeps precision for large x */                    \
+  FLB_NN_CLONES void row_shift(const T* __restrict__ x, T* __restrict__ y, int64_t n, T m, T s) { \
+    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) - s;                                        \
+  }                                                                                               \
+  FLB_NN_CLONES T row_dot(const T* __restrict__ a, const T* __restrict__ b, int64_t n) {          \
+    T s = 0;                                                                                      \
+    _Pragma("omp simd reduction(+ : s)") for (int64_t i = 0; i < n; ++i) s += a[i] * b[i];        \
+    return s;                                                                                     \
+  }                                                                                               \
+  FLB_NN_CLONES T row_sum(const T* __restrict__ a, int64_t n) {                                   \
+    T s = 0;                                                                                      \
+    _Pragma("omp simd reduction(+ : s)") for (int64_t i = 0; i < n; ++i) s += a[i];               \
+    return s;                                                                                     \
+  }                                                                                               \
+  /* gi = y * (g - dot) */                                                                        \
+  FLB_NN_CLONES void row_softmax_grad(T* __restrict__ gi, const T* __restrict__ g,                \
+                                      const T* __restrict__ y, int64_t n, T dot) {                \
+    for (int64_t i = 0; i < n; ++i) gi[i] = y[i] * (g[i] - dot);                                  \
   }
 FLB_ROW_HELPERS(float)
 FLB_ROW_HELPERS(double)
@@ -78,7 +79,7 @@ void softmax_rows(T* out, const T* in, int64_t rows, int64_t n, bool log) {
                    if (std::isinf(m)) m = m > 0 ? m : T(0);  // all -inf rows: no inf - inf
                    T s = exp_shift_sum(x, y, n, m);
                    if (log) {
-                     row_shift(x, y, n, m + std::log(s));
+                     row_shift(x, y, n, m, std::log(s));
                    } else {
                      row_scale(y, n, T(1) / s);
                    }

@@ -24,7 +24,7 @@ void check_float(const Tensor& input, const char* name) {
 // A 0/1 tensor of `sizes` in `dtype`: 1 with probability 1 - p.
 Tensor keep_mask(IntList sizes, double p, ScalarType dtype, Device device) {
   Tensor m = empty(sizes, dtype, device);
-  bernoulli_(m, 1.0 - p, nullptr);
+  bernoulli_(m, 1.0 - p, &default_generator());
   return m;
 }
 

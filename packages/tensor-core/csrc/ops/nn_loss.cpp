@@ -85,9 +85,9 @@ Tensor huber_loss_backward(const Tensor& grad_output, const Tensor& self, const 
 Tensor binary_cross_entropy(const Tensor& self, const Tensor& target, const Tensor& weight,
                             int64_t reduction) {
   check_reduction(reduction, "binary_cross_entropy");
-  FLB_CHECK(self->sizes() == target->sizes(), "binary_cross_entropy: Using a target size (",
-            shape_str(target->sizes()), ") that is different to the input size (",
-            shape_str(self->sizes()), ") is deprecated. Please ensure they have the same size.");
+  FLB_CHECK(self->sizes() == target->sizes(), "binary_cross_entropy: Using a target size ",
+            shape_str(target->sizes()), " that is different to the input size ",
+            shape_str(self->sizes()), " is deprecated. Please ensure they have the same size.");
   return reduce_loss(weighted(pointwise("binary_cross_entropy", {self, target}, {}), weight),
                      reduction);
 }
@@ -104,9 +104,9 @@ Tensor binary_cross_entropy_with_logits(const Tensor& self, const Tensor& target
                                         const Tensor& weight, const Tensor& pos_weight,
                                         int64_t reduction) {
   check_reduction(reduction, "binary_cross_entropy_with_logits");
-  FLB_CHECK(self->sizes() == target->sizes(), "binary_cross_entropy_with_logits: Target size (",
-            shape_str(target->sizes()), ") must be the same as input size (",
-            shape_str(self->sizes()), ")");
+  FLB_CHECK(self->sizes() == target->sizes(), "binary_cross_entropy_with_logits: Target size ",
+            shape_str(target->sizes()), " must be the same as input size ",
+            shape_str(self->sizes()));
   Tensor pw = pos_weight ? pos_weight : wrapped_scalar(Scalar(1.0));
   return reduce_loss(
       weighted(pointwise("binary_cross_entropy_with_logits", {self, target, pw}, {}), weight),

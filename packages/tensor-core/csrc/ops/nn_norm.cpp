@@ -3,6 +3,7 @@
 // per-channel statistics and all per-channel affine steps compose the core's
 // reductions and pointwise operators.
 #include <cmath>
+#include <string>
 
 #include "generated/ops_nn_norm.h"
 #include "generated/ops_pointwise.h"
@@ -59,9 +60,13 @@ LnShape check_layer_norm(const Tensor& input, IntList normalized_shape, const Te
       "containing at least one element, but got normalized_shape = ", shape_str(normalized_shape));
   bool ok = nd >= k;
   for (int64_t i = 0; ok && i < k; ++i) ok = input->size(nd - k + i) == normalized_shape[i];
-  FLB_CHECK(ok, name, ": Given normalized_shape=", shape_str(normalized_shape),
-            ", expected input with shape [*", shape_str(normalized_shape).substr(1),
-            ", but got input of size", shape_str(input->sizes()));
+  if (!ok) {
+    std::string want = "(*";
+    for (int64_t v : normalized_shape) want += ", " + std::to_string(v);
+    fail(name, ": Given normalized_shape=", shape_str(normalized_shape),
+         ", expected input with shape ", want, "), but got input of size ",
+         shape_str(input->sizes()));
+  }
   FLB_CHECK(!weight || weight->sizes() == normalized_shape, name,
             ": Expected weight to be of same shape as normalized_shape, but got weight of shape ",
             shape_str(weight ? weight->sizes() : IntList{}),

@@ -18,6 +18,14 @@ from flambeau import _C, _grad, _siblings  # noqa: E402,F401
 from flambeau import _printing as _printing  # noqa: E402
 from flambeau._C import *  # noqa: E402,F403
 from flambeau._C import Generator, Tensor, default_generator, device, dtype  # noqa: E402,F401
+
+# The star import skips operators named with a leading underscore (aten's
+# _softmax_backward_data, ...); export those from the operator table too.
+globals().update(
+    (row["name"], getattr(_C, row["name"]))
+    for row in _C.ops_table()
+    if row["name"].startswith("_") and hasattr(_C, row["name"])
+)
 from flambeau._dtype_info import finfo, iinfo  # noqa: E402,F401
 from flambeau._printing import (  # noqa: E402,F401
     get_printoptions,

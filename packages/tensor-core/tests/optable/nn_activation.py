@@ -215,7 +215,7 @@ def softmax_samples(d, rng):
     yield Sample((m((4, 3)).T, 0), note="transposed")
     yield Sample((m((2, 3, 40)), 1), note="middle dim")
     yield Sample((m((2, 3, 40)), 2))
-    yield Sample((m((5, 300)) * 30, 1), note="large values")
+    yield Sample((make((5, 300), d, rng, low=-90, high=90), 1), note="large values")
 
 
 def softmax_rows(name, log):
@@ -370,7 +370,9 @@ def bag_samples(d, rng):
     for mode in (0, 1, 2):
         yield Sample((w, idx, off), {"mode": mode}, f"mode {mode}, an empty bag")
     yield Sample((w, idx, np.array([0, 2, 8])), {"include_last_offset": True}, "last offset")
-    yield Sample((w, idx, off), {"per_sample_weights": make((8,), d, rng)}, "per-sample weights")
+    # (arrays are converted only when positional)
+    psw = make((8,), d, rng)
+    yield Sample((w, idx, off, False, 0, False, psw), {}, "per-sample weights")
     yield Sample((w, idx, off), {"mode": 1, "padding_idx": 4}, "padding skipped")
     yield Sample((make((3, 8), d, rng).T, idx, off), {"mode": 2}, "transposed weight")
 

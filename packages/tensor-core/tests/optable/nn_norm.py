@@ -208,7 +208,7 @@ def group_norm_backward_samples(d, rng):
     )
 
 
-def instance_norm_ref(x, w, b, rm, rv, use_input_stats, momentum, eps):
+def instance_norm_ref(x, w, b, rm, rv, use_input_stats, momentum, eps, cudnn_enabled=False):
     n, c = x.shape[:2]
     if use_input_stats:
         y = group_norm_ref(x, w, b, n, c, x.size // (n * c), c, eps)[0]

@@ -424,10 +424,10 @@ def _ln_axes(x, normalized_shape):
     return tuple(range(x.dim() - len(normalized_shape), x.dim()))
 
 
-def _ln_backward_composite(normalized_shape):
+def _ln_backward_composite(normalized_shape, mask):
     """native_layer_norm_backward written with differentiable operators."""
 
-    def f(go, x, mean, rstd, w, b):
+    def f(go, x, mean, rstd, w):
         axes = _ln_axes(x, normalized_shape)
         lead = tuple(range(x.dim() - len(normalized_shape)))
         xhat = (x - mean) * rstd
@@ -435,12 +435,9 @@ def _ln_backward_composite(normalized_shape):
         gi = rstd * (
             dxh - dxh.mean(axes, keepdim=True) - xhat * (dxh * xhat).mean(axes, keepdim=True)
         )
-        gw = gb = None
-        if w is not None:
-            gw = (go * xhat).sum(lead) if lead else go * xhat
-        if b is not None:
-            gb = go.sum(lead) if lead else go
-        return gi, gw, gb
+        gw = ((go * xhat).sum(lead) if lead else go * xhat) if mask[1] else None
+        gb = (go.sum(lead) if lead else go) if mask[2] else None
+        return (gi if mask[0] else None), gw, gb
 
     return f
 
@@ -464,15 +461,12 @@ def _native_layer_norm(g, a):
 
 @formula("native_layer_norm_backward")
 def _native_layer_norm_backward(g, a):
-    f = _ln_backward_composite(a["normalized_shape"])
-    names = ("grad_out", "input", "mean", "rstd", "weight", "bias")
-    mask = a["output_mask"]
-    w = a["weight"] if mask[1] else None
-    b = a["bias"] if mask[2] else None
-    primals = [a["grad_out"], a["input"], a["mean"], a["rstd"], w, b]
+    f = _ln_backward_composite(a["normalized_shape"], [bool(m) for m in a["output_mask"]])
+    names = ("grad_out", "input", "mean", "rstd", "weight")
+    primals = [a[n] for n in names]
     cot = [c if isinstance(c, F.Tensor) else None for c in g]
-    grads = _vjp(lambda *p: f(*p[:4], p[4], p[5]), primals, cot)
-    return {n: gr for n, gr in zip(names[:5], grads[:5]) if gr is not None}
+    grads = _vjp(f, primals, cot)
+    return {n: gr for n, gr in zip(names, grads) if gr is not None}
 
 
 @composite("layer_norm")
