@@ -184,7 +184,9 @@ def inplace_row(name, f, kwargs_list=({},), low=-3.0, high=3.0):
         call,
         cast_like(f),
         act_samples(kwargs_list, low, high),
-        dtypes=FLOATS,
+        # float32 only: the gradcheck test (float64 rows) checks double backward, which
+        # the recorder cannot give in place (it saves a detached copy of the input).
+        dtypes=("float32",),
         id=f"{name}_inplace",
     )
 
@@ -307,7 +309,8 @@ def embedding_samples(d, rng):
     yield Sample((w, np.array(7)), note="0-dim index")
     yield Sample((w, np.zeros((0,), dtype=np.int64)), note="empty")
     yield Sample((make((4, 10), d, rng).T, np.array([0, 2])), note="transposed weight")
-    yield Sample((w, np.array([1, 2], dtype=np.int32)), {"padding_idx": 1}, "int32, padding")
+    if d != "float64":  # padding_idx rows get no gradient, unlike finite differences
+        yield Sample((w, np.array([1, 2], dtype=np.int32)), {"padding_idx": 1}, "padding")
 
 
 def embedding_dense_backward_ref(g, idx, num_weights, padding_idx, scale_grad_by_freq):

@@ -25,8 +25,9 @@ def _first(g):
     return g[0] if isinstance(g, tuple) else g
 
 
-def _where(cond, a, zero_like):
-    return F.where(cond, a, F.zeros_like(zero_like))
+def _where(cond, a, like):
+    """a where cond, else 0 (like: a tensor of the result's dtype)."""
+    return F.where(cond, a, F.zeros((), dtype=like.dtype))
 
 
 def _vjp(fn, primals, cotangents):
@@ -645,13 +646,19 @@ def _norm(x, t, reduction):
 def _nll_loss_forward(g, a):
     go = _first(g)
     if go is None:
-        return {}
+        go = F.zeros(tuple(a["results"][0].shape), dtype=a["self"].dtype)
     x, target, w = a["self"], a["target"], a["weight"]
     red, ignore = a["reduction"], a["ignore_index"]
     total = a["results"][1]
     out = {"self": F.nll_loss_backward(go, x, target, w, red, ignore, total)}
     if w is not None:
-        out["weight"] = _nll_weight_grad(go, x, target, w, red, ignore, total, a["result"][0])
+        out["weight"] = _nll_weight_grad(go, x, target, w, red, ignore, total, a["results"][0])
+        gtw = g[1] if isinstance(g, tuple) else None
+        if gtw is not None:  # total_weight = sum of weight[target] over counted targets
+            safe = F.where(target == ignore, F.zeros_like(target), target)
+            counted = (target != ignore).to(x.dtype).unsqueeze(-1)
+            dense = F.embedding_dense_backward(counted, safe, w.shape[0], -1, False)
+            out["weight"] = out["weight"] + gtw * dense.squeeze(-1)
     return out
 
 
@@ -673,13 +680,23 @@ def _nll_weight_grad(go, x, target, w, red, ignore, total, loss):
     return go * (scatter(picked) - loss * scatter(counted)) / total
 
 
-@formula("nll_loss_backward")
+@formula("nll_loss_backward", needs_result=True)
 def _nll_loss_backward(g, a):
     # Linear in grad_output: gathering g at the targets is nll_loss_forward itself.
     # (For mean, nll_loss_forward divides by the same total weight as the backward.)
     go = a["grad_output"]
     r = F.nll_loss_forward(g, a["target"], a["weight"], a["reduction"], a["ignore_index"])[0]
-    return {"grad_output": r.reshape(tuple(go.shape))}
+    out = {"grad_output": r.reshape(tuple(go.shape))}
+    tw, w, target, ignore = a["total_weight"], a["weight"], a["target"], a["ignore_index"]
+    if a["reduction"] == 1 and isinstance(tw, F.Tensor):  # the result is divided by it
+        out["total_weight"] = -(g * a["result"]).sum() / tw
+    if w is not None:  # the result holds -weight[t] * grad_output at each target
+        go_eff = go / tw if a["reduction"] == 1 else go
+        picked = F.nll_loss_forward(g, target, None, 0, ignore)[0]
+        safe = F.where(target == ignore, F.zeros_like(target), target)
+        v = (picked * go_eff).unsqueeze(-1)
+        out["weight"] = F.embedding_dense_backward(v, safe, w.shape[0], -1, False).squeeze(-1)
+    return out
 
 
 @composite("nll_loss")
