@@ -236,6 +236,22 @@ def instance_norm_samples(d, rng):
     )
 
 
+def affine_samples(d, rng):
+    """Small samples whose normalized_shape is the weight's shape (no list argument, so the
+    autograd gradcheck runs them)."""
+    m = lambda shape, **kw: make(shape, d, rng, **kw)  # noqa: E731
+    yield Sample((m((3, 4)), m((4,)), m((4,))))
+    yield Sample((m((2, 3, 2), noncontig=True), m((3, 2)), m((3, 2))), note="strided")
+
+
+def affine_backward_samples(d, rng):
+    m = lambda shape, **kw: make(shape, d, rng, **kw)  # noqa: E731
+    for shape, ns in (((3, 4), (4,)), ((2, 3, 2), (3, 2))):
+        x = m(shape)
+        _, mean, rstd = layer_norm_ref(x, list(ns))
+        yield Sample((m(shape), x, mean, rstd, m(ns), m(ns)))
+
+
 def drop_none(f):
     """Backward kernels return None for gradients their output_mask leaves out."""
 
@@ -246,6 +262,34 @@ def drop_none(f):
 
 
 TESTS = [
+    OpTest(
+        "native_layer_norm",
+        lambda x, w, b: flambeau.native_layer_norm(x, list(w.shape), w, b, 1e-5),
+        lambda x, w, b: layer_norm_ref(x, list(w.shape), w, b),
+        affine_samples,
+        dtypes=FLOATS,
+        id="native_layer_norm_affine",
+    ),
+    OpTest(
+        "layer_norm",
+        lambda x, w, b: flambeau.layer_norm(x, list(w.shape), w, b),
+        lambda x, w, b: layer_norm_ref(x, list(w.shape), w, b)[0],
+        affine_samples,
+        dtypes=FLOATS,
+        id="layer_norm_affine",
+    ),
+    OpTest(
+        "native_layer_norm_backward",
+        lambda go, x, mean, rstd, w, b: flambeau.native_layer_norm_backward(
+            go, x, list(w.shape), mean, rstd, w, b, [True, True, True]
+        ),
+        lambda go, x, mean, rstd, w, b: layer_norm_backward_ref(
+            go, x, list(w.shape), mean, rstd, w, b, [True, True, True]
+        ),
+        affine_backward_samples,
+        dtypes=FLOATS,
+        id="native_layer_norm_backward_affine",
+    ),
     OpTest(
         "native_layer_norm",
         flambeau.native_layer_norm,
