@@ -106,4 +106,29 @@ FLB_VEC_LOOP(reciprocal_f64, double, 1.0 / x)
 FLB_VEC_LOOP(relu_f32, float, x > 0.0f ? x : (x != x ? x : 0.0f))
 FLB_VEC_LOOP(relu_f64, double, x > 0.0 ? x : (x != x ? x : 0.0))
 
+// Activations of the nn kernels (cpu/nn_activation_kernels.cpp).
+FLB_VEC_LOOP(gelu_f32, float, 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)))
+FLB_VEC_LOOP(gelu_f64, double, 0.5 * x * (1.0 + erf(x * 0.70710678118654752440)))
+FLB_VEC_LOOP(gelu_tanh_f32, float,
+             0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x))))
+FLB_VEC_LOOP(gelu_tanh_f64, double,
+             0.5 * x * (1.0 + tanh(0.79788456080286535588 * (x + 0.044715 * x * x * x))))
+FLB_VEC_LOOP(silu_f32, float, x / (1.0f + expf(-x)))
+FLB_VEC_LOOP(silu_f64, double, x / (1.0 + exp(-x)))
+
+// Softmax's middle pass: out = exp(in - shift), returning the sum of out.
+#define FLB_VEC_EXP_SHIFT_SUM(name, T, EXP)                                              \
+  FLB_CLONES T name(const T* __restrict__ in, T* __restrict__ out, int64_t n, T shift) { \
+    T s = 0;                                                                             \
+    _Pragma("omp simd reduction(+ : s)") for (int64_t i = 0; i < n; ++i) {               \
+      T e = EXP(in[i] - shift);                                                          \
+      out[i] = e;                                                                        \
+      s += e;                                                                            \
+    }                                                                                    \
+    return s;                                                                            \
+  }
+FLB_VEC_EXP_SHIFT_SUM(exp_shift_sum_f32, float, expf)
+FLB_VEC_EXP_SHIFT_SUM(exp_shift_sum_f64, double, exp)
+#undef FLB_VEC_EXP_SHIFT_SUM
+
 }  // namespace flambeau::vec

@@ -40,4 +40,18 @@ namespace flambeau::vec {
 FLB_VEC_MATH_OPS(FLB_VEC_DECLARE)
 #undef FLB_VEC_DECLARE
 
+// Activations and softmax's fused pass (used by the nn kernels); in may equal out.
+#define FLB_VEC_NN_OPS(X) \
+  X(gelu)                 \
+  X(gelu_tanh)            \
+  X(silu)
+#define FLB_VEC_DECLARE(name)                              \
+  void name##_f32(const float* in, float* out, int64_t n); \
+  void name##_f64(const double* in, double* out, int64_t n);
+FLB_VEC_NN_OPS(FLB_VEC_DECLARE)
+#undef FLB_VEC_DECLARE
+// out[i] = exp(in[i] - shift); returns the sum of out. in may equal out.
+float exp_shift_sum_f32(const float* in, float* out, int64_t n, float shift);
+double exp_shift_sum_f64(const double* in, double* out, int64_t n, double shift);
+
 }  // namespace flambeau::vec

@@ -163,6 +163,9 @@ def handle(name: str, args: tuple, kwargs: dict):
     target = args[0] if inplace else None
     if inplace:
         _check_inplace(name, target)
+    decompose = derivatives.COMPOSITES.get(base)
+    if decompose is not None:
+        return _run_composite(decompose, base, args, kwargs, target)
     sch, bound = schema.bind(base, args, kwargs)
     formula = derivatives.FORMULAS.get(sch.key) or derivatives.FORMULAS.get(sch.name)
     # Edges come from the arguments as they are before the call: an in-place
@@ -228,6 +231,29 @@ def handle(name: str, args: tuple, kwargs: dict):
         if base in VIEW_OPS and not inplace:
             outputs[i]._view = ViewInfo(args[0], outputs[i])
     return None if name == "__setitem__" else result
+
+
+def _requires_grad(v) -> bool:
+    if isinstance(v, (list, tuple)):
+        return any(_requires_grad(x) for x in v)
+    return isinstance(v, Tensor) and v.requires_grad
+
+
+def _record(name: str, *args, **kwargs):
+    """Calls an operator of a composite's decomposition, recorded when it needs to be."""
+    if _C.is_grad_enabled() and (_requires_grad(args) or _requires_grad(tuple(kwargs.values()))):
+        return handle(name, args, kwargs)
+    return _call(name, args, kwargs)
+
+
+def _run_composite(decompose, base: str, args: tuple, kwargs: dict, target):
+    """Runs a composite operator as its recorded decomposition; in place, the result is
+    then copied into the target (recorded as copy_)."""
+    _, bound = schema.bind(base, args, kwargs)
+    result = decompose(_record, bound)
+    if target is None:
+        return result
+    return handle("copy_", (target, result), {})
 
 
 def install() -> None:

@@ -11,14 +11,24 @@ Formulas live in one module per operator family; importing this package
 registers them all.
 """
 
-from . import indexing, linalg, nn_rnn, pointwise, reduction, shape, sorting  # noqa: F401  (registers formulas)
+from . import indexing, linalg, nn, nn_rnn, pointwise, reduction, shape, sorting  # noqa: F401  (registers formulas)
 from .helpers import sum_to, unreduce
-from .registry import FORMULAS, Formula, bind_formula, formula, nondifferentiable
+from .registry import (
+    COMPOSITES,
+    FORMULAS,
+    Formula,
+    bind_formula,
+    composite,
+    formula,
+    nondifferentiable,
+)
 
 __all__ = [
+    "COMPOSITES",
     "FORMULAS",
     "Formula",
     "bind_formula",
+    "composite",
     "formula",
     "nondifferentiable",
     "sum_to",

@@ -30,6 +30,21 @@ def formula(*names, needs_input=True, needs_result=False):
     return register
 
 
+# Composite operators (PyTorch's CompositeImplicitAutograd): instead of a
+# formula, autograd runs fn(call, bound_args), a decomposition into operators
+# that `call(name, *args, **kwargs)` records one by one.
+COMPOSITES: dict[str, Callable] = {}
+
+
+def composite(*names):
+    def register(fn):
+        for n in names:
+            COMPOSITES[n] = fn
+        return fn
+
+    return register
+
+
 def nondifferentiable(*names):
     for n in names:
         FORMULAS[n] = Formula(lambda g, a: {}, False, True)

@@ -1,0 +1,145 @@
+"""nn kernel benchmarks beside PyTorch (run with `nox -s bench`).
+
+softmax / log_softmax / layer_norm over 4096x4096 float32 (the issue's target:
+at least as fast as PyTorch), layer_norm forward + backward, cross_entropy on
+(4096, 1000) and gelu on 16M float32. NumPy has no such kernels; its column
+shows a plain NumPy softmax / layer_norm where one is easy to write.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+import flambeau
+from flambeau_bench import attempt, measure, report
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+M = 4096
+N = 16 * 2**20
+THREADS = os.cpu_count() or 1
+LIBS = ("flambeau", "numpy", "torch")
+
+
+def np_softmax(a, log=False):
+    z = a - a.max(axis=1, keepdims=True)
+    if log:
+        return z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+    e = np.exp(z)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def np_layer_norm(a, w, b):
+    mean = a.mean(axis=1, keepdims=True)
+    var = a.var(axis=1, keepdims=True)
+    return (a - mean) / np.sqrt(var + 1e-5) * w + b
+
+
+def workloads(rng):
+    x = rng.standard_normal((M, M), dtype=np.float32)
+    w = rng.standard_normal(M, dtype=np.float32)
+    b = rng.standard_normal(M, dtype=np.float32)
+    g = rng.standard_normal((M, M), dtype=np.float32)
+    logits = rng.standard_normal((4096, 1000), dtype=np.float32)
+    target = rng.integers(0, 1000, 4096)
+    big = rng.standard_normal(N, dtype=np.float32)
+
+    def softmax(lib, log=False):
+        if lib == "numpy":
+            return lambda: np_softmax(x, log)
+        mod = flambeau if lib == "flambeau" else torch
+        t = mod.from_numpy(x)
+        fn = mod.log_softmax if log else mod.softmax
+        return lambda: fn(t, 1)
+
+    def layer_norm(lib):
+        if lib == "numpy":
+            return lambda: np_layer_norm(x, w, b)
+        mod = flambeau if lib == "flambeau" else torch
+        t, tw, tb = (mod.from_numpy(v) for v in (x, w, b))
+        if lib == "torch":
+            return lambda: torch.nn.functional.layer_norm(t, (M,), tw, tb)
+        return lambda: flambeau.layer_norm(t, [M], tw, tb)
+
+    def layer_norm_fwd_bwd(lib):
+        if lib == "numpy":
+            return None
+        if lib == "torch":
+            t, tw, tb, tg = (torch.from_numpy(v) for v in (x, w, b, g))
+
+            def run():
+                out, mean, rstd = torch.native_layer_norm(t, (M,), tw, tb, 1e-5)
+                return torch.ops.aten.native_layer_norm_backward(
+                    tg, t, (M,), mean, rstd, tw, tb, [True, True, True]
+                )
+
+            return run
+        t, tw, tb, tg = (flambeau.from_numpy(v) for v in (x, w, b, g))
+
+        def run():
+            out, mean, rstd = flambeau.native_layer_norm(t, [M], tw, tb, 1e-5)
+            return flambeau.native_layer_norm_backward(
+                tg, t, [M], mean, rstd, tw, tb, [True, True, True]
+            )
+
+        return run
+
+    def cross_entropy(lib):
+        if lib == "numpy":
+            return lambda: -np_softmax(logits, True)[np.arange(4096), target].mean()
+        if lib == "torch":
+            t, tt = torch.from_numpy(logits), torch.from_numpy(target)
+            return lambda: torch.nn.functional.cross_entropy(t, tt)
+        t, tt = flambeau.from_numpy(logits), flambeau.from_numpy(target)
+        return lambda: flambeau.cross_entropy_loss(t, tt)
+
+    def gelu(lib):
+        if lib == "numpy":
+            return None
+        if lib == "torch":
+            t = torch.from_numpy(big)
+            return lambda: torch.nn.functional.gelu(t)
+        t = flambeau.from_numpy(big)
+        return lambda: flambeau.gelu(t)
+
+    return [
+        ("softmax 4096x4096 f32", lambda lib: softmax(lib)),
+        ("log_softmax 4096x4096 f32", lambda lib: softmax(lib, True)),
+        ("layer_norm 4096x4096 f32", layer_norm),
+        ("layer_norm fwd+bwd 4096x4096", layer_norm_fwd_bwd),
+        ("cross_entropy (4096, 1000)", cross_entropy),
+        ("gelu 16M f32", gelu),
+    ]
+
+
+def row(name, make, repeat=5, number=3):
+    times = []
+    for lib in LIBS:
+        if lib == "torch" and torch is None:
+            times.append(None)
+            continue
+        fn = attempt(lambda lib=lib: make(lib), name)
+        times.append(
+            attempt(lambda fn=fn: measure(fn, repeat=repeat, number=number), name) if fn else None
+        )
+    return (name, *times)
+
+
+def main() -> None:
+    attempt(lambda: flambeau.set_num_threads(THREADS), "flambeau.set_num_threads")
+    if torch is not None:
+        torch.set_num_threads(THREADS)
+    versions = f"numpy {np.__version__}, torch {torch.__version__ if torch else 'not installed'}"
+    print(f"flambeau {getattr(flambeau, '__version__', '?')}, {versions}; {THREADS} threads")
+    print("best of 5 runs; ratio above 1 = flambeau faster; numpy is single-threaded")
+    rng = np.random.default_rng(0)
+    report("tensor-core: nn kernels", [row(name, make) for name, make in workloads(rng)])
+
+
+if __name__ == "__main__":
+    main()
