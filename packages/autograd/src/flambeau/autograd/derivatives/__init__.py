@@ -11,7 +11,7 @@ Formulas live in one module per operator family; importing this package
 registers them all.
 """
 
-from . import linalg, pointwise, reduction, shape  # noqa: F401  (registers formulas)
+from . import linalg, nn_conv, pointwise, reduction, shape  # noqa: F401  (registers formulas)
 from .helpers import sum_to, unreduce
 from .registry import FORMULAS, Formula, bind_formula, formula, nondifferentiable
 
