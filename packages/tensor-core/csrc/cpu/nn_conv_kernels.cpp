@@ -22,12 +22,12 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t
   auto t = [](bool x) { return x ? CblasTrans : CblasNoTrans; };
   if constexpr (std::is_same_v<T, float>) {
     scipy_cblas_sgemm(CblasRowMajor, t(ta), t(tb), static_cast<int>(m), static_cast<int>(n),
-                      static_cast<int>(k), 1.0f, a, static_cast<int>(lda), b,
-                      static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+                      static_cast<int>(k), 1.0f, a, static_cast<int>(lda), b, static_cast<int>(ldb),
+                      beta, c, static_cast<int>(ldc));
   } else {
     scipy_cblas_dgemm(CblasRowMajor, t(ta), t(tb), static_cast<int>(m), static_cast<int>(n),
-                      static_cast<int>(k), 1.0, a, static_cast<int>(lda), b,
-                      static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+                      static_cast<int>(k), 1.0, a, static_cast<int>(lda), b, static_cast<int>(ldb),
+                      beta, c, static_cast<int>(ldc));
   }
 }
 

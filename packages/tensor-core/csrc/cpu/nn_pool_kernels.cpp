@@ -114,8 +114,7 @@ void for_each_plane(const PoolGeometry& g, int64_t work, const F& f) {
 }
 
 template <class T>
-void avg_pool_backward(const Tensor& grad_input, const Tensor& grad_output,
-                       const PoolGeometry& g) {
+void avg_pool_backward(const Tensor& grad_input, const Tensor& grad_output, const PoolGeometry& g) {
   const T* go = grad_output->data_as<T>();
   T* gi = grad_input->data_as<T>();
   const int64_t H = g.in[1], W = g.in[2];
@@ -165,7 +164,8 @@ void adaptive_avg(const Tensor& out, const Tensor& input, const PoolGeometry& g)
         for (int64_t d = s[0]; d < e[0]; ++d)
           for (int64_t h = s[1]; h < e[1]; ++h)
             for (int64_t w = s[2]; w < e[2]; ++w) acc += xp[(d * H + h) * W + w];
-        y[row * g.out[2] + ow] = acc / static_cast<T>((e[0] - s[0]) * (e[1] - s[1]) * (e[2] - s[2]));
+        y[row * g.out[2] + ow] =
+            acc / static_cast<T>((e[0] - s[0]) * (e[1] - s[1]) * (e[2] - s[2]));
       });
   });
 }

@@ -32,8 +32,7 @@ std::string dims_str(IntList v) {  // (2 x 3)
 
 DimVector expand_param(const char* name, IntList v, size_t k) {
   if (v.size() == 1 && k > 1) return DimVector(k, v[0]);
-  FLB_CHECK(v.size() == k, "expected ", name,
-            " to be a single integer value or a list of ", k,
+  FLB_CHECK(v.size() == k, "expected ", name, " to be a single integer value or a list of ", k,
             " values to match the convolution dimensions, but got ", name, "=", list_str(v));
   return DimVector(v);
 }
@@ -93,19 +92,18 @@ Conv make_conv(const char* op, const Tensor& input, const Tensor& weight, const 
   const int64_t channels = transposed ? ws[0] : ws[1] * groups;
   if (transposed) {
     FLB_CHECK(xs[1] == channels, op, ": Given transposed=1, weight of size ", list_str(ws),
-              ", expected input", list_str(xs), " to have ", channels,
-              " channels, but got ", xs[1], " channels instead");
+              ", expected input", list_str(xs), " to have ", channels, " channels, but got ", xs[1],
+              " channels instead");
   } else {
-    FLB_CHECK(xs[1] == channels, op, ": Given groups=", groups, ", weight of size ",
-              list_str(ws), ", expected input", list_str(xs), " to have ", channels,
-              " channels, but got ", xs[1], " channels instead");
+    FLB_CHECK(xs[1] == channels, op, ": Given groups=", groups, ", weight of size ", list_str(ws),
+              ", expected input", list_str(xs), " to have ", channels, " channels, but got ", xs[1],
+              " channels instead");
   }
   const int64_t out_channels = transposed ? ws[1] * groups : ws[0];
   if (bias) {
-    FLB_CHECK(bias->dim() == 1 && bias->sizes()[0] == out_channels, op,
-              ": Given weight of size ", list_str(ws), ", expected bias to be 1-dimensional with ",
-              out_channels, " elements, but got bias of size ", list_str(bias->sizes()),
-              " instead");
+    FLB_CHECK(bias->dim() == 1 && bias->sizes()[0] == out_channels, op, ": Given weight of size ",
+              list_str(ws), ", expected bias to be 1-dimensional with ", out_channels,
+              " elements, but got bias of size ", list_str(bias->sizes()), " instead");
   }
   ConvGeometry& g = c.g;
   g.batch = xs[0];
@@ -140,14 +138,15 @@ Conv make_conv(const char* op, const Tensor& input, const Tensor& weight, const 
   }
   if (!transposed) {
     for (size_t i = 0; i < k; ++i)
-      FLB_CHECK(padded[i] >= kernel[i], op, ": Calculated padded input size per channel: ",
-                dims_str(padded), ". Kernel size: ", dims_str(kernel),
+      FLB_CHECK(padded[i] >= kernel[i], op,
+                ": Calculated padded input size per channel: ", dims_str(padded),
+                ". Kernel size: ", dims_str(kernel),
                 ". Kernel size can't be greater than actual input size");
   } else {
     for (size_t i = 0; i < k; ++i)
-      FLB_CHECK(sizes[i] > 0, op, ": Given input size per channel: ",
-                dims_str(IntList(xs.data() + 2, k)), ". Calculated output size per channel: ",
-                dims_str(sizes), ". Output size is too small");
+      FLB_CHECK(
+          sizes[i] > 0, op, ": Given input size per channel: ", dims_str(IntList(xs.data() + 2, k)),
+          ". Calculated output size per channel: ", dims_str(sizes), ". Output size is too small");
   }
   return c;
 }
@@ -174,8 +173,8 @@ Tensor run_forward(const Conv& c, const Tensor& x, const Tensor& w, const Tensor
   Tensor out = empty(shape, c.compute, x->device());
   if (out->numel() == 0) return out;
   Tensor b = bias ? contiguous(to_dtype(bias, c.compute)) : Tensor();
-  kernel_for<ConvForwardKernel>(entry, x->device())(out, as5d(x, c.compute), as5d(w, c.compute),
-                                                    b, c.g);
+  kernel_for<ConvForwardKernel>(entry, x->device())(out, as5d(x, c.compute), as5d(w, c.compute), b,
+                                                    c.g);
   return out;
 }
 
@@ -196,8 +195,8 @@ Tensor run_backward_weight(const Conv& c, const Tensor& gy, const Tensor& x, Int
   if (out->numel() == 0) return out;
   DimVector w5(wsizes);
   while (w5.size() < 5) w5.insert(2, 1);
-  kernel_for<ConvBackwardWeightKernel>(entry, gy->device())(
-      reshape(out, w5), as5d(gy, c.compute), as5d(x, c.compute), c.g);
+  kernel_for<ConvBackwardWeightKernel>(entry, gy->device())(reshape(out, w5), as5d(gy, c.compute),
+                                                            as5d(x, c.compute), c.g);
   return out;
 }
 
@@ -212,10 +211,10 @@ Tensor run_backward_bias(const Conv& c, const Tensor& gy, int64_t channels) {
 Tensor conv_batched(const char* op, const Tensor& input, const Tensor& weight, const Tensor& bias,
                     IntList stride, IntList padding, IntList dilation, bool transposed,
                     IntList output_padding, int64_t groups) {
-  Conv c = make_conv(op, input, weight, bias, stride, padding, dilation, transposed,
-                     output_padding, groups);
-  Tensor out = transposed ? run_backward_input(c, input, weight, bias)
-                          : run_forward(c, input, weight, bias);
+  Conv c = make_conv(op, input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                     groups);
+  Tensor out =
+      transposed ? run_backward_input(c, input, weight, bias) : run_forward(c, input, weight, bias);
   return to_dtype(out, input->dtype());
 }
 
@@ -243,7 +242,8 @@ Tensor conv_padding_str(const char* op, size_t k, const Tensor& input, const Ten
     return conv_any(op, k, input, weight, bias, stride, zero, dilation, false, zero, groups);
   FLB_CHECK(padding == "same", "Invalid padding string: '", padding, "'");
   DimVector st = expand_param("stride", stride, k), dil = expand_param("dilation", dilation, k);
-  for (int64_t s : st) FLB_CHECK(s == 1, "padding='same' is not supported for strided convolutions");
+  for (int64_t s : st)
+    FLB_CHECK(s == 1, "padding='same' is not supported for strided convolutions");
   FLB_CHECK(weight->dim() == static_cast<int64_t>(k) + 2, op, ": expected weight to be ", k + 2,
             "-dimensional, but got weight of size ", list_str(weight->sizes()));
   // Total padding d * (k - 1) per dim; an odd total puts the extra element on the right.
@@ -275,19 +275,16 @@ Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias, Int
               IntList padding, IntList dilation, int64_t groups) {
   return conv_any("conv3d", 3, input, weight, bias, stride, padding, dilation, false, {0}, groups);
 }
-Tensor conv1d_padding(const Tensor& input, const Tensor& weight, const Tensor& bias,
-                      IntList stride, const std::string& padding, IntList dilation,
-                      int64_t groups) {
+Tensor conv1d_padding(const Tensor& input, const Tensor& weight, const Tensor& bias, IntList stride,
+                      const std::string& padding, IntList dilation, int64_t groups) {
   return conv_padding_str("conv1d", 1, input, weight, bias, stride, padding, dilation, groups);
 }
-Tensor conv2d_padding(const Tensor& input, const Tensor& weight, const Tensor& bias,
-                      IntList stride, const std::string& padding, IntList dilation,
-                      int64_t groups) {
+Tensor conv2d_padding(const Tensor& input, const Tensor& weight, const Tensor& bias, IntList stride,
+                      const std::string& padding, IntList dilation, int64_t groups) {
   return conv_padding_str("conv2d", 2, input, weight, bias, stride, padding, dilation, groups);
 }
-Tensor conv3d_padding(const Tensor& input, const Tensor& weight, const Tensor& bias,
-                      IntList stride, const std::string& padding, IntList dilation,
-                      int64_t groups) {
+Tensor conv3d_padding(const Tensor& input, const Tensor& weight, const Tensor& bias, IntList stride,
+                      const std::string& padding, IntList dilation, int64_t groups) {
   return conv_padding_str("conv3d", 3, input, weight, bias, stride, padding, dilation, groups);
 }
 Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const Tensor& bias,
@@ -330,9 +327,8 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(
   FLB_CHECK(grad_output->dtype() == input->dtype(), op, ": grad_output type (",
             dtype_name(grad_output->dtype()), ") and input type (", dtype_name(input->dtype()),
             ") should be the same");
-  FLB_CHECK(grad_output->sizes() == IntList(expected), op,
-            ": expected grad_output of size ", list_str(expected), ", but got ",
-            list_str(grad_output->sizes()));
+  FLB_CHECK(grad_output->sizes() == IntList(expected), op, ": expected grad_output of size ",
+            list_str(expected), ", but got ", list_str(grad_output->sizes()));
   Tensor gi, gw, gb;
   if (output_mask[0])
     gi = transposed ? run_forward(c, grad_output, weight, Tensor())
@@ -340,8 +336,7 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(
   if (output_mask[1])
     gw = transposed ? run_backward_weight(c, input, grad_output, weight->sizes())
                     : run_backward_weight(c, grad_output, input, weight->sizes());
-  if (output_mask[2] && bias_sizes)
-    gb = run_backward_bias(c, grad_output, grad_output->sizes()[1]);
+  if (output_mask[2] && bias_sizes) gb = run_backward_bias(c, grad_output, grad_output->sizes()[1]);
   auto back = [&](const Tensor& t) { return t ? to_dtype(t, input->dtype()) : t; };
   return {back(gi), back(gw), back(gb)};
 }

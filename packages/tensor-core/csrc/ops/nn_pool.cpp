@@ -86,12 +86,11 @@ void set_window(Planes& p, IntList kernel_size, const std::optional<DimVector>& 
   DimVector pd = expand(op, "padding", padding, k), dl = expand(op, "dilation", dilation, k);
   std::array<int64_t, 3> out{1, 1, 1};
   for (size_t i = 0; i < k; ++i) {
-    FLB_CHECK(ks[i] > 0, op, ": kernel size should be greater than zero, but got kernel_size=",
-              list_str(ks));
-    FLB_CHECK(st[i] > 0, op, ": stride should be greater than zero, but got stride=",
-              list_str(st));
-    FLB_CHECK(dl[i] > 0, op, ": dilation should be greater than zero, but got dilation=",
-              list_str(dl));
+    FLB_CHECK(ks[i] > 0, op,
+              ": kernel size should be greater than zero, but got kernel_size=", list_str(ks));
+    FLB_CHECK(st[i] > 0, op, ": stride should be greater than zero, but got stride=", list_str(st));
+    FLB_CHECK(dl[i] > 0, op,
+              ": dilation should be greater than zero, but got dilation=", list_str(dl));
     FLB_CHECK(pd[i] >= 0, op, ": pad must be non-negative, but got padding=", list_str(pd));
     const int64_t span = dl[i] * (ks[i] - 1) + 1;
     if (is_max) {
@@ -99,8 +98,9 @@ void set_window(Planes& p, IntList kernel_size, const std::optional<DimVector>& 
                 ": pad should be at most half of effective kernel size, but got pad=", pd[i],
                 ", kernel_size=", ks[i], " and dilation=", dl[i]);
     } else {
-      FLB_CHECK(pd[i] <= ks[i] / 2, op, ": pad should be at most half of kernel size, but got pad=",
-                pd[i], " and kernel_size=", ks[i]);
+      FLB_CHECK(pd[i] <= ks[i] / 2, op,
+                ": pad should be at most half of kernel size, but got pad=", pd[i],
+                " and kernel_size=", ks[i]);
     }
     const size_t j = 3 - k + i;
     const int64_t in = p.g.in[j];
@@ -147,22 +147,22 @@ Tensor scatter_planes(const char* op, const Planes& p, const Tensor& src, const 
             ": elements in indices should be type int64 but got: ", dtype_name(indices->dtype()));
   FLB_CHECK(src->sizes() == indices->sizes(), op,
             ": Expected shape of indices to be same as that of the input tensor (",
-            list_str(src->sizes()), ") but got indices tensor with shape: ",
-            list_str(indices->sizes()));
+            list_str(src->sizes()),
+            ") but got indices tensor with shape: ", list_str(indices->sizes()));
   Tensor dst = new_planes(p, p.g.in, p.compute);
   const int64_t sn = p.g.planes ? src->numel() / p.g.planes : 0;
   if (dst->numel()) {
     Tensor s = reshape(contiguous(to_dtype(src, p.compute)), {p.g.planes, sn});
     Tensor ix = reshape(contiguous(indices), {p.g.planes, sn});
     int64_t bad = kernel_for<IndexScatterKernel>(entry, src->device())(dst, s, ix, accumulate);
-    FLB_CHECK(bad < 0, op, ": Found an invalid max index: ", bad,
-              " (output volumes are of size ", list_str(IntList(p.g.in.data(), 3), "x", "", ""), ")");
+    FLB_CHECK(bad < 0, op, ": Found an invalid max index: ", bad, " (output volumes are of size ",
+              list_str(IntList(p.g.in.data(), 3), "x", "", ""), ")");
   }
   return finish(p, dst, p.g.in);
 }
 
-Tensor max_pool_backward(const char* op, size_t k, const Tensor& grad_output,
-                         const Tensor& input, const Tensor& indices) {
+Tensor max_pool_backward(const char* op, size_t k, const Tensor& grad_output, const Tensor& input,
+                         const Tensor& indices) {
   Planes p = planes_of(op, input, k);
   FLB_CHECK(grad_output->dim() == input->dim(), op, ": expected grad_output of ", input->dim(),
             " dims, but got ", list_str(grad_output->sizes()));
@@ -207,8 +207,7 @@ Tensor check_grad(const Planes& p, const Tensor& grad_output, const std::array<i
   DimVector want = out_shape(p, sp);
   FLB_CHECK(grad_output->sizes() == IntList(want), p.op, ": expected grad_output of size ",
             list_str(want), ", but got ", list_str(grad_output->sizes()));
-  return reshape(contiguous(to_dtype(grad_output, p.compute)),
-                 {p.g.planes, sp[0], sp[1], sp[2]});
+  return reshape(contiguous(to_dtype(grad_output, p.compute)), {p.g.planes, sp[0], sp[1], sp[2]});
 }
 
 Tensor avg_pool_backward(const char* op, size_t k, const Tensor& grad_output, const Tensor& input,
@@ -232,8 +231,10 @@ Planes adaptive_planes(const char* op, const Tensor& input, size_t k, IntList ou
             list_str(output_size));
   Planes p = planes_of(op, input, k);
   for (size_t i = 0; i < k; ++i) {
-    FLB_CHECK(output_size[i] >= 0, op, ": elements of output_size must be greater than or equal "
-              "to 0 but received ", list_str(output_size));
+    FLB_CHECK(output_size[i] >= 0, op,
+              ": elements of output_size must be greater than or equal "
+              "to 0 but received ",
+              list_str(output_size));
     p.g.out[3 - k + i] = output_size[i];
   }
   return p;
@@ -271,54 +272,53 @@ std::tuple<Tensor, Tensor> adaptive_max_any(const char* op, size_t k, const Tens
 
 }  // namespace
 
-#define FLB_MAX_POOL(N)                                                                        \
-  Tensor max_pool##N##d(const Tensor& input, IntList kernel_size,                              \
-                        const std::optional<DimVector>& stride, IntList padding,               \
-                        IntList dilation, bool ceil_mode) {                                    \
-    return std::get<0>(max_pool_any("max_pool" #N "d", N, input, kernel_size, stride, padding, \
-                                    dilation, ceil_mode));                                     \
-  }                                                                                            \
-  std::tuple<Tensor, Tensor> max_pool##N##d_with_indices(                                      \
-      const Tensor& input, IntList kernel_size, const std::optional<DimVector>& stride,        \
-      IntList padding, IntList dilation, bool ceil_mode) {                                     \
-    return max_pool_any("max_pool" #N "d_with_indices", N, input, kernel_size, stride,         \
-                        padding, dilation, ceil_mode);                                         \
-  }                                                                                            \
-  Tensor max_unpool##N##d(const Tensor& input, const Tensor& indices, IntList output_size) {   \
-    return max_unpool_any("max_unpool" #N "d", N, input, indices, output_size);                \
-  }                                                                                            \
-  Tensor adaptive_avg_pool##N##d(const Tensor& input, IntList output_size) {                   \
-    return adaptive_avg_any("adaptive_avg_pool" #N "d", N, input, output_size);                \
-  }                                                                                            \
-  std::tuple<Tensor, Tensor> adaptive_max_pool##N##d(const Tensor& input, IntList output_size) { \
-    return adaptive_max_any("adaptive_max_pool" #N "d", N, input, output_size);                \
+#define FLB_MAX_POOL(N)                                                                            \
+  Tensor max_pool##N##d(const Tensor& input, IntList kernel_size,                                  \
+                        const std::optional<DimVector>& stride, IntList padding, IntList dilation, \
+                        bool ceil_mode) {                                                          \
+    return std::get<0>(max_pool_any("max_pool" #N "d", N, input, kernel_size, stride, padding,     \
+                                    dilation, ceil_mode));                                         \
+  }                                                                                                \
+  std::tuple<Tensor, Tensor> max_pool##N##d_with_indices(                                          \
+      const Tensor& input, IntList kernel_size, const std::optional<DimVector>& stride,            \
+      IntList padding, IntList dilation, bool ceil_mode) {                                         \
+    return max_pool_any("max_pool" #N "d_with_indices", N, input, kernel_size, stride, padding,    \
+                        dilation, ceil_mode);                                                      \
+  }                                                                                                \
+  Tensor max_unpool##N##d(const Tensor& input, const Tensor& indices, IntList output_size) {       \
+    return max_unpool_any("max_unpool" #N "d", N, input, indices, output_size);                    \
+  }                                                                                                \
+  Tensor adaptive_avg_pool##N##d(const Tensor& input, IntList output_size) {                       \
+    return adaptive_avg_any("adaptive_avg_pool" #N "d", N, input, output_size);                    \
+  }                                                                                                \
+  std::tuple<Tensor, Tensor> adaptive_max_pool##N##d(const Tensor& input, IntList output_size) {   \
+    return adaptive_max_any("adaptive_max_pool" #N "d", N, input, output_size);                    \
   }
 FLB_MAX_POOL(1)
 FLB_MAX_POOL(2)
 FLB_MAX_POOL(3)
 #undef FLB_MAX_POOL
 
-#define FLB_POOL_BACKWARD(N)                                                                   \
-  Tensor max_pool##N##d_with_indices_backward(                                                 \
-      const Tensor& grad_output, const Tensor& input, IntList, const std::optional<DimVector>&, \
-      IntList, IntList, bool, const Tensor& indices) {                                         \
-    return max_pool_backward("max_pool" #N "d_with_indices_backward", N, grad_output, input,   \
-                             indices);                                                         \
-  }                                                                                            \
-  Tensor avg_pool##N##d_backward(const Tensor& grad_output, const Tensor& input,               \
-                                 IntList kernel_size, const std::optional<DimVector>& stride,  \
-                                 IntList padding, bool ceil_mode, bool count_include_pad,      \
-                                 std::optional<int64_t> divisor_override) {                    \
-    return avg_pool_backward("avg_pool" #N "d_backward", N, grad_output, input, kernel_size,   \
-                             stride, padding, ceil_mode, count_include_pad, divisor_override); \
-  }                                                                                            \
-  Tensor adaptive_avg_pool##N##d_backward(const Tensor& grad_output, const Tensor& input) {    \
-    return adaptive_avg_backward("adaptive_avg_pool" #N "d_backward", N, grad_output, input);  \
-  }                                                                                            \
-  Tensor adaptive_max_pool##N##d_backward(const Tensor& grad_output, const Tensor& input,      \
-                                          const Tensor& indices) {                             \
-    return max_pool_backward("adaptive_max_pool" #N "d_backward", N, grad_output, input,       \
-                             indices);                                                         \
+#define FLB_POOL_BACKWARD(N)                                                                       \
+  Tensor max_pool##N##d_with_indices_backward(const Tensor& grad_output, const Tensor& input,      \
+                                              IntList, const std::optional<DimVector>&, IntList,   \
+                                              IntList, bool, const Tensor& indices) {              \
+    return max_pool_backward("max_pool" #N "d_with_indices_backward", N, grad_output, input,       \
+                             indices);                                                             \
+  }                                                                                                \
+  Tensor avg_pool##N##d_backward(const Tensor& grad_output, const Tensor& input,                   \
+                                 IntList kernel_size, const std::optional<DimVector>& stride,      \
+                                 IntList padding, bool ceil_mode, bool count_include_pad,          \
+                                 std::optional<int64_t> divisor_override) {                        \
+    return avg_pool_backward("avg_pool" #N "d_backward", N, grad_output, input, kernel_size,       \
+                             stride, padding, ceil_mode, count_include_pad, divisor_override);     \
+  }                                                                                                \
+  Tensor adaptive_avg_pool##N##d_backward(const Tensor& grad_output, const Tensor& input) {        \
+    return adaptive_avg_backward("adaptive_avg_pool" #N "d_backward", N, grad_output, input);      \
+  }                                                                                                \
+  Tensor adaptive_max_pool##N##d_backward(const Tensor& grad_output, const Tensor& input,          \
+                                          const Tensor& indices) {                                 \
+    return max_pool_backward("adaptive_max_pool" #N "d_backward", N, grad_output, input, indices); \
   }
 FLB_POOL_BACKWARD(2)
 FLB_POOL_BACKWARD(3)

@@ -36,8 +36,8 @@ struct Stack {
 Stack stack_of(const char* op, const Tensor& input, size_t k, bool batched_only) {
   const int64_t d = input->dim(), kd = static_cast<int64_t>(k);
   if (batched_only) {
-    FLB_CHECK(d == kd + 2, op, ": expected a ", kd + 2, "D (N, C, ...) input, but got input of size ",
-              list_str(input->sizes()));
+    FLB_CHECK(d == kd + 2, op, ": expected a ", kd + 2,
+              "D (N, C, ...) input, but got input of size ", list_str(input->sizes()));
   } else {
     FLB_CHECK(d == kd + 1 || d == kd + 2, op, ": Expected ", kd + 1, "D or ", kd + 2,
               "D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions "
@@ -105,18 +105,17 @@ void pad_taps(Stack& s, IntList pad, PadMode mode) {
     const int64_t n = s.g.in[j], l = pad[2 * i], r = pad[2 * i + 1];
     const int64_t dim = static_cast<int64_t>(s.lead.size() + k - 1 - i);
     if (mode == PadMode::Reflect) {
-      FLB_CHECK(l < n && r < n, s.op, ": Argument #4: Padding size should be less than the "
-                "corresponding input dimension, but got: padding (", l, ", ", r,
-                ") at dimension ", dim, " of input ", list_str(shape_of(s, s.g.in)));
+      FLB_CHECK(l < n && r < n, s.op,
+                ": Argument #4: Padding size should be less than the "
+                "corresponding input dimension, but got: padding (",
+                l, ", ", r, ") at dimension ", dim, " of input ", list_str(shape_of(s, s.g.in)));
     } else if (mode == PadMode::Circular) {
-      FLB_CHECK(l <= n && r <= n, s.op,
-                ": Padding value causes wrapping around more than once.");
+      FLB_CHECK(l <= n && r <= n, s.op, ": Padding value causes wrapping around more than once.");
     }
     FLB_CHECK(n > 0, s.op, ": input dimension ", dim, " is empty");
     const int64_t out = n + l + r;
-    FLB_CHECK(out > 0, s.op, ": input size ", n, " at dimension ", dim,
-              " with padding (", l, ", ", r, ") gives output size ", out,
-              ", which is invalid (should be at least 1)");
+    FLB_CHECK(out > 0, s.op, ": input size ", n, " at dimension ", dim, " with padding (", l, ", ",
+              r, ") gives output size ", out, ", which is invalid (should be at least 1)");
     s.g.out[j] = out;
     AxisTaps& a = s.g.axes[j];
     for (int64_t o = 0; o < out; ++o) {
@@ -154,11 +153,11 @@ void nearest_taps(Stack& s, IntList output_size, std::array<std::optional<double
                                       : static_cast<float>(in) / static_cast<float>(out);
     s.g.out[j] = out;
     for (int64_t o = 0; o < out; ++o) {
-      int64_t src = out == in       ? o
-                    : out == 2 * in ? o >> 1
-                                    : std::min(static_cast<int64_t>(std::floor(
-                                                   static_cast<float>(o) * scale)),
-                                               in - 1);
+      int64_t src =
+          out == in ? o
+          : out == 2 * in
+              ? o >> 1
+              : std::min(static_cast<int64_t>(std::floor(static_cast<float>(o) * scale)), in - 1);
       s.g.axes[j].index.push_back(src);
       s.g.axes[j].weight.push_back(1.0);
     }
@@ -195,8 +194,8 @@ void linear_taps(Stack& s, IntList output_size, bool align_corners,
 }
 
 void check_sizes(const char* op, const Stack& s, IntList output_size) {
-  FLB_CHECK(output_size.size() == s.k, op, ": expected output_size of ", s.k,
-            " values, but got ", list_str(output_size));
+  FLB_CHECK(output_size.size() == s.k, op, ": expected output_size of ", s.k, " values, but got ",
+            list_str(output_size));
   bool ok = true;
   for (size_t i = 0; i < s.k; ++i) ok = ok && output_size[i] > 0 && s.g.in[3 - s.k + i] > 0;
   FLB_CHECK(ok, op, ": Input and output sizes should be greater than 0, but got input ",
@@ -206,8 +205,8 @@ void check_sizes(const char* op, const Stack& s, IntList output_size) {
 
 // The forward input of a resize backward: a placeholder of input_size.
 Stack backward_stack(const char* op, size_t k, const Tensor& grad_output, IntList input_size) {
-  FLB_CHECK(input_size.size() == k + 2, op, ": expected input_size of ", k + 2,
-            " values, but got ", list_str(input_size));
+  FLB_CHECK(input_size.size() == k + 2, op, ": expected input_size of ", k + 2, " values, but got ",
+            list_str(input_size));
   return stack_of(op, empty(input_size, grad_output->dtype(), grad_output->device()), k, true);
 }
 
@@ -248,15 +247,16 @@ Tensor constant_pad_nd(const Tensor& input, IntList pad, const Scalar& value) {
   FLB_CHECK(pad.size() % 2 == 0, op, ": Length of pad must be even but instead it equals ",
             pad.size());
   const int64_t k = static_cast<int64_t>(pad.size() / 2), d = input->dim();
-  FLB_CHECK(k <= d, op, ": Length of pad should be no more than twice the number of dimensions "
-            "of the input. Pad length is ", pad.size(), " while the input has ", d,
-            " dimensions.");
+  FLB_CHECK(k <= d, op,
+            ": Length of pad should be no more than twice the number of dimensions "
+            "of the input. Pad length is ",
+            pad.size(), " while the input has ", d, " dimensions.");
   DimVector shape(input->sizes());
   for (int64_t i = 0; i < k; ++i) {
     const int64_t dim = d - 1 - i, n = shape[dim];
     const int64_t out = n + pad[2 * i] + pad[2 * i + 1];
-    FLB_CHECK(out >= 0, op, ": The input size ", n, ", plus negative padding ", pad[2 * i],
-              " and ", pad[2 * i + 1],
+    FLB_CHECK(out >= 0, op, ": The input size ", n, ", plus negative padding ", pad[2 * i], " and ",
+              pad[2 * i + 1],
               " resulted in a negative output size, which is invalid. Check dimension ", dim,
               " of your input.");
     shape[dim] = out;
@@ -276,7 +276,7 @@ Tensor constant_pad_nd(const Tensor& input, IntList pad, const Scalar& value) {
 
 #define FLB_PAD(KIND, MODE, N)                                                                  \
   Tensor KIND##_pad##N##d(const Tensor& input, IntList padding) {                               \
-    return run_forward(pad_stack(#KIND "_pad" #N "d", input, padding, PadMode::MODE));         \
+    return run_forward(pad_stack(#KIND "_pad" #N "d", input, padding, PadMode::MODE));          \
   }                                                                                             \
   Tensor KIND##_pad##N##d_backward(const Tensor& grad_output, const Tensor& input,              \
                                    IntList padding) {                                           \
@@ -299,8 +299,7 @@ Tensor _pad_circular_backward(const Tensor& grad_output, const Tensor& input, In
                       grad_output);
 }
 
-Tensor pad(const Tensor& input, IntList pad, const std::string& mode,
-           std::optional<double> value) {
+Tensor pad(const Tensor& input, IntList pad, const std::string& mode, std::optional<double> value) {
   FLB_CHECK(pad.size() % 2 == 0, "Padding length must be divisible by 2");
   FLB_CHECK(static_cast<int64_t>(pad.size() / 2) <= input->dim(),
             "Padding length should be less than or equal to two times the input dimension but "
@@ -311,26 +310,25 @@ Tensor pad(const Tensor& input, IntList pad, const std::string& mode,
   const size_t k = pad.size() / 2;
   FLB_CHECK(k >= 1 && k <= 3 && input->dim() >= static_cast<int64_t>(k) + 1 &&
                 input->dim() <= static_cast<int64_t>(k) + 2,
-            "pad: padding mode '", mode, "' pads the last 1 to 3 dims of a (batched) input "
-            "with 1 or 2 leading dims; got padding length ", pad.size(), " for input of size ",
-            list_str(input->sizes()));
+            "pad: padding mode '", mode,
+            "' pads the last 1 to 3 dims of a (batched) input "
+            "with 1 or 2 leading dims; got padding length ",
+            pad.size(), " for input of size ", list_str(input->sizes()));
   if (mode == "reflect") return run_forward(pad_stack("pad", input, pad, PadMode::Reflect));
   if (mode == "replicate") return run_forward(pad_stack("pad", input, pad, PadMode::Replicate));
   if (mode == "circular") return run_forward(pad_stack("pad", input, pad, PadMode::Circular));
   fail<ValueError>("Unrecognised padding mode ", mode);
 }
 
-Tensor upsample_nearest1d(const Tensor& input, IntList output_size,
-                          std::optional<double> scales) {
+Tensor upsample_nearest1d(const Tensor& input, IntList output_size, std::optional<double> scales) {
   return nearest("upsample_nearest1d", 1, input, output_size, {std::nullopt, std::nullopt, scales});
 }
-Tensor upsample_nearest2d(const Tensor& input, IntList output_size,
-                          std::optional<double> scales_h, std::optional<double> scales_w) {
+Tensor upsample_nearest2d(const Tensor& input, IntList output_size, std::optional<double> scales_h,
+                          std::optional<double> scales_w) {
   return nearest("upsample_nearest2d", 2, input, output_size, {std::nullopt, scales_h, scales_w});
 }
-Tensor upsample_nearest3d(const Tensor& input, IntList output_size,
-                          std::optional<double> scales_d, std::optional<double> scales_h,
-                          std::optional<double> scales_w) {
+Tensor upsample_nearest3d(const Tensor& input, IntList output_size, std::optional<double> scales_d,
+                          std::optional<double> scales_h, std::optional<double> scales_w) {
   return nearest("upsample_nearest3d", 3, input, output_size, {scales_d, scales_h, scales_w});
 }
 Tensor upsample_nearest1d_backward(const Tensor& grad_output, IntList output_size,
@@ -346,8 +344,7 @@ Tensor upsample_nearest2d_backward(const Tensor& grad_output, IntList output_siz
 }
 Tensor upsample_nearest3d_backward(const Tensor& grad_output, IntList output_size,
                                    IntList input_size, std::optional<double> scales_d,
-                                   std::optional<double> scales_h,
-                                   std::optional<double> scales_w) {
+                                   std::optional<double> scales_h, std::optional<double> scales_w) {
   return nearest_backward("upsample_nearest3d_backward", 3, grad_output, output_size, input_size,
                           {scales_d, scales_h, scales_w});
 }
@@ -382,11 +379,10 @@ Tensor upsample_bilinear2d_backward(const Tensor& grad_output, IntList output_si
 }
 Tensor upsample_trilinear3d_backward(const Tensor& grad_output, IntList output_size,
                                      IntList input_size, bool align_corners,
-                                     std::optional<double> scales_d,
-                                     std::optional<double> scales_h,
+                                     std::optional<double> scales_d, std::optional<double> scales_h,
                                      std::optional<double> scales_w) {
-  return linear_backward("upsample_trilinear3d_backward", 3, grad_output, output_size,
-                         input_size, align_corners, {scales_d, scales_h, scales_w});
+  return linear_backward("upsample_trilinear3d_backward", 3, grad_output, output_size, input_size,
+                         align_corners, {scales_d, scales_h, scales_w});
 }
 
 }  // namespace flambeau::ops

@@ -12,9 +12,9 @@
 namespace flambeau {
 
 struct AxisTaps {
-  int64_t taps = 1;              // per output index
-  std::vector<int64_t> index;    // out * taps input indices
-  std::vector<double> weight;    // out * taps weights
+  int64_t taps = 1;            // per output index
+  std::vector<int64_t> index;  // out * taps input indices
+  std::vector<double> weight;  // out * taps weights
 };
 
 struct ResampleGeometry {

@@ -66,7 +66,7 @@ for _k in (1, 2, 3):
 
 def _conv_same(k):
     def fn(g, a):
-        x, w, b = a["input"], a["weight"], a.get("bias")
+        x, w = a["input"], a["weight"]
         dil = _tup(a.get("dilation", 1), k)
         if a.get("padding", "valid") == "valid":
             return _conv_nd(k, False)(g, {**a, "padding": 0, "dilation": dil})
@@ -329,5 +329,3 @@ def _resize(name, k, linear):
 for _k in (1, 2, 3):
     _resize(f"upsample_nearest{_k}d", _k, False)
     _resize(_LINEAR[_k], _k, True)
-
-
