@@ -97,7 +97,7 @@ def test_same_padding_even_kernels_keep_the_size(k):
 
 def test_transposed_conv_is_the_input_gradient_of_conv():
     x, w = rng.standard_normal((2, 4, 7, 7)), rng.standard_normal((6, 2, 3, 3))
-    g = rng.standard_normal((2, 6, 3, 3))
+    g = rng.standard_normal((2, 6, 4, 4))
     F = flambeau.from_numpy
     gi, gw, gb = flambeau.convolution_backward(
         F(g), F(x), F(w), [6], [2, 2], [1, 1], [1, 1], False, [0, 0], 2, [1, 1, 1]

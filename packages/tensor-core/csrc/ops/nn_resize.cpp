@@ -291,11 +291,11 @@ FLB_PAD(replication, Replicate, 2)
 FLB_PAD(replication, Replicate, 3)
 #undef FLB_PAD
 
-Tensor _pad_circular(const Tensor& input, IntList pad) {
-  return run_forward(pad_stack("_pad_circular", input, pad, PadMode::Circular));
+Tensor pad_circular(const Tensor& input, IntList pad) {
+  return run_forward(pad_stack("pad_circular", input, pad, PadMode::Circular));
 }
-Tensor _pad_circular_backward(const Tensor& grad_output, const Tensor& input, IntList pad) {
-  return run_backward(pad_stack("_pad_circular_backward", input, pad, PadMode::Circular),
+Tensor pad_circular_backward(const Tensor& grad_output, const Tensor& input, IntList pad) {
+  return run_backward(pad_stack("pad_circular_backward", input, pad, PadMode::Circular),
                       grad_output);
 }
 

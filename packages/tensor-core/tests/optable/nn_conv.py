@@ -105,7 +105,7 @@ def conv_samples(k):
         yield Sample((m((2, 3) + sp(5)), m((4, 3) + ks(3)), m((4,))), dict(stride=2, padding=1))
         yield Sample((m((1, 4) + sp(6)), m((4, 2) + ks(2))), dict(groups=2, dilation=2))
         yield Sample(
-            (m((1, 4) + sp(5)), m((6, 1) + ks(3))), dict(groups=4, padding=2), note="depthwise"
+            (m((1, 4) + sp(5)), m((8, 1) + ks(3))), dict(groups=4, padding=2), note="depthwise"
         )
         yield Sample((m((2,) + sp(4)), m((3, 2) + ks(3))), dict(padding=1), note="unbatched")
         yield Sample((m((1, 3) + sp(4), noncontig=True), m((2, 3) + ks(1))), note="strided 1x1")
@@ -113,6 +113,8 @@ def conv_samples(k):
         yield Sample((m((1, 2) + sp(5)), m((2, 2) + ks(3))), dict(padding="same"), note="same")
         yield Sample((m((1, 2) + sp(5)), m((2, 2) + ks(2))), dict(padding="same", dilation=1))
         yield Sample((m((1, 2) + sp(6)), m((2, 2) + ks(2))), dict(padding="valid"))
+        if k == 3:
+            yield Sample((m((1, 1, 3, 3, 3)), m((2, 1, 2, 2, 2)), m((2,))), note="tiny")
         if k == 2:
             yield Sample(
                 (m((1, 2, 5, 7)), m((2, 2, 3, 2))),
@@ -139,6 +141,7 @@ def conv_t_samples(k):
         yield Sample((m((2,) + sp(3)), m((2, 2) + sp(3))), dict(padding=1), note="unbatched")
         yield Sample((m((1, 2) + sp(4), noncontig=True), m((2, 2) + sp(1))), note="strided")
         yield Sample((m((0, 2) + sp(3)), m((2, 2) + sp(2))), note="empty batch")
+        yield Sample((m((1, 1) + sp(2)), m((1, 2) + sp(2))), dict(stride=2), note="tiny")
 
     return samples
 
@@ -159,11 +162,20 @@ def conv_t_call(k):
 
 def convolution_samples(dtype, rng):
     m = lambda s: make(s, dtype, rng, low=-1, high=1)  # noqa: E731
-    yield Sample(
-        (m((1, 2, 4, 4)), m((2, 2, 2, 2)), m((2,)), [1, 1], [1, 1], [1, 1], False, [0, 0], 1)
-    )
-    yield Sample((m((1, 2, 3)), m((2, 2, 2)), None, [2], [0], [1], True, [1], 1), note="transposed")
-    yield Sample((m((1, 4, 3, 3, 3)), m((2, 2, 2, 2, 2)), None, [1], [1], [1], False, [0], 2))
+
+    def kw(k, stride=1, padding=0, dilation=1, transposed=False, output_padding=0, groups=1):
+        return dict(
+            stride=[stride] * k,
+            padding=[padding] * k,
+            dilation=[dilation] * k,
+            transposed=transposed,
+            output_padding=[output_padding] * k,
+            groups=groups,
+        )
+
+    yield Sample((m((1, 2, 4, 4)), m((2, 2, 2, 2)), m((2,))), kw(2, padding=1))
+    yield Sample((m((1, 2, 3)), m((2, 2, 2)), None), kw(1, 2, transposed=True, output_padding=1))
+    yield Sample((m((1, 4, 3, 3, 3)), m((2, 2, 2, 2, 2)), None), kw(3, padding=1, groups=2))
 
 
 def convolution_ref(x, w, b, stride, padding, dilation, transposed, output_padding, groups):
@@ -174,42 +186,24 @@ def convolution_ref(x, w, b, stride, padding, dilation, transposed, output_paddi
 
 def backward_samples(dtype, rng):
     m = lambda s: make(s, dtype, rng, low=-1, high=1)  # noqa: E731
-    # (grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
-    #  output_padding, groups)
-    yield Sample(
-        (
-            m((1, 2, 2, 2)),
-            m((1, 2, 3, 3)),
-            m((2, 2, 2, 2)),
-            [2],
-            [1, 1],
-            [0, 0],
-            [1, 1],
-            False,
-            [0, 0],
-            1,
+
+    def kw(k, bias, stride=1, padding=0, transposed=False, groups=1, **extra):
+        return dict(
+            bias_sizes=bias,
+            stride=[stride] * k,
+            padding=[padding] * k,
+            dilation=[1] * k,
+            transposed=transposed,
+            output_padding=[0] * k,
+            groups=groups,
+            **extra,
         )
-    )
-    yield Sample((m((2, 2, 3)), m((2, 2, 5)), m((2, 1, 3)), [2], [2], [1], [1], False, [0], 2))
+
+    yield Sample((m((1, 2, 2, 2)), m((1, 2, 3, 3)), m((2, 2, 2, 2))), kw(2, [2]))
+    yield Sample((m((2, 2, 3)), m((2, 2, 5)), m((2, 1, 3))), kw(1, [2], 2, 1, groups=2))
+    yield Sample((m((1, 2, 6)), m((1, 2, 3)), m((2, 1, 2))), kw(1, None, 2, 0, True, 2))
     yield Sample(
-        (m((1, 2, 6)), m((1, 2, 3)), m((2, 1, 2)), None, [2], [0], [1], True, [0], 2),
-        note="transposed",
-    )
-    yield Sample(
-        (
-            m((1, 2, 2, 2)),
-            m((1, 2, 3, 3)),
-            m((2, 2, 2, 2)),
-            [2],
-            [1, 1],
-            [0, 0],
-            [1, 1],
-            False,
-            [0, 0],
-            1,
-        ),
-        dict(output_mask=[0, 1, 1]),
-        note="mask",
+        (m((1, 2, 2, 2)), m((1, 2, 3, 3)), m((2, 2, 2, 2))), kw(2, [2], output_mask=[0, 1, 1])
     )
 
 

@@ -51,7 +51,7 @@ def max_pool_ref(k, indices=False):
         st = tup(stride, k) if stride not in (None, []) else ks
         pd, dl = tup(padding, k), tup(dilation, k)
         w = windows(x.astype(np.float64), k, ks, st, pd, dl, ceil_mode, -np.inf)
-        flat = w.reshape(w.shape[: x.ndim] + (-1,))
+        flat = w.reshape(w.shape[: x.ndim] + (math.prod(w.shape[x.ndim :]),))
         vals = flat.max(-1)
         if not indices:
             return vals
@@ -59,7 +59,7 @@ def max_pool_ref(k, indices=False):
             np.arange(math.prod(x.shape[-k:])).reshape(x.shape[-k:]), x.shape
         ).astype(np.float64)
         pw = windows(pos, k, ks, st, pd, dl, ceil_mode, -1.0)
-        pflat = pw.reshape(pw.shape[: x.ndim] + (-1,))
+        pflat = pw.reshape(pw.shape[: x.ndim] + (math.prod(pw.shape[x.ndim :]),))
         idx = np.take_along_axis(pflat, flat.argmax(-1)[..., None], -1)[..., 0].astype(np.int64)
         return vals, idx
 
@@ -80,7 +80,7 @@ def avg_pool_ref(k):
         st = tup(stride, k) if stride not in (None, []) else ks
         pd, dl = tup(padding, k), (1,) * k
         w = windows(x.astype(np.float64), k, ks, st, pd, dl, ceil_mode, 0.0)
-        sums = w.reshape(w.shape[: x.ndim] + (-1,)).sum(-1)
+        sums = w.reshape(w.shape[: x.ndim] + (math.prod(w.shape[x.ndim :]),)).sum(-1)
         if divisor_override:
             return sums / divisor_override
         ones = np.ones(x.shape[-k:])
@@ -107,7 +107,7 @@ def adaptive_ref(k, reduce):
                 for i in range(k)
             )
             win = x[(Ellipsis,) + sl].astype(np.float64)
-            flat = win.reshape(win.shape[: x.ndim - k] + (-1,))
+            flat = win.reshape(win.shape[: x.ndim - k] + (math.prod(win.shape[x.ndim - k :]),))
             if reduce == "avg":
                 out[(Ellipsis,) + o] = flat.mean(-1)
             else:
@@ -124,7 +124,8 @@ def adaptive_ref(k, reduce):
 def scatter_ref(shape, g, idx, k, accumulate=True):
     planes = math.prod(shape[:-k])
     out = np.zeros((planes, math.prod(shape[-k:])))
-    gf, ix = g.reshape(planes, -1).astype(np.float64), idx.reshape(planes, -1)
+    n = math.prod(idx.shape[-k:])
+    gf, ix = g.reshape(planes, n).astype(np.float64), idx.reshape(planes, n)
     for p in range(planes):
         if accumulate:
             np.add.at(out[p], ix[p], gf[p])
@@ -138,6 +139,8 @@ def pool_samples(k, is_max):
         m = lambda s, **kw: make(s, dtype, rng, **kw)  # noqa: E731
         sp = lambda n: (n,) * k  # noqa: E731
         yield Sample((m((1, 2) + sp(4)), 2), note="small")
+        yield Sample((m((1, 1) + sp(3)), 2), dict(stride=1), note="tiny")
+        yield Sample((m((1, 1) + sp(2)), 2), note="one window")
         yield Sample((m((2, 3) + sp(5)), 3), dict(stride=2, padding=1))
         yield Sample((m((2,) + sp(5)), 2), dict(stride=1), note="unbatched")
         yield Sample((m((1, 2) + sp(5)), 2), dict(ceil_mode=True, stride=2))
@@ -188,10 +191,12 @@ def unpool_samples(k):
     def samples(dtype, rng):
         for s in unique_samples(k)(dtype, rng):
             x = s.args[0]
-            if s.kwargs.get("padding") or s.kwargs.get("ceil_mode"):
-                continue
+            kw = s.kwargs
+            overlapping = kw.get("stride") is not None or kw.get("dilation", 1) != 1
+            if kw.get("padding") or kw.get("ceil_mode") or overlapping:
+                continue  # repeated indices: the last write wins, the gradient is ambiguous
             vals, idx = max_pool_ref(k, True)(*s.args, **s.kwargs)
-            yield Sample((vals.astype(x.dtype), idx, list(x.shape[-k:])))
+            yield Sample((vals.astype(x.dtype), idx), dict(output_size=list(x.shape[-k:])))
 
     return samples
 
@@ -243,11 +248,12 @@ def adaptive_samples(k):
     def samples(dtype, rng):
         m = lambda s, **kw: make(s, dtype, rng, **kw)  # noqa: E731
         sp = lambda n: (n,) * k  # noqa: E731
-        yield Sample((m((1, 2) + sp(4)), [2] * k), note="small")
-        yield Sample((m((2, 3) + sp(5)), [3] * k), note="overlapping")
-        yield Sample((m((2,) + sp(3)), [5] * k), note="unbatched, larger")
-        yield Sample((m((1, 2) + sp(6), noncontig=True), [4] * k))
-        yield Sample((m((0, 2) + sp(4)), [2] * k), note="empty batch")
+        yield Sample((m((1, 2) + sp(4)),), dict(output_size=[2] * k), note="small")
+        yield Sample((m((1, 1) + sp(3)),), dict(output_size=[2] * k), note="tiny")
+        yield Sample((m((2, 3) + sp(5)),), dict(output_size=[3] * k), note="overlapping")
+        yield Sample((m((2,) + sp(3)),), dict(output_size=[5] * k), note="unbatched, larger")
+        yield Sample((m((1, 2) + sp(6), noncontig=True),), dict(output_size=[4] * k))
+        yield Sample((m((0, 2) + sp(4)),), dict(output_size=[2] * k), note="empty batch")
 
     return samples
 
@@ -268,17 +274,19 @@ def adaptive_backward_samples(k, is_max):
         for s in src(dtype, rng):
             x = s.args[0]
             if is_max:
-                _, idx = adaptive_ref(k, "max")(*s.args)
+                _, idx = adaptive_ref(k, "max")(*s.args, **s.kwargs)
                 yield Sample((make(idx.shape, dtype, rng), x, idx))
             else:
-                yield Sample((make(adaptive_ref(k, "avg")(*s.args).shape, dtype, rng), x))
+                yield Sample(
+                    (make(adaptive_ref(k, "avg")(*s.args, **s.kwargs).shape, dtype, rng), x)
+                )
 
     return samples
 
 
 def adaptive_avg_backward_ref(k):
     def ref(g, x):
-        return adjoint(lambda e: adaptive_ref(k, "avg")(e, g.shape[-k:]), x.shape, g)
+        return adjoint(lambda e: adaptive_ref(k, "avg")(e, list(g.shape[-k:])), x.shape, g)
 
     return ref
 
@@ -304,7 +312,9 @@ for _k in (1, 2, 3):
         OpTest(
             f"max_unpool{_k}d",
             fn(f"max_unpool{_k}d"),
-            lambda x, idx, size, _k=_k: scatter_ref(x.shape[:-_k] + tuple(size), x, idx, _k, False),
+            lambda x, idx, output_size, _k=_k: scatter_ref(
+                x.shape[:-_k] + tuple(output_size), x, idx, _k, False
+            ),
             unpool_samples(_k),
             FLOATS,
         ),

@@ -17,6 +17,8 @@ NP_MODE = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
 def pad_ref(x, pad, mode="constant", value=None):
     k = len(pad) // 2
     pairs = [(0, 0)] * (x.ndim - k) + [(pad[2 * i], pad[2 * i + 1]) for i in reversed(range(k))]
+    if not pairs:
+        return x.copy()
     if mode == "constant":
         pos = [(max(a, 0), max(b, 0)) for a, b in pairs]
         out = np.pad(x, pos, constant_values=value if value is not None else 0)
@@ -25,56 +27,58 @@ def pad_ref(x, pad, mode="constant", value=None):
     return np.pad(x, pairs, mode=NP_MODE[mode])
 
 
-def pad_samples(k, mode):
+def pad_samples(k, mode, key="padding"):
     def samples(dtype, rng):
         m = lambda s, **kw: make(s, dtype, rng, **kw)  # noqa: E731
         sp = (3, 4, 5)[3 - k :]
-        yield Sample((m((1, 2) + sp), [1, 2] * k), note="batched")
-        yield Sample((m((2,) + sp), [2, 1] * k), note="unbatched")
-        yield Sample((m((2, 2) + sp, noncontig=True), [0, 2] * k), note="strided")
-        yield Sample((m((0, 2) + sp), [1, 1] * k), note="empty batch")
+        yield Sample((m((1, 2) + sp),), {key: [1, 2] * k}, note="batched")
+        yield Sample((m((1, 1) + (2, 3, 3)[3 - k :]),), {key: [1, 1] * k}, note="tiny")
+        yield Sample((m((2,) + sp),), {key: [2, 1] * k}, note="unbatched")
+        yield Sample((m((2, 2) + sp, noncontig=True),), {key: [0, 2] * k}, note="strided")
+        yield Sample((m((0, 2) + sp),), {key: [1, 1] * k}, note="empty batch")
         if mode == "circular":
-            yield Sample((m((1, 1) + sp), [3, 0] * k), note="whole period")
+            yield Sample((m((1, 1) + sp),), {key: [3, 0] * k}, note="whole period")
         else:
-            yield Sample((m((1, 1) + sp), [2, 2] * k))
+            yield Sample((m((1, 1) + sp),), {key: [2, 2] * k})
 
     return samples
 
 
-def pad_backward_samples(k, mode):
+def pad_backward_samples(k, mode, key="padding"):
     def samples(dtype, rng):
-        for s in pad_samples(k, mode)(dtype, rng):
-            x, pad = s.args
-            yield Sample((make(pad_ref(x, pad, mode).shape, dtype, rng), x, pad))
+        for s in pad_samples(k, mode, key)(dtype, rng):
+            (x,), pad = s.args, s.kwargs[key]
+            yield Sample((make(pad_ref(x, pad, mode).shape, dtype, rng), x), {key: pad})
 
     return samples
 
 
-def pad_backward_ref(mode):
-    def ref(g, x, pad):
-        return adjoint(lambda e: pad_ref(e, pad, mode), x.shape, g)
+def pad_backward_ref(mode, key="padding"):
+    def ref(g, x, **kw):
+        return adjoint(lambda e: pad_ref(e, kw[key], mode), x.shape, g)
 
     return ref
 
 
 def constant_samples(dtype, rng):
     m = lambda s, **kw: make(s, dtype, rng, **kw)  # noqa: E731
-    yield Sample((m((3, 4)), [1, 2]))
-    yield Sample((m((2, 3, 4)), [1, 0, 2, 1]), dict(value=1.5) if "float" in dtype else {})
-    yield Sample((m((2, 3, 4), noncontig=True), [-1, 2, 0, -2]), note="negative crops")
-    yield Sample((m((2, 3)), [1, 1, 1, 1]), note="all dims")
-    yield Sample((m((0, 3)), [2, 2]), note="empty")
-    yield Sample((m(()), []), note="0-dim, no padding")
+    yield Sample((m((3, 4)),), dict(pad=[1, 2]))
+    value = dict(value=1.5) if "float" in dtype else {}
+    yield Sample((m((2, 3, 4)),), dict(pad=[1, 0, 2, 1], **value))
+    yield Sample((m((2, 3, 4), noncontig=True),), dict(pad=[-1, 2, 0, -2]), note="negative crops")
+    yield Sample((m((2, 3)),), dict(pad=[1, 1, 1, 1]), note="all dims")
+    yield Sample((m((0, 3)),), dict(pad=[2, 2]), note="empty")
+    yield Sample((m(()),), dict(pad=[]), note="0-dim, no padding")
 
 
 def generic_pad_samples(dtype, rng):
     m = lambda s, **kw: make(s, dtype, rng, **kw)  # noqa: E731
-    yield Sample((m((2, 3, 4)), [1, 2]), note="constant")
-    yield Sample((m((2, 3, 4)), [1, 2, 0, 1]), dict(value=2.0))
-    yield Sample((m((1, 2, 3, 4)), [1, 2, 2, 1]), dict(mode="reflect"))
-    yield Sample((m((2, 3, 4)), [1, 2]), dict(mode="replicate"))
-    yield Sample((m((1, 2, 3, 4, 5)), [1, 1, 2, 0, 0, 2]), dict(mode="circular"))
-    yield Sample((m((3, 4), noncontig=True), [2, 1]), dict(mode="reflect"), note="unbatched 1-D")
+    yield Sample((m((2, 3, 4)),), dict(pad=[1, 2]), note="constant")
+    yield Sample((m((2, 3, 4)),), dict(pad=[1, 2, 0, 1], value=2.0))
+    yield Sample((m((1, 2, 3, 4)),), dict(pad=[1, 2, 2, 1], mode="reflect"))
+    yield Sample((m((2, 3, 4)),), dict(pad=[1, 2], mode="replicate"))
+    yield Sample((m((1, 2, 3, 4, 5)),), dict(pad=[1, 1, 2, 0, 0, 2], mode="circular"))
+    yield Sample((m((3, 4), noncontig=True),), dict(pad=[2, 1], mode="reflect"), note="1-D")
 
 
 def generic_pad_ref(x, pad, mode="constant", value=None):
@@ -110,22 +114,19 @@ def linear_matrix(n_in, n_out, align_corners, scale=None):
     return m
 
 
+SCALES = {1: ("scales",), 2: ("scales_h", "scales_w"), 3: ("scales_d", "scales_h", "scales_w")}
+
+
 def resize_ref(k, linear):
-    def ref(x, output_size, *args):
-        align = args[0] if linear else None
-        scales = list(args[1:] if linear else args) + [None] * k
+    def ref(x, output_size, align_corners=None, **kw):
+        scales = [kw.get(n) for n in SCALES[k]]
         out = x.astype(np.float64)
         for i in range(k):
             axis = x.ndim - k + i
             n_in, n_out = x.shape[axis], output_size[i]
             if linear:
-                out = np.moveaxis(
-                    np.tensordot(
-                        linear_matrix(n_in, n_out, align, scales[i]), np.moveaxis(out, axis, 0), 1
-                    ),
-                    0,
-                    axis,
-                )
+                mat = linear_matrix(n_in, n_out, align_corners, scales[i])
+                out = np.moveaxis(np.tensordot(mat, np.moveaxis(out, axis, 0), 1), 0, axis)
             else:
                 out = np.take(out, nearest_index(n_in, n_out, scales[i]), axis=axis)
         return out
@@ -136,15 +137,20 @@ def resize_ref(k, linear):
 def resize_samples(k, linear):
     def samples(dtype, rng):
         m = lambda s, **kw: make(s, dtype, rng, **kw)  # noqa: E731
-        flags = (False,) if not linear else (False, True)
-        for align in flags:
-            extra = (align,) if linear else ()
-            yield Sample((m((1, 2) + (3,) * k), [6] * k) + extra, note="x2")
-            yield Sample((m((2, 1) + (4,) * k), [3] * k) + extra, note="shrink")
-            yield Sample((m((1, 2) + (3,) * k, noncontig=True), [5] * k) + extra, note="strided")
-            yield Sample((m((0, 2) + (3,) * k), [4] * k) + extra, note="empty batch")
-            yield Sample((m((1, 1) + (2,) * k), [5] * k) + extra + (1.7,) * k, note="scales")
-            yield Sample((m((1, 1) + (1,) * k), [3] * k) + extra, note="from one")
+        for align in (False, True) if linear else (None,):
+            a = {} if align is None else {"align_corners": align}
+            scales = {n: 1.7 for n in SCALES[k]}
+            yield Sample((m((1, 2) + (3,) * k),), dict(output_size=[6] * k, **a), note="x2")
+            yield Sample((m((1, 1) + (2,) * k),), dict(output_size=[3] * k, **a), note="tiny")
+            yield Sample((m((2, 1) + (4,) * k),), dict(output_size=[3] * k, **a), note="shrink")
+            yield Sample(
+                (m((1, 2) + (3,) * k, noncontig=True),),
+                dict(output_size=[5] * k, **a),
+                note="strided",
+            )
+            yield Sample((m((0, 2) + (3,) * k),), dict(output_size=[4] * k, **a), note="empty")
+            yield Sample((m((1, 1) + (2,) * k),), dict(output_size=[3] * k, **a, **scales))
+            yield Sample((m((1, 1) + (1,) * k),), dict(output_size=[3] * k, **a), note="from one")
 
     return samples
 
@@ -152,16 +158,17 @@ def resize_samples(k, linear):
 def resize_backward_samples(name, k, linear):
     def samples(dtype, rng):
         for s in resize_samples(k, linear)(dtype, rng):
-            x, size, *rest = s.args
-            g = make(resize_ref(k, linear)(x, size, *rest).shape, dtype, rng)
-            yield Sample((g, size, list(x.shape)) + tuple(rest))
+            (x,) = s.args
+            g = make(resize_ref(k, linear)(x, **s.kwargs).shape, dtype, rng)
+            yield Sample((g,), dict(s.kwargs, input_size=list(x.shape)))
 
     return samples
 
 
 def resize_backward_ref(k, linear):
-    def ref(g, size, input_size, *rest):
-        return adjoint(lambda e: resize_ref(k, linear)(e, size, *rest), tuple(input_size), g)
+    def ref(g, output_size, input_size, **kw):
+        fwd = resize_ref(k, linear)
+        return adjoint(lambda e: fwd(e, output_size, **kw), tuple(input_size), g)
 
     return ref
 
@@ -181,17 +188,17 @@ TESTS = [
     ),
     OpTest("pad", fn("pad"), generic_pad_ref, generic_pad_samples, EXACT),
     OpTest(
-        "_pad_circular",
-        fn("_pad_circular"),
-        lambda x, p: pad_ref(x, p, "circular"),
-        pad_samples(2, "circular"),
+        "pad_circular",
+        fn("pad_circular"),
+        lambda x, pad: pad_ref(x, pad, "circular"),
+        pad_samples(2, "circular", "pad"),
         EXACT,
     ),
     OpTest(
-        "_pad_circular_backward",
-        fn("_pad_circular_backward"),
-        pad_backward_ref("circular"),
-        pad_backward_samples(2, "circular"),
+        "pad_circular_backward",
+        fn("pad_circular_backward"),
+        pad_backward_ref("circular", "pad"),
+        pad_backward_samples(2, "circular", "pad"),
         FLOATS,
     ),
 ]
@@ -201,7 +208,7 @@ for _kind, _mode in (("reflection", "reflect"), ("replication", "replicate")):
             OpTest(
                 f"{_kind}_pad{_k}d",
                 fn(f"{_kind}_pad{_k}d"),
-                lambda x, p, _m=_mode: pad_ref(x, p, _m),
+                lambda x, padding, _m=_mode: pad_ref(x, padding, _m),
                 pad_samples(_k, _mode),
                 EXACT,
             ),

@@ -36,8 +36,10 @@ def _conv_params(a, k, transposed):
     )
 
 
-def _conv_backward(g, x, w, b, p):
-    mask = [_needs(x), _needs(w), _needs(b)]
+def _conv_backward(g, x, w, b, p, mask=None):
+    # The mask is read from the formula's own arguments: views made inside a formula
+    # (unsqueeze, pad) do not require grad when the graph is not being recorded.
+    mask = mask or [_needs(x), _needs(w), _needs(b)]
     bias_sizes = list(b.shape) if isinstance(b, F.Tensor) else None
     gi, gw, gb = F.convolution_backward(
         g, x, w, bias_sizes, p["stride"], p["padding"], p["dilation"], p["transposed"],
@@ -51,7 +53,8 @@ def _conv_nd(k, transposed):
         x, w, b = a["input"], a["weight"], a.get("bias")
         batched = x.dim() == k + 2
         xb, gb_ = (x, g) if batched else (x.unsqueeze(0), g.unsqueeze(0))
-        gi, gw, gbias = _conv_backward(gb_, xb, w, b, _conv_params(a, k, transposed))
+        mask = [_needs(a.get("mask_input", x)), _needs(w), _needs(b)]
+        gi, gw, gbias = _conv_backward(gb_, xb, w, b, _conv_params(a, k, transposed), mask)
         if gi is not None and not batched:
             gi = gi.squeeze(0)
         return {"input": gi, "weight": gw, "bias": gbias}
@@ -76,7 +79,9 @@ def _conv_same(k):
             left.append(total // 2)
             extra[2 * (k - 1 - i) + 1] = total % 2
         xp = F.constant_pad_nd(x, extra) if any(extra) else x
-        out = _conv_nd(k, False)(g, {**a, "input": xp, "padding": left, "dilation": dil})
+        out = _conv_nd(k, False)(
+            g, {**a, "input": xp, "mask_input": x, "padding": left, "dilation": dil}
+        )
         gi = out["input"]
         if gi is not None and any(extra):
             gi = F.constant_pad_nd(gi, [-e for e in extra])
@@ -127,14 +132,19 @@ def _convolution_backward(g, a):
 
 
 def _gather(g, idx, k):
-    """g[..., idx] per plane over the last k dims: the adjoint of an index scatter."""
+    """g[..., idx] per plane over the last k dims: the adjoint of an index scatter.
+
+    Written as a one-hot product, O(planes * len(idx) * plane size), because the
+    core has no gather yet; swap in a gather when it does."""
     lead = tuple(idx.shape[: idx.dim() - k])
     planes = 1
     for s in lead:
         planes *= s
-    gf = g.reshape(planes, -1)
-    rows = F.arange(planes).reshape(planes, 1)
-    return gf[rows, idx.reshape(planes, -1)].reshape(tuple(idx.shape))
+    n_in = 1
+    for s in g.shape[g.dim() - k :]:
+        n_in *= s
+    onehot = (idx.reshape(planes, -1, 1) == F.arange(n_in).reshape(1, 1, n_in)).to(g.dtype)
+    return F.bmm(onehot, g.reshape(planes, n_in, 1)).reshape(tuple(idx.shape))
 
 
 def _max_pool_grad(g, x, idx, k):
@@ -288,7 +298,7 @@ def _pad_kind(fwd, bwd, key):
 for _kind in ("reflection", "replication"):
     for _k in (1, 2, 3):
         _pad_kind(f"{_kind}_pad{_k}d", f"{_kind}_pad{_k}d_backward", "padding")
-_pad_kind("_pad_circular", "_pad_circular_backward", "pad")
+_pad_kind("pad_circular", "pad_circular_backward", "pad")
 
 _PAD_BACKWARD = {"reflect": "reflection", "replicate": "replication"}
 
@@ -299,7 +309,7 @@ def _pad(g, a):
     if mode == "constant":
         return {"input": F.constant_pad_nd(g, [-p for p in pad])}
     if mode == "circular":
-        return {"input": F._pad_circular_backward(g, a["input"], pad)}
+        return {"input": F.pad_circular_backward(g, a["input"], pad)}
     back = getattr(F, f"{_PAD_BACKWARD[mode]}_pad{len(pad) // 2}d_backward")
     return {"input": back(g, a["input"], pad)}
 
