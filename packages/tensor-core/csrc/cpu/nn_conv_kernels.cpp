@@ -2,11 +2,13 @@
 // kernel with stride 1 and no padding reads the input as its own column matrix.
 // GEMM threads itself; im2col/col2im run on our threads.
 #include <cblas.h>
+#include <omp.h>
 
-#include <optional>
+#include <algorithm>
 #include <vector>
 
 #include "core/interpreter_lock.h"
+#include "cpu/blas.h"
 #include "cpu/im2col.h"
 #include "cpu/parallel.h"
 #include "dispatch/dispatcher.h"
@@ -37,6 +39,41 @@ bool is_pointwise(const ConvGeometry& g) {
   return true;
 }
 
+// Calls f(n, col, slot) for every sample n. With several samples and threads,
+// samples run in parallel on our threads, each with its own column buffer and a
+// single-threaded GEMM (one GEMM per thread beats threaded GEMMs on a busy
+// machine and for small matrices); else samples run in turn and GEMM and
+// im2col thread themselves. slot < slots() indexes per-thread accumulators.
+struct SampleLoop {
+  int64_t batch;
+  int threads;
+  explicit SampleLoop(int64_t b)
+      : batch(b),
+        threads(b >= 2 && !omp_in_parallel()
+                    ? static_cast<int>(std::min<int64_t>(get_num_threads(), b))
+                    : 1) {}
+  int slots() const { return threads; }
+
+  template <class T, class F>
+  void run(size_t col_size, const F& f) const {
+    if (threads <= 1) {
+      std::vector<T> col(col_size);
+      for (int64_t n = 0; n < batch; ++n) f(n, col.data(), 0);
+      return;
+    }
+    // OpenBLAS has no per-thread setting in this build: single-threaded GEMMs for
+    // the duration of the loop, then the size of our pool again (as set_num_threads keeps it).
+    blas_set_num_threads(1);
+#pragma omp parallel num_threads(threads)
+    {
+      std::vector<T> col(col_size);
+#pragma omp for schedule(static)
+      for (int64_t n = 0; n < batch; ++n) f(n, col.data(), omp_get_thread_num());
+    }
+    blas_set_num_threads(get_num_threads());
+  }
+};
+
 // Writes bias[c] to every element of channel c of `out` (N, C, plane), or zeros.
 template <class T>
 void fill_bias(T* out, const Tensor& bias, int64_t batch, int64_t channels, int64_t plane) {
@@ -55,19 +92,18 @@ void forward(const Tensor& out, const Tensor& input, const Tensor& weight, const
   const int64_t cg = g.in_channels / g.groups, og = g.out_channels / g.groups;
   const int64_t rows = cg * g.kernel_volume(), cols = g.out_plane(), plane = g.in_plane();
   const bool direct = is_pointwise(g);
-  std::vector<T> col(direct ? 0 : static_cast<size_t>(rows * cols));
   T* y = out->data_as<T>();
   const T *x = input->data_as<T>(), *w = weight->data_as<T>();
   fill_bias<T>(y, bias, g.batch, g.out_channels, cols);
   if (rows == 0) return;
-  for (int64_t n = 0; n < g.batch; ++n) {
+  SampleLoop(g.batch).run<T>(direct ? 0 : rows * cols, [&](int64_t n, T* col, int) {
     for (int64_t grp = 0; grp < g.groups; ++grp) {
       const T* xs = x + (n * g.in_channels + grp * cg) * plane;
-      if (!direct) im2col(xs, col.data(), cg, g);
-      gemm<T>(false, false, og, cols, rows, w + grp * og * rows, rows, direct ? xs : col.data(),
-              cols, T(1), y + (n * g.out_channels + grp * og) * cols, cols);
+      if (!direct) im2col(xs, col, cg, g);
+      gemm<T>(false, false, og, cols, rows, w + grp * og * rows, rows, direct ? xs : col, cols,
+              T(1), y + (n * g.out_channels + grp * og) * cols, cols);
     }
-  }
+  });
 }
 
 template <class T>
@@ -77,21 +113,20 @@ void backward_input(const Tensor& grad_input, const Tensor& grad_output, const T
   const int64_t cg = g.in_channels / g.groups, og = g.out_channels / g.groups;
   const int64_t rows = cg * g.kernel_volume(), cols = g.out_plane(), plane = g.in_plane();
   const bool direct = is_pointwise(g);
-  std::vector<T> col(direct ? 0 : static_cast<size_t>(rows * cols));
   T* gi = grad_input->data_as<T>();
   const T *go = grad_output->data_as<T>(), *w = weight->data_as<T>();
   fill_bias<T>(gi, bias, g.batch, g.in_channels, plane);
   if (og == 0 || rows == 0) return;
-  for (int64_t n = 0; n < g.batch; ++n) {
+  SampleLoop(g.batch).run<T>(direct ? 0 : rows * cols, [&](int64_t n, T* col, int) {
     for (int64_t grp = 0; grp < g.groups; ++grp) {
       T* gis = gi + (n * g.in_channels + grp * cg) * plane;
       const T* gos = go + (n * g.out_channels + grp * og) * cols;
       // (rows, cols) = W^T (rows, og) @ grad_output (og, cols)
       gemm<T>(true, false, rows, cols, og, w + grp * og * rows, rows, gos, cols, T(direct ? 1 : 0),
-              direct ? gis : col.data(), cols);
-      if (!direct) col2im_add(col.data(), gis, cg, g);
+              direct ? gis : col, cols);
+      if (!direct) col2im_add(col, gis, cg, g);
     }
-  }
+  });
 }
 
 template <class T>
@@ -101,20 +136,26 @@ void backward_weight(const Tensor& grad_weight, const Tensor& grad_output, const
   const int64_t cg = g.in_channels / g.groups, og = g.out_channels / g.groups;
   const int64_t rows = cg * g.kernel_volume(), cols = g.out_plane(), plane = g.in_plane();
   const bool direct = is_pointwise(g);
-  std::vector<T> col(direct ? 0 : static_cast<size_t>(rows * cols));
+  const int64_t wn = grad_weight->numel();
   T* gw = grad_weight->data_as<T>();
   const T *go = grad_output->data_as<T>(), *x = input->data_as<T>();
-  std::fill(gw, gw + grad_weight->numel(), T(0));
+  std::fill(gw, gw + wn, T(0));
   if (og == 0 || rows == 0 || cols == 0) return;
-  for (int64_t n = 0; n < g.batch; ++n) {
+  SampleLoop loop(g.batch);
+  // Slot 0 accumulates into grad_weight itself, the other threads into their own copy.
+  std::vector<T> partial(static_cast<size_t>((loop.slots() - 1) * wn), T(0));
+  loop.run<T>(direct ? 0 : rows * cols, [&](int64_t n, T* col, int slot) {
+    T* acc = slot == 0 ? gw : partial.data() + (slot - 1) * wn;
     for (int64_t grp = 0; grp < g.groups; ++grp) {
       const T* xs = x + (n * g.in_channels + grp * cg) * plane;
-      if (!direct) im2col(xs, col.data(), cg, g);
+      if (!direct) im2col(xs, col, cg, g);
       // (og, rows) += grad_output (og, cols) @ col^T (cols, rows)
       gemm<T>(false, true, og, rows, cols, go + (n * g.out_channels + grp * og) * cols, cols,
-              direct ? xs : col.data(), cols, T(1), gw + grp * og * rows, rows);
+              direct ? xs : col, cols, T(1), acc + grp * og * rows, rows);
     }
-  }
+  });
+  for (int s = 1; s < loop.slots(); ++s)
+    for (int64_t i = 0; i < wn; ++i) gw[i] += partial[(s - 1) * wn + i];
 }
 
 template <class T>
