@@ -1,0 +1,207 @@
+// Convolution kernels: im2col + one OpenBLAS GEMM per (sample, group). A 1x1
+// kernel with stride 1 and no padding reads the input as its own column matrix.
+// GEMM threads itself; im2col/col2im run on our threads.
+#include <cblas.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "core/interpreter_lock.h"
+#include "cpu/blas.h"
+#include "cpu/im2col.h"
+#include "cpu/parallel.h"
+#include "dispatch/dispatcher.h"
+#include "ops/nn_conv_geometry.h"
+
+namespace flambeau {
+
+namespace {
+
+template <class T>
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
+          int64_t ldb, T beta, T* c, int64_t ldc) {
+  auto t = [](bool x) { return x ? CblasTrans : CblasNoTrans; };
+  if constexpr (std::is_same_v<T, float>) {
+    scipy_cblas_sgemm(CblasRowMajor, t(ta), t(tb), static_cast<int>(m), static_cast<int>(n),
+                      static_cast<int>(k), 1.0f, a, static_cast<int>(lda), b, static_cast<int>(ldb),
+                      beta, c, static_cast<int>(ldc));
+  } else {
+    scipy_cblas_dgemm(CblasRowMajor, t(ta), t(tb), static_cast<int>(m), static_cast<int>(n),
+                      static_cast<int>(k), 1.0, a, static_cast<int>(lda), b, static_cast<int>(ldb),
+                      beta, c, static_cast<int>(ldc));
+  }
+}
+
+bool is_pointwise(const ConvGeometry& g) {
+  for (int i = 0; i < 3; ++i)
+    if (g.kernel[i] != 1 || g.stride[i] != 1 || g.pad[i] != 0) return false;
+  return true;
+}
+
+// Calls f(n, col, slot) for every sample n. With several samples and threads,
+// samples run in parallel on our threads, each with its own column buffer and a
+// single-threaded GEMM (one GEMM per thread beats threaded GEMMs on a busy
+// machine and for small matrices); else samples run in turn and GEMM and
+// im2col thread themselves. slot < slots() indexes per-thread accumulators.
+struct SampleLoop {
+  int64_t batch;
+  int threads;
+  explicit SampleLoop(int64_t b)
+      : batch(b),
+        threads(b >= 2 && !omp_in_parallel()
+                    ? static_cast<int>(std::min<int64_t>(get_num_threads(), b))
+                    : 1) {}
+  int slots() const { return threads; }
+
+  template <class T, class F>
+  void run(size_t col_size, const F& f) const {
+    if (threads <= 1) {
+      std::vector<T> col(col_size);
+      for (int64_t n = 0; n < batch; ++n) f(n, col.data(), 0);
+      return;
+    }
+    // OpenBLAS has no per-thread setting in this build: single-threaded GEMMs for
+    // the duration of the loop, then the size of our pool again (as set_num_threads keeps it).
+    blas_set_num_threads(1);
+#pragma omp parallel num_threads(threads)
+    {
+      std::vector<T> col(col_size);
+#pragma omp for schedule(static)
+      for (int64_t n = 0; n < batch; ++n) f(n, col.data(), omp_get_thread_num());
+    }
+    blas_set_num_threads(get_num_threads());
+  }
+};
+
+// Writes bias[c] to every element of channel c of `out` (N, C, plane), or zeros.
+template <class T>
+void fill_bias(T* out, const Tensor& bias, int64_t batch, int64_t channels, int64_t plane) {
+  const T* b = bias ? bias->data_as<T>() : nullptr;
+  parallel_for(0, batch * channels, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(plane, 1)),
+               [&](int64_t lo, int64_t hi) {
+                 for (int64_t i = lo; i < hi; ++i)
+                   std::fill(out + i * plane, out + (i + 1) * plane, b ? b[i % channels] : T(0));
+               });
+}
+
+template <class T>
+void forward(const Tensor& out, const Tensor& input, const Tensor& weight, const Tensor& bias,
+             const ConvGeometry& g) {
+  ReleaseInterpreterLock unlocked;
+  const int64_t cg = g.in_channels / g.groups, og = g.out_channels / g.groups;
+  const int64_t rows = cg * g.kernel_volume(), cols = g.out_plane(), plane = g.in_plane();
+  const bool direct = is_pointwise(g);
+  T* y = out->data_as<T>();
+  const T *x = input->data_as<T>(), *w = weight->data_as<T>();
+  fill_bias<T>(y, bias, g.batch, g.out_channels, cols);
+  if (rows == 0) return;
+  SampleLoop(g.batch).run<T>(direct ? 0 : rows * cols, [&](int64_t n, T* col, int) {
+    for (int64_t grp = 0; grp < g.groups; ++grp) {
+      const T* xs = x + (n * g.in_channels + grp * cg) * plane;
+      if (!direct) im2col(xs, col, cg, g);
+      gemm<T>(false, false, og, cols, rows, w + grp * og * rows, rows, direct ? xs : col, cols,
+              T(1), y + (n * g.out_channels + grp * og) * cols, cols);
+    }
+  });
+}
+
+template <class T>
+void backward_input(const Tensor& grad_input, const Tensor& grad_output, const Tensor& weight,
+                    const Tensor& bias, const ConvGeometry& g) {
+  ReleaseInterpreterLock unlocked;
+  const int64_t cg = g.in_channels / g.groups, og = g.out_channels / g.groups;
+  const int64_t rows = cg * g.kernel_volume(), cols = g.out_plane(), plane = g.in_plane();
+  const bool direct = is_pointwise(g);
+  T* gi = grad_input->data_as<T>();
+  const T *go = grad_output->data_as<T>(), *w = weight->data_as<T>();
+  fill_bias<T>(gi, bias, g.batch, g.in_channels, plane);
+  if (og == 0 || rows == 0) return;
+  SampleLoop(g.batch).run<T>(direct ? 0 : rows * cols, [&](int64_t n, T* col, int) {
+    for (int64_t grp = 0; grp < g.groups; ++grp) {
+      T* gis = gi + (n * g.in_channels + grp * cg) * plane;
+      const T* gos = go + (n * g.out_channels + grp * og) * cols;
+      // (rows, cols) = W^T (rows, og) @ grad_output (og, cols)
+      gemm<T>(true, false, rows, cols, og, w + grp * og * rows, rows, gos, cols, T(direct ? 1 : 0),
+              direct ? gis : col, cols);
+      if (!direct) col2im_add(col, gis, cg, g);
+    }
+  });
+}
+
+template <class T>
+void backward_weight(const Tensor& grad_weight, const Tensor& grad_output, const Tensor& input,
+                     const ConvGeometry& g) {
+  ReleaseInterpreterLock unlocked;
+  const int64_t cg = g.in_channels / g.groups, og = g.out_channels / g.groups;
+  const int64_t rows = cg * g.kernel_volume(), cols = g.out_plane(), plane = g.in_plane();
+  const bool direct = is_pointwise(g);
+  const int64_t wn = grad_weight->numel();
+  T* gw = grad_weight->data_as<T>();
+  const T *go = grad_output->data_as<T>(), *x = input->data_as<T>();
+  std::fill(gw, gw + wn, T(0));
+  if (og == 0 || rows == 0 || cols == 0) return;
+  SampleLoop loop(g.batch);
+  // Slot 0 accumulates into grad_weight itself, the other threads into their own copy.
+  std::vector<T> partial(static_cast<size_t>((loop.slots() - 1) * wn), T(0));
+  loop.run<T>(direct ? 0 : rows * cols, [&](int64_t n, T* col, int slot) {
+    T* acc = slot == 0 ? gw : partial.data() + (slot - 1) * wn;
+    for (int64_t grp = 0; grp < g.groups; ++grp) {
+      const T* xs = x + (n * g.in_channels + grp * cg) * plane;
+      if (!direct) im2col(xs, col, cg, g);
+      // (og, rows) += grad_output (og, cols) @ col^T (cols, rows)
+      gemm<T>(false, true, og, rows, cols, go + (n * g.out_channels + grp * og) * cols, cols,
+              direct ? xs : col, cols, T(1), acc + grp * og * rows, rows);
+    }
+  });
+  for (int s = 1; s < loop.slots(); ++s)
+    for (int64_t i = 0; i < wn; ++i) gw[i] += partial[(s - 1) * wn + i];
+}
+
+template <class T>
+void backward_bias(const Tensor& grad_bias, const Tensor& grad_output) {
+  const int64_t n = grad_output->sizes()[0], c = grad_output->sizes()[1];
+  const int64_t plane = n * c != 0 ? grad_output->numel() / (n * c) : 0;
+  const T* go = grad_output->data_as<T>();
+  T* gb = grad_bias->data_as<T>();
+  parallel_for(0, c, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(n * plane, 1)),
+               [&](int64_t lo, int64_t hi) {
+                 for (int64_t ch = lo; ch < hi; ++ch) {
+                   double acc = 0;
+                   for (int64_t i = 0; i < n; ++i) {
+                     const T* p = go + (i * c + ch) * plane;
+                     for (int64_t j = 0; j < plane; ++j) acc += p[j];
+                   }
+                   gb[ch] = static_cast<T>(acc);
+                 }
+               });
+}
+
+void forward_kernel(const Tensor& out, const Tensor& input, const Tensor& weight,
+                    const Tensor& bias, const ConvGeometry& g) {
+  if (out->dtype() == ScalarType::Float32) return forward<float>(out, input, weight, bias, g);
+  forward<double>(out, input, weight, bias, g);
+}
+void backward_input_kernel(const Tensor& gi, const Tensor& go, const Tensor& weight,
+                           const Tensor& bias, const ConvGeometry& g) {
+  if (gi->dtype() == ScalarType::Float32) return backward_input<float>(gi, go, weight, bias, g);
+  backward_input<double>(gi, go, weight, bias, g);
+}
+void backward_weight_kernel(const Tensor& gw, const Tensor& go, const Tensor& input,
+                            const ConvGeometry& g) {
+  if (gw->dtype() == ScalarType::Float32) return backward_weight<float>(gw, go, input, g);
+  backward_weight<double>(gw, go, input, g);
+}
+void backward_bias_kernel(const Tensor& gb, const Tensor& go) {
+  if (gb->dtype() == ScalarType::Float32) return backward_bias<float>(gb, go);
+  backward_bias<double>(gb, go);
+}
+
+}  // namespace
+
+FLB_REGISTER_KERNEL("conv_forward", kCPU, forward_kernel);
+FLB_REGISTER_KERNEL("conv_backward_input", kCPU, backward_input_kernel);
+FLB_REGISTER_KERNEL("conv_backward_weight", kCPU, backward_weight_kernel);
+FLB_REGISTER_KERNEL("conv_backward_bias", kCPU, backward_bias_kernel);
+
+}  // namespace flambeau

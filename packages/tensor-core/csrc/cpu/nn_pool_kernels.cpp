@@ -1,0 +1,298 @@
+// Pooling kernels over contiguous (planes, D, H, W) tensors, parallel over
+// planes (and output rows for the forward passes). Backward passes scatter
+// within a plane, so a plane belongs to one thread.
+#include <atomic>
+#include <cmath>
+#include <limits>
+
+#include "cpu/parallel.h"
+#include "dispatch/dispatcher.h"
+#include "ops/nn_pool_geometry.h"
+
+namespace flambeau {
+
+namespace {
+
+// Window [start, end) of output position o along one dim, before clipping.
+struct Window {
+  int64_t start, end;
+};
+
+template <class F>
+void for_each_output_row(const PoolGeometry& g, const F& f) {
+  const int64_t rows = g.planes * g.out[0] * g.out[1];
+  parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(g.out[2] * 8, 1)),
+               [&](int64_t lo, int64_t hi) {
+                 for (int64_t r = lo; r < hi; ++r)
+                   f(r / (g.out[0] * g.out[1]), (r / g.out[1]) % g.out[0], r % g.out[1], r);
+               });
+}
+
+template <class T>
+void max_pool(const Tensor& out, const Tensor& indices, const Tensor& input,
+              const PoolGeometry& g) {
+  const T* x = input->data_as<T>();
+  T* y = out->data_as<T>();
+  int64_t* ix = indices->data_as<int64_t>();
+  const int64_t H = g.in[1], W = g.in[2];
+  for_each_output_row(g, [&](int64_t p, int64_t od, int64_t oh, int64_t row) {
+    const T* xp = x + p * g.in_plane();
+    for (int64_t ow = 0; ow < g.out[2]; ++ow) {
+      T best = -std::numeric_limits<T>::infinity();
+      int64_t at = -1;
+      for (int64_t kd = 0; kd < g.kernel[0]; ++kd) {
+        int64_t id = od * g.stride[0] - g.pad[0] + kd * g.dilation[0];
+        if (id < 0 || id >= g.in[0]) continue;
+        for (int64_t kh = 0; kh < g.kernel[1]; ++kh) {
+          int64_t ih = oh * g.stride[1] - g.pad[1] + kh * g.dilation[1];
+          if (ih < 0 || ih >= H) continue;
+          for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
+            int64_t iw = ow * g.stride[2] - g.pad[2] + kw * g.dilation[2];
+            if (iw < 0 || iw >= W) continue;
+            int64_t idx = (id * H + ih) * W + iw;
+            T v = xp[idx];
+            if (at < 0 || v > best || std::isnan(v)) {  // NaN propagates
+              best = v;
+              at = idx;
+            }
+          }
+        }
+      }
+      y[row * g.out[2] + ow] = best;
+      ix[row * g.out[2] + ow] = at;
+    }
+  });
+}
+
+// The clipped window along dim i and its size before clipping (for the divisor).
+inline void avg_window(const PoolGeometry& g, int i, int64_t o, int64_t& s, int64_t& e,
+                       int64_t& padded) {
+  s = o * g.stride[i] - g.pad[i];
+  e = std::min(s + g.kernel[i], g.in[i] + g.pad[i]);
+  padded = e - s;
+  s = std::max<int64_t>(s, 0);
+  e = std::min(e, g.in[i]);
+}
+
+template <class T, class F>
+void for_each_avg_window(const PoolGeometry& g, int64_t od, int64_t oh, int64_t ow, const F& f) {
+  int64_t s[3], e[3], padded[3];
+  int64_t o[3] = {od, oh, ow};
+  for (int i = 0; i < 3; ++i) avg_window(g, i, o[i], s[i], e[i], padded[i]);
+  int64_t count = g.divisor;
+  if (count == 0)
+    count = g.count_include_pad ? padded[0] * padded[1] * padded[2]
+                                : (e[0] - s[0]) * (e[1] - s[1]) * (e[2] - s[2]);
+  f(s, e, count);
+}
+
+template <class T>
+void avg_pool(const Tensor& out, const Tensor& input, const PoolGeometry& g) {
+  const T* x = input->data_as<T>();
+  T* y = out->data_as<T>();
+  const int64_t H = g.in[1], W = g.in[2];
+  for_each_output_row(g, [&](int64_t p, int64_t od, int64_t oh, int64_t row) {
+    const T* xp = x + p * g.in_plane();
+    for (int64_t ow = 0; ow < g.out[2]; ++ow) {
+      for_each_avg_window<T>(g, od, oh, ow, [&](int64_t* s, int64_t* e, int64_t count) {
+        T acc = 0;
+        for (int64_t d = s[0]; d < e[0]; ++d)
+          for (int64_t h = s[1]; h < e[1]; ++h)
+            for (int64_t w = s[2]; w < e[2]; ++w) acc += xp[(d * H + h) * W + w];
+        y[row * g.out[2] + ow] = count ? acc / static_cast<T>(count) : T(0);
+      });
+    }
+  });
+}
+
+template <class F>
+void for_each_plane(const PoolGeometry& g, int64_t work, const F& f) {
+  parallel_for(0, g.planes, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(work, 1)),
+               [&](int64_t lo, int64_t hi) {
+                 for (int64_t p = lo; p < hi; ++p) f(p);
+               });
+}
+
+template <class T>
+void avg_pool_backward(const Tensor& grad_input, const Tensor& grad_output, const PoolGeometry& g) {
+  const T* go = grad_output->data_as<T>();
+  T* gi = grad_input->data_as<T>();
+  const int64_t H = g.in[1], W = g.in[2];
+  for_each_plane(g, g.out_plane() * 4, [&](int64_t p) {
+    T* gp = gi + p * g.in_plane();
+    std::fill(gp, gp + g.in_plane(), T(0));
+    const T* op = go + p * g.out_plane();
+    for (int64_t od = 0; od < g.out[0]; ++od)
+      for (int64_t oh = 0; oh < g.out[1]; ++oh)
+        for (int64_t ow = 0; ow < g.out[2]; ++ow)
+          for_each_avg_window<T>(g, od, oh, ow, [&](int64_t* s, int64_t* e, int64_t count) {
+            if (count == 0) return;
+            T v = op[(od * g.out[1] + oh) * g.out[2] + ow] / static_cast<T>(count);
+            for (int64_t d = s[0]; d < e[0]; ++d)
+              for (int64_t h = s[1]; h < e[1]; ++h)
+                for (int64_t w = s[2]; w < e[2]; ++w) gp[(d * H + h) * W + w] += v;
+          });
+  });
+}
+
+// Adaptive windows: [floor(o * in / out), ceil((o + 1) * in / out)).
+inline int64_t adaptive_start(int64_t o, int64_t in, int64_t out) { return (o * in) / out; }
+inline int64_t adaptive_end(int64_t o, int64_t in, int64_t out) {
+  return ((o + 1) * in + out - 1) / out;
+}
+
+template <class F>
+void adaptive_window(const PoolGeometry& g, int64_t od, int64_t oh, int64_t ow, const F& f) {
+  int64_t o[3] = {od, oh, ow}, s[3], e[3];
+  for (int i = 0; i < 3; ++i) {
+    s[i] = adaptive_start(o[i], g.in[i], g.out[i]);
+    e[i] = adaptive_end(o[i], g.in[i], g.out[i]);
+  }
+  f(s, e);
+}
+
+template <class T>
+void adaptive_avg(const Tensor& out, const Tensor& input, const PoolGeometry& g) {
+  const T* x = input->data_as<T>();
+  T* y = out->data_as<T>();
+  const int64_t H = g.in[1], W = g.in[2];
+  for_each_output_row(g, [&](int64_t p, int64_t od, int64_t oh, int64_t row) {
+    const T* xp = x + p * g.in_plane();
+    for (int64_t ow = 0; ow < g.out[2]; ++ow)
+      adaptive_window(g, od, oh, ow, [&](int64_t* s, int64_t* e) {
+        T acc = 0;
+        for (int64_t d = s[0]; d < e[0]; ++d)
+          for (int64_t h = s[1]; h < e[1]; ++h)
+            for (int64_t w = s[2]; w < e[2]; ++w) acc += xp[(d * H + h) * W + w];
+        y[row * g.out[2] + ow] =
+            acc / static_cast<T>((e[0] - s[0]) * (e[1] - s[1]) * (e[2] - s[2]));
+      });
+  });
+}
+
+template <class T>
+void adaptive_avg_backward(const Tensor& grad_input, const Tensor& grad_output,
+                           const PoolGeometry& g) {
+  const T* go = grad_output->data_as<T>();
+  T* gi = grad_input->data_as<T>();
+  const int64_t H = g.in[1], W = g.in[2];
+  for_each_plane(g, g.in_plane() * 2, [&](int64_t p) {
+    T* gp = gi + p * g.in_plane();
+    std::fill(gp, gp + g.in_plane(), T(0));
+    const T* op = go + p * g.out_plane();
+    for (int64_t od = 0; od < g.out[0]; ++od)
+      for (int64_t oh = 0; oh < g.out[1]; ++oh)
+        for (int64_t ow = 0; ow < g.out[2]; ++ow)
+          adaptive_window(g, od, oh, ow, [&](int64_t* s, int64_t* e) {
+            T v = op[(od * g.out[1] + oh) * g.out[2] + ow] /
+                  static_cast<T>((e[0] - s[0]) * (e[1] - s[1]) * (e[2] - s[2]));
+            for (int64_t d = s[0]; d < e[0]; ++d)
+              for (int64_t h = s[1]; h < e[1]; ++h)
+                for (int64_t w = s[2]; w < e[2]; ++w) gp[(d * H + h) * W + w] += v;
+          });
+  });
+}
+
+template <class T>
+void adaptive_max(const Tensor& out, const Tensor& indices, const Tensor& input,
+                  const PoolGeometry& g) {
+  const T* x = input->data_as<T>();
+  T* y = out->data_as<T>();
+  int64_t* ix = indices->data_as<int64_t>();
+  const int64_t H = g.in[1], W = g.in[2];
+  for_each_output_row(g, [&](int64_t p, int64_t od, int64_t oh, int64_t row) {
+    const T* xp = x + p * g.in_plane();
+    for (int64_t ow = 0; ow < g.out[2]; ++ow)
+      adaptive_window(g, od, oh, ow, [&](int64_t* s, int64_t* e) {
+        T best = 0;
+        int64_t at = -1;
+        for (int64_t d = s[0]; d < e[0]; ++d)
+          for (int64_t h = s[1]; h < e[1]; ++h)
+            for (int64_t w = s[2]; w < e[2]; ++w) {
+              int64_t idx = (d * H + h) * W + w;
+              T v = xp[idx];
+              if (at < 0 || v > best || std::isnan(v)) {
+                best = v;
+                at = idx;
+              }
+            }
+        y[row * g.out[2] + ow] = best;
+        ix[row * g.out[2] + ow] = at;
+      });
+  });
+}
+
+template <class T>
+int64_t index_scatter(const Tensor& dst, const Tensor& src, const Tensor& indices,
+                      bool accumulate) {
+  const int64_t planes = dst->sizes()[0];
+  const int64_t dn = planes ? dst->numel() / planes : 0, sn = planes ? src->numel() / planes : 0;
+  const T* s = src->data_as<T>();
+  const int64_t* ix = indices->data_as<int64_t>();
+  T* d = dst->data_as<T>();
+  std::atomic<int64_t> bad{-1};
+  parallel_for(0, planes, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(dn + sn, 1)),
+               [&](int64_t lo, int64_t hi) {
+                 for (int64_t p = lo; p < hi; ++p) {
+                   T* dp = d + p * dn;
+                   std::fill(dp, dp + dn, T(0));
+                   for (int64_t i = 0; i < sn; ++i) {
+                     int64_t at = ix[p * sn + i];
+                     if (at < 0 || at >= dn) {
+                       bad.store(at);
+                       return;
+                     }
+                     if (accumulate)
+                       dp[at] += s[p * sn + i];
+                     else
+                       dp[at] = s[p * sn + i];
+                   }
+                 }
+               });
+  return bad.load();
+}
+
+void max_pool_kernel(const Tensor& out, const Tensor& indices, const Tensor& input,
+                     const PoolGeometry& g) {
+  if (out->dtype() == ScalarType::Float32) return max_pool<float>(out, indices, input, g);
+  max_pool<double>(out, indices, input, g);
+}
+void avg_pool_kernel(const Tensor& out, const Tensor& input, const PoolGeometry& g) {
+  if (out->dtype() == ScalarType::Float32) return avg_pool<float>(out, input, g);
+  avg_pool<double>(out, input, g);
+}
+void avg_pool_backward_kernel(const Tensor& gi, const Tensor& go, const PoolGeometry& g) {
+  if (gi->dtype() == ScalarType::Float32) return avg_pool_backward<float>(gi, go, g);
+  avg_pool_backward<double>(gi, go, g);
+}
+void adaptive_avg_kernel(const Tensor& out, const Tensor& input, const PoolGeometry& g) {
+  if (out->dtype() == ScalarType::Float32) return adaptive_avg<float>(out, input, g);
+  adaptive_avg<double>(out, input, g);
+}
+void adaptive_avg_backward_kernel(const Tensor& gi, const Tensor& go, const PoolGeometry& g) {
+  if (gi->dtype() == ScalarType::Float32) return adaptive_avg_backward<float>(gi, go, g);
+  adaptive_avg_backward<double>(gi, go, g);
+}
+void adaptive_max_kernel(const Tensor& out, const Tensor& indices, const Tensor& input,
+                         const PoolGeometry& g) {
+  if (out->dtype() == ScalarType::Float32) return adaptive_max<float>(out, indices, input, g);
+  adaptive_max<double>(out, indices, input, g);
+}
+int64_t index_scatter_kernel(const Tensor& dst, const Tensor& src, const Tensor& indices,
+                             bool accumulate) {
+  if (dst->dtype() == ScalarType::Float32)
+    return index_scatter<float>(dst, src, indices, accumulate);
+  return index_scatter<double>(dst, src, indices, accumulate);
+}
+
+}  // namespace
+
+FLB_REGISTER_KERNEL("max_pool", kCPU, max_pool_kernel);
+FLB_REGISTER_KERNEL("avg_pool", kCPU, avg_pool_kernel);
+FLB_REGISTER_KERNEL("avg_pool_backward", kCPU, avg_pool_backward_kernel);
+FLB_REGISTER_KERNEL("adaptive_avg_pool", kCPU, adaptive_avg_kernel);
+FLB_REGISTER_KERNEL("adaptive_avg_pool_backward", kCPU, adaptive_avg_backward_kernel);
+FLB_REGISTER_KERNEL("adaptive_max_pool", kCPU, adaptive_max_kernel);
+FLB_REGISTER_KERNEL("pool_index_scatter", kCPU, index_scatter_kernel);
+
+}  // namespace flambeau
