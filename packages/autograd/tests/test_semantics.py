@@ -347,3 +347,14 @@ def test_grad_modes_are_also_top_level():
     assert F.no_grad is autograd.no_grad
     with F.no_grad():
         assert not (F.ones(1, requires_grad=True) * 2).requires_grad
+
+
+def test_foreach_operators_on_tensors_that_require_grad_raise_clearly():
+    a = [F.ones(2, requires_grad=True) * 1]
+    with pytest.raises(RuntimeError, match="foreach"):
+        F._foreach_mul_(a, 2.0)
+    with pytest.raises(RuntimeError, match="foreach"):
+        F._foreach_add(a, 1.0)
+    with F.no_grad():
+        F._foreach_mul_(a, 2.0)
+    assert a[0].tolist() == [2.0, 2.0]

@@ -161,6 +161,12 @@ def handle(name: str, args: tuple, kwargs: dict):
     # add_ records as add; copy_ and fill_ exist only in place and keep their names.
     base = name[:-1] if inplace and not name.startswith("__") and not _in_table(name) else name
     target = args[0] if inplace else None
+    if name.startswith("_foreach_"):
+        raise RuntimeError(
+            f"{name}: the multi-tensor (foreach) operators have no derivative formulas yet; "
+            "call them under flambeau.no_grad() (as optimizers do), or use the per-tensor "
+            "operators when you need gradients."
+        )
     if inplace:
         _check_inplace(name, target)
     decompose = derivatives.COMPOSITES.get(base)
@@ -193,7 +199,7 @@ def handle(name: str, args: tuple, kwargs: dict):
     if name == "__setitem__":  # assignment returns nothing; its output is the target
         result = target
     outputs = result if isinstance(result, tuple) else (result,)
-    if not inplace and any(o is a for o in outputs for a in args):
+    if not inplace and any(o is a for o in outputs if isinstance(o, Tensor) for a in args):
         # The op handed back its input (x.to(x.dtype), contiguous() of a contiguous
         # tensor): it already carries its graph, and a leaf must stay a leaf.
         return result
