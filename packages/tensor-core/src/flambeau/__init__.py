@@ -40,7 +40,7 @@ Tensor.__str__ = _printing.tensor_repr
 Tensor.__format__ = _printing.tensor_format
 _grad.install()
 
-_LAZY_SUBMODULES = frozenset({"cuda", "return_types"})
+_LAZY_SUBMODULES = frozenset({"backends", "cuda", "return_types"})
 
 
 def __getattr__(name):
@@ -49,7 +49,27 @@ def __getattr__(name):
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")
+    # flambeau.<device type>: the module of the backend plugin providing it.
+    if not name.startswith("_"):
+        from flambeau import backends
+
+        if name in backends._installed():
+            return backends.load(name)
     raise AttributeError(f"module 'flambeau' has no attribute {name!r}")
+
+
+def get_include() -> str:
+    """The directory holding ``flambeau/backend_abi.h``, the C ABI backend plugins build on."""
+    import os
+
+    return os.path.join(os.path.dirname(__file__), "include")
+
+
+def get_cmake_dir() -> str:
+    """The directory of ``flambeauConfig.cmake``: pass it as ``-Dflambeau_DIR=``."""
+    import os
+
+    return os.path.join(os.path.dirname(__file__), "share", "cmake", "flambeau")
 
 
 _siblings.install()
