@@ -40,14 +40,16 @@ def python(tmp_path_factory) -> Path:
 
 def check(python: Path, code: str, tmp_path: Path, **env: str) -> str:
     """Run `code` (after `import flambeau`) in a new interpreter; it must print ok."""
-    script = "import sys, numpy as np, flambeau\n" + textwrap.dedent(code) + "\nprint('ok')\n"
+    script = PRELUDE + textwrap.dedent(code) + "\nprint('ok')\n"
     out = run(python, "-c", script, cwd=tmp_path, env=env)
     assert out.strip().endswith("ok"), out
     return out
 
 
-# Runs inside the checks: `raises(exc_type, fn)` returns the exception's message.
-RAISES = """
+# Starts every check: `raises(exc_type, fn)` returns the exception fn raised.
+PRELUDE = """
+import sys, numpy as np, flambeau
+
 def raises(exc_type, fn):
     try:
         fn()
@@ -207,8 +209,7 @@ def test_allocator_statistics_move(python, tmp_path):
 def test_cross_device_operations_raise(python, tmp_path):
     check(
         python,
-        RAISES
-        + """
+        """
         c, d = flambeau.ones(3), flambeau.ones(3, device="testdev")
         m, dm = flambeau.ones(3, 3), flambeau.ones(3, 3, device="testdev")
         for fn in (lambda: c + d, lambda: d * c, lambda: m @ dm, lambda: dm.sum() + m):
@@ -227,8 +228,7 @@ def test_cross_device_operations_raise(python, tmp_path):
 def test_missing_kernel_raises_not_implemented(python, tmp_path):
     check(
         python,
-        RAISES
-        + """
+        """
         d = flambeau.ones(3, device="testdev")
         msg = str(raises(NotImplementedError, lambda: d.exp()))
         assert "'exp'" in msg and "testdev" in msg, msg
@@ -244,8 +244,7 @@ def test_missing_kernel_raises_not_implemented(python, tmp_path):
 def test_autoload_off(python, tmp_path):
     check(
         python,
-        RAISES
-        + """
+        """
         msg = str(raises(RuntimeError, lambda: flambeau.device("testdev")))
         assert "FLAMBEAU_BACKEND_AUTOLOAD" in msg and "load('testdev')" in msg, msg
         assert "flambeau_testdev" not in sys.modules
@@ -260,8 +259,7 @@ def test_autoload_off(python, tmp_path):
 def test_allow_list(python, tmp_path):
     check(
         python,
-        RAISES
-        + """
+        """
         states = {b.name: b.status for b in flambeau.backends.available()}
         assert states["testdev"] == "blocked" and states["testdev_broken"] == "not loaded"
         msg = str(raises(RuntimeError, lambda: flambeau.device("testdev")))
@@ -276,8 +274,7 @@ def test_allow_list(python, tmp_path):
 def test_abi_mismatch_is_refused_clearly(python, tmp_path):
     check(
         python,
-        RAISES
-        + """
+        """
         major, minor = flambeau._C._backend_abi_version
         e = raises(RuntimeError, lambda: flambeau.device("testdev_next"))
         cause = e.__cause__
@@ -301,8 +298,7 @@ def test_abi_mismatch_is_refused_clearly(python, tmp_path):
 def test_broken_backend_breaks_nothing_else(python, tmp_path):
     check(
         python,
-        RAISES
-        + """
+        """
         assert flambeau.ones(2).sum().item() == 2.0
         for fn in (lambda: flambeau.device("testdev_broken"), lambda: flambeau.testdev_broken):
             e = raises(RuntimeError, fn)

@@ -1,5 +1,6 @@
 #include "plugin/backends.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <mutex>

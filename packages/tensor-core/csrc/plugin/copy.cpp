@@ -2,9 +2,11 @@
 // backend's copy hooks and leaves strided or converting copies within the
 // device to the backend's own "copy_" kernel. copy_into hands it every copy
 // whose destination, or (to the CPU) source, is on the device.
-#include <cstring>
+#include <array>
+#include <utility>
 
 #include "dispatch/dispatcher.h"
+#include "ops/common.h"
 #include "plugin/backends.h"
 
 namespace flambeau::plugin {

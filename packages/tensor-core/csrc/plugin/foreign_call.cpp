@@ -1,9 +1,29 @@
 #include "plugin/foreign_call.h"
 
 #include "core/error.h"
+#include "ops/common.h"
 #include "plugin/backends.h"
 
 namespace flambeau {
+
+namespace {
+
+// Python numbers arrive as 0-dim host tensors broadcast to the output's shape:
+// one element goes over, and the kernel sees the same broadcast on the device.
+Tensor to_device(const Tensor& t, Device device) {
+  bool broadcast_scalar = true;
+  for (int64_t s : t->strides()) broadcast_scalar = broadcast_scalar && s == 0;
+  if (!broadcast_scalar) {
+    Tensor out = empty(t->sizes(), t->dtype(), device);
+    copy_into(out, t);
+    return out;
+  }
+  Tensor one = empty({}, t->dtype(), device);
+  copy_into(one, make_view(t, {}, {}, t->offset()));
+  return make_view(one, t->sizes(), DimVector(t->sizes().size(), 0), 0);
+}
+
+}  // namespace
 
 void ForeignCall::add(const Scalar& s) {
   flb_scalar out{};
@@ -47,9 +67,16 @@ void call_foreign_kernel(const std::string& op, const ForeignKernels& kernels, D
               "' is not implemented for device '", dev, "' and dtype ", dtype_name(dtype));
 
   int32_t index = plugin::resolve_index(b, device);
+  std::vector<Tensor> held;  // device copies of host arguments, alive for the call
+  held.reserve(ts.size());
   std::vector<flb_tensor> tensors(ts.size());
   for (size_t i = 0; i < ts.size(); ++i) {
-    const Tensor& t = ts[i];
+    const Tensor* tp = &ts[i];
+    if ((*tp)->device().is_cpu()) {
+      held.push_back(to_device(*tp, device));
+      tp = &held.back();
+    }
+    const Tensor& t = *tp;
     flb_tensor& c = tensors[i];
     c.struct_size = sizeof(flb_tensor);
     c.data = t->data();

@@ -6,6 +6,7 @@
 #include <flambeau/backend_abi.h>
 
 #include "core/error.h"
+#include "dispatch/dispatcher.h"
 #include "plugin/backends.h"
 #include "python/registry.h"
 

@@ -54,6 +54,7 @@ def __getattr__(name):
         from flambeau import backends
 
         if name in backends._installed():
+            backends._on_device_named(name)  # honours FLAMBEAU_BACKEND_AUTOLOAD
             return backends.load(name)
     raise AttributeError(f"module 'flambeau' has no attribute {name!r}")
 
