@@ -8,25 +8,20 @@ ImportError that names the distribution to install.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from packaging.tags import sys_tags
-from packaging.utils import canonicalize_name, parse_wheel_filename
+from wheelhouse import CORE, DIST, ROOT, make_venv, newest_wheels, run
 
 try:
     import tomllib
 except ImportError:  # Python 3.10: pytest depends on tomli there
     import tomli as tomllib
 
-ROOT = Path(__file__).resolve().parents[1]
-DIST = ROOT / "dist"
 CORE_DIR = ROOT / "packages" / "tensor-core"
-CORE = "flambeau-tensor-core"
 # Persistent across runs, so that the editable build compiles only what changed.
 CACHE = ROOT / "build" / "integration"
 
@@ -55,22 +50,6 @@ for module in json.loads(sys.argv[1]):
 print(json.dumps({"file": flambeau.__file__, "errors": errors}))
 """
 
-# The test's own environment must not leak into the ones it creates.
-ENV = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV"}}
-
-
-def run(*cmd: str | Path, cwd: Path | None = None, timeout: float = 600) -> str:
-    proc = subprocess.run(
-        [str(c) for c in cmd], cwd=cwd, env=ENV, capture_output=True, text=True, timeout=timeout
-    )
-    assert proc.returncode == 0, f"{' '.join(map(str, cmd))} failed:\n{proc.stdout}\n{proc.stderr}"
-    return proc.stdout
-
-
-def make_venv(path: Path) -> Path:
-    run(sys.executable, "-m", "venv", path)
-    return path / "bin" / "python"
-
 
 def check(python: Path, installed: set[str], cwd: Path) -> str:
     """Run CHECK in `python` from `cwd`; return where flambeau was imported from."""
@@ -92,11 +71,7 @@ def check(python: Path, installed: set[str], cwd: Path) -> str:
 @pytest.fixture(scope="module")
 def wheels() -> dict[str, Path]:
     """The newest installable wheel of each distribution in dist/."""
-    supported, found = set(sys_tags()), {}
-    for whl in sorted(DIST.glob("*.whl"), key=lambda w: w.stat().st_mtime):
-        name, _, _, tags = parse_wheel_filename(whl.name)
-        if tags & supported:
-            found[canonicalize_name(name)] = whl
+    found = newest_wheels()
     if CORE not in found:
         pytest.fail(f"no {CORE} wheel in {DIST}: run `nox -s build` first")
     return found

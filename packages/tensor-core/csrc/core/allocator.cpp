@@ -70,7 +70,8 @@ Allocator* cpu_allocator() {
 Allocator* allocator_for(DeviceType t) {
   if (t == kCPU) return cpu_allocator();
   Allocator* a = allocators()[static_cast<size_t>(t)];
-  FLB_CHECK(a != nullptr, "no allocator registered for device type '", device_type_name(t), "'");
+  FLB_CHECK(a != nullptr, "no backend for device type '", device_type_name(t),
+            "' is loaded: install a flambeau backend plugin that provides it");
   return a;
 }
 

@@ -29,6 +29,13 @@ class Allocator {
   virtual ~Allocator() = default;
   virtual DataPtr allocate(size_t nbytes) = 0;
   virtual AllocatorStats stats() const = 0;
+  // Devices with several ordinals (plugins) turn index -1, "the current
+  // device", into the one they allocate on.
+  virtual Device resolve(Device d) const { return d; }
+  virtual DataPtr allocate_on(size_t nbytes, Device d) {
+    (void)d;
+    return allocate(nbytes);
+  }
 };
 
 // The CPU allocator: 64-byte aligned blocks, with statistics.
@@ -39,7 +46,9 @@ void set_allocator(DeviceType t, Allocator* a);
 class StorageImpl : public RefCounted {
  public:
   StorageImpl(size_t nbytes, Device device, Allocator* allocator)
-      : data_(allocator->allocate(nbytes)), nbytes_(nbytes), device_(device) {}
+      : nbytes_(nbytes), device_(allocator->resolve(device)) {
+    data_ = allocator->allocate_on(nbytes, device_);
+  }
   StorageImpl(DataPtr data, size_t nbytes, Device device)
       : data_(data), nbytes_(nbytes), device_(device) {}
   ~StorageImpl() override {

@@ -10,12 +10,16 @@
 
 #include "core/scalar.h"
 #include "core/tensor.h"
+#include "plugin/foreign_call.h"
 
 namespace flambeau {
 
 struct OperatorEntry {
   std::string name;
   std::array<void*, kMaxDeviceTypes> kernels{};
+  // Kernels that backend plugins registered through the C ABI, by device type
+  // (see plugin/foreign_call.h); used where `kernels` has none.
+  std::array<ForeignKernels*, kMaxDeviceTypes> foreign{};
 };
 
 class Dispatcher {
@@ -29,11 +33,35 @@ class Dispatcher {
 
 [[noreturn]] void fail_no_kernel(const OperatorEntry& op, Device device);
 
+// A kernel found for a device: the core's own (a function pointer), or a
+// plugin's C kernel, to which the arguments go over as C structs.
 template <class Fn>
-Fn* kernel_for(const OperatorEntry& op, Device device) {
-  void* k = op.kernels[static_cast<size_t>(device.type)];
-  if (FLB_UNLIKELY(k == nullptr)) fail_no_kernel(op, device);
-  return reinterpret_cast<Fn*>(k);
+class KernelRef;
+template <class... Args>
+class KernelRef<void(Args...)> {
+ public:
+  using Fn = void(Args...);
+  KernelRef(Fn* native, const OperatorEntry* op, Device device)
+      : native_(native), op_(op), device_(device) {}
+  void operator()(Args... args) const {
+    if (FLB_LIKELY(native_ != nullptr)) return native_(args...);
+    ForeignCall call;
+    (call.add(args), ...);
+    call_foreign_kernel(op_->name, *op_->foreign[static_cast<size_t>(device_.type)], device_, call);
+  }
+
+ private:
+  Fn* native_;
+  const OperatorEntry* op_;
+  Device device_;
+};
+
+template <class Fn>
+KernelRef<Fn> kernel_for(const OperatorEntry& op, Device device) {
+  auto d = static_cast<size_t>(device.type);
+  void* k = op.kernels[d];
+  if (FLB_UNLIKELY(k == nullptr) && op.foreign[d] == nullptr) fail_no_kernel(op, device);
+  return KernelRef<Fn>(reinterpret_cast<Fn*>(k), &op, device);
 }
 
 // The device every tensor argument lives on; a RuntimeError naming both

@@ -185,7 +185,7 @@ Tensor elementwise(const OperatorEntry& op, const ElementwiseSpec& spec,
   for (const Scalar& s : args) scalars[ns++] = s;
 
   if (target->numel() > 0) {
-    auto* k = kernel_for<ElementwiseKernel>(op, device);
+    auto k = kernel_for<ElementwiseKernel>(op, device);
     k(target, Span<Tensor>(prepared, n), Span<Scalar>(scalars, ns));
   }
   if (target != dest) copy_into(dest, target);

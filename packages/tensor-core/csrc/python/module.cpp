@@ -12,6 +12,7 @@
 #include "cpu/parallel.h"
 #include "dispatch/dispatcher.h"
 #include "python/binding_support.h"
+#include "python/device_bindings.h"
 #include "python/registry.h"
 
 namespace flambeau::python {
@@ -84,7 +85,7 @@ void bind_device(py::module_& m) {
              Device d;
              auto colon = s.find(':');
              std::string type = s.substr(0, colon);
-             d.type = device_type_from_name(type);
+             d.type = resolve_device_type(type);
              FLB_CHECK(d.type >= 0,
                        "Expected one of cpu, cuda, or a registered backend device "
                        "type at start of device string: ",

@@ -54,7 +54,7 @@ _grad.install()
 _pickling.install()
 _sorting.install()
 
-_LAZY_SUBMODULES = frozenset({"cuda", "linalg", "return_types", "serialization"})
+_LAZY_SUBMODULES = frozenset({"backends", "cuda", "linalg", "return_types", "serialization"})
 
 
 def save(obj, f) -> None:
@@ -77,7 +77,28 @@ def __getattr__(name):
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")
+    # flambeau.<device type>: the module of the backend plugin providing it.
+    if not name.startswith("_"):
+        from flambeau import backends
+
+        if name in backends._installed():
+            backends._on_device_named(name)  # honours FLAMBEAU_BACKEND_AUTOLOAD
+            return backends.load(name)
     raise AttributeError(f"module 'flambeau' has no attribute {name!r}")
+
+
+def get_include() -> str:
+    """The directory holding ``flambeau/backend_abi.h``, the C ABI backend plugins build on."""
+    import os
+
+    return os.path.join(os.path.dirname(__file__), "include")
+
+
+def get_cmake_dir() -> str:
+    """The directory of ``flambeauConfig.cmake``: pass it as ``-Dflambeau_DIR=``."""
+    import os
+
+    return os.path.join(os.path.dirname(__file__), "share", "cmake", "flambeau")
 
 
 _siblings.install()

@@ -236,7 +236,8 @@ def tensor_repr(self) -> str:
     else:
         if dtype not in (default, _default_complex(default), _C.int64, _C.bool):
             suffixes.append(f"dtype={dtype!r}")
-        body = tensor_body(self, indent)
+        # Values on another device are read from a CPU copy, as PyTorch prints them.
+        body = tensor_body(self if self.is_cpu else self.cpu(), indent)
     grad_fn = getattr(self, "grad_fn", None)
     if grad_fn is not None:
         name = grad_fn.name() if hasattr(grad_fn, "name") else type(grad_fn).__name__

@@ -1,0 +1,330 @@
+"""Backend plugins: the "testdev" backend (testdev_backend/) against the core wheel.
+
+One fresh virtual environment gets the core wheel from dist/ and builds the test
+backend once against the installed core's header alone (flambeau.get_include()),
+then every check runs in its own interpreter, since loading is per process.
+The backend's wheel also carries two faulty backends: "testdev_next", built for
+the next ABI major, and "testdev_broken", whose import raises.
+"""
+
+from __future__ import annotations
+
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from wheelhouse import CORE, DIST, ROOT, make_venv, newest_wheels, run
+
+BACKEND_DIR = ROOT / "tests-integration" / "testdev_backend"
+
+
+@pytest.fixture(scope="module")
+def python(tmp_path_factory) -> Path:
+    """An interpreter with the core wheel and the testdev backend built against it."""
+    wheels = newest_wheels()
+    if CORE not in wheels:
+        pytest.fail(f"no {CORE} wheel in {DIST}: run `nox -s build` first")
+    root = tmp_path_factory.mktemp("backends")
+    py = make_venv(root / "venv")
+    run(py, "-m", "pip", "install", "-q", wheels[CORE], "scikit-build-core>=0.10", "cmake", "ninja")
+    start = time.monotonic()
+    # No build isolation: the backend must build against the core installed here.
+    run(
+        py, "-m", "pip", "install", "-q", "--no-build-isolation", BACKEND_DIR,
+        f"-Cbuild-dir={root / 'build'}", cwd=root,
+    )  # fmt: skip
+    print(f"testdev backend built and installed in {time.monotonic() - start:.1f} s")
+    return py
+
+
+def check(python: Path, code: str, tmp_path: Path, **env: str) -> str:
+    """Run `code` (after `import flambeau`) in a new interpreter; it must print ok."""
+    script = PRELUDE + textwrap.dedent(code) + "\nprint('ok')\n"
+    out = run(python, "-c", script, cwd=tmp_path, env=env)
+    assert out.strip().endswith("ok"), out
+    return out
+
+
+# Starts every check: `raises(exc_type, fn)` returns the exception fn raised.
+PRELUDE = """
+import sys, numpy as np, flambeau
+
+def raises(exc_type, fn):
+    try:
+        fn()
+    except exc_type as e:
+        return e
+    raise AssertionError(f"{fn} did not raise {exc_type.__name__}")
+"""
+
+TRIGGERS = {
+    "device": 'flambeau.device("testdev")',
+    "to": 'flambeau.ones(2).to("testdev")',
+    "factory": 'flambeau.zeros(2, device="testdev")',
+    "module": "flambeau.testdev.is_available()",
+}
+
+
+@pytest.mark.parametrize("trigger", TRIGGERS)
+def test_loads_lazily_when_the_device_is_named(python, trigger, tmp_path):
+    check(
+        python,
+        f"""
+        states = {{b.name: b.status for b in flambeau.backends.available()}}
+        assert states == dict(testdev="not loaded", testdev_broken="not loaded",
+                              testdev_next="not loaded"), states
+        assert flambeau.ones(3).sum().item() == 3.0  # CPU work loads no backend
+        assert not any(m.startswith("flambeau_testdev") for m in sys.modules)
+        {TRIGGERS[trigger]}
+        assert "flambeau_testdev" in sys.modules
+        assert "flambeau_testdev_next" not in sys.modules
+        info = {{b.name: b for b in flambeau.backends.available()}}["testdev"]
+        assert info.status == "loaded" and info.error is None, info
+        assert (info.distribution, info.version) == ("flambeau-testdev", "0.1.0"), info
+        assert flambeau.testdev.device_count() == 2 and flambeau.testdev.is_available()
+        """,
+        tmp_path,
+    )
+
+
+def test_import_alone_reads_no_entry_points(python, tmp_path):
+    check(
+        python,
+        """
+        assert "flambeau.backends" not in sys.modules
+        assert flambeau.backends._entry_points is None
+        """,
+        tmp_path,
+    )
+
+
+def test_round_trips_through_the_device(python, tmp_path):
+    check(
+        python,
+        """
+        x = np.arange(24).reshape(2, 3, 4)
+        for dtype in (np.float32, np.float64, np.int32, np.int64):
+            a = flambeau.tensor(x.astype(dtype))
+            d = a.to("testdev", non_blocking=True)
+            assert d.device == flambeau.device("testdev:0") and d.device.type == "testdev"
+            assert d.device.index == 0 and str(d.device) == "testdev:0" and not d.is_cpu
+            assert d.dtype == a.dtype
+            back = d.cpu()
+            assert back.device.type == "cpu"
+            np.testing.assert_array_equal(back.numpy(), x.astype(dtype))
+            # Strided on either side, and the dtype converted on the way.
+            t = a.transpose(0, 2).to("testdev")
+            np.testing.assert_array_equal(t.cpu().numpy(), x.astype(dtype).transpose(2, 1, 0))
+            np.testing.assert_array_equal(d.transpose(0, 2).cpu().numpy(),
+                                          x.astype(dtype).transpose(2, 1, 0))
+            f = d.to(flambeau.float64)
+            assert f.device.type == "testdev" and f.dtype == flambeau.float64
+            np.testing.assert_array_equal(f.cpu().numpy(), x.astype(np.float64))
+            assert d.to("testdev") is d and d.to("testdev", copy=True) is not d
+            c = flambeau.empty(2, 3, 4, dtype=a.dtype).copy_(d)
+            np.testing.assert_array_equal(c.numpy(), x.astype(dtype))
+        on1 = flambeau.ones(3, device="testdev:1")
+        assert on1.device.index == 1
+        np.testing.assert_array_equal(on1.cpu().numpy(), np.ones(3, np.float32))
+        assert "device='testdev:0'" in repr(flambeau.zeros(2, device="testdev"))
+        """,
+        tmp_path,
+    )
+
+
+def test_kernels_match_numpy(python, tmp_path):
+    check(
+        python,
+        """
+        rng = np.random.default_rng(0)
+        for dtype in (np.float32, np.float64):
+            a = rng.standard_normal((3, 4)).astype(dtype)
+            b = rng.standard_normal(4).astype(dtype)
+            m = rng.standard_normal((4, 5)).astype(dtype)
+            da, db, dm = (flambeau.tensor(v).to("testdev") for v in (a, b, m))
+            tol = dict(rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose((da + db).cpu().numpy(), a + b, **tol)
+            two = flambeau.add(da, db, alpha=2)
+            np.testing.assert_allclose(two.cpu().numpy(), a + 2 * b, **tol)
+            np.testing.assert_allclose((da * db).cpu().numpy(), a * b, **tol)
+            np.testing.assert_allclose((da * 3).cpu().numpy(), a * 3, **tol)
+            np.testing.assert_allclose(da.sum().cpu().numpy(), a.sum(), **tol)
+            np.testing.assert_allclose(da.sum(dim=1).cpu().numpy(), a.sum(1), **tol)
+            np.testing.assert_allclose(da.sum(0, keepdim=True).cpu().numpy(),
+                                       a.sum(0, keepdims=True), **tol)
+            np.testing.assert_allclose((da @ dm).cpu().numpy(), a @ m, **tol)
+            np.testing.assert_allclose((da.T[:2] @ da[:, :3]).cpu().numpy(), a.T[:2] @ a[:, :3],
+                                       **tol)
+            assert (da @ dm).device.type == "testdev"
+            np.testing.assert_array_equal(flambeau.full((2, 2), 2.5, device="testdev",
+                                                        dtype=da.dtype).cpu().numpy(),
+                                          np.full((2, 2), 2.5, dtype))
+            da.add_(db)
+            np.testing.assert_allclose(da.cpu().numpy(), a + b, **tol)
+            da.fill_(-1)
+            np.testing.assert_array_equal(da.cpu().numpy(), np.full((3, 4), -1, dtype))
+        i = np.arange(12, dtype=np.int64).reshape(3, 4)
+        di = flambeau.tensor(i).to("testdev")
+        np.testing.assert_array_equal((di + di * 2).cpu().numpy(), i + i * 2)
+        np.testing.assert_array_equal(di.sum(1).cpu().numpy(), i.sum(1))
+        """,
+        tmp_path,
+    )
+
+
+def test_allocator_statistics_move(python, tmp_path):
+    check(
+        python,
+        """
+        td = flambeau.testdev
+        td.empty_cache()
+        base, reserved0 = td.memory_allocated(), td.memory_reserved()
+        cpu_before = flambeau._C._allocator_stats("cpu")["allocated_bytes"]
+        x = flambeau.zeros(1024, device="testdev")  # 4096 bytes
+        assert td.memory_allocated() == base + 4096
+        assert td.memory_reserved() >= td.memory_allocated()
+        assert td.max_memory_allocated() >= base + 4096
+        assert flambeau._C._allocator_stats("testdev")["allocated_bytes"] == base + 4096
+        assert flambeau._C._allocator_stats("cpu")["allocated_bytes"] == cpu_before
+        del x
+        assert td.memory_allocated() == base
+        assert td.memory_reserved() >= reserved0 + 4096  # cached for reuse
+        y = flambeau.zeros(1024, device="testdev")
+        assert td.memory_reserved() >= reserved0 + 4096
+        del y
+        td.empty_cache()
+        assert td.memory_reserved() == reserved0
+        td.reset_peak_memory_stats()
+        assert td.max_memory_allocated() == td.memory_allocated()
+        z = flambeau.zeros(256, device="testdev:1")
+        assert td.memory_allocated(1) == 1024 and td.memory_allocated(0) == base
+        del z
+        assert td.memory_stats(1)["allocations"] == 0
+        """,
+        tmp_path,
+    )
+
+
+def test_cross_device_operations_raise(python, tmp_path):
+    check(
+        python,
+        """
+        c, d = flambeau.ones(3), flambeau.ones(3, device="testdev")
+        m, dm = flambeau.ones(3, 3), flambeau.ones(3, 3, device="testdev")
+        for fn in (lambda: c + d, lambda: d * c, lambda: m @ dm, lambda: dm.sum() + m):
+            msg = str(raises(RuntimeError, fn))
+            assert "cpu" in msg and "testdev:0" in msg, msg
+        msg = str(raises(RuntimeError, lambda: d + flambeau.ones(3, device="testdev:1")))
+        assert "testdev:0" in msg and "testdev:1" in msg, msg
+        assert (d + 1).device.type == "testdev"  # Python numbers go anywhere
+        msg = str(raises(TypeError, lambda: d.numpy()))
+        assert "testdev" in msg, msg
+        """,
+        tmp_path,
+    )
+
+
+def test_missing_kernel_raises_not_implemented(python, tmp_path):
+    check(
+        python,
+        """
+        d = flambeau.ones(3, device="testdev")
+        msg = str(raises(NotImplementedError, lambda: d.exp()))
+        assert "'exp'" in msg and "testdev" in msg, msg
+        msg = str(raises(NotImplementedError, lambda: flambeau.ones(3, dtype=flambeau.float16,
+                                                                    device="testdev")))
+        assert "'fill_'" in msg and "testdev" in msg and "float16" in msg, msg
+        assert flambeau.ones(3).exp().sum().item() > 0  # the CPU is untouched
+        """,
+        tmp_path,
+    )
+
+
+def test_autoload_off(python, tmp_path):
+    check(
+        python,
+        """
+        msg = str(raises(RuntimeError, lambda: flambeau.device("testdev")))
+        assert "FLAMBEAU_BACKEND_AUTOLOAD" in msg and "load('testdev')" in msg, msg
+        assert "flambeau_testdev" not in sys.modules
+        flambeau.backends.load("testdev")
+        assert flambeau.zeros(2, device="testdev").device.type == "testdev"
+        """,
+        tmp_path,
+        FLAMBEAU_BACKEND_AUTOLOAD="0",
+    )
+
+
+def test_allow_list(python, tmp_path):
+    check(
+        python,
+        """
+        states = {b.name: b.status for b in flambeau.backends.available()}
+        assert states["testdev"] == "blocked" and states["testdev_broken"] == "not loaded"
+        msg = str(raises(RuntimeError, lambda: flambeau.device("testdev")))
+        assert "FLAMBEAU_BACKENDS" in msg, msg
+        assert "flambeau_testdev" not in sys.modules
+        """,
+        tmp_path,
+        FLAMBEAU_BACKENDS="cuda,testdev_broken",
+    )
+
+
+def test_abi_mismatch_is_refused_clearly(python, tmp_path):
+    check(
+        python,
+        """
+        major, minor = flambeau._C._backend_abi_version
+        e = raises(RuntimeError, lambda: flambeau.device("testdev_next"))
+        cause = e.__cause__
+        assert isinstance(cause, ImportError), repr(cause)
+        msg = str(cause)
+        assert f"ABI {major + 1}.{minor}" in msg and f"ABI {major}.{minor}" in msg, msg
+        assert "flambeau-testdev 0.1.0" in msg and "upgrade flambeau-tensor-core" in msg, msg
+        assert "testdev_next" in str(e) and "failed to load" in str(e)
+        # Recorded: asked again, the same error; CPU work and other backends unharmed.
+        again = raises(RuntimeError, lambda: flambeau.zeros(1, device="testdev_next"))
+        assert again.__cause__ is cause
+        info = {b.name: b for b in flambeau.backends.available()}["testdev_next"]
+        assert info.status == "failed" and info.error is cause
+        assert flambeau.ones(2).sum().item() == 2.0
+        assert flambeau.zeros(2, device="testdev").device.type == "testdev"
+        """,
+        tmp_path,
+    )
+
+
+def test_broken_backend_breaks_nothing_else(python, tmp_path):
+    check(
+        python,
+        """
+        assert flambeau.ones(2).sum().item() == 2.0
+        for fn in (lambda: flambeau.device("testdev_broken"), lambda: flambeau.testdev_broken):
+            e = raises(RuntimeError, fn)
+            assert "testdev_broken" in str(e) and "fails on purpose" in str(e.__cause__), e
+        assert flambeau.ones(2, device="testdev").device.type == "testdev"
+        """,
+        tmp_path,
+    )
+
+
+def test_concurrent_first_use_loads_once(python, tmp_path):
+    check(
+        python,
+        """
+        import threading
+        out, errors = [], []
+        def use():
+            try:
+                out.append(flambeau.zeros(4, device="testdev").cpu().sum().item())
+            except Exception as e:
+                errors.append(e)
+        threads = [threading.Thread(target=use) for _ in range(8)]
+        for t in threads: t.start()
+        for t in threads: t.join()
+        assert not errors and out == [0.0] * 8, errors
+        assert flambeau.backends.load("testdev") is sys.modules["flambeau_testdev"]
+        """,
+        tmp_path,
+    )

@@ -1,0 +1,403 @@
+/* "testdev": a flambeau device backend written against flambeau/backend_abi.h
+ * alone. Its memory is host memory, but kept in its own caching arena (blocks
+ * freed go to a per-device cache until empty_cache), so allocator statistics
+ * move as a GPU's would; copies are real memcpys; kernels are its own code.
+ * Compiled twice: as _testdev, and as _testdev_next with a bumped ABI major. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <flambeau/backend_abi.h>
+#include <flambeau/backend_python.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NUM_DEVICES 2
+#define ALIGN 256
+#define CONCAT_(a, b) a##b
+#define CONCAT(a, b) CONCAT_(a, b)
+#define STR_(a) #a
+#define STR(a) STR_(a)
+
+static const flb_core_api* core;
+
+/* ---- the arena: a list of blocks per device, reused first-fit ---------------- */
+
+typedef struct block {
+  struct block* next;
+  void* ptr;
+  size_t size;
+  int in_use;
+  int device;
+} block;
+
+typedef struct arena {
+  pthread_mutex_t lock;
+  block* blocks;
+  flb_allocator_stats stats;
+} arena;
+
+static arena arenas[NUM_DEVICES];
+static int current = 0;
+
+static void add_peak(flb_allocator_stats* s) {
+  if (s->allocated_bytes > s->peak_allocated_bytes) s->peak_allocated_bytes = s->allocated_bytes;
+  if (s->reserved_bytes > s->peak_reserved_bytes) s->peak_reserved_bytes = s->reserved_bytes;
+}
+
+static flb_status td_allocate(void* self, int32_t device, size_t nbytes, void** ptr, void** ctx) {
+  (void)self;
+  if (device < 0 || device >= NUM_DEVICES) {
+    core->set_error(FLB_INVALID_ARGUMENT, "no such testdev device");
+    return FLB_INVALID_ARGUMENT;
+  }
+  size_t size = (nbytes + ALIGN - 1) / ALIGN * ALIGN;
+  if (size == 0) size = ALIGN;
+  arena* a = &arenas[device];
+  pthread_mutex_lock(&a->lock);
+  block* found = NULL;
+  for (block* b = a->blocks; b; b = b->next)
+    if (!b->in_use && b->size >= size && (!found || b->size < found->size)) found = b;
+  if (!found) {
+    found = calloc(1, sizeof(block));
+    if (found) found->ptr = aligned_alloc(ALIGN, size);
+    if (!found || !found->ptr) {
+      free(found);
+      pthread_mutex_unlock(&a->lock);
+      core->set_error(FLB_OUT_OF_MEMORY, "testdev arena exhausted");
+      return FLB_OUT_OF_MEMORY;
+    }
+    found->size = size;
+    found->device = device;
+    found->next = a->blocks;
+    a->blocks = found;
+    a->stats.reserved_bytes += (int64_t)size;
+  }
+  found->in_use = 1;
+  a->stats.allocated_bytes += (int64_t)found->size;
+  a->stats.allocations += 1;
+  add_peak(&a->stats);
+  pthread_mutex_unlock(&a->lock);
+  *ptr = found->ptr;
+  *ctx = found;
+  return FLB_OK;
+}
+
+static void td_free(void* self, void* ptr, void* ctx) {
+  (void)self;
+  (void)ptr;
+  block* b = ctx;
+  arena* a = &arenas[b->device];
+  pthread_mutex_lock(&a->lock);
+  b->in_use = 0; /* cached until empty_cache */
+  a->stats.allocated_bytes -= (int64_t)b->size;
+  a->stats.allocations -= 1;
+  pthread_mutex_unlock(&a->lock);
+}
+
+static flb_status td_stats(void* self, int32_t device, flb_allocator_stats* out) {
+  (void)self;
+  arena* a = &arenas[device];
+  pthread_mutex_lock(&a->lock);
+  size_t n = out->struct_size < sizeof(flb_allocator_stats) ? out->struct_size
+                                                            : sizeof(flb_allocator_stats);
+  size_t caller_size = out->struct_size;
+  memcpy(out, &a->stats, n); /* only the fields the caller's struct has */
+  out->struct_size = caller_size;
+  pthread_mutex_unlock(&a->lock);
+  return FLB_OK;
+}
+
+static flb_status td_reset_peak(void* self, int32_t device) {
+  (void)self;
+  arena* a = &arenas[device];
+  pthread_mutex_lock(&a->lock);
+  a->stats.peak_allocated_bytes = a->stats.allocated_bytes;
+  a->stats.peak_reserved_bytes = a->stats.reserved_bytes;
+  pthread_mutex_unlock(&a->lock);
+  return FLB_OK;
+}
+
+static flb_status td_empty_cache(void* self, int32_t device) {
+  (void)self;
+  arena* a = &arenas[device];
+  pthread_mutex_lock(&a->lock);
+  block** link = &a->blocks;
+  while (*link) {
+    block* b = *link;
+    if (b->in_use) {
+      link = &b->next;
+      continue;
+    }
+    *link = b->next;
+    a->stats.reserved_bytes -= (int64_t)b->size;
+    free(b->ptr);
+    free(b);
+  }
+  pthread_mutex_unlock(&a->lock);
+  return FLB_OK;
+}
+
+/* ---- devices and copies ---------------------------------------------------------- */
+
+static int32_t td_device_count(void* self) {
+  (void)self;
+  return NUM_DEVICES;
+}
+static int32_t td_current_device(void* self) {
+  (void)self;
+  return current;
+}
+static flb_status td_set_device(void* self, int32_t index) {
+  (void)self;
+  if (index < 0 || index >= NUM_DEVICES) {
+    core->set_error(FLB_INVALID_ARGUMENT, "invalid testdev device index");
+    return FLB_INVALID_ARGUMENT;
+  }
+  current = index;
+  return FLB_OK;
+}
+
+static flb_status td_copy_from_host(void* self, void* dst, const void* src, size_t n, int32_t dev,
+                                    flb_stream s, int32_t non_blocking) {
+  (void)self, (void)dev, (void)s, (void)non_blocking;
+  memcpy(dst, src, n);
+  return FLB_OK;
+}
+static flb_status td_copy_to_host(void* self, void* dst, const void* src, size_t n, int32_t dev,
+                                  flb_stream s, int32_t non_blocking) {
+  (void)self, (void)dev, (void)s, (void)non_blocking;
+  memcpy(dst, src, n);
+  return FLB_OK;
+}
+static flb_status td_copy_on_device(void* self, void* dst, const void* src, size_t n, int32_t dev,
+                                    flb_stream s) {
+  (void)self, (void)dev, (void)s;
+  memmove(dst, src, n);
+  return FLB_OK;
+}
+
+/* ---- kernels: strided loops over float32, float64, int32 and int64 ------------- */
+
+static int supported(int32_t dtype) {
+  return dtype == FLB_FLOAT32 || dtype == FLB_FLOAT64 || dtype == FLB_INT32 || dtype == FLB_INT64;
+}
+static int is_float(int32_t dtype) { return dtype == FLB_FLOAT32 || dtype == FLB_FLOAT64; }
+
+/* Element `linear` (row-major over sizes) of t. */
+static char* at(const flb_tensor* t, int64_t linear) {
+  int64_t offset = 0;
+  for (int d = t->ndim - 1; d >= 0; --d) {
+    int64_t size = t->sizes[d];
+    offset += (linear % size) * t->strides[d];
+    linear /= size;
+  }
+  size_t item = t->dtype == FLB_FLOAT64 || t->dtype == FLB_INT64 ? 8 : 4;
+  return (char*)t->data + offset * (int64_t)item;
+}
+static double get_f(const flb_tensor* t, int64_t i) {
+  char* p = at(t, i);
+  switch (t->dtype) {
+    case FLB_FLOAT32:
+      return *(float*)p;
+    case FLB_FLOAT64:
+      return *(double*)p;
+    case FLB_INT32:
+      return *(int32_t*)p;
+    default:
+      return (double)*(int64_t*)p;
+  }
+}
+static int64_t get_i(const flb_tensor* t, int64_t i) {
+  char* p = at(t, i);
+  switch (t->dtype) {
+    case FLB_FLOAT32:
+      return (int64_t)*(float*)p;
+    case FLB_FLOAT64:
+      return (int64_t)*(double*)p;
+    case FLB_INT32:
+      return *(int32_t*)p;
+    default:
+      return *(int64_t*)p;
+  }
+}
+static void set(const flb_tensor* t, int64_t i, double f, int64_t n) {
+  char* p = at(t, i);
+  switch (t->dtype) {
+    case FLB_FLOAT32:
+      *(float*)p = (float)f;
+      break;
+    case FLB_FLOAT64:
+      *(double*)p = f;
+      break;
+    case FLB_INT32:
+      *(int32_t*)p = (int32_t)n;
+      break;
+    default:
+      *(int64_t*)p = n;
+  }
+}
+static int64_t numel(const flb_tensor* t) {
+  int64_t n = 1;
+  for (int d = 0; d < t->ndim; ++d) n *= t->sizes[d];
+  return n;
+}
+static double scalar_f(const flb_scalar* s) {
+  return s->kind == FLB_SCALAR_FLOAT || s->kind == FLB_SCALAR_COMPLEX ? s->real : (double)s->i;
+}
+static int64_t scalar_i(const flb_scalar* s) {
+  return s->kind == FLB_SCALAR_FLOAT || s->kind == FLB_SCALAR_COMPLEX ? (int64_t)s->real : s->i;
+}
+
+static flb_status unsupported(const flb_kernel_call* c) {
+  char msg[160];
+  snprintf(msg, sizeof msg, "testdev kernel '%s' got a dtype it does not support", c->op);
+  core->set_error(FLB_NOT_IMPLEMENTED, msg);
+  return FLB_NOT_IMPLEMENTED;
+}
+
+/* add: out = a + alpha * b; mul: out = a * b. Inputs arrive broadcast to out's shape. */
+static flb_status k_binary(void* ctx, const flb_kernel_call* c) {
+  int is_add = ctx != NULL;
+  const flb_tensor *out = &c->tensors[0], *a = &c->tensors[1], *b = &c->tensors[2];
+  if (!supported(out->dtype) || !supported(a->dtype) || !supported(b->dtype)) return unsupported(c);
+  int64_t n = numel(out);
+  if (is_float(out->dtype)) {
+    double alpha = is_add && c->n_scalars > 0 ? scalar_f(&c->scalars[0]) : 1.0;
+    for (int64_t i = 0; i < n; ++i) {
+      double x = get_f(a, i), y = get_f(b, i);
+      set(out, i, is_add ? x + alpha * y : x * y, 0);
+    }
+  } else {
+    int64_t alpha = is_add && c->n_scalars > 0 ? scalar_i(&c->scalars[0]) : 1;
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t x = get_i(a, i), y = get_i(b, i);
+      set(out, i, 0, is_add ? x + alpha * y : x * y);
+    }
+  }
+  return FLB_OK;
+}
+
+/* sum: out has in's shape with the reduced dims (ints) kept as size 1. */
+static flb_status k_sum(void* ctx, const flb_kernel_call* c) {
+  (void)ctx;
+  const flb_tensor *out = &c->tensors[0], *in = &c->tensors[1];
+  if (!supported(out->dtype) || !supported(in->dtype)) return unsupported(c);
+  int64_t n_out = numel(out), n_in = numel(in);
+  int fl = is_float(out->dtype);
+  for (int64_t o = 0; o < n_out; ++o) set(out, o, 0.0, 0);
+  /* Each input element adds into the output element with its reduced coordinates at 0. */
+  for (int64_t i = 0; i < n_in; ++i) {
+    int64_t rest = i, o = 0, scale = 1;
+    for (int d = in->ndim - 1; d >= 0; --d) {
+      int64_t coord = rest % in->sizes[d];
+      rest /= in->sizes[d];
+      if (out->sizes[d] != 1) o += coord * scale;
+      scale *= out->sizes[d];
+    }
+    if (fl)
+      set(out, o, get_f(out, o) + get_f(in, i), 0);
+    else
+      set(out, o, 0, get_i(out, o) + get_i(in, i));
+  }
+  return FLB_OK;
+}
+
+/* bmm: out (B, M, N) = a (B, M, K) @ b (B, K, N). */
+static flb_status k_bmm(void* ctx, const flb_kernel_call* c) {
+  (void)ctx;
+  const flb_tensor *out = &c->tensors[0], *a = &c->tensors[1], *b = &c->tensors[2];
+  if (!is_float(out->dtype)) return unsupported(c);
+  int64_t B = a->sizes[0], M = a->sizes[1], K = a->sizes[2], N = b->sizes[2];
+  for (int64_t p = 0; p < B; ++p)
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        double acc = 0;
+        for (int64_t k = 0; k < K; ++k)
+          acc += get_f(a, (p * M + i) * K + k) * get_f(b, (p * K + k) * N + j);
+        set(out, (p * M + i) * N + j, acc, 0);
+      }
+  return FLB_OK;
+}
+
+/* fill_: self = value. */
+static flb_status k_fill(void* ctx, const flb_kernel_call* c) {
+  (void)ctx;
+  const flb_tensor* self = &c->tensors[0];
+  if (!supported(self->dtype)) return unsupported(c);
+  double f = scalar_f(&c->scalars[0]);
+  int64_t v = scalar_i(&c->scalars[0]);
+  int64_t n = numel(self);
+  for (int64_t i = 0; i < n; ++i) set(self, i, f, v);
+  return FLB_OK;
+}
+
+/* copy_ within the device: dst = src (same shape; src may be a broadcast view and
+ * of another dtype). */
+static flb_status k_copy(void* ctx, const flb_kernel_call* c) {
+  (void)ctx;
+  const flb_tensor *dst = &c->tensors[0], *src = &c->tensors[1];
+  if (!supported(dst->dtype) || !supported(src->dtype)) return unsupported(c);
+  int64_t n = numel(dst);
+  for (int64_t i = 0; i < n; ++i) set(dst, i, get_f(src, i), get_i(src, i));
+  return FLB_OK;
+}
+
+/* ---- registration ----------------------------------------------------------------- */
+
+static flb_backend backend = {
+    .struct_size = sizeof(flb_backend),
+    .abi_major = FLB_ABI_MAJOR,
+    .abi_minor = FLB_ABI_MINOR,
+    .name = TESTDEV_NAME,
+    .version = "0.1.0",
+    .self = NULL,
+    .device_count = td_device_count,
+    .current_device = td_current_device,
+    .set_device = td_set_device,
+    .allocate = td_allocate,
+    .free = td_free,
+    .allocator_stats = td_stats,
+    .reset_peak_stats = td_reset_peak,
+    .empty_cache = td_empty_cache,
+    .copy_from_host = td_copy_from_host,
+    .copy_to_host = td_copy_to_host,
+    .copy_on_device = td_copy_on_device,
+    /* Synchronous: no streams, events, pinned memory or IPC. */
+};
+
+static int fail_from_core(const char* what) {
+  PyErr_Format(PyExc_ImportError, "flambeau-testdev: %s failed: %s", what, core->last_error());
+  return -1;
+}
+
+static int register_all(void) {
+  int32_t type = core->register_backend(&backend);
+  if (type < 0) return fail_from_core("register_backend");
+  static const int32_t dtypes[] = {FLB_FLOAT32, FLB_FLOAT64, FLB_INT32, FLB_INT64};
+  static int add_tag;
+  for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; ++i) {
+    int32_t d = dtypes[i];
+    if (core->register_kernel(type, "add", d, k_binary, &add_tag) != FLB_OK ||
+        core->register_kernel(type, "mul", d, k_binary, NULL) != FLB_OK ||
+        core->register_kernel(type, "sum", d, k_sum, NULL) != FLB_OK ||
+        core->register_kernel(type, "fill_", d, k_fill, NULL) != FLB_OK ||
+        core->register_kernel(type, "copy_", d, k_copy, NULL) != FLB_OK)
+      return fail_from_core("register_kernel");
+  }
+  if (core->register_kernel(type, "bmm", FLB_FLOAT32, k_bmm, NULL) != FLB_OK ||
+      core->register_kernel(type, "bmm", FLB_FLOAT64, k_bmm, NULL) != FLB_OK)
+    return fail_from_core("register_kernel");
+  return 0;
+}
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, STR(TESTDEV_MODULE),
+                                    "The testdev backend's registration.", -1, NULL};
+
+PyMODINIT_FUNC CONCAT(PyInit_, TESTDEV_MODULE)(void) {
+  core = flb_import_core_api("flambeau-testdev", "0.1.0");
+  if (!core) return NULL;
+  for (int i = 0; i < NUM_DEVICES; ++i) pthread_mutex_init(&arenas[i].lock, NULL);
+  for (int i = 0; i < NUM_DEVICES; ++i) arenas[i].stats.struct_size = sizeof(flb_allocator_stats);
+  if (register_all() < 0) return NULL;
+  return PyModule_Create(&module);
+}
