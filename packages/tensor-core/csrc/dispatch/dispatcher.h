@@ -56,6 +56,25 @@ class KernelRef<void(Args...)> {
   Device device_;
 };
 
+// Kernels that return a value (nonzero's result, say) have no C-ABI form yet:
+// only the core's own kernels can serve them.
+template <class R, class... Args>
+class KernelRef<R(Args...)> {
+ public:
+  using Fn = R(Args...);
+  KernelRef(Fn* native, const OperatorEntry* op, Device device)
+      : native_(native), op_(op), device_(device) {}
+  R operator()(Args... args) const {
+    if (FLB_LIKELY(native_ != nullptr)) return native_(args...);
+    fail_no_kernel(*op_, device_);
+  }
+
+ private:
+  Fn* native_;
+  const OperatorEntry* op_;
+  Device device_;
+};
+
 template <class Fn>
 KernelRef<Fn> kernel_for(const OperatorEntry& op, Device device) {
   auto d = static_cast<size_t>(device.type);

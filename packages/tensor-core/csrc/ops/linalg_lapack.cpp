@@ -28,7 +28,7 @@ namespace {
 using namespace flambeau::lapack;
 
 template <class Sig>
-Sig* kernel(const char* name, const Tensor& t) {
+KernelRef<Sig> kernel(const char* name, const Tensor& t) {
   return kernel_for<Sig>(Dispatcher::op(name), t->device());
 }
 
