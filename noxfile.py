@@ -263,8 +263,9 @@ def bench(session: nox.Session) -> None:
 
 @nox.session(requires=["build"])
 def demo(session: nox.Session) -> None:
-    """Run every packages/*/examples/demo*.py: a short tour of flambeau."""
-    install_wheels(session, "numpy")
+    """Run every packages/*/examples/demo*.py: a short tour of flambeau (and a training run)."""
+    # The digits training demo reads scikit-learn's bundled data set and plots with matplotlib.
+    install_wheels(session, "numpy", "scikit-learn", "matplotlib")
     demos = [d for pkg in PACKAGES for d in sorted(pkg.glob("examples/demo*.py"))]
     if not demos:
         session.error("no packages/*/examples/demo*.py found")

@@ -165,9 +165,11 @@ def _raise_recorded(name: str):
 
 def _on_device_named(name: str) -> None:
     """Called by the core when a device type without a loaded backend is named."""
-    if name in _modules or name in _loading or name not in _installed():
+    if name in _modules or name not in _installed():
         return
     if name in _errors or _autoload():
+        # Under the lock: another thread loading it makes this one wait; the
+        # loading thread itself (the plugin naming its device) gets None back.
         load(name)
         return
     raise RuntimeError(
