@@ -531,20 +531,30 @@ def elu_(input, alpha: float = 1.0):
     return input.elu_(alpha)
 
 
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
 def selu(input, inplace: bool = False):
     """scale * elu(x, alpha) with the self-normalising constants."""
-    return input.selu_() if inplace else flambeau.selu(input)
+    if inplace:
+        # elu_ with SELU's constants: Tensor.selu_ records a backward that reads the
+        # overwritten input, elu_'s reads its result.
+        return input.elu_(_SELU_ALPHA, _SELU_SCALE, 1.0)
+    return flambeau.selu(input)
 
 
 def selu_(input):
-    return input.selu_()
+    return selu(input, inplace=True)
 
 
 def celu(input, alpha: float = 1.0, inplace: bool = False):
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: celu(): alpha must not be 0")
-    return input.celu_(alpha) if inplace else flambeau.celu(input, alpha)
+    if inplace:
+        return input.elu_(alpha, 1.0, 1.0 / alpha)  # as selu: elu_'s backward reads the result
+    return flambeau.celu(input, alpha)
 
 
 def celu_(input, alpha: float = 1.0):
@@ -564,7 +574,7 @@ def leaky_relu_(input, negative_slope: float = 0.01):
 
 def relu6(input, inplace: bool = False):
     """min(max(x, 0), 6)."""
-    return input.relu6_() if inplace else flambeau.relu6(input)
+    return input.hardtanh_(0.0, 6.0) if inplace else flambeau.relu6(input)
 
 
 def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
