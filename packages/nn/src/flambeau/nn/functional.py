@@ -1,8 +1,9 @@
 """``flambeau.nn.functional``: the stateless functions behind the layers.
 
-Everything here composes the core's operators, so autograd differentiates it
-through their formulas. Kernels of their own (softmax, normalisation, dropout,
-convolution, pooling, the cross-entropy family) come with the core's NN family.
+Functions either call the core's NN kernels (softmax, the activations, normalisation,
+dropout, embeddings, the cross-entropy family and the pointwise losses), whose autograd
+formulas live in the autograd package, or compose the core's operators, so autograd
+differentiates them through their formulas.
 """
 
 from __future__ import annotations
@@ -38,6 +39,56 @@ __all__ = [
     "gaussian_nll_loss",
     "triplet_margin_loss",
     "triplet_margin_with_distance_loss",
+    # activations with kernels of their own
+    "softmax",
+    "log_softmax",
+    "softmin",
+    "gelu",
+    "silu",
+    "elu",
+    "elu_",
+    "selu",
+    "selu_",
+    "celu",
+    "celu_",
+    "leaky_relu",
+    "leaky_relu_",
+    "relu6",
+    "hardtanh",
+    "hardtanh_",
+    "hardswish",
+    "hardsigmoid",
+    "mish",
+    "softplus",
+    "logsigmoid",
+    "softshrink",
+    "hardshrink",
+    "glu",
+    "prelu",
+    # normalisation
+    "layer_norm",
+    "batch_norm",
+    "group_norm",
+    "instance_norm",
+    "local_response_norm",
+    # dropout
+    "dropout",
+    "dropout1d",
+    "dropout2d",
+    "dropout3d",
+    "alpha_dropout",
+    # embeddings
+    "embedding",
+    "embedding_bag",
+    # losses with kernels of their own
+    "cross_entropy",
+    "nll_loss",
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "kl_div",
+    "smooth_l1_loss",
+    "huber_loss",
+    "multilabel_soft_margin_loss",
 ]
 
 
@@ -242,6 +293,8 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     """|input - target|, optionally weighted, reduced."""
     _warn_size(input, target)
     reduction = _reduction.resolve(size_average, reduce, reduction)
+    if weight is None:
+        return flambeau.l1_loss(input, target, _reduction_enum(reduction))
     return _pointwise_loss((input - target).abs(), input, weight, reduction)
 
 
@@ -249,6 +302,8 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     """(input - target)^2, optionally weighted, reduced."""
     _warn_size(input, target)
     reduction = _reduction.resolve(size_average, reduce, reduction)
+    if weight is None:
+        return flambeau.mse_loss(input, target, _reduction_enum(reduction))
     return _pointwise_loss((input - target).square(), input, weight, reduction)
 
 
@@ -420,3 +475,699 @@ def triplet_margin_with_distance_loss(
     if swap:
         d_neg = flambeau.minimum(d_neg, dist(positive, negative))
     return _reduce((margin + d_pos - d_neg).clamp_min(0), reduction)
+
+
+# ---- activations with kernels of their own --------------------------------------------------
+
+
+def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the call to include "
+        "dim=X as an argument.",
+        stacklevel=stacklevel,
+    )
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
+    """exp(x) / sum(exp(x)) along dim (cast to dtype first when given)."""
+    if dim is None:
+        dim = _softmax_dim("softmax", input.dim(), _stacklevel)
+    return flambeau.softmax(input, dim, dtype=dtype)
+
+
+def softmin(input, dim=None, _stacklevel: int = 3, dtype=None):
+    """softmax(-x) along dim."""
+    if dim is None:
+        dim = _softmax_dim("softmin", input.dim(), _stacklevel)
+    return flambeau.softmax(-input, dim, dtype=dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
+    """x - log(sum(exp(x))) along dim, computed stably."""
+    if dim is None:
+        dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)
+    return flambeau.log_softmax(input, dim, dtype=dtype)
+
+
+def gelu(input, approximate: str = "none"):
+    """x * Phi(x), or its tanh approximation with approximate='tanh'."""
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError(f"approximate argument must be either none or tanh, got {approximate!r}")
+    return flambeau.gelu(input, approximate=approximate)
+
+
+def silu(input, inplace: bool = False):
+    """x * sigmoid(x)."""
+    return input.silu_() if inplace else flambeau.silu(input)
+
+
+def elu(input, alpha: float = 1.0, inplace: bool = False):
+    """x where x > 0, else alpha * (exp(x) - 1)."""
+    return input.elu_(alpha) if inplace else flambeau.elu(input, alpha)
+
+
+def elu_(input, alpha: float = 1.0):
+    return input.elu_(alpha)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(input, inplace: bool = False):
+    """scale * elu(x, alpha) with the self-normalising constants."""
+    if inplace:
+        # elu_ with SELU's constants: Tensor.selu_ records a backward that reads the
+        # overwritten input, elu_'s reads its result.
+        return input.elu_(_SELU_ALPHA, _SELU_SCALE, 1.0)
+    return flambeau.selu(input)
+
+
+def selu_(input):
+    return selu(input, inplace=True)
+
+
+def celu(input, alpha: float = 1.0, inplace: bool = False):
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: celu(): alpha must not be 0")
+    if inplace:
+        return input.elu_(alpha, 1.0, 1.0 / alpha)  # as selu: elu_'s backward reads the result
+    return flambeau.celu(input, alpha)
+
+
+def celu_(input, alpha: float = 1.0):
+    return celu(input, alpha, inplace=True)
+
+
+def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
+    """x where x > 0, else negative_slope * x."""
+    if inplace:
+        return input.leaky_relu_(negative_slope)
+    return flambeau.leaky_relu(input, negative_slope)
+
+
+def leaky_relu_(input, negative_slope: float = 0.01):
+    return input.leaky_relu_(negative_slope)
+
+
+def relu6(input, inplace: bool = False):
+    """min(max(x, 0), 6)."""
+    return input.hardtanh_(0.0, 6.0) if inplace else flambeau.relu6(input)
+
+
+def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
+    """x clamped to [min_val, max_val]."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    if inplace:
+        return input.hardtanh_(min_val, max_val)
+    return flambeau.hardtanh(input, min_val, max_val)
+
+
+def hardtanh_(input, min_val: float = -1.0, max_val: float = 1.0):
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def hardswish(input, inplace: bool = False):
+    """x * relu6(x + 3) / 6."""
+    return input.hardswish_() if inplace else flambeau.hardswish(input)
+
+
+def hardsigmoid(input, inplace: bool = False):
+    """relu6(x + 3) / 6."""
+    return input.hardsigmoid_() if inplace else flambeau.hardsigmoid(input)
+
+
+def mish(input, inplace: bool = False):
+    """x * tanh(softplus(x))."""
+    return input.mish_() if inplace else flambeau.mish(input)
+
+
+def softplus(input, beta: float = 1.0, threshold: float = 20.0):
+    """log(1 + exp(beta * x)) / beta, x itself where beta * x > threshold."""
+    return flambeau.softplus(input, beta, threshold)
+
+
+def logsigmoid(input):
+    """log(sigmoid(x)), without overflow."""
+    return flambeau.log_sigmoid(input)
+
+
+def softshrink(input, lambd: float = 0.5):
+    """x - lambd where x > lambd, x + lambd where x < -lambd, else 0."""
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {float(lambd)}.")
+    return flambeau.softshrink(input, lambd)
+
+
+def hardshrink(input, lambd: float = 0.5):
+    """x where |x| > lambd, else 0."""
+    return flambeau.hardshrink(input, lambd)
+
+
+def glu(input, dim: int = -1):
+    """a * sigmoid(b), where a and b are the two halves of input along dim."""
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    n = input.shape[dim]
+    if n % 2:
+        raise RuntimeError(
+            f"Halving dimension must be even, but dimension {dim % input.dim()} is size {n}"
+        )
+    a, b = input.split(n // 2, dim)
+    return a * flambeau.sigmoid(b)
+
+
+def prelu(input, weight):
+    """x where x > 0, else weight * x, with one weight or one per channel (dim 1)."""
+    channels = input.shape[1] if input.dim() >= 2 else 1
+    if weight.numel() != 1 and weight.numel() != channels:
+        raise RuntimeError(
+            "Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+            f"{weight.numel()} and channel size = {channels}."
+        )
+    if weight.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
+                           f"ndim = {weight.dim()}")  # fmt: skip
+    if weight.numel() != 1:
+        weight = weight.reshape(channels, *([1] * (input.dim() - 2)))
+    return flambeau.where(input > 0, input, weight * input)
+
+
+# ---- normalisation --------------------------------------------------------------------------
+
+
+def _verify_batch_size(size) -> None:
+    values = 1
+    for i, s in enumerate(size):
+        if i != 1:
+            values *= s
+    if values == 1:
+        raise ValueError(
+            f"Expected more than 1 value per channel when training, got input size {size}"
+        )
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
+    """Normalise over the trailing normalized_shape dimensions, then scale and shift."""
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    normalized_shape = tuple(normalized_shape)
+    k = len(normalized_shape)
+    if k == 0 or input.dim() < k or tuple(input.shape[input.dim() - k :]) != normalized_shape:
+        raise RuntimeError(
+            f"layer_norm(): given normalized_shape={list(normalized_shape)}, expected input with "
+            f"shape [*, {', '.join(str(s) for s in normalized_shape)}], but got input of size "
+            f"{list(input.shape)}"
+        )
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != normalized_shape:
+            raise RuntimeError(
+                f"layer_norm(): expected {name} of shape {list(normalized_shape)}, but got "
+                f"{list(t.shape)}"
+            )
+    return flambeau.layer_norm(input, list(normalized_shape), weight, bias, eps)
+
+
+def _check_channel_vector(op, name, t, channels):
+    if t is not None and (t.dim() != 1 or t.shape[0] != channels):
+        raise RuntimeError(
+            f"{op}(): expected {name} of shape ({channels},) (one per channel of input dim 1), "
+            f"but got {tuple(t.shape)}"
+        )
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training: bool = False,
+               momentum: float = 0.1, eps: float = 1e-5):  # fmt: skip
+    """Normalise each channel (dim 1) by batch statistics (training) or the running ones.
+
+    In training the running statistics, when given, are updated in place:
+    running = (1 - momentum) * running + momentum * batch statistic (unbiased variance).
+    """
+    if input.dim() < 2:
+        raise ValueError(
+            f"batch_norm(): expected input with at least 2 dimensions (N, C, *), but got input "
+            f"of shape {tuple(input.shape)}"
+        )
+    if training:
+        _verify_batch_size(input.shape)
+    c = input.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):  # fmt: skip
+        _check_channel_vector("batch_norm", name, t, c)
+    if not training and (running_mean is None or running_var is None):
+        raise RuntimeError(
+            "batch_norm(): running_mean and running_var must be given when training=False"
+        )
+    return flambeau.batch_norm(
+        input, weight, bias, running_mean, running_var, training, momentum, eps, False
+    )
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats: bool = True, momentum: float = 0.1,
+                  eps: float = 1e-5):  # fmt: skip
+    """Normalise each (sample, channel) over its spatial dimensions."""
+    if input.dim() < 3:
+        raise ValueError(
+            f"instance_norm(): expected input with at least 3 dimensions (N, C, *), but got "
+            f"input of shape {tuple(input.shape)}"
+        )
+    if use_input_stats:
+        spatial = 1
+        for s in input.shape[2:]:
+            spatial *= s
+        if spatial == 1:
+            raise ValueError(
+                f"Expected more than 1 spatial element when training, got input size {input.shape}"
+            )
+    c = input.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):  # fmt: skip
+        _check_channel_vector("instance_norm", name, t, c)
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise RuntimeError(
+            "instance_norm(): expected running_mean and running_var to be defined when "
+            "use_input_stats is false"
+        )
+    return flambeau.instance_norm(
+        input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, False
+    )
+
+
+def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5):
+    """Normalise each sample over groups of channels (and the spatial dimensions)."""
+    if input.dim() < 2:
+        raise RuntimeError(
+            f"Expected at least 2 dimensions for input tensor but received {input.dim()}"
+        )
+    c = input.shape[1]
+    if num_groups <= 0 or c % num_groups:
+        raise RuntimeError(
+            f"Expected number of channels in input to be divisible by num_groups, but got input "
+            f"of shape {list(input.shape)} and num_groups={num_groups}"
+        )
+    _verify_batch_size([input.shape[0] * c // num_groups, num_groups, *input.shape[2:]])
+    _check_channel_vector("group_norm", "weight", weight, c)
+    _check_channel_vector("group_norm", "bias", bias, c)
+    return flambeau.group_norm(input, num_groups, weight, bias, eps, False)
+
+
+def local_response_norm(input, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                        k: float = 1.0):  # fmt: skip
+    """x / (k + alpha * mean of x^2 over `size` neighbouring channels) ** beta."""
+    if input.dim() < 3:
+        raise ValueError(
+            f"Expected 3D or higher dimensionality input (got {input.dim()} dimensions)"
+        )
+    if input.numel() == 0:
+        return input
+    c = input.shape[1]
+    sq = input * input
+    # The window of channel i covers i - size//2 .. i + (size-1)//2, zero-padded at the ends.
+    lo, hi = size // 2, (size - 1) // 2
+    pad_shape = list(input.shape)
+    parts = []
+    if lo:
+        pad_shape[1] = lo
+        parts.append(flambeau.zeros(pad_shape, dtype=input.dtype, device=input.device))
+    parts.append(sq)
+    if hi:
+        pad_shape[1] = hi
+        parts.append(flambeau.zeros(pad_shape, dtype=input.dtype, device=input.device))
+    padded = flambeau.cat(parts, 1) if len(parts) > 1 else sq
+    total = padded.narrow(1, 0, c)
+    for j in range(1, size):
+        total = total + padded.narrow(1, j, c)
+    div = (total * (alpha / size) + k).pow(beta)
+    return input / div
+
+
+# ---- dropout --------------------------------------------------------------------------------
+
+
+def _check_p(p) -> None:
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+    """Zero each element with probability p, scaling the rest by 1 / (1 - p), when training."""
+    _check_p(p)
+    if inplace:
+        return input.dropout_(p, training)
+    return flambeau.dropout(input, p, training)
+
+
+def _feature_dropout(input, p, training, inplace):
+    if inplace:
+        return input.feature_dropout_(p, training)
+    return flambeau.feature_dropout(input, p, training)
+
+
+def _unbatched_feature_dropout(input, p, training, inplace):
+    # A single sample (C, *): dropped as a batch of one, so whole channels are zeroed.
+    out = _feature_dropout(input.unsqueeze(0), p, training, False).squeeze(0)
+    return input.copy_(out) if inplace else out
+
+
+def dropout1d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+    """Zero whole channels of (N, C, L) or (C, L) input with probability p."""
+    _check_p(p)
+    if input.dim() not in (2, 3):
+        raise RuntimeError(
+            f"dropout1d: Expected 2D or 3D input, but received a {input.dim()}D input. Note that "
+            "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial "
+            "dimension, a channel dimension, and an optional batch dimension (i.e. 2D or 3D "
+            "inputs)."
+        )
+    if input.dim() == 2:
+        return _unbatched_feature_dropout(input, p, training, inplace)
+    return _feature_dropout(input, p, training, inplace)
+
+
+def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+    """Zero whole channels of (N, C, H, W) or (C, H, W) input with probability p."""
+    _check_p(p)
+    ndim = input.dim()
+    if ndim not in (3, 4):
+        warnings.warn(
+            f"dropout2d: Received a {ndim}-D input to dropout2d, which is deprecated and will "
+            "result in an error in a future release. To retain the behavior and silence this "
+            "warning, please use dropout instead. Note that dropout2d exists to provide "
+            "channel-wise dropout on inputs with 2 spatial dimensions, a channel dimension, and "
+            "an optional batch dimension (i.e. 3D or 4D inputs).",
+            stacklevel=2,
+        )
+    if ndim == 3:
+        # As PyTorch: a 3-D input is read as (N, C, L) and dropped channel-wise, with a warning.
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
+            "dropout behavior is desired - input is interpreted as shape (N, C, L), where C is "
+            "the channel dim. This behavior will change in a future release to interpret the "
+            "input as one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D "
+            "channel-wise dropout behavior, please switch to using dropout1d instead.",
+            stacklevel=2,
+        )
+    if ndim < 2:
+        raise RuntimeError(
+            f"dropout2d: feature dropout needs at least 2 dimensions (N, C, *), but got input "
+            f"of shape {tuple(input.shape)}"
+        )
+    return _feature_dropout(input, p, training, inplace)
+
+
+def dropout3d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
+    """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) input with probability p."""
+    _check_p(p)
+    ndim = input.dim()
+    if ndim not in (4, 5):
+        warnings.warn(
+            f"dropout3d: Received a {ndim}-D input to dropout3d, which is deprecated and will "
+            "result in an error in a future release. To retain the behavior and silence this "
+            "warning, please use dropout instead. Note that dropout3d exists to provide "
+            "channel-wise dropout on inputs with 3 spatial dimensions, a channel dimension, and "
+            "an optional batch dimension (i.e. 4D or 5D inputs).",
+            stacklevel=2,
+        )
+    if ndim == 4:
+        return _unbatched_feature_dropout(input, p, training, inplace)
+    if ndim < 2:
+        raise RuntimeError(
+            f"dropout3d: feature dropout needs at least 2 dimensions (N, C, *), but got input "
+            f"of shape {tuple(input.shape)}"
+        )
+    return _feature_dropout(input, p, training, inplace)
+
+
+def alpha_dropout(input, p: float = 0.5, training: bool = False, inplace: bool = False):
+    """Dropout that keeps SELU's self-normalising mean and variance."""
+    _check_p(p)
+    if inplace:
+        return input.alpha_dropout_(p, training)
+    return flambeau.alpha_dropout(input, p, training)
+
+
+# ---- embeddings -----------------------------------------------------------------------------
+
+
+def _padding_index(padding_idx, num_embeddings, default):
+    if padding_idx is None:
+        return default
+    if padding_idx >= 0:
+        if padding_idx >= num_embeddings:
+            raise AssertionError(
+                f"Padding_idx must be within num_embeddings (got padding_idx={padding_idx}, "
+                f"num_embeddings={num_embeddings})"
+            )
+        return padding_idx
+    if padding_idx < -num_embeddings:
+        raise AssertionError(
+            f"Padding_idx must be within num_embeddings (got padding_idx={padding_idx}, "
+            f"num_embeddings={num_embeddings})"
+        )
+    return padding_idx + num_embeddings
+
+
+def _renorm_rows(weight, indices, max_norm, norm_type):
+    # Rows looked up are rescaled in place so their norm is at most max_norm; the update
+    # is not recorded by autograd (as PyTorch's embedding_renorm_).
+    with flambeau.no_grad():
+        rows = flambeau.unique(indices.reshape(-1))
+        if rows.numel() == 0:
+            return
+        picked = weight[rows]
+        norms = picked.norm(norm_type, 1, keepdim=True)
+        scale = flambeau.where(
+            norms > max_norm, max_norm / (norms + 1e-7), flambeau.ones_like(norms)
+        )
+        weight[rows] = picked * scale
+
+
+def _check_indices(op, input):
+    if input.dtype not in (flambeau.int64, flambeau.int32):
+        raise RuntimeError(
+            f"{op}(): expected input indices of dtype Long or Int, but got {input.dtype}"
+        )
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False):  # fmt: skip
+    """Rows of weight picked by the indices in input (any shape)."""
+    if weight.dim() != 2:
+        raise RuntimeError(
+            f"embedding(): weight must be 2-D (num_embeddings, embedding_dim), but got shape "
+            f"{tuple(weight.shape)}"
+        )
+    _check_indices("embedding", input)
+    padding_idx = _padding_index(padding_idx, weight.shape[0], -1)
+    if max_norm is not None:
+        input = input.contiguous()
+        _renorm_rows(weight, input, max_norm, norm_type)
+    return flambeau.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
+
+
+_BAG_MODES = {"sum": 0, "mean": 1, "max": 2}
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float = 2,
+                  scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
+                  per_sample_weights=None, include_last_offset: bool = False,
+                  padding_idx=None):  # fmt: skip
+    """Sums, means or maxes of bags of embedding rows, without building the rows."""
+    if weight.dim() != 2:
+        raise ValueError(
+            f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.dim()}"
+        )
+    _check_indices("embedding_bag", input)
+    if per_sample_weights is not None and tuple(input.shape) != tuple(per_sample_weights.shape):
+        raise ValueError(
+            f"embedding_bag: If per_sample_weights ({tuple(per_sample_weights.shape)}) is not "
+            f"None, then it must have the same shape as the input ({tuple(input.shape)})"
+        )
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError(
+                "if input is 2D, then offsets has to be None, as input is treated is a "
+                "mini-batch of fixed length sequences. However, found offsets of type "
+                f"{type(offsets).__name__}"
+            )
+        offsets = flambeau.arange(
+            0, input.numel(), input.shape[1], dtype=input.dtype, device=input.device
+        )
+        input = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+    else:
+        raise ValueError(
+            f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}"
+        )
+    if mode not in _BAG_MODES:
+        raise ValueError("mode has to be one of sum, mean or max")
+    if mode == "max" and scale_grad_by_freq:
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if mode == "max" and sparse:
+        raise ValueError("max mode does not support sparse weights")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(
+            "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+            f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+            "GitHub."
+        )
+    padding_idx = _padding_index(padding_idx, weight.shape[0], None)
+    if max_norm is not None:
+        _renorm_rows(weight, input, max_norm, norm_type)
+    out = flambeau.embedding_bag(
+        weight, input, offsets, scale_grad_by_freq, _BAG_MODES[mode], sparse,
+        per_sample_weights, include_last_offset, padding_idx,
+    )  # fmt: skip
+    return out[0]
+
+
+# ---- losses with kernels of their own -------------------------------------------------------
+
+_REDUCTION_ENUM = {"none": 0, "mean": 1, "sum": 2}
+
+
+def _reduction_enum(reduction: str) -> int:
+    """The core's int for a reduction string: none 0, mean 1, sum 2."""
+    try:
+        return _REDUCTION_ENUM[reduction]
+    except (KeyError, TypeError):
+        raise ValueError(f"{reduction} is not a valid value for reduction") from None
+
+
+def _class_target_check(op, input, target):
+    if input.dim() == 0:
+        raise ValueError(f"{op}(): input tensor should be 1D or more, but got a 0-D input")
+    if target.dtype.is_floating_point:
+        return
+    batch_in = input.shape[0] if input.dim() >= 2 else None
+    batch_t = target.shape[0] if target.dim() >= 1 else None
+    if batch_in is not None and batch_in != batch_t:
+        raise ValueError(
+            f"Expected input batch_size ({batch_in}) to match target batch_size "
+            f"({batch_t if batch_t is not None else 'none: a 0-D target'})."
+        )
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = -100,
+             reduce=None, reduction: str = "mean"):  # fmt: skip
+    """-input[n, target[n]] (times weight[target[n]]), over classes in dim 1."""
+    reduction = _reduction.resolve(size_average, reduce, reduction)
+    _class_target_check("nll_loss", input, target)
+    return flambeau.nll_loss(input, target, weight, _reduction_enum(reduction), ignore_index)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index: int = -100,
+                  reduce=None, reduction: str = "mean",
+                  label_smoothing: float = 0.0):  # fmt: skip
+    """log_softmax over dim 1 then nll_loss (class indices), or soft-label cross entropy."""
+    reduction = _reduction.resolve(size_average, reduce, reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if target.dtype.is_floating_point and tuple(target.shape) != tuple(input.shape):
+        raise RuntimeError(
+            f"cross_entropy(): class-probability targets must have the input's shape: input "
+            f"{tuple(input.shape)}, target {tuple(target.shape)}"
+        )
+    _class_target_check("cross_entropy", input, target)
+    return flambeau.cross_entropy_loss(
+        input, target, weight, _reduction_enum(reduction), ignore_index, label_smoothing
+    )
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction: str = "mean"):  # fmt: skip
+    """-(target * log(input) + (1 - target) * log(1 - input)), input probabilities."""
+    reduction = _reduction.resolve(size_average, reduce, reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(
+            f"Using a target size ({target.shape}) that is different to the input size "
+            f"({input.shape}) is deprecated. Please ensure they have the same size."
+        )
+    if weight is not None:
+        weight = weight.expand(_broadcast_shape("binary_cross_entropy", target, weight))
+    return flambeau.binary_cross_entropy(input, target, weight, _reduction_enum(reduction))
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
+                                     reduce=None, reduction: str = "mean",
+                                     pos_weight=None):  # fmt: skip
+    """binary_cross_entropy(sigmoid(input), target), computed stably; pos_weight scales
+    the positive term."""
+    reduction = _reduction.resolve(size_average, reduce, reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(
+            f"Target size ({target.shape}) must be the same as input size ({input.shape})"
+        )
+    return flambeau.binary_cross_entropy_with_logits(
+        input, target, weight, pos_weight, _reduction_enum(reduction)
+    )
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean",
+           log_target: bool = False):  # fmt: skip
+    """target * (log(target) - input), input given as log-probabilities."""
+    if size_average is not None or reduce is not None:
+        reduction = _reduction.legacy_get_string(size_average, reduce)
+    elif reduction == "mean":
+        warnings.warn(
+            "reduction: 'mean' divides the total loss by both the batch size and the support "
+            "size.'batchmean' divides only by the batch size, and aligns with the KL div math "
+            "definition.'mean' will be changed to behave the same as 'batchmean' in the next "
+            "major release.",
+            stacklevel=2,
+        )
+    if reduction == "batchmean":
+        total = flambeau.kl_div(input, target, 2, log_target=log_target)
+        return total / input.shape[0] if input.dim() != 0 else total
+    return flambeau.kl_div(input, target, _reduction_enum(reduction), log_target=log_target)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
+                   beta: float = 1.0):  # fmt: skip
+    """0.5 (x - y)^2 / beta where |x - y| < beta, else |x - y| - 0.5 beta."""
+    _warn_size(input, target)
+    reduction = _reduction.resolve(size_average, reduce, reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    if beta == 0.0:
+        return flambeau.l1_loss(input, target, _reduction_enum(reduction))
+    return flambeau.smooth_l1_loss(input, target, _reduction_enum(reduction), beta)
+
+
+def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weight=None):
+    """0.5 (x - y)^2 where |x - y| < delta, else delta (|x - y| - 0.5 delta)."""
+    _warn_size(input, target)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    if weight is None:
+        return flambeau.huber_loss(input, target, _reduction_enum(reduction), delta)
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    _reduction_enum(reduction)
+    weighted = flambeau.huber_loss(input, target, 0, delta) * weight
+    return weighted.mean() if reduction == "mean" else _reduce(weighted, reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
+                                reduction: str = "mean"):  # fmt: skip
+    """-mean over classes of y log sigmoid(x) + (1 - y) log sigmoid(-x), per sample."""
+    reduction = _reduction.resolve(size_average, reduce, reduction)
+    _reduction_enum(reduction)
+    if input.dim() == 0:
+        raise ValueError("multilabel_soft_margin_loss(): input must have at least 1 dimension")
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.dim() - 1
+    loss = loss.sum(class_dim) / input.shape[class_dim]
+    return _reduce(loss, reduction)

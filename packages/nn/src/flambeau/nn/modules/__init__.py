@@ -1,23 +1,69 @@
 """The module classes of flambeau.nn, one file per family."""
 
-from .activation import ReLU, Sigmoid, Softsign, Tanh, Tanhshrink, Threshold
+from .activation import (
+    CELU,
+    ELU,
+    GELU,
+    GLU,
+    SELU,
+    Hardshrink,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    LeakyReLU,
+    LogSigmoid,
+    LogSoftmax,
+    Mish,
+    PReLU,
+    ReLU,
+    ReLU6,
+    Sigmoid,
+    SiLU,
+    Softmax,
+    Softmin,
+    Softplus,
+    Softshrink,
+    Softsign,
+    Tanh,
+    Tanhshrink,
+    Threshold,
+)
+from .batchnorm import (
+    BatchNorm1d,
+    BatchNorm2d,
+    BatchNorm3d,
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+)
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .distance import CosineSimilarity, PairwiseDistance
+from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d
 from .flatten import Flatten, Unflatten
 from .linear import Bilinear, Identity, Linear
 from .loss import (
+    BCELoss,
+    BCEWithLogitsLoss,
     CosineEmbeddingLoss,
+    CrossEntropyLoss,
     GaussianNLLLoss,
     HingeEmbeddingLoss,
+    HuberLoss,
+    KLDivLoss,
     L1Loss,
     MarginRankingLoss,
     MSELoss,
+    MultiLabelSoftMarginLoss,
+    NLLLoss,
     PoissonNLLLoss,
+    SmoothL1Loss,
     SoftMarginLoss,
     TripletMarginLoss,
     TripletMarginWithDistanceLoss,
 )
 from .module import Module
+from .normalization import GroupNorm, LayerNorm, LocalResponseNorm
+from .sparse import Embedding, EmbeddingBag
 
 __all__ = [
     "Module",
@@ -49,4 +95,53 @@ __all__ = [
     "GaussianNLLLoss",
     "TripletMarginLoss",
     "TripletMarginWithDistanceLoss",
+    # activations backed by the core's kernels
+    "ReLU6",
+    "LeakyReLU",
+    "PReLU",
+    "ELU",
+    "SELU",
+    "CELU",
+    "GELU",
+    "SiLU",
+    "Mish",
+    "Hardtanh",
+    "Hardsigmoid",
+    "Hardswish",
+    "Softplus",
+    "Softshrink",
+    "Hardshrink",
+    "LogSigmoid",
+    "Softmax",
+    "LogSoftmax",
+    "Softmin",
+    "GLU",
+    # normalisation
+    "LayerNorm",
+    "GroupNorm",
+    "LocalResponseNorm",
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "BatchNorm3d",
+    "InstanceNorm1d",
+    "InstanceNorm2d",
+    "InstanceNorm3d",
+    # dropout
+    "Dropout",
+    "Dropout1d",
+    "Dropout2d",
+    "Dropout3d",
+    "AlphaDropout",
+    # embeddings
+    "Embedding",
+    "EmbeddingBag",
+    # losses backed by the core's kernels
+    "CrossEntropyLoss",
+    "NLLLoss",
+    "BCELoss",
+    "BCEWithLogitsLoss",
+    "KLDivLoss",
+    "SmoothL1Loss",
+    "HuberLoss",
+    "MultiLabelSoftMarginLoss",
 ]

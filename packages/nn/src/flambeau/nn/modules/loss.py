@@ -1,4 +1,4 @@
-"""Loss modules that compose from the core's operators."""
+"""Loss modules: the core's loss kernels, or compositions of its operators."""
 
 from __future__ import annotations
 
@@ -146,3 +146,109 @@ class TripletMarginWithDistanceLoss(_Loss):
             anchor, positive, negative, distance_function=self.distance_function,
             margin=self.margin, swap=self.swap, reduction=self.reduction,
         )  # fmt: skip
+
+
+# ---- losses backed by the core's loss kernels -----------------------------------------------
+
+
+class _WeightedLoss(_Loss):
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction: str = "mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+
+
+class NLLLoss(_WeightedLoss):
+    """-input[n, target[n]] weighted by class, input log-probabilities over dim 1."""
+
+    def __init__(self, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
+                 reduction: str = "mean"):  # fmt: skip
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index = ignore_index
+
+    def forward(self, input, target):
+        return F.nll_loss(
+            input, target, weight=self.weight, ignore_index=self.ignore_index,
+            reduction=self.reduction,
+        )  # fmt: skip
+
+
+class CrossEntropyLoss(_WeightedLoss):
+    """log_softmax over dim 1 then NLL (class indices), or soft-label cross entropy."""
+
+    def __init__(self, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
+                 reduction: str = "mean", label_smoothing: float = 0.0):  # fmt: skip
+        super().__init__(weight, size_average, reduce, reduction)
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+
+    def forward(self, input, target):
+        return F.cross_entropy(
+            input, target, weight=self.weight, ignore_index=self.ignore_index,
+            reduction=self.reduction, label_smoothing=self.label_smoothing,
+        )  # fmt: skip
+
+
+class BCELoss(_WeightedLoss):
+    """-(y log x + (1 - y) log(1 - x)), x probabilities."""
+
+    def forward(self, input, target):
+        return F.binary_cross_entropy(input, target, weight=self.weight, reduction=self.reduction)
+
+
+class BCEWithLogitsLoss(_Loss):
+    """BCELoss of sigmoid(x), computed stably; pos_weight scales the positive term."""
+
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction: str = "mean",
+                 pos_weight=None):  # fmt: skip
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+        self.register_buffer("pos_weight", pos_weight)
+
+    def forward(self, input, target):
+        return F.binary_cross_entropy_with_logits(
+            input, target, self.weight, pos_weight=self.pos_weight, reduction=self.reduction
+        )
+
+
+class KLDivLoss(_Loss):
+    """target * (log(target) - input), input log-probabilities (target too with log_target)."""
+
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean",
+                 log_target: bool = False):  # fmt: skip
+        super().__init__(size_average, reduce, reduction)
+        self.log_target = log_target
+
+    def forward(self, input, target):
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class SmoothL1Loss(_Loss):
+    """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta."""
+
+    def __init__(self, size_average=None, reduce=None, reduction: str = "mean",
+                 beta: float = 1.0):  # fmt: skip
+        super().__init__(size_average, reduce, reduction)
+        self.beta = beta
+
+    def forward(self, input, target):
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_Loss):
+    """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta)."""
+
+    def __init__(self, reduction: str = "mean", delta: float = 1.0):
+        super().__init__(reduction=reduction)
+        self.delta = delta
+
+    def forward(self, input, target):
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+class MultiLabelSoftMarginLoss(_WeightedLoss):
+    """Per-sample mean over classes of the binary logistic loss."""
+
+    def forward(self, input, target):
+        return F.multilabel_soft_margin_loss(
+            input, target, weight=self.weight, reduction=self.reduction
+        )

@@ -1,0 +1,209 @@
+"""BatchNorm1d/2d/3d and InstanceNorm1d/2d/3d: per-channel normalisation with running stats."""
+
+from __future__ import annotations
+
+import warnings
+
+import flambeau
+
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+
+class _NormBase(Module):
+    """Per-channel affine parameters and running statistics shared by batch and instance norm."""
+
+    _version = 2
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum=0.1, affine: bool = True,
+                 track_running_stats: bool = True, device=None, dtype=None, *,
+                 bias: bool = True):  # fmt: skip
+        super().__init__()
+        self.num_features = num_features
+        self.eps = eps
+        self.momentum = momentum
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        self.bias_enabled = affine and bias
+        if affine:
+            self.weight = Parameter(flambeau.empty(num_features, dtype=dtype, device=device))
+            if bias:
+                self.bias = Parameter(flambeau.empty(num_features, dtype=dtype, device=device))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer(
+                "running_mean", flambeau.zeros(num_features, dtype=dtype, device=device)
+            )
+            self.register_buffer(
+                "running_var", flambeau.ones(num_features, dtype=dtype, device=device)
+            )
+            self.register_buffer(
+                "num_batches_tracked",
+                flambeau.tensor(0, dtype=flambeau.int64, device=device),
+            )
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+        self.reset_parameters()
+
+    def reset_running_stats(self) -> None:
+        if self.track_running_stats:
+            with flambeau.no_grad():
+                self.running_mean.zero_()
+                self.running_var.fill_(1)
+                self.num_batches_tracked.zero_()
+
+    def reset_parameters(self) -> None:
+        self.reset_running_stats()
+        if self.affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def _check_input_dim(self, input) -> None:
+        raise NotImplementedError
+
+    def _rank_error(self, input, expected: str):
+        return ValueError(
+            f"{type(self).__name__}: expected {expected} input (got {input.dim()}D input of "
+            f"shape {tuple(input.shape)})"
+        )
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+            f"affine={self.affine}, bias={self.bias is not None}, "
+            f"track_running_stats={self.track_running_stats}"
+        )
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, *args, **kwargs):
+        # Checkpoints from before num_batches_tracked existed load with a count of zero.
+        key = prefix + "num_batches_tracked"
+        if self.track_running_stats and key not in state_dict:
+            version = (local_metadata or {}).get("version")
+            if version is None or version < 2:
+                state_dict[key] = flambeau.tensor(0, dtype=flambeau.int64)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, *args, **kwargs)
+
+
+class _BatchNorm(_NormBase):
+    def forward(self, input):
+        self._check_input_dim(input)
+        if input.shape[1] != self.num_features:
+            raise ValueError(
+                f"{type(self).__name__}: expected input with {self.num_features} channels in "
+                f"dim 1, but got input of shape {tuple(input.shape)}"
+            )
+        # momentum None: a cumulative moving average, factor 1 / batches seen.
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
+            with flambeau.no_grad():
+                self.num_batches_tracked.add_(1)
+            if self.momentum is None:
+                factor = 1.0 / int(self.num_batches_tracked.item())
+        # In eval, batch statistics are used only when there are no running ones.
+        use_batch_stats = self.training or (self.running_mean is None and self.running_var is None)
+        keep = not self.training or self.track_running_stats
+        return F.batch_norm(
+            input,
+            self.running_mean if keep else None,
+            self.running_var if keep else None,
+            self.weight,
+            self.bias,
+            use_batch_stats,
+            factor,
+            self.eps,
+        )
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch normalisation of (N, C) or (N, C, L) input."""
+
+    def _check_input_dim(self, input) -> None:
+        if input.dim() not in (2, 3):
+            raise self._rank_error(input, "2D or 3D")
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch normalisation of (N, C, H, W) input."""
+
+    def _check_input_dim(self, input) -> None:
+        if input.dim() != 4:
+            raise self._rank_error(input, "4D")
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalisation of (N, C, D, H, W) input."""
+
+    def _check_input_dim(self, input) -> None:
+        if input.dim() != 5:
+            raise self._rank_error(input, "5D")
+
+
+class _InstanceNorm(_NormBase):
+    _no_batch_dim = 0
+    _ranks = ""
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1,
+                 affine: bool = False, track_running_stats: bool = False, device=None,
+                 dtype=None, *, bias: bool = True):  # fmt: skip
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype,
+                         bias=bias)  # fmt: skip
+
+    def _check_input_dim(self, input) -> None:
+        if input.dim() not in (self._no_batch_dim, self._no_batch_dim + 1):
+            raise self._rank_error(input, self._ranks)
+
+    def _apply_instance_norm(self, input):
+        return F.instance_norm(
+            input, self.running_mean, self.running_var, self.weight, self.bias,
+            self.training or not self.track_running_stats,
+            self.momentum if self.momentum is not None else 0.0, self.eps,
+        )  # fmt: skip
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        feature_dim = input.dim() - self._no_batch_dim
+        if input.shape[feature_dim] != self.num_features:
+            if self.affine:
+                raise ValueError(
+                    f"{type(self).__name__}: expected input's size at dim={feature_dim} to match "
+                    f"num_features ({self.num_features}), but got: {input.shape[feature_dim]}."
+                )
+            warnings.warn(
+                f"input's size at dim={feature_dim} does not match num_features. You can "
+                "silence this warning by not passing in num_features, which is not used "
+                "because affine=False",
+                stacklevel=3,
+            )
+        if input.dim() == self._no_batch_dim:
+            return self._apply_instance_norm(input.unsqueeze(0)).squeeze(0)
+        return self._apply_instance_norm(input)
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Instance normalisation of (N, C, L) or (C, L) input."""
+
+    _no_batch_dim = 2
+    _ranks = "2D or 3D"
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance normalisation of (N, C, H, W) or (C, H, W) input."""
+
+    _no_batch_dim = 3
+    _ranks = "3D or 4D"
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance normalisation of (N, C, D, H, W) or (C, D, H, W) input."""
+
+    _no_batch_dim = 4
+    _ranks = "4D or 5D"

@@ -1,0 +1,53 @@
+"""Dropout modules: active in training mode, the identity in eval mode."""
+
+from __future__ import annotations
+
+from .. import functional as F
+from .module import Module
+
+
+class _DropoutNd(Module):
+    _fn = None
+
+    def __init__(self, p: float = 0.5, inplace: bool = False):
+        super().__init__()
+        if p < 0 or p > 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p = p
+        self.inplace = inplace
+
+    def forward(self, input):
+        return type(self)._fn(input, self.p, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout(_DropoutNd):
+    """Zero each element with probability p, scaling the rest by 1 / (1 - p)."""
+
+    _fn = staticmethod(F.dropout)
+
+
+class Dropout1d(_DropoutNd):
+    """Zero whole channels of (N, C, L) or (C, L) input with probability p."""
+
+    _fn = staticmethod(F.dropout1d)
+
+
+class Dropout2d(_DropoutNd):
+    """Zero whole channels of (N, C, H, W) or (C, H, W) input with probability p."""
+
+    _fn = staticmethod(F.dropout2d)
+
+
+class Dropout3d(_DropoutNd):
+    """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) input with probability p."""
+
+    _fn = staticmethod(F.dropout3d)
+
+
+class AlphaDropout(_DropoutNd):
+    """Dropout that keeps SELU's self-normalising mean and variance."""
+
+    _fn = staticmethod(F.alpha_dropout)
