@@ -393,8 +393,7 @@ def _max_unpool(nd, input, indices, kernel_size, stride, padding, output_size):
     x, squeezed = _batchify(input, nd, fn)
     if _shape(indices) != _shape(input):
         raise RuntimeError(
-            f"{fn}(): indices of shape {_shape(indices)} must match input of shape "
-            f"{_shape(input)}"
+            f"{fn}(): indices of shape {_shape(indices)} must match input of shape {_shape(input)}"
         )
     idx = indices.unsqueeze(0) if squeezed else indices
     k, s, p, _ = _pool_args(nd, fn, kernel_size, stride, padding)

@@ -97,8 +97,7 @@ class RNNBase(Module):
             raise ValueError(f"{cls}: dropout should be a number in [0, 1], got {dropout}")
         if hidden_size <= 0 or num_layers <= 0:
             raise ValueError(
-                f"{cls}: hidden_size ({hidden_size}) and num_layers ({num_layers}) must be "
-                f"positive"
+                f"{cls}: hidden_size ({hidden_size}) and num_layers ({num_layers}) must be positive"
             )
         if proj_size < 0 or (proj_size and mode != "LSTM"):
             raise ValueError(f"{cls}: proj_size must be >= 0 and is only supported by LSTM")

@@ -176,7 +176,9 @@ def pad_sequence(sequences, batch_first: bool = False, padding_value: float = 0.
     if not sequences:
         raise RuntimeError("pad_sequence(): received an empty list of sequences")
     if padding_side not in ("left", "right"):
-        raise ValueError(f"pad_sequence(): padding_side must be 'left' or 'right', got {padding_side!r}")
+        raise ValueError(
+            f"pad_sequence(): padding_side must be 'left' or 'right', got {padding_side!r}"
+        )
     trailing = tuple(sequences[0].shape[1:])
     for i, s in enumerate(sequences):
         if s.dim() == 0 or tuple(s.shape[1:]) != trailing:
