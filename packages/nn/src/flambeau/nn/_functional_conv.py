@@ -1,4 +1,4 @@
-"""Convolution, pooling, padding, resampling and pixel-shuffle functions of ``flambeau.nn.functional``.
+"""F.* convolution, pooling, padding, resampling and pixel-shuffle functions.
 
 Each one checks its arguments, accepts an unbatched input where PyTorch does, and hands the
 work to the core kernel of the same aten name (whose autograd formula exists), or composes

@@ -2,6 +2,7 @@
 
 from .activation import ReLU, Sigmoid, Softsign, Tanh, Tanhshrink, Threshold
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .distance import CosineSimilarity, PairwiseDistance
 from .flatten import Flatten, Unflatten
 from .linear import Bilinear, Identity, Linear
@@ -18,7 +19,6 @@ from .loss import (
     TripletMarginWithDistanceLoss,
 )
 from .module import Module
-from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .padding import (
     CircularPad1d,
     CircularPad2d,
