@@ -99,8 +99,12 @@ class RNNBase(Module):
             raise ValueError(
                 f"{cls}: hidden_size ({hidden_size}) and num_layers ({num_layers}) must be positive"
             )
-        if proj_size < 0 or (proj_size and mode != "LSTM"):
-            raise ValueError(f"{cls}: proj_size must be >= 0 and is only supported by LSTM")
+        if proj_size < 0:
+            raise ValueError(f"{cls}: proj_size should be a positive integer or zero")
+        if proj_size and mode != "LSTM":
+            raise ValueError(
+                f"{cls}: proj_size argument is only supported for LSTM, not RNN or GRU"
+            )
         if proj_size >= hidden_size:
             raise ValueError(f"{cls}: proj_size ({proj_size}) has to be smaller than hidden_size")
         self.mode = mode
@@ -283,13 +287,13 @@ class RNN(RNNBase):
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
                  nonlinearity: str = "tanh", bias: bool = True, batch_first: bool = False,
                  dropout: float = 0.0, bidirectional: bool = False, device=None,
-                 dtype=None):  # fmt: skip
+                 dtype=None, proj_size: int = 0):  # fmt: skip
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"RNN: unknown nonlinearity {nonlinearity!r} (use 'tanh' or 'relu')")
         self.nonlinearity = nonlinearity
         mode = "RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU"
         super().__init__(mode, input_size, hidden_size, num_layers, bias, batch_first, dropout,
-                         bidirectional, 0, device, dtype)  # fmt: skip
+                         bidirectional, proj_size, device, dtype)  # fmt: skip
 
     def extra_repr(self) -> str:
         s = super().extra_repr()
@@ -311,9 +315,9 @@ class GRU(RNNBase):
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
-                 device=None, dtype=None):  # fmt: skip
+                 device=None, dtype=None, proj_size: int = 0):  # fmt: skip
         super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout,
-                         bidirectional, 0, device, dtype)  # fmt: skip
+                         bidirectional, proj_size, device, dtype)  # fmt: skip
 
 
 # ---- cells ----------------------------------------------------------------------------------
