@@ -1171,3 +1171,12 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     class_dim = input.dim() - 1
     loss = loss.sum(class_dim) / input.shape[class_dim]
     return _reduce(loss, reduction)
+
+
+# Convolution, pooling, padding, resampling and attention live in their own files.
+from ._functional_conv import *  # noqa: E402,F401,F403
+from ._functional_conv import __all__ as _conv_all  # noqa: E402
+from ._functional_rnn import *  # noqa: E402,F401,F403
+from ._functional_rnn import __all__ as _rnn_all  # noqa: E402
+
+__all__ += [*_conv_all, *_rnn_all]

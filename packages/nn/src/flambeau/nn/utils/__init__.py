@@ -1,6 +1,6 @@
 """flambeau.nn.utils: gradient clipping, parameter vectors, parametrizations."""
 
-from . import parametrizations, parametrize  # noqa: F401
+from . import parametrizations, parametrize, rnn  # noqa: F401
 from .clip_grad import clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm
 from .convert_parameters import parameters_to_vector, vector_to_parameters
 
@@ -13,4 +13,5 @@ __all__ = [
     "vector_to_parameters",
     "parametrize",
     "parametrizations",
+    "rnn",
 ]

@@ -1,0 +1,231 @@
+"""Convolution layers: Conv1d/2d/3d and ConvTranspose1d/2d/3d."""
+
+from __future__ import annotations
+
+import math
+
+import flambeau
+
+from .. import _functional_conv as FC
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
+
+_PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
+
+
+def _tuple(value, n: int, name: str, cls: str) -> tuple:
+    if isinstance(value, int):
+        return (value,) * n
+    value = tuple(int(v) for v in value)
+    if len(value) != n:
+        raise ValueError(f"{cls}: {name} must be an int or a tuple of {n} ints, got {value}")
+    return value
+
+
+class _ConvNd(Module):
+    _nd = 0
+    _transposed = False
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation,
+                 output_padding, groups, bias, padding_mode, device, dtype):  # fmt: skip
+        super().__init__()
+        cls, nd = type(self).__name__, self._nd
+        if groups <= 0:
+            raise ValueError(f"{cls}: groups must be a positive integer, got {groups}")
+        if in_channels % groups:
+            raise ValueError(f"{cls}: in_channels ({in_channels}) must be divisible by groups")
+        if out_channels % groups:
+            raise ValueError(f"{cls}: out_channels ({out_channels}) must be divisible by groups")
+        if padding_mode not in _PADDING_MODES:
+            raise ValueError(
+                f"{cls}: padding_mode must be one of {_PADDING_MODES}, got {padding_mode!r}"
+            )
+        self.in_channels = in_channels
+        self.out_channels = out_channels
+        self.kernel_size = _tuple(kernel_size, nd, "kernel_size", cls)
+        self.stride = _tuple(stride, nd, "stride", cls)
+        self.dilation = _tuple(dilation, nd, "dilation", cls)
+        self.output_padding = _tuple(output_padding, nd, "output_padding", cls)
+        self.transposed = self._transposed
+        self.groups = groups
+        self.padding_mode = padding_mode
+        if isinstance(padding, str):
+            if padding not in ("same", "valid"):
+                raise ValueError(f"{cls}: padding must be 'same', 'valid' or ints, got {padding!r}")
+            if padding == "same" and any(s != 1 for s in self.stride):
+                raise ValueError(f"{cls}: padding='same' is not supported for strided convolutions")
+            self.padding = padding
+        else:
+            self.padding = _tuple(padding, nd, "padding", cls)
+        # F.pad amounts (last dim first) for the non-zero padding modes.
+        if padding == "valid":
+            self._reversed_padding_repeated_twice = [0] * (2 * nd)
+        elif padding == "same":
+            rev = []
+            for d, k in zip(reversed(self.dilation), reversed(self.kernel_size)):
+                total = d * (k - 1)
+                rev += [total // 2, total - total // 2]
+            self._reversed_padding_repeated_twice = rev
+        else:
+            self._reversed_padding_repeated_twice = [p for p in reversed(self.padding)
+                                                     for _ in range(2)]  # fmt: skip
+        if self._transposed:
+            shape = (in_channels, out_channels // groups, *self.kernel_size)
+        else:
+            shape = (out_channels, in_channels // groups, *self.kernel_size)
+        self.weight = Parameter(flambeau.empty(shape, dtype=dtype, device=device))
+        if bias:
+            self.bias = Parameter(flambeau.empty(out_channels, dtype=dtype, device=device))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            if fan_in != 0:
+                bound = 1 / math.sqrt(fan_in)
+                init.uniform_(self.bias, -bound, bound)
+
+    def _check_input(self, input):
+        nd = self._nd
+        if input.dim() not in (nd + 1, nd + 2):
+            raise RuntimeError(
+                f"{type(self).__name__}: expected a {nd + 1}-D (unbatched) or {nd + 2}-D (batched) "
+                f"input, but got input of shape {tuple(input.shape)}"
+            )
+        channels = input.shape[-nd - 1]
+        if channels != self.in_channels:
+            raise RuntimeError(
+                f"{type(self).__name__}: expected input with {self.in_channels} channels (dim "
+                f"{-nd - 1}), but got input of shape {tuple(input.shape)}"
+            )
+
+    def extra_repr(self) -> str:
+        s = (
+            f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+            f"stride={self.stride}"
+        )
+        if self.padding != (0,) * self._nd:
+            s += f", padding={self.padding!r}" if isinstance(self.padding, str) else (
+                f", padding={self.padding}")  # fmt: skip
+        if self.dilation != (1,) * self._nd:
+            s += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * self._nd:
+            s += f", output_padding={self.output_padding}"
+        if self.groups != 1:
+            s += f", groups={self.groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += f", padding_mode={self.padding_mode}"
+        return s
+
+
+class _Conv(_ConvNd):
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
+                 groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):  # fmt: skip
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, 0,
+                         groups, bias, padding_mode, device, dtype)  # fmt: skip
+
+    def _conv_forward(self, input, weight, bias):
+        conv = (FC.conv1d, FC.conv2d, FC.conv3d)[self._nd - 1]
+        if self.padding_mode != "zeros":
+            padded = FC.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
+            return conv(padded, weight, bias, self.stride, 0, self.dilation, self.groups)
+        return conv(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
+
+    def forward(self, input):
+        self._check_input(input)
+        return self._conv_forward(input, self.weight, self.bias)
+
+
+class Conv1d(_Conv):
+    """1-D convolution over (N, C_in, L) (or unbatched (C_in, L))."""
+
+    _nd = 1
+
+
+class Conv2d(_Conv):
+    """2-D convolution over (N, C_in, H, W) (or unbatched (C_in, H, W))."""
+
+    _nd = 2
+
+
+class Conv3d(_Conv):
+    """3-D convolution over (N, C_in, D, H, W) (or unbatched (C_in, D, H, W))."""
+
+    _nd = 3
+
+
+class _ConvTranspose(_ConvNd):
+    _transposed = True
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups=1, bias=True, dilation=1, padding_mode="zeros",
+                 device=None, dtype=None):  # fmt: skip
+        if padding_mode != "zeros":
+            raise ValueError(
+                f'Only "zeros" padding mode is supported for {type(self).__name__}, got '
+                f"{padding_mode!r}"
+            )
+        if isinstance(padding, str):
+            raise ValueError(f"{type(self).__name__}: padding must be ints, got {padding!r}")
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         output_padding, groups, bias, padding_mode, device, dtype)  # fmt: skip
+
+    def _output_padding(self, input, output_size) -> list[int]:
+        if output_size is None:
+            return list(self.output_padding)
+        nd = self._nd
+        size = [int(v) for v in output_size]
+        if len(size) > nd:
+            size = size[-nd:]
+        if len(size) != nd:
+            raise ValueError(
+                f"{type(self).__name__}: output_size must have {nd} or {nd + 2} elements, got "
+                f"{list(output_size)}"
+            )
+        result = []
+        for i in range(nd):
+            in_size = input.shape[input.dim() - nd + i]
+            lo = ((in_size - 1) * self.stride[i] - 2 * self.padding[i]
+                  + self.dilation[i] * (self.kernel_size[i] - 1) + 1)  # fmt: skip
+            hi = lo + self.stride[i] - 1
+            if not lo <= size[i] <= hi:
+                raise ValueError(
+                    f"{type(self).__name__}: requested an output size of {size}, but valid sizes "
+                    f"for input of shape {tuple(input.shape)} range from "
+                    f"{[lo]} to {[hi]} in dim {i}"
+                )
+            result.append(size[i] - lo)
+        return result
+
+    def forward(self, input, output_size=None):
+        self._check_input(input)
+        out_pad = self._output_padding(input, output_size)
+        conv = (FC.conv_transpose1d, FC.conv_transpose2d, FC.conv_transpose3d)[self._nd - 1]
+        return conv(input, self.weight, self.bias, self.stride, self.padding, out_pad,
+                    self.groups, self.dilation)  # fmt: skip
+
+
+class ConvTranspose1d(_ConvTranspose):
+    """Transposed 1-D convolution ("deconvolution") over (N, C_in, L)."""
+
+    _nd = 1
+
+
+class ConvTranspose2d(_ConvTranspose):
+    """Transposed 2-D convolution over (N, C_in, H, W)."""
+
+    _nd = 2
+
+
+class ConvTranspose3d(_ConvTranspose):
+    """Transposed 3-D convolution over (N, C_in, D, H, W)."""
+
+    _nd = 3

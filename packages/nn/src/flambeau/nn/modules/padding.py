@@ -1,0 +1,172 @@
+"""Padding layers: zero, constant, reflection, replication and circular in 1, 2 and 3 dims."""
+
+from __future__ import annotations
+
+from .. import _functional_conv as FC
+from .module import Module
+
+__all__ = [
+    "ZeroPad1d",
+    "ZeroPad2d",
+    "ZeroPad3d",
+    "ConstantPad1d",
+    "ConstantPad2d",
+    "ConstantPad3d",
+    "ReflectionPad1d",
+    "ReflectionPad2d",
+    "ReflectionPad3d",
+    "ReplicationPad1d",
+    "ReplicationPad2d",
+    "ReplicationPad3d",
+    "CircularPad1d",
+    "CircularPad2d",
+    "CircularPad3d",
+]
+
+
+class _PadNd(Module):
+    _nd = 0
+    _mode = "constant"
+
+    def __init__(self, padding):
+        super().__init__()
+        n = 2 * self._nd
+        if isinstance(padding, int):
+            padding = (padding,) * n
+        padding = tuple(int(p) for p in padding)
+        if len(padding) != n:
+            raise ValueError(
+                f"{type(self).__name__}: padding must be an int or a tuple of {n} ints, got "
+                f"{padding}"
+            )
+        self.padding = padding
+
+    def _check(self, input):
+        nd = self._nd
+        if input.dim() not in (nd + 1, nd + 2):
+            raise ValueError(
+                f"{type(self).__name__}: expected a {nd + 1}-D or {nd + 2}-D input, but got input "
+                f"of shape {tuple(input.shape)}"
+            )
+
+    def forward(self, input):
+        self._check(input)
+        return FC.pad(input, list(self.padding), self._mode)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
+
+
+class _ConstantPadNd(_PadNd):
+    def __init__(self, padding, value: float):
+        super().__init__(padding)
+        self.value = value
+
+    def forward(self, input):
+        self._check(input)
+        return FC.pad(input, list(self.padding), "constant", self.value)
+
+    def extra_repr(self) -> str:
+        return f"padding={self.padding}, value={self.value}"
+
+
+class ConstantPad1d(_ConstantPadNd):
+    """Pads the last dim with a constant: padding (left, right)."""
+
+    _nd = 1
+
+
+class ConstantPad2d(_ConstantPadNd):
+    """Pads the last 2 dims with a constant: (left, right, top, bottom)."""
+
+    _nd = 2
+
+
+class ConstantPad3d(_ConstantPadNd):
+    """Pads the last 3 dims with a constant: (left, right, top, bottom, front, back)."""
+
+    _nd = 3
+
+
+class ZeroPad1d(ConstantPad1d):
+    """Pads the last dim with zeros."""
+
+    def __init__(self, padding):
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
+
+
+class ZeroPad2d(ConstantPad2d):
+    """Pads the last 2 dims with zeros."""
+
+    def __init__(self, padding):
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
+
+
+class ZeroPad3d(ConstantPad3d):
+    """Pads the last 3 dims with zeros."""
+
+    def __init__(self, padding):
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self) -> str:
+        return f"{self.padding}"
+
+
+class ReflectionPad1d(_PadNd):
+    """Pads the last dim with its mirror image (edge excluded)."""
+
+    _nd, _mode = 1, "reflect"
+
+
+class ReflectionPad2d(_PadNd):
+    """Pads the last 2 dims with their mirror image (edge excluded)."""
+
+    _nd, _mode = 2, "reflect"
+
+
+class ReflectionPad3d(_PadNd):
+    """Pads the last 3 dims with their mirror image (edge excluded)."""
+
+    _nd, _mode = 3, "reflect"
+
+
+class ReplicationPad1d(_PadNd):
+    """Pads the last dim by repeating its edge values."""
+
+    _nd, _mode = 1, "replicate"
+
+
+class ReplicationPad2d(_PadNd):
+    """Pads the last 2 dims by repeating their edge values."""
+
+    _nd, _mode = 2, "replicate"
+
+
+class ReplicationPad3d(_PadNd):
+    """Pads the last 3 dims by repeating their edge values."""
+
+    _nd, _mode = 3, "replicate"
+
+
+class CircularPad1d(_PadNd):
+    """Pads the last dim by wrapping around."""
+
+    _nd, _mode = 1, "circular"
+
+
+class CircularPad2d(_PadNd):
+    """Pads the last 2 dims by wrapping around."""
+
+    _nd, _mode = 2, "circular"
+
+
+class CircularPad3d(_PadNd):
+    """Pads the last 3 dims by wrapping around."""
+
+    _nd, _mode = 3, "circular"
