@@ -82,7 +82,9 @@ def train(model, train_set, test_set):
             loss.backward()
             opt.step()
             total += loss.item() * len(idx)
-            progress(epoch, min(start + BATCH, n), n, total / min(start + BATCH, n))
+            seen = min(start + BATCH, n)
+            if (start // BATCH) % 4 == 0 or seen == n:
+                progress(epoch, seen, n, total / seen)
         accuracy = (predict(model, test_set[0]) == test_set[1].numpy()).mean()
         history["loss"].append(total / n)
         history["accuracy"].append(accuracy)
