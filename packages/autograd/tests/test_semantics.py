@@ -358,3 +358,14 @@ def test_foreach_operators_on_tensors_that_require_grad_raise_clearly():
     with F.no_grad():
         F._foreach_mul_(a, 2.0)
     assert a[0].tolist() == [2.0, 2.0]
+
+
+@pytest.mark.parametrize("method", ["selu_", "celu_", "relu6_"])
+def test_inplace_composites_keep_their_saved_input(method):
+    a = F.tensor([-1.5, -0.2, 0.3, 2.0, 7.0], dtype=F.float64, requires_grad=True)
+    x = a * 2
+    getattr(x, method)()
+    x.sum().backward()
+    b = a.detach().clone().requires_grad_()
+    getattr(F, method.rstrip("_"))(b * 2).sum().backward()
+    assert a.grad.tolist() == b.grad.tolist()

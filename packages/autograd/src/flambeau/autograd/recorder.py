@@ -255,7 +255,12 @@ def _record(name: str, *args, **kwargs):
 def _run_composite(decompose, base: str, args: tuple, kwargs: dict, target):
     """Runs a composite operator as its recorded decomposition; in place, the result is
     then copied into the target (recorded as copy_)."""
-    _, bound = schema.bind(base, args, kwargs)
+    sch, bound = schema.bind(base, args, kwargs)
+    if target is not None:
+        # The pieces may save their input; copying the result into the target
+        # must not modify what they saved, so they work on a copy of it.
+        first = sch.params[0].name
+        bound[first] = _record("clone", bound[first])
     result = decompose(_record, bound)
     if target is None:
         return result
