@@ -10,6 +10,13 @@ from pkgutil import extend_path
 
 __path__ = extend_path(__path__, __name__)
 
+import os as _os  # noqa: E402
+
+# OpenMP threads that spin after a parallel loop starve OpenBLAS's own threads
+# in the GEMM that usually follows (10x slower on two cores); idle OpenMP
+# threads sleep instead. Read once, when the core loads; a user's setting wins.
+_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 from flambeau import _openblas  # noqa: E402
 
 _openblas.preload()
