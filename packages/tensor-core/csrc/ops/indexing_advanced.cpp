@@ -52,7 +52,8 @@ Plan plan(const Tensor& t, const std::vector<Tensor>& indices, const char* op) {
         bsizes.insert(p, 1);
         bstrides.insert(p, 1);
         bool on = *mask->data_as<bool>();
-        Tensor one = ops::zeros(DimVector{static_cast<int64_t>(on)}, ScalarType::Int64, std::nullopt, false);
+        Tensor one =
+            ops::zeros(DimVector{static_cast<int64_t>(on)}, ScalarType::Int64, std::nullopt, false);
         idx.insert(idx.begin() + static_cast<std::ptrdiff_t>(p), one);
         ++p;
         continue;
