@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import flambeau
 
-from .optimizer import _scalar_tensor
+from .optimizer import Optimizer, _closure_loss, _scalar_tensor
 
 
 def batches(group: dict, lists: list[list]) -> list[list[list]]:
@@ -64,3 +64,19 @@ def check_range(name: str, value, low=0.0, high=None, strict_low=False, index=No
     if bad:
         where = f" at index {index}" if index is not None else ""
         raise ValueError(f"Invalid {name}{where}: {value}")
+
+
+class GroupwiseOptimizer(Optimizer):
+    """An optimizer whose step updates all of a group's parameters together.
+
+    Subclasses give ``_new_state(group)``, a function from a parameter to its
+    initial state, and ``_update(group, params, grads, states)`` over lists.
+    """
+
+    def step(self, closure=None):
+        loss = _closure_loss(closure)
+        for group in self.param_groups:
+            params, grads, states = with_grads(self, group, self._new_state(group))
+            for ps, gs, ss in batches(group, [params, grads, states]) if params else ():
+                self._update(group, ps, gs, ss)
+        return loss

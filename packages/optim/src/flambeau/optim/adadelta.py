@@ -5,10 +5,9 @@ from __future__ import annotations
 import flambeau
 
 from . import _multi as M
-from .optimizer import Optimizer, _closure_loss
 
 
-class Adadelta(Optimizer):
+class Adadelta(M.GroupwiseOptimizer):
     def __init__(
         self,
         params,
@@ -39,23 +38,12 @@ class Adadelta(Optimizer):
         )
         super().__init__(params, defaults)
 
-    def step(self, closure=None):
-        loss = _closure_loss(closure)
-        for group in self.param_groups:
-            params, grads, states = M.with_grads(
-                self,
-                group,
-                lambda p: {
-                    "step": M.step_zero(),
-                    "square_avg": M.zeros_like(p),
-                    "acc_delta": M.zeros_like(p),
-                },
-            )
-            if not params:
-                continue
-            for ps, gs, ss in M.batches(group, [params, grads, states]):
-                self._update(group, ps, gs, ss)
-        return loss
+    def _new_state(self, group):
+        return lambda p: {
+            "step": M.step_zero(),
+            "square_avg": M.zeros_like(p),
+            "acc_delta": M.zeros_like(p),
+        }
 
     @staticmethod
     def _update(group, params, grads, states):

@@ -5,10 +5,9 @@ from __future__ import annotations
 import flambeau
 
 from . import _multi as M
-from .optimizer import Optimizer, _closure_loss
 
 
-class Adagrad(Optimizer):
+class Adagrad(M.GroupwiseOptimizer):
     def __init__(
         self,
         params,
@@ -49,16 +48,6 @@ class Adagrad(Optimizer):
     def _new_state(group):
         init = group["initial_accumulator_value"]
         return lambda p: {"step": M.step_zero(), "sum": flambeau.full_like(p, init)}
-
-    def step(self, closure=None):
-        loss = _closure_loss(closure)
-        for group in self.param_groups:
-            params, grads, states = M.with_grads(self, group, self._new_state(group))
-            if not params:
-                continue
-            for ps, gs, ss in M.batches(group, [params, grads, states]):
-                self._update(group, ps, gs, ss)
-        return loss
 
     @staticmethod
     def _update(group, params, grads, states):

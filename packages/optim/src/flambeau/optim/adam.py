@@ -7,7 +7,6 @@ import math
 import flambeau
 
 from . import _multi as M
-from .optimizer import Optimizer, _closure_loss
 
 
 def _check_adam_args(lr, betas, eps, weight_decay):
@@ -18,7 +17,7 @@ def _check_adam_args(lr, betas, eps, weight_decay):
     M.check_range("weight_decay value", weight_decay)
 
 
-class Adam(Optimizer):
+class Adam(M.GroupwiseOptimizer):
     def __init__(
         self,
         params,
@@ -64,15 +63,9 @@ class Adam(Optimizer):
 
         return make
 
-    def step(self, closure=None):
-        loss = _closure_loss(closure)
-        for group in self.param_groups:
-            params, grads, states = M.with_grads(self, group, self._new_state(group))
-            if not params:
-                continue
-            for ps, gs, ss in M.batches(group, [params, grads, states]):
-                _adam_update(group, ps, gs, ss)
-        return loss
+    @staticmethod
+    def _update(group, params, grads, states):
+        _adam_update(group, params, grads, states)
 
 
 def _adam_update(group, params, grads, states):

@@ -5,10 +5,10 @@ from __future__ import annotations
 import flambeau
 
 from . import _multi as M
-from .optimizer import Optimizer, _closure_loss, _scalar_tensor
+from .optimizer import _scalar_tensor
 
 
-class ASGD(Optimizer):
+class ASGD(M.GroupwiseOptimizer):
     def __init__(
         self,
         params,
@@ -37,25 +37,14 @@ class ASGD(Optimizer):
         )
         super().__init__(params, defaults)
 
-    def step(self, closure=None):
-        loss = _closure_loss(closure)
-        for group in self.param_groups:
-            lr = group["lr"]
-            params, grads, states = M.with_grads(
-                self,
-                group,
-                lambda p, lr=lr: {
-                    "step": M.step_zero(),
-                    "eta": _scalar_tensor(lr),
-                    "mu": _scalar_tensor(1.0),
-                    "ax": M.zeros_like(p),
-                },
-            )
-            if not params:
-                continue
-            for ps, gs, ss in M.batches(group, [params, grads, states]):
-                self._update(group, ps, gs, ss)
-        return loss
+    def _new_state(self, group):
+        lr = group["lr"]
+        return lambda p, lr=lr: {
+            "step": M.step_zero(),
+            "eta": _scalar_tensor(lr),
+            "mu": _scalar_tensor(1.0),
+            "ax": M.zeros_like(p),
+        }
 
     @staticmethod
     def _update(group, params, grads, states):

@@ -8,10 +8,9 @@ import flambeau
 
 from . import _multi as M
 from .adam import _check_adam_args
-from .optimizer import Optimizer, _closure_loss
 
 
-class RAdam(Optimizer):
+class RAdam(M.GroupwiseOptimizer):
     def __init__(
         self,
         params,
@@ -40,23 +39,12 @@ class RAdam(Optimizer):
         )
         super().__init__(params, defaults)
 
-    def step(self, closure=None):
-        loss = _closure_loss(closure)
-        for group in self.param_groups:
-            params, grads, states = M.with_grads(
-                self,
-                group,
-                lambda p: {
-                    "step": M.step_zero(),
-                    "exp_avg": M.zeros_like(p),
-                    "exp_avg_sq": M.zeros_like(p),
-                },
-            )
-            if not params:
-                continue
-            for ps, gs, ss in M.batches(group, [params, grads, states]):
-                self._update(group, ps, gs, ss)
-        return loss
+    def _new_state(self, group):
+        return lambda p: {
+            "step": M.step_zero(),
+            "exp_avg": M.zeros_like(p),
+            "exp_avg_sq": M.zeros_like(p),
+        }
 
     @staticmethod
     def _update(group, params, grads, states):

@@ -5,10 +5,9 @@ from __future__ import annotations
 import flambeau
 
 from . import _multi as M
-from .optimizer import Optimizer, _closure_loss
 
 
-class RMSprop(Optimizer):
+class RMSprop(M.GroupwiseOptimizer):
     def __init__(
         self,
         params,
@@ -52,16 +51,6 @@ class RMSprop(Optimizer):
             return state
 
         return make
-
-    def step(self, closure=None):
-        loss = _closure_loss(closure)
-        for group in self.param_groups:
-            params, grads, states = M.with_grads(self, group, self._new_state(group))
-            if not params:
-                continue
-            for ps, gs, ss in M.batches(group, [params, grads, states]):
-                self._update(group, ps, gs, ss)
-        return loss
 
     @staticmethod
     def _update(group, params, grads, states):

@@ -5,10 +5,9 @@ from __future__ import annotations
 import flambeau
 
 from . import _multi as M
-from .optimizer import Optimizer, _closure_loss
 
 
-class Rprop(Optimizer):
+class Rprop(M.GroupwiseOptimizer):
     def __init__(
         self,
         params,
@@ -35,24 +34,13 @@ class Rprop(Optimizer):
         )
         super().__init__(params, defaults)
 
-    def step(self, closure=None):
-        loss = _closure_loss(closure)
-        for group in self.param_groups:
-            lr = group["lr"]
-            params, grads, states = M.with_grads(
-                self,
-                group,
-                lambda p, lr=lr: {
-                    "step": M.step_zero(),
-                    "prev": M.zeros_like(p),
-                    "step_size": flambeau.full_like(p, lr),
-                },
-            )
-            if not params:
-                continue
-            for ps, gs, ss in M.batches(group, [params, grads, states]):
-                self._update(group, ps, gs, ss)
-        return loss
+    def _new_state(self, group):
+        lr = group["lr"]
+        return lambda p, lr=lr: {
+            "step": M.step_zero(),
+            "prev": M.zeros_like(p),
+            "step_size": flambeau.full_like(p, lr),
+        }
 
     @staticmethod
     def _update(group, params, grads, states):

@@ -5,10 +5,9 @@ from __future__ import annotations
 import flambeau
 
 from . import _multi as M
-from .optimizer import Optimizer, _closure_loss
 
 
-class SGD(Optimizer):
+class SGD(M.GroupwiseOptimizer):
     def __init__(
         self,
         params,
@@ -41,15 +40,8 @@ class SGD(Optimizer):
         )
         super().__init__(params, defaults)
 
-    def step(self, closure=None):
-        loss = _closure_loss(closure)
-        for group in self.param_groups:
-            params, grads, states = M.with_grads(self, group, lambda p: {"momentum_buffer": None})
-            if not params:
-                continue
-            for ps, gs, ss in M.batches(group, [params, grads, states]):
-                self._update(group, ps, gs, ss)
-        return loss
+    def _new_state(self, group):
+        return lambda p: {"momentum_buffer": None}
 
     @staticmethod
     def _update(group, params, grads, states):
