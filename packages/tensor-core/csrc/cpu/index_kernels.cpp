@@ -7,35 +7,13 @@
 #include <cstring>
 #include <type_traits>
 
+#include "cpu/itemsize_visit.h"
 #include "cpu/tensor_iterator.h"
 #include "ops/indexing_util.h"
 
 namespace flambeau {
 
 namespace {
-
-struct Bytes16 {
-  uint64_t lo, hi;
-};
-
-// Calls f(Tag<W>) with W a trivially copyable type of `itemsize` bytes.
-template <class F>
-void visit_itemsize(size_t itemsize, F&& f) {
-  switch (itemsize) {
-    case 1:
-      return f(Tag<uint8_t>{});
-    case 2:
-      return f(Tag<uint16_t>{});
-    case 4:
-      return f(Tag<uint32_t>{});
-    case 8:
-      return f(Tag<uint64_t>{});
-    case 16:
-      return f(Tag<Bytes16>{});
-    default:
-      fail("index kernels: unsupported item size ", itemsize);
-  }
-}
 
 // The first out-of-range index seen by any thread, reported after the loop.
 struct BadIndex {

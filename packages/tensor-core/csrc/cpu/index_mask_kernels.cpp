@@ -4,34 +4,13 @@
 #include <functional>
 #include <vector>
 
+#include "cpu/itemsize_visit.h"
 #include "cpu/tensor_iterator.h"
 #include "ops/indexing_util.h"
 
 namespace flambeau {
 
 namespace {
-
-struct Bytes16 {
-  uint64_t lo, hi;
-};
-
-template <class F>
-void visit_itemsize(size_t itemsize, F&& f) {
-  switch (itemsize) {
-    case 1:
-      return f(Tag<uint8_t>{});
-    case 2:
-      return f(Tag<uint16_t>{});
-    case 4:
-      return f(Tag<uint32_t>{});
-    case 8:
-      return f(Tag<uint64_t>{});
-    case 16:
-      return f(Tag<Bytes16>{});
-    default:
-      fail("mask kernels: unsupported item size ", itemsize);
-  }
-}
 
 // Splits [0, n) into chunks, counts with count(lo, hi) per chunk in parallel,
 // then calls write(lo, hi, first) with each chunk's first output position.
