@@ -63,20 +63,9 @@ NOT_SMOOTH = {
 PIECEWISE_CONSTANT = {"div_trunc", "div_floor", "round", "floor", "ceil", "trunc", "sign", "sgn"}
 # Rows whose samples deliberately sit on a kink (relu's rows include exact zeros and NaN).
 ON_KINK = {"relu"}
-# Formulas whose own derivative is not available yet (lgamma needs polygamma;
-# the nn rows below call backward kernels that have no formula of their own).
+# Formulas whose own derivative is not available yet (lgamma needs polygamma).
 FIRST_ORDER_ONLY = {
     "lgamma",
-    "_thnn_fused_lstm_cell",  # the fused cells' backward kernels have no formulas
-    "_thnn_fused_gru_cell",
-    "mish",  # mish_backward has no formula
-    "native_batch_norm",  # native_batch_norm_backward has no formula
-    "batch_norm",
-    "instance_norm",
-    "native_group_norm",  # native_group_norm_backward has no formula
-    "group_norm",
-    "embedding_bag",  # _embedding_bag_backward has no formula
-    "binary_cross_entropy",  # binary_cross_entropy_backward has no formula
 }
 # nn rows with kinks (piecewise linear, or a second derivative that jumps).
 NOT_SMOOTH |= {

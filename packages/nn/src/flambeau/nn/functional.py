@@ -997,6 +997,9 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float =
         offsets = flambeau.arange(
             0, input.numel(), input.shape[1], dtype=input.dtype, device=input.device
         )
+        # These offsets hold only the bags' starts: one bag per row, whatever the caller's
+        # include_last_offset (which would otherwise drop the last row, as a bag end).
+        include_last_offset = False
         input = input.reshape(-1)
         if per_sample_weights is not None:
             per_sample_weights = per_sample_weights.reshape(-1)

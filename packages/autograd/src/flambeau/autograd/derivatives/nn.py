@@ -134,6 +134,16 @@ def _mish(g, a):
     return {"input": F.mish_backward(g, a["input"])}
 
 
+@formula("mish_backward")
+def _mish_backward(g, a):
+    # Pointwise, so its own formula is cheap: with t = tanh(softplus(x)), s = sigmoid(x),
+    # mish'(x) = t + x s (1 - t^2) and mish''(x) = s (1 - t^2) (2 + x (1 - s) - 2 x s t).
+    go, x = a["grad_output"], a["self"]
+    t, s = F.tanh(F.softplus(x)), F.sigmoid(x)
+    second = s * (1 - t * t) * (2 + x * (1 - s) - 2 * x * s * t)
+    return {"grad_output": F.mish_backward(g, x), "self": g * go * second}
+
+
 @formula("elu")
 def _elu(g, a):
     return {"input": F.elu_backward(g, a["alpha"], a["scale"], a["input_scale"], False, a["input"])}
@@ -399,6 +409,45 @@ def _embedding_bag(g, a):
     return out
 
 
+def _bag_scale(a, idx, dtype, with_psw):
+    """The factor the backward gives each index of the sum/mean modes: its per-sample
+    weight, 1/bag size for mean, 1/count for scale_grad_by_freq, zero for padding."""
+    s = (idx != a["padding_idx"]).to(dtype)
+    psw = a["per_sample_weights"]
+    if with_psw and psw is not None:
+        s = s * psw
+    if a["mode"] == 1:  # bags holding only padding have size 0 and no counted index
+        size = a["bag_size"].clamp_min(1).to(dtype)
+        s = s / F.index_select(size, 0, a["offset2bag"])
+    if a["scale_grad_by_freq"]:
+        ones = F.ones(tuple(idx.shape) + (1,), dtype=dtype)
+        counts = F.embedding_dense_backward(ones, idx, a["num_weights"], -1, False)
+        s = s / F.index_select(counts.squeeze(-1), 0, idx)
+    return s
+
+
+@formula("_embedding_bag_backward")
+def _embedding_bag_backward(g, a):
+    # The backward is linear in grad (and in per_sample_weights): it scatters scaled rows
+    # of grad into the weight's rows, so its derivative gathers rows of g back into bags.
+    # Written with embedding / embedding_dense_backward, which have formulas themselves.
+    grad, idx = a["grad"], a["indices"]
+    if a["mode"] == 2:  # max: each (bag, column) took the gradient of one weight row
+        mi = a["maximum_indices"]
+        picked = F.gather(g, 0, mi.clamp_min(0))
+        return {"grad": picked * (mi >= 0).to(g.dtype)}
+    rows = F.embedding(g, idx)  # g at each index's weight row
+    s = _bag_scale(a, idx, g.dtype, with_psw=True)
+    bags = F.embedding_dense_backward(
+        rows * s.unsqueeze(-1), a["offset2bag"], grad.shape[0], -1, False
+    )
+    out = {"grad": bags}
+    if a["per_sample_weights"] is not None:
+        dot = (rows * F.embedding(grad, a["offset2bag"])).sum(1)
+        out["per_sample_weights"] = dot * _bag_scale(a, idx, g.dtype, with_psw=False)
+    return out
+
+
 # ---- normalisation ----------------------------------------------------------------
 
 
@@ -528,6 +577,46 @@ def _running_stats_grad(go, x, w, rm, rv, eps):
     return {"running_mean": g_rm, "running_var": g_rv}
 
 
+def _bn_backward_composite(train, eps, mask):
+    """native_batch_norm_backward written with differentiable operators. Training
+    normalises with the saved batch stats (which are outputs of the forward, so
+    gradients reaching them flow on through its formula), evaluation with the
+    running stats."""
+
+    def f(go, x, w, rm, rv, save_mean, save_invstd):
+        shape = [1] * x.dim()
+        shape[1] = x.shape[1]
+        dims = tuple(i for i in range(x.dim()) if i != 1)
+        if train or rm is None:
+            mean, invstd = save_mean.reshape(shape), save_invstd.reshape(shape)
+        else:
+            mean, invstd = rm.reshape(shape), (rv + eps).rsqrt().reshape(shape)
+        xhat = (x - mean) * invstd
+        k = invstd * w.reshape(shape) if w is not None else invstd
+        if train:
+            gi = k * (
+                go - go.mean(dims, keepdim=True) - xhat * (go * xhat).mean(dims, keepdim=True)
+            )
+        else:
+            gi = go * k
+        gw = (go * xhat).sum(dims) if mask[1] else None
+        gb = go.sum(dims) if mask[2] else None
+        return (gi if mask[0] else None), gw, gb
+
+    return f
+
+
+@formula("native_batch_norm_backward")
+def _native_batch_norm_backward(g, a):
+    # As for layer norm: the forward formula keeps the fast kernel, and the kernel's
+    # own derivative differentiates its composite (batch norm's double backward).
+    f = _bn_backward_composite(a["train"], float(a["eps"]), [bool(m) for m in a["output_mask"]])
+    names = ("grad_out", "input", "weight", "running_mean", "running_var", "save_mean")
+    names += ("save_invstd",)
+    grads = _vjp(f, [a[n] for n in names], [c if isinstance(c, F.Tensor) else None for c in g])
+    return {n: gr for n, gr in zip(names, grads) if gr is not None}
+
+
 @composite("batch_norm")
 def _batch_norm(call, a):
     return call(
@@ -577,6 +666,37 @@ def _native_group_norm(g, a):
     )
     out = _add_input(out, gi, tuple(x.shape))
     return {**out, "weight": gw, "bias": gb}
+
+
+def _gn_backward_composite(n, c, group, mask):
+    """native_group_norm_backward written with differentiable operators."""
+
+    def f(go, x, mean, rstd, w):
+        xv = x.reshape(n, group, -1)
+        xhat = (xv - mean.reshape(n, group, 1)) * rstd.reshape(n, group, 1)
+        dxh = go.reshape(n, c, -1)
+        if w is not None:
+            dxh = dxh * w.reshape(1, c, 1)
+        dxh = dxh.reshape(n, group, -1)
+        gi = rstd.reshape(n, group, 1) * (
+            dxh - dxh.mean(2, keepdim=True) - xhat * (dxh * xhat).mean(2, keepdim=True)
+        )
+        go3 = go.reshape(n, c, -1)
+        gw = (go3 * xhat.reshape(n, c, -1)).sum((0, 2)) if mask[1] else None
+        gb = go3.sum((0, 2)) if mask[2] else None
+        return (gi.reshape(tuple(x.shape)) if mask[0] else None), gw, gb
+
+    return f
+
+
+@formula("native_group_norm_backward")
+def _native_group_norm_backward(g, a):
+    # Same scheme as layer and batch norm: differentiate the backward's composite.
+    mask = [bool(m) for m in a["output_mask"]]
+    f = _gn_backward_composite(a["N"], a["C"], a["group"], mask)
+    names = ("grad_out", "input", "mean", "rstd", "weight")
+    grads = _vjp(f, [a[n] for n in names], [c if isinstance(c, F.Tensor) else None for c in g])
+    return {n: gr for n, gr in zip(names, grads) if gr is not None}
 
 
 @composite("group_norm")
@@ -824,6 +944,29 @@ def _binary_cross_entropy(g, a):
     if t.dtype.is_floating_point:
         gt = g * (F.log1p(-x).clamp_min(-100) - F.log(x).clamp_min(-100)) * _norm(x, t, red)
         out["target"] = gt * w if w is not None else gt
+    return out
+
+
+_BCE_EPS = 1e-12  # the kernel divides by max(x (1 - x), eps)
+
+
+@formula("binary_cross_entropy_backward")
+def _binary_cross_entropy_backward(g, a):
+    # Pointwise in x and t: the backward is go * w * k * (x - t) / D with D = x (1 - x),
+    # k the mean's 1/n; written out here so that its derivatives are differentiable too.
+    go, x, t, w, red = a["grad_output"], a["self"], a["target"], a["weight"], a["reduction"]
+    k = _norm(x, t, red)
+    d = x * (1 - x)
+    clamped = d <= _BCE_EPS
+    inv_d = 1 / F.where(clamped, F.full((), _BCE_EPS, dtype=x.dtype), d)
+    ratio = (x - t) * inv_d  # d(ratio)/dx = (D - (x - t)(1 - 2x)) / D^2 where unclamped
+    dratio = F.where(clamped, inv_d, (1 - (x - t) * (1 - 2 * x) * inv_d) * inv_d)
+    scale = g * k if w is None else g * k * w
+    out = {"grad_output": scale * ratio, "self": scale * go * dratio}
+    if t.dtype.is_floating_point:
+        out["target"] = -scale * go * inv_d
+    if w is not None:
+        out["weight"] = g * go * k * ratio
     return out
 
 

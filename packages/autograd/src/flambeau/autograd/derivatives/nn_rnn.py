@@ -1,14 +1,54 @@
-"""Formulas of the fused recurrent cells: their backward kernels (first order)."""
+"""Formulas of the fused recurrent cells.
+
+First-order backward runs the fused kernels. Under create_graph the kernels' outputs
+would be dead ends (their inputs include the forward's workspace, whose derivative
+nobody wants to write), so instead the cell is recomputed from its gate inputs with
+differentiable operators and differentiated, as PyTorch's derivatives.yaml does for
+these cells; the result is then differentiable to any order.
+"""
 
 from __future__ import annotations
 
 import flambeau as F
 
+from .nn import _vjp
 from .registry import formula
+
+_NAMES = ("input_gates", "hidden_gates", "state", "input_bias", "hidden_bias")
+
+
+def _lstm_cell(ig, hg, cx, bi, bh):
+    """hy, cy of the LSTM cell, gates (i, f, g, o) chunked along dim 1."""
+    pre = ig + hg
+    if bi is not None:
+        pre = pre + bi + bh
+    i, f, g, o = pre.chunk(4, 1)
+    cy = F.sigmoid(f) * cx + F.sigmoid(i) * F.tanh(g)
+    return F.sigmoid(o) * F.tanh(cy), cy
+
+
+def _gru_cell(ig, hg, hx, bi, bh):
+    """hy of the GRU cell: gates (r, z, n); the hidden bias sits inside r * (...)."""
+    a = ig if bi is None else ig + bi
+    b = hg if bh is None else hg + bh
+    ar, az, an = a.chunk(3, 1)
+    br, bz, bn = b.chunk(3, 1)
+    r, z = F.sigmoid(ar + br), F.sigmoid(az + bz)
+    n = F.tanh(an + r * bn)
+    return (n + z * (hx - n),)
+
+
+def _differentiable(cell, state_name, g, a):
+    primals = [a[n if n != "state" else state_name] for n in _NAMES]
+    grads = _vjp(cell, primals, list(g))
+    names = [n if n != "state" else state_name for n in _NAMES]
+    return {n: gr for n, gr in zip(names, grads) if gr is not None}
 
 
 @formula("_thnn_fused_lstm_cell", needs_result=True)
-def _lstm_cell(g, a):
+def _fused_lstm_cell(g, a):
+    if F.is_grad_enabled():  # create_graph: recompute the cell, differentiably
+        return _differentiable(_lstm_cell, "cx", g[:2], a)
     _, cy, workspace = a["results"]
     has_bias = a["input_bias"] is not None
     gates, hidden, cx, bias_i, bias_h = F._thnn_fused_lstm_cell_backward(
@@ -20,8 +60,10 @@ def _lstm_cell(g, a):
     return grads
 
 
-@formula("_thnn_fused_gru_cell", needs_input=False, needs_result=True)
-def _gru_cell(g, a):
+@formula("_thnn_fused_gru_cell", needs_result=True)
+def _fused_gru_cell(g, a):
+    if F.is_grad_enabled():  # create_graph: recompute the cell, differentiably
+        return _differentiable(_gru_cell, "hx", g[:1], a)
     workspace = a["results"][1]
     has_bias = a["input_bias"] is not None
     grad_hy = g[0] if g[0] is not None else F.zeros_like(a["results"][0])
