@@ -433,9 +433,11 @@ def _embedding_bag_backward(g, a):
     # Written with embedding / embedding_dense_backward, which have formulas themselves.
     grad, idx = a["grad"], a["indices"]
     if a["mode"] == 2:  # max: each (bag, column) took the gradient of one weight row
+        # Empty bags took nothing: the core marks them -1 (PyTorch 0, with bag size 0).
         mi = a["maximum_indices"]
+        took = (mi >= 0) & (a["bag_size"].unsqueeze(-1) > 0)
         picked = F.gather(g, 0, mi.clamp_min(0))
-        return {"grad": picked * (mi >= 0).to(g.dtype)}
+        return {"grad": picked * took.to(g.dtype)}
     rows = F.embedding(g, idx)  # g at each index's weight row
     s = _bag_scale(a, idx, g.dtype, with_psw=True)
     bags = F.embedding_dense_backward(
@@ -611,8 +613,9 @@ def _native_batch_norm_backward(g, a):
     # As for layer norm: the forward formula keeps the fast kernel, and the kernel's
     # own derivative differentiates its composite (batch norm's double backward).
     f = _bn_backward_composite(a["train"], float(a["eps"]), [bool(m) for m in a["output_mask"]])
-    names = ("grad_out", "input", "weight", "running_mean", "running_var", "save_mean")
-    names += ("save_invstd",)
+    names = (
+        "grad_out", "input", "weight", "running_mean", "running_var", "save_mean", "save_invstd",
+    )  # fmt: skip
     grads = _vjp(f, [a[n] for n in names], [c if isinstance(c, F.Tensor) else None for c in g])
     return {n: gr for n, gr in zip(names, grads) if gr is not None}
 
