@@ -79,6 +79,11 @@ class Op:
     entry: dict = field(repr=False)
 
     @property
+    def key(self) -> str:
+        """The table key autograd knows the overload by: "add" or "max.dim"."""
+        return self.name + (f".{self.overload}" if self.overload else "")
+
+    @property
     def cpp_name(self) -> str:
         return self.name + (f"_{self.overload}" if self.overload else "")
 
@@ -215,9 +220,7 @@ def gen_group(name: str, ops: list[Op], method: bool) -> list[str]:
     lines = [
         f"  static const OverloadSet sigs({{{schemas}}});",
         f"  ParsedArgs p = sigs.parse({self_arg}, args.ptr(), kwargs.ptr());",
-        "  if (FLB_UNLIKELY(autograd_slot::wants(p)))",
-        f'    return autograd_slot::call("{name}", {"self" if method else "py::handle()"}, '
-        "args, kwargs);",
+        "  auto run = [&]() -> py::object {",
         "  switch (p.overload) {",
     ]
     for k, (op, w) in enumerate(zip(ops, with_out)):
@@ -241,7 +244,17 @@ def gen_group(name: str, ops: list[Op], method: bool) -> list[str]:
             lines.append("      }")
         lines += ["      " + line for line in py_return(op, call, ret_names)]
         lines.append("    }")
-    lines += ["  }", "  return py::none();"]
+    plans = ", ".join(f'autograd_record::PlanSlot("{o.key}")' for o in ops)
+    lines += [
+        "  }",
+        "  return py::none();",
+        "  };",
+        f"  static const autograd_record::PlanSlot plans[] = {{{plans}}};",
+        "  if (FLB_UNLIKELY(autograd_slot::wants(p)))",
+        f'    return autograd_slot::dispatch(plans[p.overload], p, "{name}", '
+        f'{"self" if method else "py::handle()"}, args, kwargs, run);',
+        "  return run();",
+    ]
     return lines
 
 
@@ -289,16 +302,24 @@ def gen_dunder(op: Op, dunder: str) -> list[str]:
     if op.has_out:
         call_list.append("OutArg::self(a)" if inplace else "OutArg::none()")
     call = f"ops::{op.cpp_name}({', '.join(call_list)})"
-    slot_check = [
-        f"  if (FLB_UNLIKELY(autograd_slot::wants_tensors({', '.join(operands)})))",
-        f'    return autograd_slot::call("{slot_name}", py::handle(), {slot_args}, py::dict());',
-    ]
     if inplace:
+        slot_check = [
+            f"  if (FLB_UNLIKELY(autograd_slot::wants_tensors({', '.join(operands)})))",
+            f'    return autograd_slot::call("{slot_name}", py::handle(), {slot_args}, py::dict());',
+        ]
         body = [f"  {call};", "  return py::reinterpret_borrow<py::object>(self);"]
-    else:
-        body = py_return(op, call, f"{op.cpp_name}_return_type()")
-        body = ["  " + line for line in body]
-    return head + slot_check + body
+        return head + slot_check + body
+    run = ["  auto run = [&]() -> py::object {"]
+    run += ["  " + line for line in py_return(op, call, f"{op.cpp_name}_return_type()")]
+    run += ["  };"]
+    handles = slot_args.removeprefix("py::make_tuple(").removesuffix(")")
+    slot_check = [
+        f"  if (FLB_UNLIKELY(autograd_slot::wants_tensors({', '.join(operands)}))) {{",
+        f'    static const autograd_record::PlanSlot plan("{op.key}");',
+        f'    return autograd_slot::dispatch_operands(plan, "{slot_name}", {{{handles}}}, run);',
+        "  }",
+    ]
+    return head + run + slot_check + ["  return run();"]
 
 
 def main() -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import threading
 
+from flambeau import _C
+
 _state = threading.local()
 
 
@@ -20,12 +22,17 @@ class detect_anomaly:  # noqa: N801 - PyTorch's name
 
     def __enter__(self):
         self._prev = is_enabled()
-        _state.enabled = self.check_nan
+        _set(self.check_nan)
         return self
 
     def __exit__(self, *exc):
-        _state.enabled = self._prev
+        _set(self._prev)
         return False
+
+
+def _set(enabled: bool) -> None:
+    _state.enabled = enabled
+    _C._autograd_set_anomaly(enabled)  # nodes then record tracebacks: Python recorder only
 
 
 class set_detect_anomaly(detect_anomaly):  # noqa: N801

@@ -53,6 +53,9 @@ class Node:
     _tensor_hooks: dict[int, dict[int, Callable]] = MappingProxyType({})  # by output index
     _retained: dict[int, Any] = MappingProxyType({})  # output index -> weakref (retain_grad)
     trace: list[str] | None = None  # creation traceback under detect_anomaly
+    # Nodes recorded in C++ (the core's autograd_record.cpp) skip __init__ and
+    # set _name, next_functions, n_outputs, _formula and _saved directly.
+    _released = False
 
     def __init__(self, name: str, next_functions, n_outputs: int = 1):
         self._name = name

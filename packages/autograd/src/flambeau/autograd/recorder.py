@@ -267,5 +267,42 @@ def _run_composite(decompose, base: str, args: tuple, kwargs: dict, target):
     return handle("copy_", (target, result), {})
 
 
+def _plan(name: str, sch: schema.Schema) -> None:
+    """Registers how the core records calls to one overload in C++ (autograd_record.h),
+    when recording it needs nothing the Python handler alone does: no in-place
+    target, no tensor list, no composite decomposition."""
+    if (
+        name in _NOT_RECORDED
+        or name.endswith("_")
+        or name in derivatives.COMPOSITES
+        or any(p.is_tensor_list for p in sch.params)
+        or len(sch.params) > 16
+    ):
+        return
+    formula = derivatives.FORMULAS.get(sch.key) or derivatives.FORMULAS.get(sch.name)
+    if formula is None:
+        return
+    names = tuple(p.name for p in sch.params)
+
+    def formula_for(mask: int, tuple_output: bool):
+        inputs = [(n, None) for i, n in enumerate(names) if mask >> i & 1]
+        return derivatives.bind_formula(sch.key, formula, inputs, tuple_output)
+
+    _C._autograd_register_plan(
+        sch.key,
+        f"{name.strip('_').capitalize()}Backward0",
+        names,
+        tuple(p.default for p in sch.params),
+        check_inputs=formula.needs_input and name not in VIEW_OPS,
+        check_outputs=formula.needs_result,
+        view=name in VIEW_OPS,
+        formula_for=None if formula.nondifferentiable else formula_for,
+    )
+
+
 def install() -> None:
     _C._set_autograd_handler(handle)
+    _C._autograd_fast_install(FormulaNode, grad_edge, accumulate_node, ViewInfo, _modified)
+    for name in schema.table():
+        for sch in schema.overloads(name):
+            _plan(name, sch)

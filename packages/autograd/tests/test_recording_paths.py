@@ -1,0 +1,131 @@
+"""Calls recorded in C++ (the core's autograd_record.cpp, from the plans the
+package registers) build the same graph as the Python recorder."""
+
+import numpy as np
+import pytest
+
+import flambeau as F
+import flambeau.autograd as autograd
+from flambeau import _C
+
+
+@pytest.fixture(params=[True, False], ids=["cpp", "python"])
+def path(request):
+    was = _C._autograd_fast_set_enabled(request.param)
+    yield request.param
+    _C._autograd_fast_set_enabled(was)
+
+
+def leaf(*shape, seed=0):
+    rng = np.random.default_rng(seed)
+    return F.tensor(rng.standard_normal(shape), requires_grad=True)
+
+
+def graph_signature(t):
+    """Node names and edge structure reachable from t, in a fixed order."""
+    out, stack, seen = [], [t.grad_fn], set()
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        out.append((node.name(), [(n.name() if n else None, nr) for n, nr in node.next_functions]))
+        stack.extend(n for n, _ in node.next_functions)
+    return out
+
+
+def build(x, w):
+    h = F.matmul(x, w.t()) + 1.5
+    h = F.tanh(h) * x.sum(dim=1, keepdim=True)
+    return (h.exp() / 3).mean()
+
+
+def test_same_graph_and_gradients_on_both_paths():
+    results = {}
+    for on in (True, False):
+        was = _C._autograd_fast_set_enabled(on)
+        try:
+            x, w = leaf(4, 3), leaf(5, 3, seed=1)
+            y = build(x, w)
+            sig = graph_signature(y)
+            y.backward()
+            results[on] = (sig, x.grad.numpy().copy(), w.grad.numpy().copy())
+        finally:
+            _C._autograd_fast_set_enabled(was)
+    assert results[True][0] == results[False][0]
+    np.testing.assert_allclose(results[True][1], results[False][1])
+    np.testing.assert_allclose(results[True][2], results[False][2])
+
+
+def test_recorded_node(path):
+    a, b = leaf(3), leaf(3, seed=1)
+    c = a * b
+    assert c.requires_grad and not c.is_leaf
+    assert c.grad_fn.name() == "MulBackward0"
+    assert [n.name() for n, _ in c.grad_fn.next_functions] == ["AccumulateGrad"] * 2
+    assert c.grad_fn.next_functions[0][0].variable is a
+    d = a * 2.0  # a number operand has no edge
+    assert len(d.grad_fn.next_functions) == 1
+
+
+def test_modified_saved_input_raises(path):
+    a = leaf(3)
+    x = a * 1.0
+    y = x * x
+    x.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+
+
+def test_modified_saved_output_raises(path):
+    a = leaf(3)
+    y = a.exp()  # exp's formula reads its result
+    y.mul_(2)
+    with pytest.raises(RuntimeError, match="is at version 1; expected version 0"):
+        y.sum().backward()
+
+
+def test_double_backward(path):
+    x = leaf(3)
+    (g,) = autograd.grad((x * x * x).sum(), x, create_graph=True)
+    (gg,) = autograd.grad(g.sum(), x)
+    np.testing.assert_allclose(gg.numpy(), 6 * x.detach().numpy())
+
+
+def test_view_output_tracks_its_root(path):
+    a = leaf(2, 3)
+    b = a * 1.0
+    v = b.t()
+    assert v.grad_fn.name() == "TBackward0"
+    v.mul_(2)  # in place through the view: b's history now ends in CopySlices
+    b.sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), np.full((2, 3), 2.0))
+
+
+def test_not_recorded(path):
+    a = leaf(2, 3)
+    assert a.argmax().grad_fn is None  # not differentiable
+    assert a.contiguous() is a  # handed back its input: stays a leaf
+    assert a.contiguous().is_leaf
+    with pytest.raises(RuntimeError, match="out=... arguments don't support"):
+        F.add(a, a, out=F.empty(2, 3))
+
+
+def test_anomaly_mode_records_traceback(path):
+    a = leaf(3)
+    with autograd.detect_anomaly():
+        y = a * 2
+    assert y.grad_fn.trace
+    assert (a * 2).grad_fn.trace is None
+
+
+def test_graph_is_freed():
+    import gc
+    import weakref
+
+    a = leaf(3)
+    y = (a * a).exp()
+    ref = weakref.ref(y.grad_fn)
+    del y
+    gc.collect()
+    assert ref() is None

@@ -1,0 +1,369 @@
+#include "python/autograd_record.h"
+
+#include <memory>
+#include <new>
+#include <string>
+#include <unordered_map>
+
+#include "dispatch/dispatcher.h"
+#include "generated/ops_autograd.h"
+#include "python/registry.h"
+
+namespace flambeau::python::autograd_record {
+
+namespace {
+
+// What the autograd package hands over when it installs the fast path.
+struct Package {
+  PyTypeObject* node_type = nullptr;  // its FormulaNode class
+  py::object grad_edge;               // grad_edge(t): for views, which may need rebasing
+  py::object accumulate_node;         // accumulate_node(leaf)
+  py::object view_info;               // ViewInfo(base, view)
+  py::object modified_error;          // modified_error(op, t, now, then) -> exception
+};
+
+Package& package() {
+  static auto* p = new Package();  // leaked: outlives interpreter teardown
+  return *p;
+}
+
+std::unordered_map<std::string, Plan>& plans() {
+  static auto* m = new std::unordered_map<std::string, Plan>();
+  return *m;
+}
+
+uint64_t g_generation = 0;
+bool g_enabled = true;
+thread_local bool t_anomaly = false;
+
+struct Names {
+  PyObject *grad_fn, *output_nr, *view, *accumulate, *name, *next_functions, *n_outputs, *formula,
+      *saved, *result, *results;
+};
+
+const Names& names() {
+  static const Names n{
+      PyUnicode_InternFromString("grad_fn"),   PyUnicode_InternFromString("_output_nr"),
+      PyUnicode_InternFromString("_view"),     PyUnicode_InternFromString("_accumulate"),
+      PyUnicode_InternFromString("_name"),     PyUnicode_InternFromString("next_functions"),
+      PyUnicode_InternFromString("n_outputs"), PyUnicode_InternFromString("_formula"),
+      PyUnicode_InternFromString("_saved"),    PyUnicode_InternFromString("result"),
+      PyUnicode_InternFromString("results"),
+  };
+  return n;
+}
+
+Tensor as_tensor(PyObject* o) { return py::handle(o).cast<Tensor>(); }
+
+bool differentiable(const Tensor& t) { return is_floating(t->dtype()) || is_complex(t->dtype()); }
+
+PyObject* dict_of(PyObject* o) {  // borrowed; nullptr when the object has none yet
+  PyObject** slot = _PyObject_GetDictPtr(o);
+  return slot ? *slot : nullptr;
+}
+
+void set_in_dict(PyObject* o, PyObject* key, PyObject* value) {
+  if (PyObject_GenericSetAttr(o, key, value) < 0) throw py::error_already_set();
+}
+
+// The (node, output_nr) edge a gradient for tensor o flows into.
+py::object edge_of(PyObject* o) {
+  static PyObject* zero = PyLong_FromLong(0);
+  if (!as_tensor(o)->requires_grad()) return py::make_tuple(py::none(), 0);
+  const Names& n = names();
+  if (PyObject* dict = dict_of(o)) {
+    if (PyDict_GetItem(dict, n.view)) return package().grad_edge(py::handle(o));
+    PyObject* fn = PyDict_GetItem(dict, n.grad_fn);
+    if (fn && fn != Py_None) {
+      PyObject* nr = PyDict_GetItem(dict, n.output_nr);
+      return py::reinterpret_steal<py::object>(PyTuple_Pack(2, fn, nr ? nr : zero));
+    }
+    if (PyObject* acc = PyDict_GetItem(dict, n.accumulate))
+      return py::reinterpret_steal<py::object>(PyTuple_Pack(2, acc, zero));
+  }
+  py::object acc = package().accumulate_node(py::handle(o));
+  return py::reinterpret_steal<py::object>(PyTuple_Pack(2, acc.ptr(), zero));
+}
+
+void attach(PyObject* out, const Tensor& t, PyObject* node, Py_ssize_t output_nr) {
+  t->set_requires_grad(true);
+  const Names& n = names();
+  set_in_dict(out, n.grad_fn, node);
+  set_in_dict(out, n.output_nr, py::int_(output_nr).ptr());
+}
+
+// The backward of a call whose tensor arguments are the bits of mask.
+const py::object& formula_for(const Plan& plan, uint32_t mask, bool tuple_output) {
+  const uint32_t key = mask | (tuple_output ? 1u << 31 : 0u);
+  for (const auto& [k, f] : plan.formulas)
+    if (k == key) return f;
+  plan.formulas.emplace_back(key, plan.formula_for(mask, tuple_output));
+  return plan.formulas.back().second;
+}
+
+// ---- SavedCall: what a recorded call keeps for its formula ----
+
+struct SavedOutput {
+  Tensor tensor;  // kept as the C++ tensor: holding its Python object would keep the node alive
+  uint64_t version = 0;
+  py::object value;  // a non-tensor output
+};
+
+struct SavedData {
+  const Plan* plan = nullptr;
+  PyObject* args[kMaxParams] = {};  // owned
+  uint64_t versions[kMaxParams] = {};
+  uint32_t checked = 0;  // bit i: args[i]'s version is checked at backward
+  bool tuple_output = false;
+  std::vector<SavedOutput> outputs;
+};
+
+struct SavedCall {
+  PyObject_HEAD SavedData data;
+};
+
+PyTypeObject* saved_call_type = nullptr;
+
+int saved_traverse(PyObject* self, visitproc visit, void* arg) {
+  auto& d = reinterpret_cast<SavedCall*>(self)->data;
+  for (int i = 0; d.plan && i < d.plan->n_params; ++i) Py_VISIT(d.args[i]);
+  Py_VISIT(Py_TYPE(self));
+  return 0;
+}
+
+int saved_clear(PyObject* self) {
+  auto& d = reinterpret_cast<SavedCall*>(self)->data;
+  for (auto& a : d.args) Py_CLEAR(a);
+  return 0;
+}
+
+void saved_dealloc(PyObject* self) {
+  PyTypeObject* type = Py_TYPE(self);
+  PyObject_GC_UnTrack(self);
+  saved_clear(self);
+  reinterpret_cast<SavedCall*>(self)->data.~SavedData();
+  type->tp_free(self);
+  Py_DECREF(type);
+}
+
+[[noreturn]] void raise_modified(PyObject* op, py::handle t, uint64_t now, uint64_t then) {
+  py::object e = package().modified_error(py::handle(op), t, now, then);
+  PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(e.ptr())), e.ptr());
+  throw py::error_already_set();
+}
+
+// unpack(op, node) -> {param: value, ..., "result": ..., "results": (...)}, after
+// checking that nothing it reads was modified in place since the call.
+py::object unpack(SavedData& d, PyObject* op, PyObject* node) {
+  const Plan& plan = *d.plan;
+  for (int i = 0; i < plan.n_params; ++i) {
+    if (!(d.checked >> i & 1)) continue;
+    uint64_t now = as_tensor(d.args[i])->storage()->version();
+    if (now != d.versions[i]) raise_modified(op, d.args[i], now, d.versions[i]);
+  }
+  py::dict args;
+  for (int i = 0; i < plan.n_params; ++i)
+    if (PyDict_SetItem(args.ptr(), plan.param_names[i].ptr(), d.args[i]) < 0)
+      throw py::error_already_set();
+  py::tuple results(d.outputs.size());
+  for (size_t j = 0; j < d.outputs.size(); ++j) {
+    const SavedOutput& o = d.outputs[j];
+    if (!o.tensor) {
+      results[j] = o.value;
+      continue;
+    }
+    py::object out = py::cast(ops::detach(o.tensor));
+    uint64_t now = o.tensor->storage()->version();
+    if (plan.check_outputs && now != o.version) raise_modified(op, out, now, o.version);
+    if (grad_enabled() && differentiable(o.tensor))  // create_graph: reconnect to the node
+      attach(out.ptr(), as_tensor(out.ptr()), node, static_cast<Py_ssize_t>(j));
+    results[j] = out;
+  }
+  args[names().result] = d.tuple_output ? py::object(results) : py::object(results[0]);
+  args[names().results] = results;
+  return std::move(args);
+}
+
+PyObject* saved_unpack(PyObject* self, PyObject* const* argv, Py_ssize_t argc) {
+  if (argc != 2) {
+    PyErr_SetString(PyExc_TypeError, "unpack(op, node) takes two arguments");
+    return nullptr;
+  }
+  try {
+    return unpack(reinterpret_cast<SavedCall*>(self)->data, argv[0], argv[1]).release().ptr();
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  }
+  return nullptr;
+}
+
+PyMethodDef saved_methods[] = {
+    {"unpack", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(saved_unpack)),
+     METH_FASTCALL, "unpack(op, node) -> the recorded call's arguments and results"},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+PyTypeObject* make_saved_call_type() {
+  static PyType_Slot slots[] = {
+      {Py_tp_dealloc, reinterpret_cast<void*>(saved_dealloc)},
+      {Py_tp_traverse, reinterpret_cast<void*>(saved_traverse)},
+      {Py_tp_clear, reinterpret_cast<void*>(saved_clear)},
+      {Py_tp_methods, saved_methods},
+      {0, nullptr},
+  };
+  static PyType_Spec spec = {"flambeau._C._SavedCall", sizeof(SavedCall), 0,
+                             Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, slots};
+  return reinterpret_cast<PyTypeObject*>(PyType_FromSpec(&spec));
+}
+
+py::object new_saved_call(const Plan& plan, PyObject* const* args) {
+  PyObject* self = saved_call_type->tp_alloc(saved_call_type, 0);
+  if (!self) throw py::error_already_set();
+  auto& d = reinterpret_cast<SavedCall*>(self)->data;
+  new (&d) SavedData();
+  d.plan = &plan;
+  for (int i = 0; i < plan.n_params; ++i) {
+    Py_INCREF(args[i]);
+    d.args[i] = args[i];
+    if (plan.check_inputs && is_tensor(args[i])) {
+      d.versions[i] = as_tensor(args[i])->storage()->version();
+      d.checked |= 1u << i;
+    }
+  }
+  return py::reinterpret_steal<py::object>(self);
+}
+
+}  // namespace
+
+const Plan* PlanSlot::get() const {
+  if (generation_ != g_generation) {
+    auto it = plans().find(key_);
+    plan_ = it == plans().end() ? nullptr : &it->second;
+    generation_ = g_generation;
+  }
+  return plan_;
+}
+
+bool enabled() { return g_enabled && !t_anomaly && package().node_type != nullptr; }
+
+py::object record(const Plan& plan, PyObject* const* args, py::object result) {
+  if (plan.formula_for.is_none()) return result;  // nothing differentiable comes out
+  PyObject* r = result.ptr();
+  bool tuple_output = PyTuple_Check(r);
+  Py_ssize_t n_out = tuple_output ? PyTuple_GET_SIZE(r) : 1;
+  auto output = [&](Py_ssize_t j) { return tuple_output ? PyTuple_GET_ITEM(r, j) : r; };
+  bool any_differentiable = false;
+  for (Py_ssize_t j = 0; j < n_out; ++j) {
+    PyObject* o = output(j);
+    if (!is_tensor(o)) continue;
+    // The op handed back an input (x.to(x.dtype)): it already carries its graph.
+    for (int i = 0; i < plan.n_params; ++i)
+      if (args[i] == o) return result;
+    any_differentiable = any_differentiable || differentiable(as_tensor(o));
+  }
+  if (!any_differentiable) return result;
+
+  uint32_t mask = 0;
+  PyObject* edges[kMaxParams];
+  int n_edges = 0;
+  for (int i = 0; i < plan.n_params; ++i) {
+    if (!is_tensor(args[i])) continue;
+    mask |= 1u << i;
+    edges[n_edges++] = edge_of(args[i]).release().ptr();
+  }
+  py::tuple next(n_edges);
+  for (int k = 0; k < n_edges; ++k) PyTuple_SET_ITEM(next.ptr(), k, edges[k]);  // steals
+
+  py::object saved = new_saved_call(plan, args);
+  auto& data = reinterpret_cast<SavedCall*>(saved.ptr())->data;
+  data.tuple_output = tuple_output;
+  data.outputs.resize(n_out);
+  for (Py_ssize_t j = 0; j < n_out; ++j) {
+    PyObject* o = output(j);
+    if (is_tensor(o)) {
+      data.outputs[j].tensor = as_tensor(o);
+      data.outputs[j].version = data.outputs[j].tensor->storage()->version();
+    } else {
+      data.outputs[j].value = py::reinterpret_borrow<py::object>(o);
+    }
+  }
+
+  PyTypeObject* type = package().node_type;
+  auto node = py::reinterpret_steal<py::object>(type->tp_alloc(type, 0));
+  if (!node) throw py::error_already_set();
+  const Names& n = names();
+  set_in_dict(node.ptr(), n.name, plan.node_name.ptr());
+  set_in_dict(node.ptr(), n.next_functions, next.ptr());
+  set_in_dict(node.ptr(), n.n_outputs, py::int_(n_out).ptr());
+  set_in_dict(node.ptr(), n.formula, formula_for(plan, mask, tuple_output).ptr());
+  set_in_dict(node.ptr(), n.saved, saved.ptr());
+
+  for (Py_ssize_t j = 0; j < n_out; ++j) {
+    const Tensor& t = data.outputs[j].tensor;
+    if (!t || !differentiable(t)) continue;
+    PyObject* o = output(j);
+    attach(o, t, node.ptr(), j);
+    if (plan.view)
+      set_in_dict(o, n.view, package().view_info(py::handle(args[0]), py::handle(o)).ptr());
+  }
+  return result;
+}
+
+void register_bindings(py::module_& m, py::object /*tensor_class*/) {
+  saved_call_type = make_saved_call_type();
+  if (!saved_call_type) throw py::error_already_set();
+  m.add_object("_SavedCall",
+               py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(saved_call_type)));
+  m.def(
+      "_autograd_fast_install",
+      [](py::object node_type, py::object grad_edge, py::object accumulate_node,
+         py::object view_info, py::object modified_error) {
+        if (!PyType_Check(node_type.ptr())) throw py::type_error("node_type must be a class");
+        Package& p = package();
+        p.node_type = reinterpret_cast<PyTypeObject*>(node_type.release().ptr());
+        p.grad_edge = std::move(grad_edge);
+        p.accumulate_node = std::move(accumulate_node);
+        p.view_info = std::move(view_info);
+        p.modified_error = std::move(modified_error);
+      },
+      "Install the autograd package's hooks for recording in C++ (see autograd_record.h).");
+  m.def(
+      "_autograd_register_plan",
+      [](const std::string& key, py::object node_name, py::tuple param_names, py::tuple defaults,
+         bool check_inputs, bool check_outputs, bool view, py::object formula_for) {
+        if (param_names.size() > static_cast<size_t>(kMaxParams) ||
+            defaults.size() != param_names.size())
+          throw py::value_error("_autograd_register_plan: bad parameter list for " + key);
+        Plan plan;
+        plan.node_name = std::move(node_name);
+        plan.param_names = std::move(param_names);
+        plan.defaults = std::move(defaults);
+        plan.n_params = static_cast<int>(plan.param_names.size());
+        plan.check_inputs = check_inputs;
+        plan.check_outputs = check_outputs;
+        plan.view = view;
+        plan.formula_for = std::move(formula_for);
+        plans()[key] = std::move(plan);
+        ++g_generation;
+      },
+      py::arg("key"), py::arg("node_name"), py::arg("param_names"), py::arg("defaults"),
+      py::arg("check_inputs"), py::arg("check_outputs"), py::arg("view"), py::arg("formula_for"),
+      "Register how calls to an operator overload are recorded in C++.");
+  m.def(
+      "_autograd_fast_set_enabled",
+      [](bool on) {
+        bool was = g_enabled;
+        g_enabled = on;
+        return was;
+      },
+      "Turn recording in C++ on or off (for tests and benchmarks); returns the previous state.");
+  m.def(
+      "_autograd_set_anomaly", [](bool on) { t_anomaly = on; },
+      "Anomaly detection in this thread: nodes are then recorded by the Python recorder.");
+}
+
+FLB_BINDINGS(60, register_bindings);
+
+}  // namespace flambeau::python::autograd_record

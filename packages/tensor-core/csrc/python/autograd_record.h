@@ -1,0 +1,60 @@
+// The autograd slot's fast path: recording a graph node without running Python.
+//
+// The autograd package owns the graph's semantics; it registers, once, a
+// recording plan for each operator overload whose derivative formula is plain
+// (no in-place target, no tensor list, not a composite). A call that must be
+// recorded and has a plan runs its kernel here, then this file builds the node
+// the package's Python recorder would have built: an instance of the package's
+// node class holding its edges, its formula and a SavedCall (the call's
+// arguments, their versions and the outputs), and attaches it to the outputs.
+// Everything else goes to the package's Python handler. See
+// docs/design/autograd-package.rst.
+#pragma once
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "python/arg_parser.h"
+
+namespace flambeau::python::autograd_record {
+
+namespace py = pybind11;
+
+struct Plan {
+  py::object node_name;   // "AddBackward0"
+  py::tuple param_names;  // the table's parameters, in order (no out=)
+  py::tuple defaults;     // their defaults (None where there is none)
+  int n_params = 0;
+  bool check_inputs = true;    // the formula reads input values: check their versions
+  bool check_outputs = false;  // ... and output values
+  bool view = false;           // the output is a view of the first input
+  // formula_for(tensor_mask, tuple_output) -> backward(grads, args); None: the
+  // operator is not differentiable and nothing is recorded.
+  py::object formula_for;
+  mutable std::vector<std::pair<uint32_t, py::object>> formulas;  // cached by mask
+};
+
+// An operator overload's plan, looked up by its table key ("add", "add.Scalar")
+// the first time a call site needs it (and again after new registrations).
+class PlanSlot {
+ public:
+  explicit PlanSlot(const char* key) : key_(key) {}
+  const Plan* get() const;
+
+ private:
+  const char* key_;
+  mutable const Plan* plan_ = nullptr;
+  mutable uint64_t generation_ = ~uint64_t{0};
+};
+
+// Off while anomaly detection is on in this thread (nodes then record their
+// creation traceback, which only the Python recorder does) or when switched off.
+bool enabled();
+
+// Records the node of a call whose kernel returned `result`. `args` are the
+// call's arguments in table order (plan.n_params of them, defaults filled in).
+py::object record(const Plan& plan, PyObject* const* args, py::object result);
+
+}  // namespace flambeau::python::autograd_record
