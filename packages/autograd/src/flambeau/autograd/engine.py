@@ -137,20 +137,25 @@ def run_backward(
     with set_grad_enabled(create_graph):
         while ready:
             node = ready.popleft()
-            grads = buffers.pop(node, [None] * node.n_outputs)
-            grads = _apply_tensor_hooks(node, grads)
-            for hook in list(node._prehooks.values()):
-                r = hook(tuple(grads))
-                if r is not None:
-                    grads = list(r)
-            for i, ref in node._retained.items():
-                t = ref()
-                if t is not None and grads[i] is not None:
-                    t.grad = grads[i] if create_graph else grads[i].detach()
-            for i in range(node.n_outputs):
-                for pos in targets.get((node, i), ()):
-                    captured[pos] = grads[i]
-            if isinstance(node, AccumulateGrad):
+            grads = buffers.pop(node, None) or [None] * node.n_outputs
+            # Hook tables are empty class-level mappings unless something registered.
+            if node._tensor_hooks:
+                grads = _apply_tensor_hooks(node, grads)
+            if node._prehooks:
+                for hook in list(node._prehooks.values()):
+                    r = hook(tuple(grads))
+                    if r is not None:
+                        grads = list(r)
+            if node._retained:
+                for i, ref in node._retained.items():
+                    t = ref()
+                    if t is not None and grads[i] is not None:
+                        t.grad = grads[i] if create_graph else grads[i].detach()
+            if targets:
+                for i in range(node.n_outputs):
+                    for pos in targets.get((node, i), ()):
+                        captured[pos] = grads[i]
+            if type(node) is AccumulateGrad:
                 if (
                     grads[0] is not None
                     and (inputs is None or (node, 0) in targets)
@@ -158,14 +163,15 @@ def run_backward(
                 ):
                     _accumulate(node, grads[0], create_graph)
                 continue
-            if all(g is None for g in grads):
+            if grads.count(None) == len(grads):
                 input_grads = (None,) * len(node.next_functions)
             else:
                 input_grads = node._backward(tuple(grads))
-            for hook in list(node._hooks.values()):
-                r = hook(tuple(input_grads), tuple(grads))
-                if r is not None:
-                    input_grads = tuple(r)
+            if node._hooks:
+                for hook in list(node._hooks.values()):
+                    r = hook(tuple(input_grads), tuple(grads))
+                    if r is not None:
+                        input_grads = tuple(r)
             if check_nan:
                 _check_nan(node, input_grads)
             if not retain_graph:
@@ -174,10 +180,13 @@ def run_backward(
                 if nxt is None:
                     continue
                 if g is not None:
-                    buf = buffers.setdefault(nxt, [None] * nxt.n_outputs)
+                    buf = buffers.get(nxt)
+                    if buf is None:
+                        buffers[nxt] = buf = [None] * nxt.n_outputs
                     buf[nr] = g if buf[nr] is None else buf[nr] + g
-                deps[nxt] -= 1
-                if deps[nxt] == 0:
+                left = deps[nxt] - 1
+                deps[nxt] = left
+                if left == 0:
                     ready.append(nxt)
 
     if inputs is not None and not capture:  # backward(inputs=...) on non-leaf tensors

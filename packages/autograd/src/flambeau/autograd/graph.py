@@ -119,19 +119,20 @@ class FormulaNode(Node):
         self._saved = saved  # SavedArgs
 
     def _backward(self, grads):
-        if self._released:
-            raise RuntimeError(
-                f"Trying to backward through the graph a second time (or directly access saved "
-                f"tensors after they have already been freed) in {self._name}. Saved "
-                "intermediate values of the graph are freed when you call .backward() or "
-                "autograd.grad(). Specify retain_graph=True if you need to backward through the "
-                "graph a second time or if you need to access saved tensors after calling "
-                "backward."
-            )
-        return self._formula(grads, self._saved.unpack(self._name, self))
+        saved = self._saved
+        if saved is not None:
+            return self._formula(grads, saved.unpack(self._name, self))
+        raise RuntimeError(
+            f"Trying to backward through the graph a second time (or directly access saved "
+            f"tensors after they have already been freed) in {self._name}. Saved "
+            "intermediate values of the graph are freed when you call .backward() or "
+            "autograd.grad(). Specify retain_graph=True if you need to backward through the "
+            "graph a second time or if you need to access saved tensors after calling "
+            "backward."
+        )
 
     def _release(self):
-        super()._release()
+        self._released = True
         self._saved = None
 
 

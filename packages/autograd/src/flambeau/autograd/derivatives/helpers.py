@@ -7,8 +7,9 @@ import flambeau as F
 
 def sum_to(g, shape):
     """Sums g down to `shape` (undoes broadcasting)."""
-    shape = tuple(shape)
-    if tuple(g.shape) == shape:
+    if not isinstance(shape, tuple):
+        shape = tuple(shape)
+    if g.shape == shape:
         return g
     lead = g.dim() - len(shape)
     if lead > 0:

@@ -27,7 +27,12 @@ def _rsub(g, a):
 
 @formula("mul")
 def _mul(g, a):
-    return {"input": g * a["other"], "other": g * a["input"]}
+    x, y = a["input"], a["other"]
+    # x * 0.5 is the common case: no gradient is wanted for a number.
+    return {
+        "input": g * y if isinstance(x, F.Tensor) else None,
+        "other": g * x if isinstance(y, F.Tensor) else None,
+    }
 
 
 @formula("div", "true_divide")
@@ -35,7 +40,7 @@ def _div(g, a):
     if a.get("rounding_mode") is not None:
         return {}
     x, y = a["input"], a["other"]
-    return {"input": g / y, "other": -g * x / (y * y)}
+    return {"input": g / y, "other": -g * x / (y * y) if isinstance(y, F.Tensor) else None}
 
 
 @formula("neg", needs_input=False)

@@ -9,6 +9,8 @@ import flambeau as F
 
 from .helpers import sum_to
 
+Tensor = F.Tensor
+
 
 @dataclass
 class Formula:
@@ -57,18 +59,14 @@ def bind_formula(key, f: Formula | None, inputs, tuple_output=False):
     def backward(grads, args):
         if f is None:
             raise RuntimeError(f"the derivative for '{key}' is not implemented")
-        g = grads if tuple_output else grads[0]
-        by_name = f.fn(g, args)
+        by_name = f.fn(grads if tuple_output else grads[0], args)
         out = []
         for name, j in inputs:
-            # Shapes are read at backward: in-place copies keep the input's shape.
-            shape = (args[name] if j is None else args[name][j]).shape
-            gi = by_name.get(name)
+            gi, x = by_name.get(name), args[name]
             if gi is not None and j is not None:
-                gi = gi[j]
-            if gi is not None and not isinstance(gi, F.Tensor):
-                gi = None
-            out.append(sum_to(gi, shape) if gi is not None else None)
+                gi, x = gi[j], x[j]
+            # Shapes are read at backward: in-place copies keep the input's shape.
+            out.append(sum_to(gi, x.shape) if isinstance(gi, Tensor) else None)
         return tuple(out)
 
     return backward
