@@ -329,3 +329,30 @@ def test_large_batched_decompositions_release_and_agree():
     np.testing.assert_allclose(L @ np.swapaxes(L, -1, -2), spd, rtol=1e-10)
     s = LA.svdvals(t(a)).numpy()
     np.testing.assert_allclose(s, np.linalg.svd(a, compute_uv=False), rtol=1e-10)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("batch", [1, 3])
+@pytest.mark.parametrize("m,n,k", [(301, 67, 129), (37, 450, 64), (1, 700, 400)])
+@pytest.mark.parametrize("trans_a", [False, True])
+@pytest.mark.parametrize("trans_b", [False, True])
+def test_gemm_cut_into_blocks_matches_numpy(threads, batch, m, n, k, trans_a, trans_b):
+    # Products big enough to be cut into row or column blocks over the threads,
+    # with transposed (column-major) operands.
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((batch, k, m) if trans_a else (batch, m, k))
+    b = rng.standard_normal((batch, n, k) if trans_b else (batch, k, n))
+    fa, fb = flambeau.from_numpy(a), flambeau.from_numpy(b)
+    if trans_a:
+        a, fa = a.swapaxes(1, 2), fa.transpose(1, 2)
+    if trans_b:
+        b, fb = b.swapaxes(1, 2), fb.transpose(1, 2)
+    before = flambeau.get_num_threads()
+    flambeau.set_num_threads(threads)
+    try:
+        got = flambeau.bmm(fa, fb).numpy()
+        got32 = flambeau.bmm(fa.float(), fb.float()).numpy()
+    finally:
+        flambeau.set_num_threads(before)
+    np.testing.assert_allclose(got, a @ b, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(got32, a @ b, rtol=1e-4, atol=1e-3)

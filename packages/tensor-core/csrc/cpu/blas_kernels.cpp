@@ -1,11 +1,6 @@
 // The batched matrix product kernel on OpenBLAS. Operands whose last two dims
 // are neither row- nor column-major are copied first; integer and 16-bit float
 // products run in plain loops / through float, as BLAS has no such types.
-#include <cblas.h>
-
-#include <optional>
-
-#include "core/interpreter_lock.h"
 #include "cpu/blas.h"
 #include "cpu/parallel.h"
 #include "dispatch/dispatcher.h"
@@ -13,40 +8,22 @@
 
 namespace flambeau {
 
-void blas_set_num_threads(int n) { scipy_openblas_set_num_threads(n); }
-
 namespace {
 
 // How BLAS should read a (B, rows, cols) operand: its leading dimension and
 // whether it is transposed, or nullopt when it must be copied first.
 struct MatrixLayout {
   bool ok = false;
-  CBLAS_TRANSPOSE trans = CblasNoTrans;
+  bool transposed = false;
   int64_t ld = 0;
 };
 
 MatrixLayout layout_of(const Tensor& t) {
   int64_t rows = t->sizes()[1], cols = t->sizes()[2];
   int64_t rs = t->strides()[1], cs = t->strides()[2];
-  if ((cs == 1 || cols == 1) && rs >= std::max<int64_t>(cols, 1)) return {true, CblasNoTrans, rs};
-  if ((rs == 1 || rows == 1) && cs >= std::max<int64_t>(rows, 1)) return {true, CblasTrans, cs};
+  if ((cs == 1 || cols == 1) && rs >= std::max<int64_t>(cols, 1)) return {true, false, rs};
+  if ((rs == 1 || rows == 1) && cs >= std::max<int64_t>(rows, 1)) return {true, true, cs};
   return {};
-}
-
-template <class T>
-void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const T* a, int lda,
-          const T* b, int ldb, T* c, int ldc) {
-  if constexpr (std::is_same_v<T, float>) {
-    scipy_cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
-  } else if constexpr (std::is_same_v<T, double>) {
-    scipy_cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, ldc);
-  } else {
-    const T one(1), zero(0);
-    if constexpr (std::is_same_v<T, c64>)
-      scipy_cblas_cgemm(CblasRowMajor, ta, tb, m, n, k, &one, a, lda, b, ldb, &zero, c, ldc);
-    else
-      scipy_cblas_zgemm(CblasRowMajor, ta, tb, m, n, k, &one, a, lda, b, ldb, &zero, c, ldc);
-  }
 }
 
 template <class T>
@@ -62,15 +39,8 @@ void blas_bmm(const Tensor& out, Tensor a, Tensor b) {
   MatrixLayout la = usable(a), lb = usable(b);
   const int64_t batch = out->sizes()[0], m = out->sizes()[1], n = out->sizes()[2];
   const int64_t k = a->sizes()[2];
-  std::optional<ReleaseInterpreterLock> unlocked;
-  if (batch * m * n * k > kGrainSize) unlocked.emplace();
-  for (int64_t i = 0; i < batch; ++i) {
-    const T* pa = a->data_as<T>() + i * a->strides()[0];
-    const T* pb = b->data_as<T>() + i * b->strides()[0];
-    T* pc = out->data_as<T>() + i * m * n;
-    gemm<T>(la.trans, lb.trans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), pa,
-            static_cast<int>(la.ld), pb, static_cast<int>(lb.ld), pc, static_cast<int>(n));
-  }
+  gemm<T>(batch, la.transposed, lb.transposed, m, n, k, a->data_as<T>(), la.ld, a->strides()[0],
+          b->data_as<T>(), lb.ld, b->strides()[0], T(0), out->data_as<T>(), n, m * n);
 }
 
 template <class T>

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/interpreter_lock.h"
+#include "cpu/blas.h"
 #include "cpu/lapack.h"
 #include "dispatch/dispatcher.h"
 #include "ops/common.h"
@@ -104,16 +105,20 @@ void visit_lapack(ScalarType dt, const char* op, F&& f) {
       dt, op, std::forward<F>(f));
 }
 
-// Long factorizations let other Python threads run.
-struct UnlockedFor {
+// Long factorizations let other Python threads run, and use OpenBLAS's threads.
+struct LongCall {
   std::optional<ReleaseInterpreterLock> lock;
-  explicit UnlockedFor(const Tensor& a) {
-    if (a->numel() > 4096) lock.emplace();
+  std::optional<BlasThreadsForLapack> threads;
+  explicit LongCall(const Tensor& a) {
+    if (a->numel() > 4096) {
+      lock.emplace();
+      threads.emplace();
+    }
   }
 };
 
 void getrf_kernel(const Tensor& a, const Tensor& pivots, const Tensor& info) {
-  UnlockedFor u(a);
+  LongCall u(a);
   visit_lapack(a->dtype(), "lu_factor", [&](auto tag) {
     using T = typename decltype(tag)::type;
     const int64_t batch = a->sizes()[0], n = a->sizes()[1], m = a->sizes()[2];
@@ -125,7 +130,7 @@ void getrf_kernel(const Tensor& a, const Tensor& pivots, const Tensor& info) {
 }
 
 void getrs_kernel(const Tensor& lu, const Tensor& pivots, const Tensor& rhs, char trans) {
-  UnlockedFor u(rhs);
+  LongCall u(rhs);
   visit_lapack(lu->dtype(), "lu_solve", [&](auto tag) {
     using T = typename decltype(tag)::type;
     const int64_t batch = lu->sizes()[0], n = lu->sizes()[1], nrhs = rhs->sizes()[1];
@@ -137,7 +142,7 @@ void getrs_kernel(const Tensor& lu, const Tensor& pivots, const Tensor& rhs, cha
 }
 
 void potrf_kernel(const Tensor& a, bool upper, const Tensor& info) {
-  UnlockedFor u(a);
+  LongCall u(a);
   visit_lapack(a->dtype(), "cholesky", [&](auto tag) {
     using T = typename decltype(tag)::type;
     const int64_t batch = a->sizes()[0], n = a->sizes()[1];
@@ -148,7 +153,7 @@ void potrf_kernel(const Tensor& a, bool upper, const Tensor& info) {
 }
 
 void qr_kernel(const Tensor& a, const Tensor& q) {
-  UnlockedFor u(a);
+  LongCall u(a);
   visit_lapack(a->dtype(), "qr", [&](auto tag) {
     using T = typename decltype(tag)::type;
     const int64_t batch = a->sizes()[0], n = a->sizes()[1], m = a->sizes()[2];
@@ -179,7 +184,7 @@ void qr_kernel(const Tensor& a, const Tensor& q) {
 
 void svd_kernel(const Tensor& a, const Tensor& u, const Tensor& s, const Tensor& vh, char jobz,
                 const Tensor& info) {
-  UnlockedFor unlocked(a);
+  LongCall unlocked(a);
   visit_lapack(a->dtype(), "svd", [&](auto tag) {
     using T = typename decltype(tag)::type;
     using R = real_t<T>;
@@ -247,7 +252,7 @@ void eigh_one(char jobz, char uplo, I n, T* a, real_t<T>* w, I* info) {
 }
 
 void eigh_kernel(const Tensor& a, const Tensor& w, bool upper, bool compute_v, const Tensor& info) {
-  UnlockedFor u(a);
+  LongCall u(a);
   visit_lapack(a->dtype(), "eigh", [&](auto tag) {
     using T = typename decltype(tag)::type;
     const int64_t batch = a->sizes()[0], n = a->sizes()[1];
@@ -316,7 +321,7 @@ void eig_complex(I n, std::complex<R>* a, std::complex<R>* w, std::complex<R>* v
 }
 
 void eig_kernel(const Tensor& a, const Tensor& w, const Tensor& v, const Tensor& info) {
-  UnlockedFor u(a);
+  LongCall u(a);
   visit_lapack(a->dtype(), "eig", [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = std::complex<real_t<T>>;
@@ -334,7 +339,7 @@ void eig_kernel(const Tensor& a, const Tensor& w, const Tensor& v, const Tensor&
 
 void gelsd_kernel(const Tensor& a, const Tensor& rhs, const Tensor& s, const Tensor& rank,
                   double rcond, const Tensor& info) {
-  UnlockedFor u(a);
+  LongCall u(a);
   visit_lapack(a->dtype(), "lstsq", [&](auto tag) {
     using T = typename decltype(tag)::type;
     using R = real_t<T>;
@@ -361,7 +366,7 @@ void gelsd_kernel(const Tensor& a, const Tensor& rhs, const Tensor& s, const Ten
 }
 
 void trsm_kernel(const Tensor& a, const Tensor& rhs, bool left, bool upper, bool unit) {
-  UnlockedFor u(rhs);
+  LongCall u(rhs);
   visit_lapack(a->dtype(), "solve_triangular", [&](auto tag) {
     using T = typename decltype(tag)::type;
     const int64_t batch = a->sizes()[0], n = a->sizes()[1];

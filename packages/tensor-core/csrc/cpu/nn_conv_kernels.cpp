@@ -1,7 +1,6 @@
 // Convolution kernels: im2col + one OpenBLAS GEMM per (sample, group). A 1x1
 // kernel with stride 1 and no padding reads the input as its own column matrix.
-// GEMM threads itself; im2col/col2im run on our threads.
-#include <cblas.h>
+// GEMM (blas.h) and im2col/col2im run on our threads.
 #include <omp.h>
 
 #include <algorithm>
@@ -17,21 +16,6 @@
 namespace flambeau {
 
 namespace {
-
-template <class T>
-void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
-          int64_t ldb, T beta, T* c, int64_t ldc) {
-  auto t = [](bool x) { return x ? CblasTrans : CblasNoTrans; };
-  if constexpr (std::is_same_v<T, float>) {
-    scipy_cblas_sgemm(CblasRowMajor, t(ta), t(tb), static_cast<int>(m), static_cast<int>(n),
-                      static_cast<int>(k), 1.0f, a, static_cast<int>(lda), b, static_cast<int>(ldb),
-                      beta, c, static_cast<int>(ldc));
-  } else {
-    scipy_cblas_dgemm(CblasRowMajor, t(ta), t(tb), static_cast<int>(m), static_cast<int>(n),
-                      static_cast<int>(k), 1.0, a, static_cast<int>(lda), b, static_cast<int>(ldb),
-                      beta, c, static_cast<int>(ldc));
-  }
-}
 
 bool is_pointwise(const ConvGeometry& g) {
   for (int i = 0; i < 3; ++i)
@@ -61,16 +45,12 @@ struct SampleLoop {
       for (int64_t n = 0; n < batch; ++n) f(n, col.data(), 0);
       return;
     }
-    // OpenBLAS has no per-thread setting in this build: single-threaded GEMMs for
-    // the duration of the loop, then the size of our pool again (as set_num_threads keeps it).
-    blas_set_num_threads(1);
 #pragma omp parallel num_threads(threads)
     {
       std::vector<T> col(col_size);
 #pragma omp for schedule(static)
       for (int64_t n = 0; n < batch; ++n) f(n, col.data(), omp_get_thread_num());
     }
-    blas_set_num_threads(get_num_threads());
   }
 };
 

@@ -1,7 +1,6 @@
 #include "cpu/parallel.h"
 
 #include "core/error.h"
-#include "cpu/blas.h"
 
 namespace flambeau {
 
@@ -19,7 +18,6 @@ int get_num_threads() {
 void set_num_threads(int n) {
   FLB_CHECK_T(ValueError, n > 0, "set_num_threads: expected a positive number of threads, got ", n);
   g_threads = n;
-  blas_set_num_threads(n);
 }
 
 }  // namespace flambeau
