@@ -1,7 +1,8 @@
 """gradcheck and gradgradcheck over the core's operator table.
 
 Every row of packages/tensor-core/tests/optable whose operator has a derivative
-formula is checked in float64 on its own sample inputs (non-contiguous and
+formula is checked in float64 (and complex128 where the row has complex dtypes) on
+its own sample inputs (non-contiguous and
 broadcast ones included), skipping samples too large for finite differences.
 """
 
@@ -96,24 +97,31 @@ NOT_SMOOTH |= {
 }
 
 
+# Complex rows whose samples sit on a branch cut or a kink, or whose operator is not
+# differentiable for complex input in PyTorch either.
+COMPLEX_SKIP = {"abs", "sgn", "norm", "linalg_vector_norm", "linalg_matrix_norm", "linalg_norm"}
+
+
 def differentiable_rows():
     rows = []
     for op in all_tests():
         f = derivatives.FORMULAS.get(op.name)
         if f is None and op.name in derivatives.COMPOSITES:  # recorded as its decomposition
             f = derivatives.Formula(None)
-        if f is None or f.nondifferentiable or "float64" not in op.dtypes:
+        if f is None or f.nondifferentiable:
             continue
         if op.id in PIECEWISE_CONSTANT or op.id in ON_KINK:
             continue
-        rows.append(pytest.param(op, id=op.id))
+        for dtype in ("float64", "complex128"):
+            if dtype in op.dtypes and not (dtype == "complex128" and op.name in COMPLEX_SKIP):
+                rows.append(pytest.param(op, dtype, id=f"{op.id}-{dtype}"))
     return rows
 
 
 def _inputs(sample):
     tensors = []
     for a in sample.args:
-        if isinstance(a, np.ndarray) and a.dtype == np.float64:
+        if isinstance(a, np.ndarray) and a.dtype in (np.float64, np.complex128):
             tensors.append(F.from_numpy(a.copy()).requires_grad_(True))
         elif isinstance(a, (list, tuple)) and a and isinstance(a[0], np.ndarray):
             tensors.append(type(a)(F.from_numpy(x.copy()).requires_grad_(True) for x in a))
@@ -124,11 +132,11 @@ def _inputs(sample):
     return tensors
 
 
-@pytest.mark.parametrize("op", differentiable_rows())
-def test_gradcheck_row(op):
+@pytest.mark.parametrize("op,dtype", differentiable_rows())
+def test_gradcheck_row(op, dtype):
     rng = np.random.default_rng(0)
     checked = 0
-    for sample in op.samples("float64", rng):
+    for sample in op.samples(dtype, rng):
         arrays = [a for a in sample.args if isinstance(a, np.ndarray)]
         if not arrays or any(a.size > MAX_NUMEL or a.size == 0 for a in arrays):
             continue
@@ -146,13 +154,17 @@ def test_gradcheck_row(op):
             return (
                 out
                 if not isinstance(out, tuple)
-                else tuple(o for o in out if isinstance(o, F.Tensor) and o.dtype.is_floating_point)
+                else tuple(
+                    o
+                    for o in out
+                    if isinstance(o, F.Tensor) and (o.dtype.is_floating_point or o.dtype.is_complex)
+                )
             )
 
         outs = fn(*inputs)
         outs = outs if isinstance(outs, tuple) else (outs,)
-        if any(o.dtype != F.float64 for o in outs):
-            continue  # finite differences need float64 outputs (e.g. .float(), .half())
+        if any(o.dtype not in (F.float64, F.complex128) for o in outs):
+            continue  # finite differences need 64-bit outputs (e.g. not .float(), .half())
         assert gradcheck(fn, tuple(inputs), atol=1e-5, rtol=1e-3)
         if op.name not in NOT_SMOOTH and op.name not in FIRST_ORDER_ONLY:
             assert gradgradcheck(fn, tuple(inputs), atol=1e-4, rtol=1e-3)

@@ -62,12 +62,17 @@ def bind_formula(key, f: Formula | None, inputs, tuple_output=False):
         out = []
         for name, j in inputs:
             # Shapes are read at backward: in-place copies keep the input's shape.
-            shape = (args[name] if j is None else args[name][j]).shape
+            x = args[name] if j is None else args[name][j]
+            shape = x.shape
             gi = by_name.get(name)
             if gi is not None and j is not None:
                 gi = gi[j]
             if gi is not None and not isinstance(gi, F.Tensor):
                 gi = None
+            if gi is not None and gi.is_complex() != x.is_complex():
+                # A real input of a complex computation gets the real part (dL/dx); a
+                # complex input, a real gradient as complex.
+                gi = gi.real if gi.is_complex() else gi.to(x.dtype)
             out.append(sum_to(gi, shape) if gi is not None else None)
         return tuple(out)
 
