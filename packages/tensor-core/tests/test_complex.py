@@ -140,7 +140,8 @@ def test_complex_and_polar():
     c = flambeau.complex(re, im)
     assert c.dtype == flambeau.complex64 and tuple(c.shape) == (2, 2)
     np.testing.assert_array_equal(c.numpy(), [[1, 1 + 1j], [2, 2 + 1j]])
-    p = flambeau.polar(flambeau.tensor([2.0], dtype=flambeau.float64), flambeau.tensor([np.pi]))
+    f64 = flambeau.float64
+    p = flambeau.polar(flambeau.tensor([2.0], dtype=f64), flambeau.tensor([np.pi], dtype=f64))
     assert p.dtype == flambeau.complex128
     np.testing.assert_allclose(p.numpy(), [-2.0 + 0j], atol=1e-12)
     # A negative magnitude is allowed (abs * cis(angle)).
@@ -174,3 +175,18 @@ def test_matrix_transposes():
 def test_isreal():
     z = flambeau.tensor([1 + 0j, 1j, 0j])
     np.testing.assert_array_equal(flambeau.isreal(z).numpy(), [True, False, True])
+
+
+def test_out_variants():
+    out = flambeau.empty(0, dtype=flambeau.float64)
+    r = flambeau.angle(flambeau.tensor([1j, -1 + 0j], dtype=flambeau.complex64), out=out)
+    assert r is out and out.dtype == flambeau.float64
+    np.testing.assert_allclose(out.numpy(), [np.pi / 2, np.pi], rtol=1e-6)
+    a, b = flambeau.tensor([1.0, 2.0]), flambeau.tensor([0.5, -1.0])
+    for fn, ref in ((flambeau.complex, [1 + 0.5j, 2 - 1j]), (flambeau.polar, None)):
+        out = flambeau.empty(0, dtype=flambeau.complex128)
+        assert fn(a, b, out=out) is out and tuple(out.shape) == (2,)
+        expected = ref if ref is not None else a.numpy() * np.exp(1j * b.numpy())
+        np.testing.assert_allclose(out.numpy(), expected, rtol=1e-6)
+    with pytest.raises(RuntimeError):  # float results do not fit an integer out=
+        flambeau.angle(flambeau.tensor([1j]), out=flambeau.empty(1, dtype=flambeau.int64))

@@ -38,7 +38,7 @@ Tensor from_parts(const char* name, const Tensor& a, const Tensor& b, const OutA
   DimVector shape = broadcast_shapes(a->sizes(), b->sizes(), name);
   const ScalarType result = to_complex(dt);
   Tensor dest = prepare_out(out, shape, result, a->device(), name);
-  Tensor target = dest->dtype() == result ? dest : empty(shape, result, a->device());
+  Tensor target = dest->dtype() == result ? dest : flambeau::empty(shape, result, a->device());
   if (target->numel() > 0) {
     Tensor in[] = {expand_to(a, shape, name), expand_to(b, shape, name)};
     auto k = kernel_for<ElementwiseKernel>(Dispatcher::op(name), a->device());
@@ -68,13 +68,17 @@ Tensor view_as_complex(const Tensor& input) {
   FLB_CHECK(input->sizes()[last] == 2,
             "view_as_complex: Tensor must have a last dimension of size 2, but got shape ",
             shape_str(input->sizes()));
-  FLB_CHECK(input->strides()[last] == 1,
+  // Zero-size tensors have no memory layout to check (as view(dtype)).
+  const bool empty = input->numel() == 0;
+  FLB_CHECK(empty || input->strides()[last] == 1,
             "view_as_complex: Tensor must have a last dimension with stride 1, but got stride ",
             input->strides()[last]);
-  DimVector sizes(input->sizes().begin(), input->sizes().begin() + last);
-  DimVector strides(input->strides().begin(), input->strides().begin() + last);
+  DimVector sizes(input->sizes());
+  DimVector strides(input->strides());
+  sizes.erase(last);
+  strides.erase(last);
   for (int64_t d = 0; d < last; ++d) {
-    FLB_CHECK(strides[d] % 2 == 0,
+    FLB_CHECK(empty || strides[d] % 2 == 0,
               "view_as_complex: Tensor must have a stride divisible by 2 for all but last "
               "dimension, but got stride ",
               strides[d], " at dim ", d);

@@ -21,8 +21,12 @@ def _buffer(like, info: ViewInfo):
     root = info.root
     # A view of another dtype (real/imag/view_as_real of complex storage, or
     # view_as_complex of floats) reinterprets a buffer of the root's dtype.
-    dtype = like.dtype if info.dtype == root.dtype else root.dtype
-    return F.zeros(root._storage_nbytes() // root.element_size(), dtype=dtype)
+    n = root._storage_nbytes() // root.element_size()
+    if info.dtype == root.dtype:
+        return F.zeros(n, dtype=like.dtype)
+    if not root.dtype.is_complex:
+        n += n % 2  # whole complex elements
+    return F.zeros(n, dtype=root.dtype)
 
 
 def _root_of(buffer, info: ViewInfo):

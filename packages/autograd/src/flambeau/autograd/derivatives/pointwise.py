@@ -368,7 +368,10 @@ def _atan2(g, a):
 @formula("logaddexp", needs_result=True)
 def _logaddexp(g, a):
     r = a["result"]
-    return {"input": g * F.exp(a["input"] - r), "other": g * F.exp(a["other"] - r)}
+    return {
+        "input": g * conj(F.exp(a["input"] - r)),
+        "other": g * conj(F.exp(a["other"] - r)),
+    }
 
 
 @formula("where")
