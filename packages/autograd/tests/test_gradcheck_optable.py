@@ -61,7 +61,17 @@ NOT_SMOOTH = {
 
 # Piecewise constant: the derivative is zero where it exists, and finite
 # differences straddling a jump are meaningless.
-PIECEWISE_CONSTANT = {"div_trunc", "div_floor", "round", "floor", "ceil", "trunc", "sign", "sgn"}
+PIECEWISE_CONSTANT = {
+    "div_trunc",
+    "div_floor",
+    "round",
+    "floor",
+    "ceil",
+    "trunc",
+    "sign",
+    "sgn",
+    "angle",  # of real input (the complex rows are "angle_complex")
+}
 # Rows whose samples deliberately sit on a kink (relu's rows include exact zeros and NaN).
 ON_KINK = {"relu"}
 # Formulas whose own derivative is not available yet (lgamma needs polygamma;

@@ -149,8 +149,9 @@ def _scatter_reduce(g, a):
         gi = g if include_self else g.scatter(d, i, 0)
         return {"input": gi, "src": _gathered(g, a)}
     if reduce == "mean":
-        count = _zeros(x.shape, g) + (1 if include_self else 0)
-        count = count.scatter_add(d, i, F.ones(tuple(i.shape), dtype=g.dtype)).clamp_min(1)
+        real = g.real.dtype  # counts are real, also for complex values
+        count = F.zeros(tuple(x.shape), dtype=real) + (1 if include_self else 0)
+        count = count.scatter_add(d, i, F.ones(tuple(i.shape), dtype=real)).clamp_min(1)
         gc = g / count
         gi = gc if include_self else gc.scatter(d, i, 0)
         return {"input": gi, "src": _into(gc.gather(d, i), src.shape)}
