@@ -267,6 +267,9 @@ def _tensordot(g, a):
 
 
 # ---- flambeau.linalg ----
+# det, inv, solve, solve_triangular and matrix_power are holomorphic: their complex
+# gradients use conjugate transposes (_mH). The decompositions below (cholesky, qr,
+# eigh, svd, pinv, lu) still use real formulas (_mT): complex inputs need extra terms.
 
 
 def _zero_if_none(g, like):
