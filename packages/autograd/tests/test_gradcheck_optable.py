@@ -1,7 +1,8 @@
 """gradcheck and gradgradcheck over the core's operator table.
 
 Every row of packages/tensor-core/tests/optable whose operator has a derivative
-formula is checked in float64 on its own sample inputs (non-contiguous and
+formula is checked in float64 (and complex128 where the row has complex dtypes) on
+its own sample inputs (non-contiguous and
 broadcast ones included), skipping samples too large for finite differences.
 """
 
@@ -60,7 +61,17 @@ NOT_SMOOTH = {
 
 # Piecewise constant: the derivative is zero where it exists, and finite
 # differences straddling a jump are meaningless.
-PIECEWISE_CONSTANT = {"div_trunc", "div_floor", "round", "floor", "ceil", "trunc", "sign", "sgn"}
+PIECEWISE_CONSTANT = {
+    "div_trunc",
+    "div_floor",
+    "round",
+    "floor",
+    "ceil",
+    "trunc",
+    "sign",
+    "sgn",
+    "angle",  # of real input (the complex rows are "angle_complex")
+}
 # Rows whose samples deliberately sit on a kink (relu's rows include exact zeros and NaN).
 ON_KINK = {"relu"}
 # Formulas whose own derivative is not available yet (lgamma needs polygamma).
@@ -85,24 +96,50 @@ NOT_SMOOTH |= {
 }
 
 
+# Complex rows not checked: kinks (abs, norms), and the decompositions whose formulas
+# are real-only so far (complex ones need the extra imaginary-diagonal terms).
+COMPLEX_SKIP = {
+    "abs",
+    "sgn",
+    "norm",
+    "linalg_vector_norm",
+    "linalg_matrix_norm",
+    "linalg_norm",
+    "linalg_slogdet",
+    "linalg_cholesky",
+    "linalg_cholesky_ex",
+    "linalg_qr",
+    "linalg_svd",
+    "linalg_svdvals",
+    "linalg_eigh",
+    "linalg_eigvalsh",
+    "linalg_pinv",
+    "linalg_lu_factor",
+    "linalg_lu_solve",
+    "linalg_lu",
+}
+
+
 def differentiable_rows():
     rows = []
     for op in all_tests():
         f = derivatives.FORMULAS.get(op.name)
         if f is None and op.name in derivatives.COMPOSITES:  # recorded as its decomposition
             f = derivatives.Formula(None)
-        if f is None or f.nondifferentiable or "float64" not in op.dtypes:
+        if f is None or f.nondifferentiable:
             continue
         if op.id in PIECEWISE_CONSTANT or op.id in ON_KINK:
             continue
-        rows.append(pytest.param(op, id=op.id))
+        for dtype in ("float64", "complex128"):
+            if dtype in op.dtypes and not (dtype == "complex128" and op.name in COMPLEX_SKIP):
+                rows.append(pytest.param(op, dtype, id=f"{op.id}-{dtype}"))
     return rows
 
 
 def _inputs(sample):
     tensors = []
     for a in sample.args:
-        if isinstance(a, np.ndarray) and a.dtype == np.float64:
+        if isinstance(a, np.ndarray) and a.dtype in (np.float64, np.complex128):
             tensors.append(F.from_numpy(a.copy()).requires_grad_(True))
         elif isinstance(a, (list, tuple)) and a and isinstance(a[0], np.ndarray):
             tensors.append(type(a)(F.from_numpy(x.copy()).requires_grad_(True) for x in a))
@@ -113,11 +150,11 @@ def _inputs(sample):
     return tensors
 
 
-@pytest.mark.parametrize("op", differentiable_rows())
-def test_gradcheck_row(op):
+@pytest.mark.parametrize("op,dtype", differentiable_rows())
+def test_gradcheck_row(op, dtype):
     rng = np.random.default_rng(0)
     checked = 0
-    for sample in op.samples("float64", rng):
+    for sample in op.samples(dtype, rng):
         arrays = [a for a in sample.args if isinstance(a, np.ndarray)]
         if not arrays or any(a.size > MAX_NUMEL or a.size == 0 for a in arrays):
             continue
@@ -135,13 +172,17 @@ def test_gradcheck_row(op):
             return (
                 out
                 if not isinstance(out, tuple)
-                else tuple(o for o in out if isinstance(o, F.Tensor) and o.dtype.is_floating_point)
+                else tuple(
+                    o
+                    for o in out
+                    if isinstance(o, F.Tensor) and (o.dtype.is_floating_point or o.dtype.is_complex)
+                )
             )
 
         outs = fn(*inputs)
         outs = outs if isinstance(outs, tuple) else (outs,)
-        if any(o.dtype != F.float64 for o in outs):
-            continue  # finite differences need float64 outputs (e.g. .float(), .half())
+        if any(o.dtype not in (F.float64, F.complex128) for o in outs):
+            continue  # finite differences need 64-bit outputs (e.g. not .float(), .half())
         assert gradcheck(fn, tuple(inputs), atol=1e-5, rtol=1e-3)
         if op.name not in NOT_SMOOTH and op.name not in FIRST_ORDER_ONLY:
             assert gradgradcheck(fn, tuple(inputs), atol=1e-4, rtol=1e-3)

@@ -21,7 +21,7 @@ from flambeau import _openblas  # noqa: E402
 
 _openblas.preload()
 
-from flambeau import _C, _grad, _pickling, _siblings, _sorting  # noqa: E402,F401
+from flambeau import _C, _complex, _grad, _pickling, _siblings, _sorting  # noqa: E402,F401
 from flambeau import _printing as _printing  # noqa: E402
 from flambeau._C import *  # noqa: E402,F403
 from flambeau._C import Generator, Tensor, default_generator, device, dtype  # noqa: E402,F401
@@ -57,6 +57,7 @@ __version__ = "0.1.0"
 Tensor.__repr__ = _printing.tensor_repr
 Tensor.__str__ = _printing.tensor_repr
 Tensor.__format__ = _printing.tensor_format
+_complex.install()
 _grad.install()
 _pickling.install()
 _sorting.install()

@@ -1,4 +1,10 @@
-"""gradcheck / gradgradcheck: analytical gradients against finite differences."""
+"""gradcheck / gradgradcheck: analytical gradients against finite differences.
+
+Complex tensors are checked as pairs of reals, as PyTorch does: a complex input
+is perturbed in its real and imaginary parts (its gradient dL/dx + i dL/dy gives
+both derivatives), and a complex output w = u + iv counts as the two real
+outputs u and v, reached by backward with grad_output 1 (for u) and 1j (for v).
+"""
 
 from __future__ import annotations
 
@@ -17,51 +23,62 @@ def _as_tuple(x):
 
 def _flat_outputs(fn, inputs):
     out = _as_tuple(fn(*inputs))
-    return [o for o in out if isinstance(o, F.Tensor) and (o.dtype.is_floating_point)]
+    return [
+        o
+        for o in out
+        if isinstance(o, F.Tensor) and (o.dtype.is_floating_point or o.dtype.is_complex)
+    ]
+
+
+def _real_flat(t):
+    """t flattened to reals: a complex tensor's parts interleaved (shares t's memory)."""
+    return F.view_as_real(t).reshape(-1) if t.is_complex() else t.reshape(-1)
 
 
 def _numerical_jacobian(fn, inputs, i, eps):
-    """d(all outputs flattened) / d(inputs[i] flattened), by central differences."""
+    """d(all outputs as reals) / d(inputs[i] as reals), by central differences."""
     x = inputs[i]
-    flat = x.detach().reshape(-1)  # shares memory with x's data
+    flat = _real_flat(x.detach())  # shares memory with x's data
     columns = []
     # Grad mode stays on: fn may itself differentiate (gradgradcheck).
     for k in range(flat.numel()):
         orig = flat[k].item()
         flat[k] = orig + eps
-        plus = [o.reshape(-1).clone() for o in _flat_outputs(fn, inputs)]
+        plus = [_real_flat(o).clone() for o in _flat_outputs(fn, inputs)]
         flat[k] = orig - eps
-        minus = [o.reshape(-1).clone() for o in _flat_outputs(fn, inputs)]
+        minus = [_real_flat(o).clone() for o in _flat_outputs(fn, inputs)]
         flat[k] = orig
         columns.append(
             F.cat([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
             if plus
-            else F.zeros(0, dtype=x.dtype)
+            else F.zeros(0, dtype=flat.dtype)
         )
     return columns  # columns[k][j] = d out_j / d x_k
 
 
 def _analytical_rows(fn, inputs, diff, create_graph=False):
-    """For each flattened output element j, the gradients of all inputs (vjp with e_j)."""
+    """For each real output j (a complex element gives two), the gradients of all inputs."""
     outs = _flat_outputs(fn, inputs)
     rows = []
     for _o_idx, o in enumerate(outs):
+        units = (1.0, 1j) if o.is_complex() else (1.0,)
         if not o.requires_grad:  # an output independent of the inputs: zero rows
-            rows += [(None,) * len(diff)] * o.numel()
+            rows += [(None,) * len(diff)] * (o.numel() * len(units))
             continue
         for j in range(o.numel()):
-            g = F.zeros(tuple(o.shape), dtype=o.dtype)
-            g.reshape(-1)[j] = 1.0
-            grads = run_backward(
-                [o],
-                [g],
-                retain_graph=True,
-                create_graph=create_graph,
-                inputs=[inputs[i] for i in diff],
-                capture=True,
-                allow_unused=True,
-            )
-            rows.append(grads)
+            for unit in units:
+                g = F.zeros(tuple(o.shape), dtype=o.dtype)
+                g.reshape(-1)[j] = unit
+                grads = run_backward(
+                    [o],
+                    [g],
+                    retain_graph=True,
+                    create_graph=create_graph,
+                    inputs=[inputs[i] for i in diff],
+                    capture=True,
+                    allow_unused=True,
+                )
+                rows.append(grads)
     return rows
 
 
@@ -83,11 +100,11 @@ def gradcheck(
     if not diff:
         raise ValueError("gradcheck expects at least one input tensor to require gradient")
     for i in diff:
-        if inputs[i].dtype != F.float64:
+        if inputs[i].dtype not in (F.float64, F.complex128):
             import warnings
 
             warnings.warn(
-                f"gradcheck: input {i} is {inputs[i].dtype}, not float64; "
+                f"gradcheck: input {i} is {inputs[i].dtype}, not float64 or complex128; "
                 "the check may fail for precision reasons",
                 stacklevel=2,
             )
@@ -97,7 +114,7 @@ def gradcheck(
         for k, column in enumerate(numerical):
             for j in range(column.numel()):
                 g = rows[j][pos]
-                analytic = 0.0 if g is None else g.reshape(-1)[k].item()
+                analytic = 0.0 if g is None else _real_flat(g)[k].item()
                 expected = column[j].item()
                 if abs(analytic - expected) > atol + rtol * abs(expected):
                     msg = (

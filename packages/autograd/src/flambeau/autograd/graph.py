@@ -151,9 +151,10 @@ class AccumulateGrad(Node):
 
 
 class ViewInfo:
-    """The geometry of a view in its root's storage."""
+    """The geometry of a view in its root's storage, in elements of the view's dtype
+    (view_as_real, real and imag see complex storage as floats)."""
 
-    __slots__ = ("root", "root_fn", "size", "stride", "offset")
+    __slots__ = ("root", "root_fn", "size", "stride", "offset", "dtype")
 
     def __init__(self, base, view):
         parent = base.__dict__.get("_view")
@@ -162,3 +163,4 @@ class ViewInfo:
         self.size = tuple(view.shape)
         self.stride = tuple(view.stride())
         self.offset = view.storage_offset()
+        self.dtype = view.dtype

@@ -19,7 +19,8 @@ Tensor = _C.Tensor
 VIEW_OPS = frozenset(
     "view view_as reshape reshape_as flatten unflatten squeeze unsqueeze transpose swapaxes "
     "swapdims t permute movedim moveaxis expand expand_as narrow select unbind split chunk "
-    "tensor_split diagonal unfold as_strided detach __getitem__ ravel".split()
+    "tensor_split diagonal unfold as_strided detach __getitem__ ravel view_as_real "
+    "view_as_complex real imag".split()
 )
 
 

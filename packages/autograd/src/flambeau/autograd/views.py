@@ -19,7 +19,14 @@ from .graph import Node, ViewInfo
 
 def _buffer(like, info: ViewInfo):
     root = info.root
-    return F.zeros(root._storage_nbytes() // root.element_size(), dtype=like.dtype)
+    # A view of another dtype (real/imag/view_as_real of complex storage, or
+    # view_as_complex of floats) reinterprets a buffer of the root's dtype.
+    n = root._storage_nbytes() // root.element_size()
+    if info.dtype == root.dtype:
+        return F.zeros(n, dtype=like.dtype)
+    if not root.dtype.is_complex:
+        n += n % 2  # whole complex elements
+    return F.zeros(n, dtype=root.dtype)
 
 
 def _root_of(buffer, info: ViewInfo):
@@ -28,6 +35,8 @@ def _root_of(buffer, info: ViewInfo):
 
 
 def _view_of(buffer, info: ViewInfo):
+    if info.dtype != info.root.dtype:
+        buffer = buffer.view(info.dtype)
     return buffer.as_strided(info.size, info.stride, info.offset)
 
 

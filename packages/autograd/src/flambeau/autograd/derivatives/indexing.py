@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import flambeau as F
 
+from .complex import conj
 from .registry import formula, nondifferentiable
 
 nondifferentiable("nonzero", "nonzero.tuple", "argwhere")
@@ -104,7 +105,7 @@ def _src_of_product(g, a, sub):
             "scattered values is not implemented"
         )
     r = a["result"]
-    return _into((g * r).gather(_dim(a), a["index"]) / sub, a["src"].shape)
+    return _into((g * conj(r)).gather(_dim(a), a["index"]) / conj(sub), a["src"].shape)
 
 
 def _corner(src, index):
@@ -119,7 +120,7 @@ def _scatter(g, a):
     src = a["src"]
     if reduce == "multiply":
         p = F.ones(tuple(g.shape), dtype=g.dtype).scatter(d, i, src, reduce="multiply")
-        out = {"input": g * p}
+        out = {"input": g * conj(p)}
         if _is_tensor(src):
             out["src"] = _src_of_product(g, a, _corner(src, i))
         return out
@@ -136,7 +137,7 @@ def _scatter_value(g, a):
         return {"input": g}
     if reduce == "multiply":
         p = F.ones(tuple(g.shape), dtype=g.dtype).scatter(d, i, a["value"], reduce="multiply")
-        return {"input": g * p}
+        return {"input": g * conj(p)}
     return {"input": g.scatter(d, i, 0)}
 
 
@@ -148,8 +149,9 @@ def _scatter_reduce(g, a):
         gi = g if include_self else g.scatter(d, i, 0)
         return {"input": gi, "src": _gathered(g, a)}
     if reduce == "mean":
-        count = _zeros(x.shape, g) + (1 if include_self else 0)
-        count = count.scatter_add(d, i, F.ones(tuple(i.shape), dtype=g.dtype)).clamp_min(1)
+        real = g.real.dtype  # counts are real, also for complex values
+        count = F.zeros(tuple(x.shape), dtype=real) + (1 if include_self else 0)
+        count = count.scatter_add(d, i, F.ones(tuple(i.shape), dtype=real)).clamp_min(1)
         gc = g / count
         gi = gc if include_self else gc.scatter(d, i, 0)
         return {"input": gi, "src": _into(gc.gather(d, i), src.shape)}
@@ -168,7 +170,7 @@ def _scatter_reduce(g, a):
         # The product of the scattered values alone (a function of src only), so input's
         # gradient needs no division by input.
         p = F.ones(tuple(x.shape), dtype=g.dtype).scatter_reduce(d, i, src, "prod")
-        gi = g * p if include_self else g.scatter(d, i, 0)
+        gi = g * conj(p) if include_self else g.scatter(d, i, 0)
         return {"input": gi, "src": _src_of_product(g, a, sub)}
     raise RuntimeError(f"scatter_reduce: unknown reduce '{reduce}'")
 

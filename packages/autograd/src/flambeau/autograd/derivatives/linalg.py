@@ -1,38 +1,48 @@
-"""Formulas of matrix products and of flambeau.linalg (real inputs: the core has no conj yet)."""
+"""Formulas of matrix products and of flambeau.linalg (complex inputs: see complex.py)."""
 
 from __future__ import annotations
 
 import flambeau as F
 
+from .complex import conj
 from .helpers import sum_to
 from .registry import formula
 
 
+def _mH(x):
+    """The conjugate transpose of the last two dims (the transpose for real x)."""
+    return conj(x.transpose(-2, -1))
+
+
+def _mT(x):
+    return x.transpose(-2, -1)
+
+
 @formula("mm")
 def _mm(g, a):
-    return {"input": g @ a["mat2"].t(), "mat2": a["input"].t() @ g}
+    return {"input": g @ _mH(a["mat2"]), "mat2": _mH(a["input"]) @ g}
 
 
 @formula("bmm")
 def _bmm(g, a):
-    return {"input": g @ a["mat2"].transpose(1, 2), "mat2": a["input"].transpose(1, 2) @ g}
+    return {"input": g @ _mH(a["mat2"]), "mat2": _mH(a["input"]) @ g}
 
 
 @formula("mv")
 def _mv(g, a):
-    return {"input": g.unsqueeze(1) * a["vec"].unsqueeze(0), "vec": a["input"].t() @ g}
+    return {"input": g.unsqueeze(1) * conj(a["vec"]).unsqueeze(0), "vec": _mH(a["input"]) @ g}
 
 
 @formula("dot")
 def _dot(g, a):
-    return {"input": g * a["other"], "other": g * a["input"]}
+    return {"input": g * conj(a["other"]), "other": g * conj(a["input"])}
 
 
 @formula("matmul")
 def _matmul(g, a):
     x, y = a["input"], a["other"]
     if x.dim() == 1 and y.dim() == 1:
-        return {"input": g * y, "other": g * x}
+        return {"input": g * conj(y), "other": g * conj(x)}
     xm = x.unsqueeze(0) if x.dim() == 1 else x
     ym = y.unsqueeze(-1) if y.dim() == 1 else y
     gm = g
@@ -40,24 +50,19 @@ def _matmul(g, a):
         gm = gm.unsqueeze(-2)
     if y.dim() == 1:
         gm = gm.unsqueeze(-1)
-    gx = gm @ ym.transpose(-1, -2)
-    gy = xm.transpose(-1, -2) @ gm
+    gx = gm @ _mH(ym)
+    gy = _mH(xm) @ gm
     gx = sum_to(gx, xm.shape).reshape(tuple(x.shape))
     gy = sum_to(gy, ym.shape).reshape(tuple(y.shape))
     return {"input": gx, "other": gy}
 
 
 # ---- products built on GEMM ----
-# (Real formulas: the core has no conj yet, so complex inputs are not differentiated.)
-
-
-def _mT(x):
-    return x.transpose(-2, -1)
 
 
 def _scal(a, key):
     v = a.get(key)
-    return 1 if v is None else v
+    return 1 if v is None else conj(v)
 
 
 @formula("addmm")
@@ -65,8 +70,8 @@ def _addmm(g, a):
     al = _scal(a, "alpha")
     return {
         "input": g * _scal(a, "beta"),
-        "mat1": (g @ a["mat2"].t()) * al,
-        "mat2": (a["mat1"].t() @ g) * al,
+        "mat1": (g @ _mH(a["mat2"])) * al,
+        "mat2": (_mH(a["mat1"]) @ g) * al,
     }
 
 
@@ -75,8 +80,8 @@ def _baddbmm(g, a):
     al = _scal(a, "alpha")
     return {
         "input": g * _scal(a, "beta"),
-        "batch1": (g @ _mT(a["batch2"])) * al,
-        "batch2": (_mT(a["batch1"]) @ g) * al,
+        "batch1": (g @ _mH(a["batch2"])) * al,
+        "batch2": (_mH(a["batch1"]) @ g) * al,
     }
 
 
@@ -85,8 +90,8 @@ def _addbmm(g, a):
     al, gb = _scal(a, "alpha"), g.unsqueeze(0)
     return {
         "input": g * _scal(a, "beta"),
-        "batch1": (gb @ _mT(a["batch2"])) * al,
-        "batch2": (_mT(a["batch1"]) @ gb) * al,
+        "batch1": (gb @ _mH(a["batch2"])) * al,
+        "batch2": (_mH(a["batch1"]) @ gb) * al,
     }
 
 
@@ -95,8 +100,8 @@ def _addmv(g, a):
     al = _scal(a, "alpha")
     return {
         "input": g * _scal(a, "beta"),
-        "mat": F.outer(g, a["vec"]) * al,
-        "vec": (a["mat"].t() @ g) * al,
+        "mat": F.outer(g, conj(a["vec"])) * al,
+        "vec": (_mH(a["mat"]) @ g) * al,
     }
 
 
@@ -105,19 +110,20 @@ def _addr(g, a):
     al = _scal(a, "alpha")
     return {
         "input": g * _scal(a, "beta"),
-        "vec1": (g @ a["vec2"]) * al,
-        "vec2": (g.t() @ a["vec1"]) * al,
+        "vec1": (g @ conj(a["vec2"])) * al,
+        "vec2": (g.t() @ conj(a["vec1"])) * al,
     }
 
 
 @formula("outer", "ger")
 def _outer(g, a):
-    return {"input": g @ a["vec2"], "vec2": g.t() @ a["input"]}
+    return {"input": g @ conj(a["vec2"]), "vec2": g.t() @ conj(a["input"])}
 
 
 @formula("vdot")
 def _vdot(g, a):
-    return {"input": g * a["other"], "other": g * a["input"]}
+    # vdot(x, y) = sum(conj(x) * y): antiholomorphic in x.
+    return {"input": conj(g) * a["other"], "other": g * a["input"]}
 
 
 @formula("trace")
@@ -138,8 +144,8 @@ def _kron(g, a):
     yr = y.reshape(tuple(v for s in ys for v in (1, s)))
     odd, even = tuple(range(1, 2 * nd, 2)), tuple(range(0, 2 * nd, 2))
     return {
-        "input": (gr * yr).sum(dim=odd).reshape(tuple(x.shape)),
-        "other": (gr * xr).sum(dim=even).reshape(tuple(y.shape)),
+        "input": (gr * conj(yr)).sum(dim=odd).reshape(tuple(x.shape)),
+        "other": (gr * conj(xr)).sum(dim=even).reshape(tuple(y.shape)),
     }
 
 
@@ -157,8 +163,8 @@ def _cross_dim(a):
 def _cross(g, a):
     d = _cross_dim(a)
     return {
-        "input": F.linalg.cross(a["other"], g, dim=d),
-        "other": F.linalg.cross(g, a["input"], dim=d),
+        "input": F.linalg.cross(conj(a["other"]), g, dim=d),
+        "other": F.linalg.cross(g, conj(a["input"]), dim=d),
     }
 
 
@@ -225,7 +231,7 @@ def _einsum_grads(g, terms, out, operands, fresh):
         for j, (s, y) in enumerate(zip(terms, operands)):
             if j != i:
                 subs.append(s)
-                ops.append(y)
+                ops.append(conj(y))
         grads.append(F.einsum(",".join(subs) + "->" + target, *ops))
     return grads
 
@@ -261,6 +267,9 @@ def _tensordot(g, a):
 
 
 # ---- flambeau.linalg ----
+# det, inv, solve, solve_triangular and matrix_power are holomorphic: their complex
+# gradients use conjugate transposes (_mH). The decompositions below (cholesky, qr,
+# eigh, svd, pinv, lu) still use real formulas (_mT): complex inputs need extra terms.
 
 
 def _zero_if_none(g, like):
@@ -270,8 +279,8 @@ def _zero_if_none(g, like):
 @formula("linalg_det", needs_result=True)
 def _det(g, a):
     A = a["input"] if "input" in a else a["A"]
-    inv_t = _mT(F.linalg.inv(A))
-    return {"A": (g * a["result"]).unsqueeze(-1).unsqueeze(-1) * inv_t}
+    inv_h = _mH(F.linalg.inv(A))
+    return {"A": (g * conj(a["result"])).unsqueeze(-1).unsqueeze(-1) * inv_h}
 
 
 @formula("linalg_slogdet")
@@ -279,12 +288,12 @@ def _slogdet(g, a):
     glog = g[1]
     if glog is None:
         return {}
-    return {"A": glog.unsqueeze(-1).unsqueeze(-1) * _mT(F.linalg.inv(a["A"]))}
+    return {"A": glog.unsqueeze(-1).unsqueeze(-1) * _mH(F.linalg.inv(a["A"]))}
 
 
 def _inv_grad(g, X):
-    Xt = _mT(X)
-    return -(Xt @ g @ Xt)
+    Xh = _mH(X)
+    return -(Xh @ g @ Xh)
 
 
 @formula("linalg_inv", needs_result=True)
@@ -303,23 +312,22 @@ def _inv_ex(g, a):
 def _solve(g, a):
     A, B, X = a["A"], a["B"], a["result"]
     left = a.get("left", True)
-    At = _mT(A)
-    gB = F.linalg.solve(At, g, left=left)
+    gB = F.linalg.solve(_mH(A), g, left=left)
     if not left:
-        return {"A": -(_mT(X) @ gB), "B": gB}
+        return {"A": -(_mH(X) @ gB), "B": gB}
     if gB.dim() == X.dim() and (
         B.dim() == 1 or (B.dim() == A.dim() - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
     ):
-        return {"A": -(gB.unsqueeze(-1) * X.unsqueeze(-2)), "B": gB}
-    return {"A": -(gB @ _mT(X)), "B": gB}
+        return {"A": -(gB.unsqueeze(-1) * conj(X).unsqueeze(-2)), "B": gB}
+    return {"A": -(gB @ _mH(X)), "B": gB}
 
 
 @formula("linalg_solve_triangular", needs_result=True)
 def _solve_triangular(g, a):
     A, X = a["input"], a["result"]
     upper, left, unit = a["upper"], a.get("left", True), a.get("unitriangular", False)
-    gB = F.linalg.solve_triangular(_mT(A), g, upper=not upper, left=left, unitriangular=unit)
-    gA = -(gB @ _mT(X)) if left else -(_mT(X) @ gB)
+    gB = F.linalg.solve_triangular(_mH(A), g, upper=not upper, left=left, unitriangular=unit)
+    gA = -(gB @ _mH(X)) if left else -(_mH(X) @ gB)
     off = 1 if unit else 0
     gA = gA.triu(off) if upper else gA.tril(-off)
     return {"input": gA, "B": gB}
@@ -464,8 +472,8 @@ def _pinv(g, a):
 
 
 def _power_grad(g, B, n):
-    """Gradient of B^n (n >= 1) w.r.t. B: sum_k (B^T)^k g (B^T)^(n-1-k)."""
-    Bt = _mT(B)
+    """Gradient of B^n (n >= 1) w.r.t. B: sum_k (B^H)^k g (B^H)^(n-1-k)."""
+    Bt = _mH(B)
     pows = [None] * n
     pows[0] = F.eye(B.shape[-1], dtype=B.dtype).expand(tuple(B.shape))
     for k in range(1, n):

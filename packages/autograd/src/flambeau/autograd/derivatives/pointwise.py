@@ -6,23 +6,24 @@ import math
 
 import flambeau as F
 
+from .complex import conj
 from .helpers import first_name
 from .registry import formula
 
 
 @formula("add", needs_input=False)
 def _add(g, a):
-    return {"input": g, "other": g * a["alpha"] if a["alpha"] != 1 else g}
+    return {"input": g, "other": g * conj(a["alpha"]) if a["alpha"] != 1 else g}
 
 
 @formula("sub", needs_input=False)
 def _sub(g, a):
-    return {"input": g, "other": -g * a["alpha"] if a["alpha"] != 1 else -g}
+    return {"input": g, "other": -g * conj(a["alpha"]) if a["alpha"] != 1 else -g}
 
 
 @formula("rsub", needs_input=False)
 def _rsub(g, a):
-    return {"input": -g * a["alpha"] if a["alpha"] != 1 else -g, "other": g}
+    return {"input": -g * conj(a["alpha"]) if a["alpha"] != 1 else -g, "other": g}
 
 
 @formula("mul")
@@ -30,8 +31,8 @@ def _mul(g, a):
     x, y = a["input"], a["other"]
     # x * 0.5 is the common case: no gradient is wanted for a number.
     return {
-        "input": g * y if isinstance(x, F.Tensor) else None,
-        "other": g * x if isinstance(y, F.Tensor) else None,
+        "input": g * conj(y) if isinstance(x, F.Tensor) else None,
+        "other": g * conj(x) if isinstance(y, F.Tensor) else None,
     }
 
 
@@ -40,7 +41,8 @@ def _div(g, a):
     if a.get("rounding_mode") is not None:
         return {}
     x, y = a["input"], a["other"]
-    return {"input": g / y, "other": -g * x / (y * y) if isinstance(y, F.Tensor) else None}
+    other = -g * conj(x / (y * y)) if isinstance(y, F.Tensor) else None
+    return {"input": g / conj(y), "other": other}
 
 
 @formula("neg", needs_input=False)
@@ -58,149 +60,149 @@ def _pow(g, a):
     x, e = a["input"], a["exponent"]
     out = {}
     if isinstance(e, F.Tensor):
-        out["input"] = g * e * x.pow(e - 1)
-        out["exponent"] = g * a["result"] * F.log(x)
+        out["input"] = g * conj(e * x.pow(e - 1))
+        out["exponent"] = g * conj(a["result"] * F.log(x))
     elif e == 0:
         out["input"] = g * 0
     else:
-        out["input"] = g * e * x.pow(e - 1)
+        out["input"] = g * conj(e * x.pow(e - 1))
     return out
 
 
 @formula("exp", needs_result=True)
 def _exp(g, a):
-    return {"input": g * a["result"]}
+    return {"input": g * conj(a["result"])}
 
 
 @formula("exp2", needs_result=True)
 def _exp2(g, a):
-    return {"input": g * a["result"] * math.log(2.0)}
+    return {"input": g * conj(a["result"]) * math.log(2.0)}
 
 
 @formula("expm1", needs_result=True)
 def _expm1(g, a):
-    return {"input": g * (a["result"] + 1)}
+    return {"input": g * conj(a["result"] + 1)}
 
 
 @formula("log")
 def _log(g, a):
-    return {"input": g / a["input"]}
+    return {"input": g / conj(a["input"])}
 
 
 @formula("log2")
 def _log2(g, a):
-    return {"input": g / (a["input"] * math.log(2.0))}
+    return {"input": g / (conj(a["input"]) * math.log(2.0))}
 
 
 @formula("log10")
 def _log10(g, a):
-    return {"input": g / (a["input"] * math.log(10.0))}
+    return {"input": g / (conj(a["input"]) * math.log(10.0))}
 
 
 @formula("log1p")
 def _log1p(g, a):
-    return {"input": g / (a["input"] + 1)}
+    return {"input": g / conj(a["input"] + 1)}
 
 
 @formula("sqrt", needs_result=True)
 def _sqrt(g, a):
-    return {"input": g / (2 * a["result"])}
+    return {"input": g / (2 * conj(a["result"]))}
 
 
 @formula("rsqrt", needs_result=True)
 def _rsqrt(g, a):
     r = a["result"]
-    return {"input": -0.5 * g * r * r * r}
+    return {"input": -0.5 * g * conj(r * r * r)}
 
 
 @formula("square")
 def _square(g, a):
-    return {"input": 2 * g * a["input"]}
+    return {"input": 2 * g * conj(a["input"])}
 
 
 @formula("reciprocal", needs_result=True)
 def _reciprocal(g, a):
     r = a["result"]
-    return {"input": -g * r * r}
+    return {"input": -g * conj(r * r)}
 
 
 @formula("abs")
 def _abs(g, a):
-    return {"input": g * F.sign(a["input"])}
+    return {"input": g * F.sgn(a["input"])}
 
 
 @formula("sin")
 def _sin(g, a):
-    return {"input": g * F.cos(a["input"])}
+    return {"input": g * conj(F.cos(a["input"]))}
 
 
 @formula("cos")
 def _cos(g, a):
-    return {"input": -g * F.sin(a["input"])}
+    return {"input": -g * conj(F.sin(a["input"]))}
 
 
 @formula("tan", needs_result=True)
 def _tan(g, a):
     r = a["result"]
-    return {"input": g * (1 + r * r)}
+    return {"input": g * conj(1 + r * r)}
 
 
 @formula("asin", "arcsin")
 def _asin(g, a):
     x = a["input"]
-    return {"input": g / F.sqrt(1 - x * x)}
+    return {"input": g / conj(F.sqrt(1 - x * x))}
 
 
 @formula("acos", "arccos")
 def _acos(g, a):
     x = a["input"]
-    return {"input": -g / F.sqrt(1 - x * x)}
+    return {"input": -g / conj(F.sqrt(1 - x * x))}
 
 
 @formula("atan", "arctan")
 def _atan(g, a):
     x = a["input"]
-    return {"input": g / (1 + x * x)}
+    return {"input": g / conj(1 + x * x)}
 
 
 @formula("sinh")
 def _sinh(g, a):
-    return {"input": g * F.cosh(a["input"])}
+    return {"input": g * conj(F.cosh(a["input"]))}
 
 
 @formula("cosh")
 def _cosh(g, a):
-    return {"input": g * F.sinh(a["input"])}
+    return {"input": g * conj(F.sinh(a["input"]))}
 
 
 @formula("tanh", needs_result=True)
 def _tanh(g, a):
     r = a["result"]
-    return {"input": g * (1 - r * r)}
+    return {"input": g * conj(1 - r * r)}
 
 
 @formula("asinh", "arcsinh")
 def _asinh(g, a):
     x = a["input"]
-    return {"input": g / F.sqrt(x * x + 1)}
+    return {"input": g / conj(F.sqrt(x * x + 1))}
 
 
 @formula("acosh", "arccosh")
 def _acosh(g, a):
     x = a["input"]
-    return {"input": g / F.sqrt(x * x - 1)}
+    return {"input": g / conj(F.sqrt(x * x - 1))}
 
 
 @formula("atanh", "arctanh")
 def _atanh(g, a):
     x = a["input"]
-    return {"input": g / (1 - x * x)}
+    return {"input": g / conj(1 - x * x)}
 
 
 @formula("sigmoid", needs_result=True)
 def _sigmoid(g, a):
     r = a["result"]
-    return {"input": g * r * (1 - r)}
+    return {"input": g * conj(r * (1 - r))}
 
 
 @formula("logit")
@@ -245,9 +247,20 @@ def _frac(g, a):
     return {"input": g}
 
 
-@formula("sign", "sgn", "floor", "ceil", "round", "trunc", needs_input=False)
+@formula("sign", "floor", "ceil", "round", "trunc", needs_input=False)
 def _zero_grad(g, a):
     return {"input": g * 0}
+
+
+@formula("sgn", needs_result=True)
+def _sgn(g, a):
+    z, s = a["input"], a["result"]
+    if not z.is_complex():
+        return {"input": g * 0}
+    # s = z/|z|: the gradient is (g - s^2 conj(g)) / (2|z|), and 0 at z = 0.
+    r = z.abs()
+    safe = F.where(r == 0, F.ones_like(r), r)
+    return {"input": F.where(r == 0, F.zeros_like(z), (g - s * s * conj(g)) / (2 * safe))}
 
 
 def _clamp_mask(x, lo, hi):
@@ -291,22 +304,26 @@ def _clamp_max(g, a):
 @formula("lerp")
 def _lerp(g, a):
     x, end, w = a["input"], a["end"], a["weight"]
-    out = {"input": g * (1 - w), "end": g * w}
+    out = {"input": g * conj(1 - w), "end": g * conj(w)}
     if isinstance(w, F.Tensor):
-        out["weight"] = g * (end - x)
+        out["weight"] = g * conj(end - x)
     return out
 
 
 @formula("addcmul")
 def _addcmul(g, a):
     v = a["value"]
-    return {"input": g, "tensor1": g * a["tensor2"] * v, "tensor2": g * a["tensor1"] * v}
+    return {
+        "input": g,
+        "tensor1": g * conj(a["tensor2"] * v),
+        "tensor2": g * conj(a["tensor1"] * v),
+    }
 
 
 @formula("addcdiv")
 def _addcdiv(g, a):
     v, t1, t2 = a["value"], a["tensor1"], a["tensor2"]
-    return {"input": g, "tensor1": g * v / t2, "tensor2": -g * v * t1 / (t2 * t2)}
+    return {"input": g, "tensor1": g * conj(v / t2), "tensor2": -g * conj(v * t1 / (t2 * t2))}
 
 
 def _select_max(g, x, y, greater):
@@ -357,7 +374,10 @@ def _atan2(g, a):
 @formula("logaddexp", needs_result=True)
 def _logaddexp(g, a):
     r = a["result"]
-    return {"input": g * F.exp(a["input"] - r), "other": g * F.exp(a["other"] - r)}
+    return {
+        "input": g * conj(F.exp(a["input"] - r)),
+        "other": g * conj(F.exp(a["other"] - r)),
+    }
 
 
 @formula("where")

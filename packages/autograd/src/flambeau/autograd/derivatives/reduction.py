@@ -6,6 +6,7 @@ import math
 
 import flambeau as F
 
+from .complex import conj
 from .helpers import keep, reduced_count, unreduce
 from .registry import formula
 
@@ -25,7 +26,7 @@ def _mean(g, a):
 def _prod(g, a):
     x = a["input"]
     ge, _ = unreduce(g, a)
-    return {"input": ge * keep(a["result"], a) / x}
+    return {"input": ge * conj(keep(a["result"], a) / x)}
 
 
 def _extremum(g, a):
@@ -92,11 +93,11 @@ def _norm(g, a):
     if p == 2:
         return {"input": ge * x / r}
     if p == 1:
-        return {"input": ge * F.sign(x)}
+        return {"input": ge * F.sgn(x)}
     if p in (math.inf, -math.inf):  # shared equally among the extreme elements
         mask = x.abs() == r
-        return {"input": ge * F.sign(x) * mask / mask.sum(dim=tuple(dims), keepdim=True)}
-    return {"input": ge * F.sign(x) * x.abs().pow(p - 1) / r.pow(p - 1)}
+        return {"input": ge * F.sgn(x) * mask / mask.sum(dim=tuple(dims), keepdim=True)}
+    return {"input": ge * F.sgn(x) * x.abs().pow(p - 1) / r.pow(p - 1)}
 
 
 @formula("cumsum")

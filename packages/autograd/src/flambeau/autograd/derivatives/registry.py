@@ -65,8 +65,15 @@ def bind_formula(key, f: Formula | None, inputs, tuple_output=False):
             gi, x = by_name.get(name), args[name]
             if gi is not None and j is not None:
                 gi, x = gi[j], x[j]
+            if not isinstance(gi, Tensor):
+                out.append(None)
+                continue
+            if gi.is_complex() != x.is_complex():
+                # A real input of a complex computation gets the real part (dL/dx); a
+                # complex input, a real gradient as complex.
+                gi = gi.real if gi.is_complex() else gi.to(x.dtype)
             # Shapes are read at backward: in-place copies keep the input's shape.
-            out.append(sum_to(gi, x.shape) if isinstance(gi, Tensor) else None)
+            out.append(sum_to(gi, x.shape))
         return tuple(out)
 
     return backward
