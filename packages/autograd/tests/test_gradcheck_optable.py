@@ -63,10 +63,9 @@ NOT_SMOOTH = {
 PIECEWISE_CONSTANT = {"div_trunc", "div_floor", "round", "floor", "ceil", "trunc", "sign", "sgn"}
 # Rows whose samples deliberately sit on a kink (relu's rows include exact zeros and NaN).
 ON_KINK = {"relu"}
-# Formulas whose own derivative is not available yet (lgamma needs polygamma;
-# the nn rows below call backward kernels that have no formula of their own).
+# Formulas whose own derivative is not available yet (these rows call backward
+# kernels that have no formula of their own).
 FIRST_ORDER_ONLY = {
-    "lgamma",
     "_thnn_fused_lstm_cell",  # the fused cells' backward kernels have no formulas
     "_thnn_fused_gru_cell",
     "mish",  # mish_backward has no formula
