@@ -22,4 +22,4 @@ except IndexError as e:
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     message = out.stdout.strip()
-    assert "5" in message and "2" in message, message
+    assert "index 5 " in message and "size 2" in message, message

@@ -7,7 +7,7 @@ namespace flambeau {
 
 namespace {
 void polygamma_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar> args) {
-  const int64_t n = args[0].to_int64();
+  const int64_t n = args[0].to_int();
   unary_op<kFloatTypes>(out, in[0], "polygamma", [n](auto tag) {
     using C = typename decltype(tag)::type;
     return [n](C x) -> C { return C(special::polygamma(n, static_cast<double>(x))); };

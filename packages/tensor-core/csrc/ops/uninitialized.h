@@ -4,6 +4,7 @@
 // (floating and complex dtypes) or the dtype's largest value (integers, bool).
 #pragma once
 #include "core/deterministic.h"
+#include "core/error.h"
 #include "core/tensor.h"
 
 namespace flambeau::ops {

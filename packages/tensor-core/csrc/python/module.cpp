@@ -248,7 +248,7 @@ PYBIND11_MODULE(_C, m) {
       d["n_outputs"] = parsed["n_outputs"];
       d["params"] = parsed["params"];
       // The table's nondeterministic device types, plus those plugins declared.
-      py::list nondeterministic = parsed["nondeterministic"];
+      auto nondeterministic = parsed["nondeterministic"].cast<py::list>();
       if (const OperatorEntry* e = Dispatcher::find(op.name))
         for (DeviceType t = 0; t < kMaxDeviceTypes; ++t)
           if (((e->nondeterministic >> t) & 1u) && !nondeterministic.contains(device_type_name(t)))
