@@ -18,8 +18,9 @@ def _polygamma(self, n: int):
 def _polygamma_(self, n: int):
     """In-place polygamma(n, self)."""
     if self.requires_grad and _C.is_grad_enabled():
-        # Recorded as polygamma, then an in-place copy_ into self.
-        return self.copy_(_C.polygamma(n, self))
+        # Recorded as polygamma of a copy (which the formula saves, and copy_
+        # does not modify), then an in-place copy_ into self.
+        return self.copy_(_C.polygamma(n, self.clone()))
     _C.polygamma(n, self, out=self)  # dtype checks as any in-place op
     return self
 
