@@ -212,6 +212,13 @@ def test_ops_table_rows_show_the_marks(restore):
     assert sums and all(r["nondeterministic"] == ["cpu"] for r in sums)
 
 
+def test_python_alert_helper(restore):
+    _C._alert_not_deterministic("my_composite")  # mode off: nothing
+    flambeau.use_deterministic_algorithms(True)
+    with pytest.raises(RuntimeError, match="^my_composite does not have a deterministic"):
+        _C._alert_not_deterministic("my_composite")
+
+
 def test_unknown_operator_cannot_be_marked():
     with pytest.raises(ValueError, match="no operator 'no_such_op'"):
         _C._set_nondeterministic("no_such_op", "cpu")

@@ -79,9 +79,7 @@ def _round16(arr, dtype):
     import flambeau
 
     # np.array, not np.ascontiguousarray: that one makes a 0-dim array 1-dim.
-    t = flambeau.from_numpy(np.array(arr, dtype=np.float32, order="C")).to(
-        getattr(flambeau, dtype)
-    )
+    t = flambeau.from_numpy(np.array(arr, dtype=np.float32, order="C")).to(getattr(flambeau, dtype))
     return t.to(flambeau.float32).numpy().astype(np.float32 if dtype == "bfloat16" else np.float16)
 
 
