@@ -173,6 +173,36 @@ def test_kernels_match_numpy(python, tmp_path):
     )
 
 
+def test_deterministic_mode_honours_the_backends_marks(python, tmp_path):
+    # The testdev backend declares its sum nondeterministic (declare_nondeterministic).
+    check(
+        python,
+        """
+        import warnings
+        d = flambeau.ones(2, 3).to("testdev")
+        rows = [r for r in flambeau.ops_table() if r["name"] == "sum"]
+        assert rows and all(r["nondeterministic"] == ["testdev"] for r in rows), rows
+        assert d.sum().cpu().item() == 6.0  # mode off: runs
+        flambeau.use_deterministic_algorithms(True)
+        e = raises(RuntimeError, lambda: d.sum(dim=1))
+        assert str(e).startswith("sum_testdev does not have a deterministic implementation"), e
+        raises(RuntimeError, lambda: flambeau.sum(d))
+        assert flambeau.ones(2, 3).sum().item() == 6.0  # the CPU's sum is deterministic
+        assert (d + d).cpu().numpy().sum() == 12.0  # unmarked operators run on the device
+        flambeau.use_deterministic_algorithms(True, warn_only=True)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            assert d.sum().cpu().item() == 6.0
+        assert [str(x.message).split(" ")[0] for x in w] == ["sum_testdev"], w
+        flambeau.use_deterministic_algorithms(False)
+        # The table's own marks are for the core's device types (cuda), not testdev.
+        assert [r["nondeterministic"] for r in flambeau.ops_table()
+                if r["name"] == "index_add"] == [["cuda"]]
+        """,
+        tmp_path,
+    )
+
+
 def test_allocator_statistics_move(python, tmp_path):
     check(
         python,

@@ -22,6 +22,15 @@ def _row(cells, literal=()):
     return row
 
 
+def _nondeterminism(op):
+    """The device types where the operator is not deterministic (ops/README.md)."""
+    devices = op.get("nondeterministic") or ()
+    if not devices:
+        return ""
+    when = f" when {op['nondeterministic_if']}" if op.get("nondeterministic_if") else ""
+    return f" Not deterministic on {', '.join(devices)}{when}."
+
+
 def _table(ops):
     tgroup = nodes.tgroup(cols=len(HEADER))
     tgroup += [nodes.colspec(colwidth=w) for w in WIDTHS]
@@ -32,6 +41,7 @@ def _table(ops):
         if not isinstance(variants, str):
             variants = ", ".join(map(str, variants))
         summary = (op.get("doc") or "").strip().split("\n\n")[0].replace("\n", " ")
+        summary += _nondeterminism(op)
         body += _row((op["name"], op["schema"], variants, summary), literal=(0, 1))
     tgroup += body
     return nodes.table("", tgroup, classes=["longtable"])

@@ -74,10 +74,8 @@ PIECEWISE_CONSTANT = {
 }
 # Rows whose samples deliberately sit on a kink (relu's rows include exact zeros and NaN).
 ON_KINK = {"relu"}
-# Formulas whose own derivative is not available yet (lgamma needs polygamma).
-FIRST_ORDER_ONLY = {
-    "lgamma",
-}
+# Formulas whose own derivative is not available yet.
+FIRST_ORDER_ONLY: set[str] = set()
 # nn rows with kinks (piecewise linear, or a second derivative that jumps).
 NOT_SMOOTH |= {
     "hardtanh",

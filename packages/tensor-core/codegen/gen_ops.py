@@ -10,7 +10,9 @@ Reads ops/*.yaml (the one declaration of every operator) and writes:
   plus the runtime copy of the table behind ``flambeau.ops_table()``.
 
 Table entry keys: func (schema), category, doc, variants (function/method),
-inplace (bool), out (bool), dunder (list), python_name (optional).
+inplace (bool), out (bool), dunder (list), python_name (optional),
+nondeterministic (device types whose kernels are not deterministic) and
+nondeterministic_if (the argument condition under which they are not).
 """
 
 from __future__ import annotations
@@ -212,6 +214,67 @@ def tensor_arg_indices(op: Op) -> list[int]:
     return [i for i, p in enumerate(op.params) if p.base_type.startswith("Tensor")]
 
 
+# Device types the table may mark nondeterministic: the core's own (device.h).
+# Plugins of other device types declare their marks when they register.
+CORE_DEVICE_TYPES = ("cpu", "cuda")
+
+
+def nondeterministic_devices(op: Op) -> list[str]:
+    devices = op.entry.get("nondeterministic", [])
+    if not isinstance(devices, list) or any(d not in CORE_DEVICE_TYPES for d in devices):
+        raise SystemExit(
+            f"{op.name}: nondeterministic must be a list of {', '.join(CORE_DEVICE_TYPES)}"
+        )
+    return devices
+
+
+def nondeterministic_condition(op: Op) -> str:
+    """C++ test of a parsed call for ``nondeterministic_if``: ``arg`` (a bool that is
+    true, or an optional argument that is given) or ``arg=v1|v2`` (a str or int
+    argument equal to one of the values)."""
+    cond = op.entry.get("nondeterministic_if")
+    if cond is None:
+        return ""
+    name, _, values = str(cond).partition("=")
+    index = next((i for i, p in enumerate(op.params) if p.name == name.strip()), None)
+    if index is None:
+        raise SystemExit(f"{op.name}: nondeterministic_if names no parameter: {cond}")
+    ptype = op.params[index].base_type
+    if not values:
+        if ptype == "bool":
+            return f"p.boolean({index})"
+        if ptype.endswith("?"):
+            return f"!p.is_none({index})"
+        raise SystemExit(f"{op.name}: nondeterministic_if {cond}: needs a bool or optional")
+    if ptype.startswith("str"):
+        test = " || ".join(f'v == "{v.strip()}"' for v in values.split("|"))
+        get = f"p.string({index})"
+    elif ptype.startswith("int") and "[" not in ptype:
+        test = " || ".join(f"v == {int(v)}" for v in values.split("|"))
+        get = f"*p.int64_opt({index})" if ptype.endswith("?") else f"p.int64({index})"
+    else:
+        raise SystemExit(f"{op.name}: nondeterministic_if {cond}: needs a str or int parameter")
+    given = f"!p.is_none({index}) && " if ptype.endswith("?") else ""
+    return f"{given}[&](const auto& v) {{ return {test}; }}({get})"
+
+
+def deterministic_check(op: Op, indent: str) -> list[str]:
+    """While deterministic mode is on: alert when the call's device is marked (one
+    branch when it is off). Operators without tensor arguments have no device."""
+    tensors = tensor_arg_indices(op)
+    if not tensors:
+        return []
+    devices = ", ".join(f'"{d}"' for d in nondeterministic_devices(op))
+    cond = nondeterministic_condition(op)
+    call = f"check_deterministic(nd, p, {{{', '.join(map(str, tensors))}}});"
+    return [
+        f"{indent}if (FLB_UNLIKELY(deterministic_algorithms_enabled())) {{",
+        f'{indent}  static const NondeterministicMarks nd("{op.name}", {{{devices}}});',
+        f"{indent}  {f'if ({cond}) ' if cond else ''}{call}",
+        f"{indent}}}",
+    ]
+
+
 def gen_group(name: str, ops: list[Op], method: bool) -> list[str]:
     """A pybind11 lambda body dispatching a group of overloads."""
     with_out = [o.entry.get("out", False) and not method for o in ops]
@@ -235,6 +298,7 @@ def gen_group(name: str, ops: list[Op], method: bool) -> list[str]:
         call = f"ops::{op.cpp_name}({', '.join(args)})"
         ret_names = f"{op.cpp_name}_return_type()"
         lines.append(f"    case {k}: {{")
+        lines += deterministic_check(op, "      ")
         if w and not op.tuple_out:
             lines.append(f"      if (!p.is_none({len(op.params)})) {{")
             lines.append(f"        {call};")
@@ -273,7 +337,9 @@ def gen_inplace(ops: list[Op]) -> list[str]:
     ]
     for k, op in enumerate(ops):
         args = call_args(op) + ["OutArg::self(p.tensor(0))"]
-        lines.append(f"    case {k}: ops::{op.cpp_name}({', '.join(args)}); break;")
+        lines.append(f"    case {k}: {{")
+        lines += deterministic_check(op, "      ")
+        lines += [f"      ops::{op.cpp_name}({', '.join(args)});", "      break;", "    }"]
     lines += ["  }", "  return py::reinterpret_borrow<py::object>(self);"]
     return lines
 
@@ -302,14 +368,24 @@ def gen_dunder(op: Op, dunder: str) -> list[str]:
     if op.has_out:
         call_list.append("OutArg::self(a)" if inplace else "OutArg::none()")
     call = f"ops::{op.cpp_name}({', '.join(call_list)})"
+    if op.entry.get("nondeterministic_if"):
+        raise SystemExit(f"{op.name}: a Python operator's op cannot have nondeterministic_if")
+    devices = ", ".join(f'"{d}"' for d in nondeterministic_devices(op))
+    # Inside run(): a call recorded in C++ runs it too.
+    check = [
+        "  if (FLB_UNLIKELY(deterministic_algorithms_enabled())) {",
+        f'    static const NondeterministicMarks nd("{op.name}", {{{devices}}});',
+        f"    check_deterministic(nd, {{{', '.join('&' + o for o in operands)}}});",
+        "  }",
+    ]
     if inplace:
         slot_check = [
             f"  if (FLB_UNLIKELY(autograd_slot::wants_tensors({', '.join(operands)})))",
             f'    return autograd_slot::call("{slot_name}", py::handle(), {slot_args}, py::dict());',
         ]
         body = [f"  {call};", "  return py::reinterpret_borrow<py::object>(self);"]
-        return head + slot_check + body
-    run = ["  auto run = [&]() -> py::object {"]
+        return head + slot_check + check + body
+    run = ["  auto run = [&]() -> py::object {"] + ["  " + line for line in check]
     run += ["  " + line for line in py_return(op, call, f"{op.cpp_name}_return_type()")]
     run += ["  };"]
     handles = slot_args.removeprefix("py::make_tuple(").removesuffix(")")
@@ -366,6 +442,7 @@ def main() -> None:
         "// Generated by codegen/gen_ops.py from ops/*.yaml. Do not edit.",
         '#include "generated/ops.h"',
         '#include "python/binding_support.h"',
+        '#include "python/deterministic.h"',
         "namespace flambeau::python {",
         "namespace {",
     ]
@@ -424,6 +501,10 @@ def main() -> None:
     ]
     names = ", ".join(f'"{n}"' for n in underscored)
     src.append(f'  m.attr("_underscored_ops") = py::make_tuple({names});')
+    # Every operator of the table has a dispatcher entry from the start, so a
+    # plugin can declare marks for it (declare_nondeterministic) by name.
+    all_names = ", ".join(f'"{n}"' for n in groups)
+    src.append(f"  for (const char* name : {{{all_names}}}) Dispatcher::op(name);")
     src.append("}")
     src.append("")
     src.append("std::vector<OpInfo> op_table() {")
@@ -452,6 +533,8 @@ def params_json(op: Op) -> dict:
     return {
         "overload": op.overload,
         "n_outputs": len(op.returns),
+        "nondeterministic": nondeterministic_devices(op),
+        "nondeterministic_if": op.entry.get("nondeterministic_if"),
         "params": [
             {"name": p.name, "type": p.type, "default": p.default, "kwonly": p.kwonly}
             for p in op.params

@@ -29,6 +29,13 @@ OperatorEntry& Dispatcher::op(const std::string& name) {
   return *slot;
 }
 
+OperatorEntry* Dispatcher::find(const std::string& name) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> g(r.mutex);
+  auto it = r.ops.find(name);
+  return it == r.ops.end() ? nullptr : it->second.get();
+}
+
 void Dispatcher::register_kernel(const std::string& name, DeviceType device, void* kernel) {
   FLB_CHECK(device >= 0 && device < kMaxDeviceTypes, "register_kernel: bad device type ",
             static_cast<int>(device));

@@ -20,6 +20,9 @@ struct OperatorEntry {
   // Kernels that backend plugins registered through the C ABI, by device type
   // (see plugin/foreign_call.h); used where `kernels` has none.
   std::array<ForeignKernels*, kMaxDeviceTypes> foreign{};
+  // Bit d set: this operator's kernels on device type d are not deterministic
+  // (from the operator table, or declared by a plugin; see core/deterministic.h).
+  uint32_t nondeterministic = 0;
 };
 
 class Dispatcher {
@@ -28,6 +31,8 @@ class Dispatcher {
   // frontends cache the reference in a function-local static.
   static OperatorEntry& op(const std::string& name);
   static void register_kernel(const std::string& op, DeviceType device, void* kernel);
+  // The entry of an operator or kernel name seen so far, else nullptr.
+  static OperatorEntry* find(const std::string& name);
   static std::vector<std::string> operators_with_kernel(DeviceType device);
 };
 

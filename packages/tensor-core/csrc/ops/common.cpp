@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "ops/uninitialized.h"
+
 namespace flambeau {
 
 namespace {
@@ -105,6 +107,7 @@ void resize_out(const Tensor& t, IntList sizes) {
   if (need > have) {
     t->set_storage(make_ref<StorageImpl>(need, t->device(), allocator_for(t->device().type)));
     t->set_geometry(sizes, contiguous_strides(sizes), 0);
+    ops::maybe_fill_uninitialized(t);
   } else {
     t->set_geometry(sizes, contiguous_strides(sizes), t->offset());
   }

@@ -7,6 +7,7 @@
 
 #include "generated/ops.h"
 #include "ops/shape_util.h"
+#include "ops/uninitialized.h"
 
 namespace flambeau::ops {
 
@@ -39,14 +40,14 @@ void check_range_dtype(const char* op, ScalarType dtype, bool complex_ok) {
 
 Tensor empty_strided(IntList size, IntList stride, std::optional<ScalarType> dtype,
                      std::optional<Device> device, bool requires_grad) {
-  return finish(flambeau::empty_strided(size, stride, dtype.value_or(default_dtype()),
-                                        device.value_or(Device{})),
+  return finish(maybe_fill_uninitialized(flambeau::empty_strided(
+                    size, stride, dtype.value_or(default_dtype()), device.value_or(Device{}))),
                 requires_grad);
 }
 
 Tensor empty_like(const Tensor& input, std::optional<ScalarType> dtype,
                   std::optional<Device> device, bool requires_grad) {
-  return like(input, std::nullopt, dtype, device, requires_grad);
+  return maybe_fill_uninitialized(like(input, std::nullopt, dtype, device, requires_grad));
 }
 
 Tensor zeros_like(const Tensor& input, std::optional<ScalarType> dtype,

@@ -1,5 +1,6 @@
 // Creating, copying and filling tensors.
 #include "generated/ops.h"
+#include "ops/uninitialized.h"
 
 namespace flambeau {
 
@@ -29,7 +30,8 @@ Tensor filled(IntList size, const std::optional<Scalar>& value, ScalarType dtype
 
 Tensor empty(IntList size, std::optional<ScalarType> dtype, std::optional<Device> device,
              bool requires_grad) {
-  return filled(size, std::nullopt, dtype.value_or(default_dtype()), device, requires_grad);
+  return maybe_fill_uninitialized(
+      filled(size, std::nullopt, dtype.value_or(default_dtype()), device, requires_grad));
 }
 
 Tensor zeros(IntList size, std::optional<ScalarType> dtype, std::optional<Device> device,

@@ -159,6 +159,24 @@ flb_status register_kernel(int32_t device_type, const char* op, int32_t dtype, f
   return FLB_OK;
 }
 
+flb_status declare_nondeterministic(int32_t device_type, const char* op) {
+  if (device_type < 0 || device_type >= kMaxDeviceTypes || !backends()[device_type]) {
+    set_error(FLB_INVALID_ARGUMENT, "declare_nondeterministic: no backend has this device type id");
+    return FLB_INVALID_ARGUMENT;
+  }
+  OperatorEntry* entry = op ? Dispatcher::find(op) : nullptr;
+  if (!entry) {
+    set_error(FLB_INVALID_ARGUMENT,
+              str_cat("declare_nondeterministic: flambeau has no operator named '",
+                      op ? op : "(null)", "'")
+                  .c_str());
+    return FLB_INVALID_ARGUMENT;
+  }
+  std::lock_guard<std::mutex> g(registry_mutex());
+  entry->nondeterministic |= 1u << device_type;
+  return FLB_OK;
+}
+
 const char* last_error() { return t_error.message.c_str(); }
 
 void generator_reserve(flb_generator* g, uint64_t blocks, uint64_t* seed, uint64_t* offset) {
@@ -174,9 +192,11 @@ const Backend* backend_for(DeviceType t) {
 }
 
 const flb_core_api* core_api() {
-  static const flb_core_api api = {sizeof(flb_core_api), FLB_ABI_MAJOR,     FLB_ABI_MINOR,
-                                   FLAMBEAU_VERSION,     &register_backend, &register_kernel,
-                                   &set_error,           &last_error,       &generator_reserve};
+  static const flb_core_api api = {sizeof(flb_core_api), FLB_ABI_MAJOR,
+                                   FLB_ABI_MINOR,        FLAMBEAU_VERSION,
+                                   &register_backend,    &register_kernel,
+                                   &set_error,           &last_error,
+                                   &generator_reserve,   &declare_nondeterministic};
   return &api;
 }
 

@@ -247,6 +247,14 @@ PYBIND11_MODULE(_C, m) {
       d["overload"] = parsed["overload"];
       d["n_outputs"] = parsed["n_outputs"];
       d["params"] = parsed["params"];
+      // The table's nondeterministic device types, plus those plugins declared.
+      auto nondeterministic = parsed["nondeterministic"].cast<py::list>();
+      if (const OperatorEntry* e = Dispatcher::find(op.name))
+        for (DeviceType t = 0; t < kMaxDeviceTypes; ++t)
+          if (((e->nondeterministic >> t) & 1u) && !nondeterministic.contains(device_type_name(t)))
+            nondeterministic.append(device_type_name(t));
+      d["nondeterministic"] = nondeterministic;
+      d["nondeterministic_if"] = parsed["nondeterministic_if"];
       out.append(d);
     }
     return out;

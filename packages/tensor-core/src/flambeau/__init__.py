@@ -21,7 +21,7 @@ from flambeau import _openblas  # noqa: E402
 
 _openblas.preload()
 
-from flambeau import _C, _complex, _grad, _pickling, _siblings, _sorting  # noqa: E402,F401
+from flambeau import _C, _complex, _grad, _pickling, _polygamma, _siblings, _sorting  # noqa: E402,F401
 from flambeau import _printing as _printing  # noqa: E402
 from flambeau._C import *  # noqa: E402,F403
 from flambeau._C import Generator, Tensor, default_generator, device, dtype  # noqa: E402,F401
@@ -29,6 +29,13 @@ from flambeau._C import Generator, Tensor, default_generator, device, dtype  # n
 # `import *` skips names starting with "_"; the table's underscored operators
 # (_foreach_add, _softmax_backward_data, ...) are public all the same.
 globals().update((_name, getattr(_C, _name)) for _name in _C._underscored_ops)
+from flambeau._deterministic import (  # noqa: E402,F401
+    are_deterministic_algorithms_enabled,
+    get_deterministic_debug_mode,
+    is_deterministic_algorithms_warn_only_enabled,
+    set_deterministic_debug_mode,
+    use_deterministic_algorithms,
+)
 from flambeau._dtype_info import finfo, iinfo  # noqa: E402,F401
 from flambeau._grad_mode import (  # noqa: E402,F401
     enable_grad,
@@ -61,8 +68,11 @@ _complex.install()
 _grad.install()
 _pickling.install()
 _sorting.install()
+_polygamma.install()
 
-_LAZY_SUBMODULES = frozenset({"backends", "cuda", "linalg", "return_types", "serialization"})
+_LAZY_SUBMODULES = frozenset(
+    {"backends", "cuda", "linalg", "return_types", "serialization", "utils"}
+)
 
 
 def save(obj, f) -> None:

@@ -78,9 +78,8 @@ def make(shape, dtype: str, rng: np.random.Generator, *, low=-3.0, high=3.0, non
 def _round16(arr, dtype):
     import flambeau
 
-    t = flambeau.from_numpy(np.ascontiguousarray(arr, dtype=np.float32)).to(
-        getattr(flambeau, dtype)
-    )
+    # np.array, not np.ascontiguousarray: that one makes a 0-dim array 1-dim.
+    t = flambeau.from_numpy(np.array(arr, dtype=np.float32, order="C")).to(getattr(flambeau, dtype))
     return t.to(flambeau.float32).numpy().astype(np.float32 if dtype == "bfloat16" else np.float16)
 
 

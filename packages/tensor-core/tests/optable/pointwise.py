@@ -81,6 +81,100 @@ def unary_rows(name, ref, low=-3.0, high=3.0, complex_ok=False, int_ok=True, fn=
     return rows
 
 
+def polygamma_ref(n):
+    def run(a):
+        special = pytest.importorskip("scipy.special")
+        return special.polygamma(n, a).astype(a.dtype)
+
+    return run
+
+
+def polygamma_rows():
+    """Orders 0..3 on positive, negative non-integer and pole inputs; integer
+    inputs (float32 results); the method, in-place and out= forms."""
+    rows = []
+    for n in range(4):
+        fn = lambda a, n=n: flambeau.polygamma(n, a)  # noqa: E731
+        rows.append(
+            OpTest(
+                "polygamma",
+                fn,
+                polygamma_ref(n),
+                lambda d, rng: unary_samples(d, rng, 0.5, 6.0),
+                dtypes=FLOAT_ALL,
+                id=f"polygamma_{n}",
+            )
+        )
+        rows.append(
+            OpTest(
+                "polygamma",
+                fn,
+                polygamma_ref(n),
+                lambda d, rng: (
+                    Sample((np.array([-2.5, -0.3, -1.7, -3.2, 0.4, 1.5, 12.0, 150.0], dtype=d),)),
+                ),
+                dtypes=FLOATS,
+                rtol=1e-7 if n else None,
+                id=f"polygamma_{n}_negative",
+            )
+        )
+        # Poles and infinities: +-inf as SciPy (signed by the order), NaN stays NaN.
+        rows.append(
+            OpTest(
+                "polygamma",
+                fn,
+                polygamma_ref(n),
+                lambda d, rng: (
+                    Sample((np.array([0.0, -1.0, -2.0, -np.inf, np.inf, np.nan, 1.0], dtype=d),)),
+                ),
+                dtypes=("float16", "float32"),
+                id=f"polygamma_{n}_poles",
+            )
+        )
+    rows.append(
+        OpTest(
+            "polygamma",
+            lambda a: flambeau.polygamma(1, a),
+            f32(polygamma_ref(1)),
+            lambda d, rng: unary_samples(d, rng, 1, 5),
+            dtypes=("uint8", "int32", "int64", "bool"),
+            id="polygamma_int",
+            **F32_TOL,
+        )
+    )
+    rows.append(
+        OpTest(
+            "polygamma",
+            lambda a: a.polygamma(2),
+            polygamma_ref(2),
+            lambda d, rng: unary_samples(d, rng, 0.5, 6.0),
+            dtypes=FLOATS,
+            id="polygamma_method",
+        )
+    )
+    rows.append(
+        OpTest(
+            "polygamma",
+            lambda a: a.clone().polygamma_(3),
+            polygamma_ref(3),
+            lambda d, rng: unary_samples(d, rng, 0.5, 6.0),
+            dtypes=FLOAT_ALL,
+            id="polygamma_inplace",
+        )
+    )
+    rows.append(
+        OpTest(
+            "polygamma",
+            lambda a: flambeau.polygamma(1, a, out=flambeau.empty(0, dtype=a.dtype)),
+            polygamma_ref(1),
+            lambda d, rng: unary_samples(d, rng, 0.5, 6.0),
+            dtypes=("float16", "float32"),
+            id="polygamma_out",
+        )
+    )
+    return rows
+
+
 def pow_samples(d, rng):
     if d in INT_ALL:
 
@@ -468,6 +562,7 @@ TESTS = [
         lambda d, rng: (Sample((np.array([-2.5, -0.3, -1.7, 0.4, 12.0, 150.0], dtype=d),)),),
         id="digamma_negative",
     ),
+    *polygamma_rows(),
     OpTest("logit", flambeau.logit, logit_ref, logit_samples, dtypes=FLOAT_ALL),
     # Rounding.
     OpTest("floor", flambeau.floor, np.floor, rounding_samples, dtypes=FLOAT_ALL + INT_ALL),

@@ -237,6 +237,16 @@ def _lgamma(g, a):
     return {"input": g * F.digamma(a["input"])}
 
 
+@formula("digamma")
+def _digamma(g, a):
+    return {"input": g * F.polygamma(1, a["input"])}
+
+
+@formula("polygamma")
+def _polygamma(g, a):
+    return {"input": g * F.polygamma(a["n"] + 1, a["input"])}
+
+
 @formula("relu", needs_result=True)
 def _relu(g, a):
     return {"input": g * (a["result"] > 0)}

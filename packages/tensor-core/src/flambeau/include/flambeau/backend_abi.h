@@ -24,7 +24,7 @@ extern "C" {
 #ifndef FLB_ABI_MAJOR
 #define FLB_ABI_MAJOR 1
 #endif
-#define FLB_ABI_MINOR 0
+#define FLB_ABI_MINOR 1
 #define FLB_ABI_CAPSULE "flambeau._C._backend_abi"
 
 /* Whether a struct of size `size` holds `field` (appended fields of a newer minor). */
@@ -195,6 +195,13 @@ typedef struct flb_core_api {
   /* Counter-based random numbers: reserves `blocks` Philox counters of
    * generator g (4 x 32 bits each) and returns the seed and the first one. */
   void (*generator_reserve)(flb_generator* g, uint64_t blocks, uint64_t* seed, uint64_t* offset);
+
+  /* ABI 1.1. Declares that the backend's kernels for operator `op` (a name of
+   * the operator table, e.g. "index_add") are not deterministic, so calls of it
+   * on `device_type` raise (or warn) under flambeau.use_deterministic_algorithms
+   * (True). Operators the table already marks for the device type need no
+   * declaration (docs/design/backends.rst). */
+  flb_status (*declare_nondeterministic)(int32_t device_type, const char* op);
 } flb_core_api;
 
 #ifdef __cplusplus
