@@ -132,7 +132,7 @@ uint32_t crc32_combine(uint32_t crc_a, uint32_t crc_b, uint64_t len_b) {
 }
 
 uint32_t crc32_parallel(uint32_t crc, const void* data, size_t n) {
-  constexpr int64_t kPiece = 1 << 22;  // below this, a thread is not worth waking
+  constexpr int64_t kPiece = 1 << 20;  // below this, a thread is not worth waking
   const int64_t pieces =
       std::max<int64_t>(1, std::min<int64_t>(get_num_threads(), static_cast<int64_t>(n) / kPiece));
   if (pieces == 1) return crc32_update(crc, data, n);

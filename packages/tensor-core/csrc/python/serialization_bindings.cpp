@@ -45,7 +45,7 @@ uint32_t crc32_of(py::handle data, uint32_t value) {
 py::tuple read_crc32(int fd, int64_t offset, py::handle dest) {
   ByteBuffer b(dest, true);
   const int64_t n = static_cast<int64_t>(b.size());
-  constexpr int64_t kChunk = 1 << 20, kPiece = 1 << 22;
+  constexpr int64_t kChunk = 1 << 20, kPiece = 1 << 20;
   const int64_t pieces = std::max<int64_t>(1, std::min<int64_t>(get_num_threads(), n / kPiece));
   std::vector<uint32_t> crc(static_cast<size_t>(pieces), 0);
   std::vector<int64_t> got(static_cast<size_t>(pieces), 0), error(static_cast<size_t>(pieces), 0);
