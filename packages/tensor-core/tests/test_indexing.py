@@ -258,6 +258,23 @@ def test_advanced_index_errors():
         t[[0, 1]] = "x"
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.bool_, np.int16, np.complex128])
+def test_gather_along_dim0_of_rows_matches_numpy(dtype):
+    g = np.random.default_rng(5)
+    src = (g.standard_normal((300, 130)) * 10).astype(dtype)
+    idx = g.integers(0, 300, (1000, 130))
+    out = torch.gather(torch.from_numpy(src), 0, torch.from_numpy(idx))
+    np.testing.assert_array_equal(out.numpy(), np.take_along_axis(src, idx, 0))
+    narrow = idx[:, :70]  # index narrower than src: rows of the index, not of src
+    out = torch.gather(torch.from_numpy(src), 0, torch.from_numpy(narrow))
+    np.testing.assert_array_equal(out.numpy(), np.take_along_axis(src[:, :70], narrow, 0))
+    idx[777, 99] = 300
+    with pytest.raises(
+        IndexError, match="index 300 is out of bounds for dimension 0 with size 300"
+    ):
+        torch.gather(torch.from_numpy(src), 0, torch.from_numpy(idx))
+
+
 # ---- the operators' error messages
 
 

@@ -147,6 +147,24 @@ def test_large_conv_matches_reference_with_threads():
     np.testing.assert_allclose(ct.numpy(), ref, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(padding=1),
+        dict(stride=(1, 2), padding=(2, 1), dilation=(2, 1), groups=2),
+        dict(padding=(0, 3), dilation=(1, 3)),
+    ],
+)
+def test_stride_one_rows_conv_matches_reference(kw):
+    # Stride 1 along H: the column matrix is built per kernel column, one GEMM per kernel row.
+    x = rng.standard_normal((4, 6, 11, 13)).astype(np.float32)
+    w = rng.standard_normal((8, 6 // kw.get("groups", 1), 3, 4)).astype(np.float32)
+    b = rng.standard_normal(8).astype(np.float32)
+    F = flambeau.from_numpy
+    out = flambeau.conv2d(F(x), F(w), F(b), **kw)
+    np.testing.assert_allclose(out.numpy(), conv_ref(x, w, b, **kw), rtol=1e-4, atol=1e-4)
+
+
 def test_zero_channels_give_the_bias():
     x, w = flambeau.zeros(2, 0, 4, 4), flambeau.zeros(3, 0, 3, 3)
     out = flambeau.conv2d(x, w, flambeau.ones(3))

@@ -7,6 +7,7 @@ import json
 import sys
 import tracemalloc
 import zipfile
+import zlib
 from collections import OrderedDict
 
 import numpy as np
@@ -215,6 +216,35 @@ def test_large_storages_are_streamed_not_copied():
         tracemalloc.stop()
     assert out.shape == (8 * 2**20,) and out[-1].item() == 1.0
     assert peak < 4 * 2**20  # bytes go straight into the tensor: Python never holds a copy
+
+
+@pytest.mark.parametrize("n", [0, 1, 15, 16, 63, 64, 65, 127, 1000, 4099, 9 * 2**20 + 7])
+def test_crc32_matches_zlib(n):
+    from flambeau import _C
+
+    data = np.random.default_rng(n).integers(0, 256, n + 3, dtype=np.uint8).tobytes()
+    for start in (0, 3):  # aligned and unaligned
+        view = memoryview(data)[start : start + n]
+        assert _C._crc32(view) == zlib.crc32(view)
+        assert _C._crc32(view, 0x12345678) == zlib.crc32(view, 0x12345678)
+        half = n // 2
+        assert _C._crc32(view[half:], _C._crc32(view[:half])) == zlib.crc32(view)
+
+
+def test_a_corrupted_file_on_disk_fails_the_crc(tmp_path):
+    path = tmp_path / "big.fl"
+    w = F.arange(3 * 2**20, dtype=F.float32)  # 12 MiB: read in pieces over threads
+    F.save({"w": w}, path)
+    assert F.equal(F.load(path)["w"], w)
+    with zipfile.ZipFile(path) as zf:
+        info = zf.getinfo("archive/data/0")
+        assert info.CRC == zlib.crc32(w.numpy().tobytes())
+        start = serialization._data_offset(zf, info)
+    raw = bytearray(path.read_bytes())
+    raw[start + 11 * 2**20] ^= 0x01
+    path.write_bytes(bytes(raw))
+    with pytest.raises(serialization.UnpicklingError, match="CRC"):
+        F.load(path)
 
 
 # ---- hostile and damaged archives -------------------------------------------------

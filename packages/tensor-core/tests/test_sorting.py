@@ -111,6 +111,38 @@ def test_unique_wrappers_return_what_was_asked():
     assert nans.shape == (3,)  # NaNs are never equal to each other
 
 
+@pytest.mark.parametrize(
+    "dtype", [np.int64, np.int32, np.int8, np.uint8, np.float32, np.float64, np.float16, bool]
+)
+def test_unique_of_many_elements_matches_numpy(dtype):
+    # Large enough for the radix sort to run in pieces over threads.
+    rng = np.random.default_rng(1)
+    x = rng.integers(-100, 100, 300_001)
+    if dtype is bool:
+        x = x > 0
+    a = x.astype(dtype)
+    out, inv, counts = F.unique(F.from_numpy(a), return_inverse=True, return_counts=True)
+    ref, ref_inv, ref_counts = np.unique(a, return_inverse=True, return_counts=True)
+    np.testing.assert_array_equal(out.numpy(), ref)
+    np.testing.assert_array_equal(inv.numpy(), ref_inv)
+    np.testing.assert_array_equal(counts.numpy(), ref_counts)
+    np.testing.assert_array_equal(F.unique(F.from_numpy(a)).numpy(), ref)
+
+
+def test_unique_floats_extremes_zeros_and_nans():
+    big = np.iinfo(np.int64)
+    ints = t([big.max, big.min, 0, -1, big.max, big.min])
+    assert F.unique(ints).tolist() == [big.min, -1, 0, big.max]
+    x = t([0.0, -0.0, math.inf, nan, -math.inf, 1e-45, -1e-45, nan, -0.0], F.float64)
+    out, inv, counts = F.unique(x, return_inverse=True, return_counts=True)
+    vals = out.tolist()
+    assert vals[:5] == [-math.inf, -1e-45, 0.0, 1e-45, math.inf]
+    assert math.copysign(1, vals[2]) == 1  # the first zero in the input leads its group
+    assert all(math.isnan(v) for v in vals[5:]) and len(vals) == 7
+    assert counts.tolist() == [1, 1, 3, 1, 1, 1, 1]
+    assert inv.tolist() == [2, 2, 4, 5, 0, 3, 1, 6, 2]
+
+
 def test_searchsorted_and_bucketize_options():
     seq = t([1.0, 2.0, 2.0, 3.0])
     v = t([2.0, 0.0, 4.0])

@@ -71,6 +71,52 @@ void im2col(const T* in, T* col, int64_t channels, const ConvGeometry& g) {
                });
 }
 
+// The column matrix of a 2-D convolution with stride 1 along H, built once per
+// kernel column instead of once per kernel element: in (channels, H, W) -> col
+// (channels * kW, zH * oW) with zH = oH + (kH - 1) * dilation_h, where row
+// (c, kw), column (zh, ow) holds in[c][zh - pad_h][ow * stride_w + kw * dilation_w - pad_w]
+// (0 outside). Kernel row kh then reads the columns [kh * dilation_h * oW, + oH * oW):
+// a plain matrix with leading dimension zH * oW, a third of im2col's size for 3x3.
+inline bool rows_im2col_applies(const ConvGeometry& g) {
+  return g.in[0] == 1 && g.out[0] == 1 && g.kernel[0] == 1 && g.pad[0] == 0 && g.stride[1] == 1 &&
+         g.kernel[1] > 1;
+}
+inline int64_t rows_im2col_height(const ConvGeometry& g) {
+  return g.out[1] + (g.kernel[1] - 1) * g.dilation[1];
+}
+
+template <class T>
+void rows_im2col(const T* in, T* col, int64_t channels, const ConvGeometry& g) {
+  using namespace im2col_detail;
+  const int64_t kw_n = g.kernel[2], ow_n = g.out[2], w = g.in[2], h = g.in[1];
+  const int64_t zh_n = rows_im2col_height(g), cols = zh_n * ow_n;
+  parallel_for(0, channels * kw_n, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(cols, 1)),
+               [&](int64_t lo, int64_t hi) {
+                 for (int64_t r = lo; r < hi; ++r) {
+                   const int64_t c = r / kw_n, kw = r % kw_n;
+                   const int64_t off = kw * g.dilation[2] - g.pad[2], sw = g.stride[2];
+                   int64_t a, b;
+                   valid_range(off, sw, w, ow_n, a, b);
+                   for (int64_t zh = 0; zh < zh_n; ++zh) {
+                     T* d = col + r * cols + zh * ow_n;
+                     const int64_t ih = zh - g.pad[1];
+                     if (ih < 0 || ih >= h) {
+                       std::fill(d, d + ow_n, T(0));
+                       continue;
+                     }
+                     const T* s = in + (c * h + ih) * w + off;
+                     std::fill(d, d + a, T(0));
+                     if (sw == 1) {
+                       std::memcpy(d + a, s + a, static_cast<size_t>(b - a) * sizeof(T));
+                     } else {
+                       for (int64_t ow = a; ow < b; ++ow) d[ow] = s[ow * sw];
+                     }
+                     std::fill(d + b, d + ow_n, T(0));
+                   }
+                 }
+               });
+}
+
 // Adds col (channels * kvol, oD * oH * oW) back into in (channels, D, H, W);
 // channels run in parallel, as each owns its plane.
 template <class T>

@@ -68,6 +68,31 @@ void gather_kernel(const Tensor& out, const Tensor& src, const Tensor& index,
         }
         return;
       }
+      if (s[0] == sizeof(W) && s[1] == sizeof(W) && s[2] == sizeof(int64_t)) {
+        // gather along an outer dim: out, src rows and index all run contiguously
+        W* op = reinterpret_cast<W*>(o);
+        const W* xp = reinterpret_cast<const W*>(x);
+        const int64_t* ip = reinterpret_cast<const int64_t*>(ix);
+        const int64_t row = stride / static_cast<int64_t>(sizeof(W));
+        if (check && !spec.allow_negative) {  // one unsigned compare per index
+          const uint64_t limit = static_cast<uint64_t>(size);
+          for (int64_t i = 0; i < n; ++i) {
+            const int64_t k = ip[i];
+            if (FLB_UNLIKELY(static_cast<uint64_t>(k) >= limit)) return bad.record(k);
+            op[i] = xp[i + k * row];
+          }
+          return;
+        }
+        for (int64_t i = 0; i < n; ++i) {
+          int64_t k = ip[i];
+          if (check) {
+            if (FLB_UNLIKELY(!in_range(k, spec))) return bad.record(k);
+            k += k < 0 ? size : 0;
+          }
+          op[i] = xp[i + k * row];
+        }
+        return;
+      }
       for (int64_t i = 0; i < n; ++i) {
         int64_t k = *reinterpret_cast<const int64_t*>(ix + i * s[2]);
         if (check) {

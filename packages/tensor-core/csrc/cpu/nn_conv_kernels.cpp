@@ -65,23 +65,57 @@ void fill_bias(T* out, const Tensor& bias, int64_t batch, int64_t channels, int6
                });
 }
 
+// Weight (groups * og, cg, 1, kH, kW) as one (og, cg * kW) matrix per (group, kh),
+// the layout rows_im2col's column matrix multiplies with.
+template <class T>
+std::vector<T> weight_by_kernel_row(const T* w, const ConvGeometry& g) {
+  const int64_t cg = g.in_channels / g.groups, kh_n = g.kernel[1], kw_n = g.kernel[2];
+  std::vector<T> r(static_cast<size_t>(g.out_channels * cg * kh_n * kw_n));
+  T* p = r.data();
+  for (int64_t grp = 0; grp < g.groups; ++grp)
+    for (int64_t kh = 0; kh < kh_n; ++kh)
+      for (int64_t o = grp * (g.out_channels / g.groups);
+           o < (grp + 1) * (g.out_channels / g.groups); ++o)
+        for (int64_t c = 0; c < cg; ++c)
+          for (int64_t kw = 0; kw < kw_n; ++kw) *p++ = w[((o * cg + c) * kh_n + kh) * kw_n + kw];
+  return r;
+}
+
+// Each sample's output starts as its bias (while in cache), then GEMMs add
+// W @ col: one GEMM on im2col's matrix, or, where rows_im2col applies, one per
+// kernel row on the smaller matrix of kernel columns.
 template <class T>
 void forward(const Tensor& out, const Tensor& input, const Tensor& weight, const Tensor& bias,
              const ConvGeometry& g) {
   ReleaseInterpreterLock unlocked;
   const int64_t cg = g.in_channels / g.groups, og = g.out_channels / g.groups;
   const int64_t rows = cg * g.kernel_volume(), cols = g.out_plane(), plane = g.in_plane();
-  const bool direct = is_pointwise(g);
+  const bool direct = is_pointwise(g), by_rows = !direct && rows_im2col_applies(g);
   T* y = out->data_as<T>();
   const T *x = input->data_as<T>(), *w = weight->data_as<T>();
-  fill_bias<T>(y, bias, g.batch, g.out_channels, cols);
-  if (rows == 0) return;
-  SampleLoop(g.batch).run<T>(direct ? 0 : rows * cols, [&](int64_t n, T* col, int) {
+  const T* b = bias ? bias->data_as<T>() : nullptr;
+  if (rows == 0) return fill_bias<T>(y, bias, g.batch, g.out_channels, cols);
+  const int64_t kh_n = g.kernel[1], krow = cg * g.kernel[2];  // by_rows: K of each GEMM
+  const int64_t zcols = by_rows ? rows_im2col_height(g) * g.out[2] : 0;
+  const std::vector<T> wr = by_rows ? weight_by_kernel_row(w, g) : std::vector<T>();
+  const size_t col_size = direct ? 0 : static_cast<size_t>(by_rows ? krow * zcols : rows * cols);
+  SampleLoop(g.batch).run<T>(col_size, [&](int64_t n, T* col, int) {
+    T* yn = y + n * g.out_channels * cols;
+    for (int64_t c = 0; c < g.out_channels; ++c)
+      std::fill(yn + c * cols, yn + (c + 1) * cols, b ? b[c] : T(0));
     for (int64_t grp = 0; grp < g.groups; ++grp) {
       const T* xs = x + (n * g.in_channels + grp * cg) * plane;
+      T* ys = yn + grp * og * cols;
+      if (by_rows) {
+        rows_im2col(xs, col, cg, g);
+        for (int64_t kh = 0; kh < kh_n; ++kh)
+          gemm<T>(false, false, og, cols, krow, wr.data() + (grp * kh_n + kh) * og * krow, krow,
+                  col + kh * g.dilation[1] * g.out[2], zcols, T(1), ys, cols);
+        continue;
+      }
       if (!direct) im2col(xs, col, cg, g);
       gemm<T>(false, false, og, cols, rows, w + grp * og * rows, rows, direct ? xs : col, cols,
-              T(1), y + (n * g.out_channels + grp * og) * cols, cols);
+              T(1), ys, cols);
     }
   });
 }

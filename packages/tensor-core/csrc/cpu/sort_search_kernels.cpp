@@ -1,9 +1,11 @@
 // CPU kernels of unique, searchsorted/bucketize, bincount and histc.
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "cpu/parallel.h"
+#include "cpu/radix_sort.h"
 #include "cpu/sort_keys.h"
 #include "dispatch/dispatcher.h"
 #include "ops/sorting_kernels.h"
@@ -12,14 +14,65 @@ namespace flambeau {
 
 namespace {
 
+// Unique elements of in [N, 1], sorted: a radix sort of order-preserving keys
+// (stable, so the first of equal elements leads its group), then one pass that
+// starts a group wherever a key differs from the one before. Integer keys are
+// their values, so without an inverse they sort alone, without indices.
+template <class T, class I>
+std::tuple<Tensor, Tensor, Tensor> unique_sorted_elements(const Tensor& in, bool want_inverse) {
+  using K = sort_key_t<T>;
+  using U = radix_key_t<K>;
+  const int64_t N = in->sizes()[0];
+  const T* x = in->data_as<T>();
+  const bool with_index = want_inverse || !std::is_integral_v<K>;
+  std::vector<U> keys(static_cast<size_t>(N));
+  std::vector<I> index(with_index ? static_cast<size_t>(N) : 0);
+  parallel_for(0, N, kGrainSize, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) keys[i] = radix_key(static_cast<K>(x[i]));
+    if (with_index)
+      for (int64_t i = lo; i < hi; ++i) index[i] = static_cast<I>(i);
+  });
+  radix_sort(keys.data(), with_index ? index.data() : nullptr, N);
+  constexpr U kNan = static_cast<U>(~U(0));  // NaNs share this key, yet are never equal
+  std::vector<int64_t> firsts;               // where each group starts in sorted order
+  for (int64_t i = 0; i < N; ++i) {
+    if (i == 0 || keys[i] != keys[i - 1] || (std::is_floating_point_v<K> && keys[i] == kNan))
+      firsts.push_back(i);
+  }
+  const int64_t u = static_cast<int64_t>(firsts.size());
+  Tensor out = empty(DimVector{u, 1}, in->dtype(), in->device());
+  Tensor counts = empty(DimVector{u}, ScalarType::Int64, in->device());
+  Tensor inverse = empty(DimVector{want_inverse ? N : 0}, ScalarType::Int64, in->device());
+  T* o = out->data_as<T>();
+  int64_t* c = counts->data_as<int64_t>();
+  int64_t* inv = inverse->data_as<int64_t>();
+  for (int64_t g = 0; g < u; ++g) {
+    const int64_t lo = firsts[g], hi = g + 1 < u ? firsts[g + 1] : N;
+    if constexpr (std::is_integral_v<K>) {
+      o[g] = static_cast<T>(radix_value<K>(keys[lo]));
+    } else {
+      o[g] = x[index[lo]];
+    }
+    c[g] = hi - lo;
+    if (want_inverse)
+      for (int64_t i = lo; i < hi; ++i) inv[index[i]] = g;
+  }
+  return {out, inverse, counts};
+}
+
 // Unique rows of in [N, m]: an order of the rows (sorted, or as given), then
 // one pass that starts a group wherever a row differs from the one before.
 // Equal means == elementwise, so NaNs are never equal (as PyTorch).
-std::tuple<Tensor, Tensor, Tensor> unique_kernel(const Tensor& in, bool sort) {
+std::tuple<Tensor, Tensor, Tensor> unique_kernel(const Tensor& in, bool sort, bool want_inverse) {
   const int64_t N = in->sizes()[0], m = in->sizes()[1];
   return visit_dtype<kRealTypes | kBoolTypes>(in->dtype(), "unique", [&](auto tag) {
     using T = typename decltype(tag)::type;
     using K = sort_key_t<T>;
+    if (sort && m == 1) {
+      if (N <= std::numeric_limits<uint32_t>::max())
+        return unique_sorted_elements<T, uint32_t>(in, want_inverse);
+      return unique_sorted_elements<T, int64_t>(in, want_inverse);
+    }
     const T* x = in->data_as<T>();
     std::vector<int64_t> order(static_cast<size_t>(N));
     auto row_equal = [&](int64_t a, int64_t b) {
@@ -27,23 +80,16 @@ std::tuple<Tensor, Tensor, Tensor> unique_kernel(const Tensor& in, bool sort) {
         if (!(static_cast<K>(x[a * m + j]) == static_cast<K>(x[b * m + j]))) return false;
       return true;
     };
-    if (sort && m == 1) {  // elements: sort (key, index) pairs, cache-friendly
-      std::vector<Keyed<K>> buf(static_cast<size_t>(N));
-      for (int64_t i = 0; i < N; ++i) buf[i] = {static_cast<K>(x[i]), i};
-      std::sort(buf.begin(), buf.end(), KeyedLess<K>{false});
-      for (int64_t i = 0; i < N; ++i) order[i] = buf[i].index;
-    } else {
-      for (int64_t i = 0; i < N; ++i) order[i] = i;
-      if (sort) {
-        std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-          for (int64_t j = 0; j < m; ++j) {
-            const K u = static_cast<K>(x[a * m + j]), v = static_cast<K>(x[b * m + j]);
-            if (key_less(u, v)) return true;
-            if (key_less(v, u)) return false;
-          }
-          return false;
-        });
-      }
+    for (int64_t i = 0; i < N; ++i) order[i] = i;
+    if (sort) {
+      std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+        for (int64_t j = 0; j < m; ++j) {
+          const K u = static_cast<K>(x[a * m + j]), v = static_cast<K>(x[b * m + j]);
+          if (key_less(u, v)) return true;
+          if (key_less(v, u)) return false;
+        }
+        return false;
+      });
     }
     std::vector<int64_t> firsts;  // the first row (in `order`) of each group
     Tensor inverse = empty(DimVector{N}, ScalarType::Int64, in->device());

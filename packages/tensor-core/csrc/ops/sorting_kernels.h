@@ -35,8 +35,9 @@ using LogCumSumExpKernel = void(const Tensor& out, const Tensor& in);
 using ScatterAddRowsKernel = void(const Tensor& out, const Tensor& grad, const Tensor& indices);
 // Unique rows of `in` [rows, n] (n = 1 for elements), compared lexicographically.
 // sort: sort first (else only runs of equal consecutive rows collapse).
-// Returns (unique rows [u, n], inverse [rows] int64, counts [u] int64).
-using UniqueKernel = std::tuple<Tensor, Tensor, Tensor>(const Tensor& in, bool sort);
+// Returns (unique rows [u, n], inverse [rows] int64, counts [u] int64); the
+// inverse may come back empty unless `inverse` asks for it.
+using UniqueKernel = std::tuple<Tensor, Tensor, Tensor>(const Tensor& in, bool sort, bool inverse);
 // out [rows, m]: insertion points of values [rows, m] into seq [rows or 1, s];
 // sorter (may be null) has seq's shape. out is int64 or int32.
 using SearchSortedKernel = void(const Tensor& out, const Tensor& seq, const Tensor& values,

@@ -22,7 +22,7 @@ Unique3 unique_elements(const Tensor& input, bool sort, bool inverse, bool count
   static const OperatorEntry& op = Dispatcher::op("_unique2");
   check_sortable(input, name);
   Tensor flat = ops::reshape(ops::contiguous(input), DimVector{input->numel(), 1});
-  auto [out, inv, cnt] = kernel_for<UniqueKernel>(op, input->device())(flat, sort);
+  auto [out, inv, cnt] = kernel_for<UniqueKernel>(op, input->device())(flat, sort, inverse);
   Tensor values = ops::reshape(out, DimVector{out->sizes()[0]});
   return {values, inverse ? ops::reshape(inv, input->sizes()) : none_like(input),
           counts ? cnt : none_like(input)};
@@ -45,7 +45,7 @@ Unique3 unique_slices(const Tensor& input, int64_t dim, bool sort, bool inverse,
   }
   Tensor moved = ops::contiguous(ops::movedim(input, DimVector{d}, DimVector{0}));
   Tensor rows = ops::reshape(moved, DimVector{n, m});
-  auto [out, inv, cnt] = kernel_for<UniqueKernel>(op, input->device())(rows, sort);
+  auto [out, inv, cnt] = kernel_for<UniqueKernel>(op, input->device())(rows, sort, inverse);
   DimVector shape{out->sizes()[0]};
   for (int64_t s : rest) shape.push_back(s);
   Tensor values =
