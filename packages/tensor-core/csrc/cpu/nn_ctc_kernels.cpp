@@ -55,8 +55,8 @@ double forward_alpha(const Sample<T>& x, double* la, int64_t row) {
     const double* prev = la + (t - 1) * row;
     double* cur = la + t * row;
     for (int64_t s = 0; s < n; ++s) {
-      const double a = log_add3(prev[s], s > 0 ? prev[s - 1] : kNegInf,
-                                x.can_skip(s) ? prev[s - 2] : kNegInf);
+      const double a =
+          log_add3(prev[s], s > 0 ? prev[s - 1] : kNegInf, x.can_skip(s) ? prev[s - 2] : kNegInf);
       cur[s] = a + x.at(t, x.label[s]);
     }
   }
@@ -137,7 +137,8 @@ void ctc_backward(const Tensor& grad, const Tensor& grad_out, const Tensor& log_
         // log of the summed alpha * beta over the states of each label.
         std::fill(post.begin(), post.end(), kNegInf);
         for (int64_t s = 0; s < x.states(); ++s) {
-          const double ab = static_cast<double>(la[(b * T_ + t) * row + s]) + lb[t * x.states() + s];
+          const double ab =
+              static_cast<double>(la[(b * T_ + t) * row + s]) + lb[t * x.states() + s];
           double& p = post[x.label[s]];
           p = log_add3(p, ab, kNegInf);
         }

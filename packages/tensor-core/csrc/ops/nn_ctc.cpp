@@ -43,8 +43,8 @@ struct Ctc {
   int64_t T = 0, N = 0, C = 0, S = 0;  // S: the longest target
 };
 
-Ctc prepare(const char* op, const Tensor& log_probs, const Tensor& targets, IntList il,
-            IntList tl, int64_t blank) {
+Ctc prepare(const char* op, const Tensor& log_probs, const Tensor& targets, IntList il, IntList tl,
+            int64_t blank) {
   FLB_CHECK(log_probs->dim() == 3, op, ": expected log_probs of 3 dims (T, N, C), but got shape ",
             shape_str(log_probs->sizes()));
   const ScalarType dt = log_probs->dtype();
@@ -72,8 +72,8 @@ Ctc prepare(const char* op, const Tensor& log_probs, const Tensor& targets, IntL
   std::vector<int64_t> offsets(static_cast<size_t>(c.N));
   int64_t pos = 0;
   for (int64_t b = 0; b < c.N; ++b) {
-    FLB_CHECK(tl[b] >= 0, op, ": expected target_lengths to have value at least 0, but got ",
-              tl[b], " for sample ", b);
+    FLB_CHECK(tl[b] >= 0, op, ": expected target_lengths to have value at least 0, but got ", tl[b],
+              " for sample ", b);
     FLB_CHECK(il[b] >= 0, op, ": expected input_lengths to have value at least 0, but got ", il[b],
               " for sample ", b);
     FLB_CHECK(il[b] <= c.T, op, ": expected input_lengths to have value at most ", c.T,
@@ -138,9 +138,8 @@ std::tuple<Tensor, Tensor> _ctc_loss(const Tensor& log_probs, const Tensor& targ
   Tensor nll = empty({c.N}, dt, log_probs->device(), false);
   Tensor log_alpha = full({c.N, c.T, 2 * c.S + 1}, Scalar(-std::numeric_limits<double>::infinity()),
                           dt, log_probs->device(), false);
-  kernel_for<CtcLossKernel>(entry, log_probs->device())(nll, log_alpha, c.log_probs, c.targets,
-                                                        c.offsets, c.input_lengths,
-                                                        c.target_lengths, blank);
+  kernel_for<CtcLossKernel>(entry, log_probs->device())(
+      nll, log_alpha, c.log_probs, c.targets, c.offsets, c.input_lengths, c.target_lengths, blank);
   return {nll, log_alpha};
 }
 
@@ -165,8 +164,8 @@ Tensor _ctc_loss_backward(const Tensor& grad, const Tensor& log_probs, const Ten
             shape_str(neg_log_likelihood->sizes()));
   FLB_CHECK(log_alpha->dim() == 3 && log_alpha->size(0) == c.N && log_alpha->size(1) == c.T &&
                 log_alpha->size(2) >= 2 * c.S + 1,
-            op, ": expected log_alpha of shape (", c.N, ", ", c.T, ", ", 2 * c.S + 1,
-            "), but got ", shape_str(log_alpha->sizes()));
+            op, ": expected log_alpha of shape (", c.N, ", ", c.T, ", ", 2 * c.S + 1, "), but got ",
+            shape_str(log_alpha->sizes()));
   // grad is per sample (N), or one value for all (a reduced loss).
   FLB_CHECK(grad->numel() == c.N || grad->numel() == 1, op, ": expected grad of ", c.N,
             " elements (one per sample), but got shape ", shape_str(grad->sizes()));
@@ -180,10 +179,10 @@ Tensor _ctc_loss_backward(const Tensor& grad, const Tensor& log_probs, const Ten
   return g;
 }
 
-Tensor _ctc_loss_backward_Tensor(const Tensor& grad, const Tensor& log_probs,
-                                 const Tensor& targets, const Tensor& input_lengths,
-                                 const Tensor& target_lengths, const Tensor& neg_log_likelihood,
-                                 const Tensor& log_alpha, int64_t blank, bool zero_infinity) {
+Tensor _ctc_loss_backward_Tensor(const Tensor& grad, const Tensor& log_probs, const Tensor& targets,
+                                 const Tensor& input_lengths, const Tensor& target_lengths,
+                                 const Tensor& neg_log_likelihood, const Tensor& log_alpha,
+                                 int64_t blank, bool zero_infinity) {
   return _ctc_loss_backward(grad, log_probs, targets, lengths_of(input_lengths, "input_lengths"),
                             lengths_of(target_lengths, "target_lengths"), neg_log_likelihood,
                             log_alpha, blank, zero_infinity);
@@ -196,8 +195,7 @@ Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, IntList input_le
   const bool batched = log_probs->dim() != 2;
   Tensor lp = batched ? log_probs : unsqueeze(log_probs, 1);
   Tensor tg = batched ? targets : unsqueeze(targets, 0);
-  Tensor nll =
-      std::get<0>(_ctc_loss(lp, tg, input_lengths, target_lengths, blank, zero_infinity));
+  Tensor nll = std::get<0>(_ctc_loss(lp, tg, input_lengths, target_lengths, blank, zero_infinity));
   return reduce_ctc(nll, target_lengths, reduction, zero_infinity, batched);
 }
 

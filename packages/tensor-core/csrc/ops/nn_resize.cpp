@@ -433,11 +433,9 @@ Tensor upsample_bicubic2d(const Tensor& input, IntList output_size, bool align_c
 }
 Tensor upsample_bicubic2d_backward(const Tensor& grad_output, IntList output_size,
                                    IntList input_size, bool align_corners,
-                                   std::optional<double> scales_h,
-                                   std::optional<double> scales_w) {
+                                   std::optional<double> scales_h, std::optional<double> scales_w) {
   return mode_resize_backward("upsample_bicubic2d_backward", 2, grad_output, output_size,
-                              input_size, {std::nullopt, scales_h, scales_w},
-                              cubic(align_corners));
+                              input_size, {std::nullopt, scales_h, scales_w}, cubic(align_corners));
 }
 
 Tensor _upsample_nearest_exact1d(const Tensor& input, IntList output_size,

@@ -95,7 +95,7 @@ def ctc_forward_ref(lp, targets, il, tl, blank=0):
 
 
 def ctc_grad_ref(grad, lp, targets, il, tl, nll, blank=0, zero_infinity=False):
-    """PyTorch's gradient: exp(lp) - exp(log(sum of alpha beta over a label's states) + nll - lp)."""
+    """PyTorch's gradient, exp(lp) - exp(log(sum of alpha beta over c's states) + nll - lp)."""
     T, N, C = lp.shape
     il, tl = [int(v) for v in np.ravel(il)], [int(v) for v in np.ravel(tl)]
     lp = lp.astype(np.float64)
@@ -156,7 +156,7 @@ def forward_samples(tensor_lengths):
         yield Sample((m((6, 2, 3)), rep, *lengths([6, 6], [3, 3])), {"blank": 0}, note="repeats")
         yield Sample((m((4, 1, 3)), np.array([[0, 1]]), *lengths([4], [2])), {"blank": 2})
         yield Sample((m((5, 2, 4), noncontig=True), tg, *lengths([3, 5], [2, 3])), note="strided")
-        yield Sample((m((5, 1, 3)), imp, *lengths([0], [0])), note="zero input length")
+        yield Sample((m((5, 1, 3)), tg[:1], *lengths([0], [0])), note="zero input length")
         yield Sample(
             (m((30, 3, 6)), _targets(rng, 3, 8, 6, 0), *lengths([30, 25, 12], [8, 5, 4])),
             note="longer",

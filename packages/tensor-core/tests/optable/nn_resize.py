@@ -357,6 +357,4 @@ for _k in (1, 2, 3):
     _ne = f"_upsample_nearest_exact{_k}d"
     TESTS += _matrix_rows(_ne, _k, resize_samples(_k, False), nearest_exact_matrix)
 TESTS += _matrix_rows("_upsample_bilinear2d_aa", 2, aa_samples, aa_matrix)
-TESTS += _matrix_rows(
-    "_upsample_bicubic2d_aa", 2, aa_samples, lambda *a: aa_matrix(*a, cubic=True)
-)
+TESTS += _matrix_rows("_upsample_bicubic2d_aa", 2, aa_samples, lambda *a: aa_matrix(*a, cubic=True))
