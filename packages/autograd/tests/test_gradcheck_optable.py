@@ -77,6 +77,10 @@ FIRST_ORDER_ONLY = {
     "group_norm",
     "embedding_bag",  # _embedding_bag_backward has no formula
     "binary_cross_entropy",  # binary_cross_entropy_backward has no formula
+    "_ctc_loss",  # _ctc_loss_backward has no formula (PyTorch has none either)
+    "_ctc_loss.Tensor",
+    "ctc_loss",
+    "ctc_loss.Tensor",
 }
 # nn rows with kinks (piecewise linear, or a second derivative that jumps).
 NOT_SMOOTH |= {

@@ -139,13 +139,13 @@ def test_errors():
     lp, tg = F.log_softmax(x, 2), flambeau.tensor(targets)
     with pytest.raises(ValueError, match="not a valid value for reduction"):
         F.ctc_loss(lp, tg, il, tl, reduction="avg")
-    with pytest.raises(RuntimeError, match="input_lengths to have value at most 6"):
+    with pytest.raises(RuntimeError, match="input_lengths to have value at most"):
         F.ctc_loss(lp, tg, [7, 5, 4], tl)
     with pytest.raises(RuntimeError, match="blank must be in label range"):
         F.ctc_loss(lp, tg, il, tl, blank=5)
-    with pytest.raises(RuntimeError, match="at least 5 columns"):
+    with pytest.raises(RuntimeError, match="expected padded targets with at least"):
         F.ctc_loss(lp, tg, il, [5, 2, 0])
     with pytest.raises(RuntimeError, match="3 dims"):
-        F.ctc_loss(lp[0], tg, il, tl)
+        F.ctc_loss(lp.unsqueeze(0), tg, il, tl)
     with pytest.raises(TypeError):
         F.ctc_loss(lp, tg, 6, 4)

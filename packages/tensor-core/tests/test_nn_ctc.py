@@ -104,7 +104,7 @@ def test_backward_kernel_matches_reference_and_zeroes_padding_frames():
 def test_impossible_alignment_is_inf_and_zero_infinity_zeroes_it():
     lp = T(log_softmax(rng.standard_normal((3, 2, 3)))).requires_grad_(True)
     tg = T(np.array([[1, 1, 1], [2, 0, 0]]))  # sample 0 needs 5 frames
-    nll = flambeau._ctc_loss(lp, tg, [3, 3], [3, 1])[0]
+    nll = flambeau._ctc_loss(lp, tg, [3, 3], [3, 1])[0].detach()
     assert np.isinf(nll.numpy()[0]) and np.isfinite(nll.numpy()[1])
     loss = flambeau.ctc_loss(lp, tg, [3, 3], [3, 1], reduction=2, zero_infinity=True)
     assert loss.item() == pytest.approx(nll.numpy()[1])
@@ -148,13 +148,13 @@ TG = T(np.array([[1, 2, 1], [2, 1, 0]]))
 @pytest.mark.parametrize(
     "call,exc,match",
     [
-        (lambda: flambeau.ctc_loss(_lp(5, 2, 4)[0], TG, [5, 4], [3, 2]), RuntimeError, "3 dims"),
+        (lambda: flambeau.ctc_loss(_lp(1, 5, 2, 4), TG, [5, 4], [3, 2]), RuntimeError, "3 dims"),
         (lambda: flambeau.ctc_loss(_lp(5, 2, 4), TG, [6, 4], [3, 2]), RuntimeError,
-         "input_lengths to have value at most 5"),
+         "input_lengths to have value at most"),
         (lambda: flambeau.ctc_loss(_lp(5, 2, 4), TG, [5, 4], [3, 4]), RuntimeError,
-         "at least 4 columns"),
+         "expected padded targets with at least"),
         (lambda: flambeau.ctc_loss(_lp(5, 2, 4), TG, [5, 4, 3], [3, 2]), RuntimeError,
-         "input_lengths must be of size batch_size 2"),
+         "input_lengths must be of size batch_size"),
         (lambda: flambeau.ctc_loss(_lp(5, 2, 4), TG, [5, 4], [3]), RuntimeError,
          "target_lengths must be of size"),
         (lambda: flambeau.ctc_loss(_lp(5, 2, 4), TG, [5, 4], [3, 2], blank=4), RuntimeError,
@@ -162,19 +162,19 @@ TG = T(np.array([[1, 2, 1], [2, 1, 0]]))
         (lambda: flambeau.ctc_loss(_lp(5, 2, 4), TG, [-1, 4], [3, 2]), RuntimeError,
          "at least 0"),
         (lambda: flambeau.ctc_loss(_lp(5, 2, 4), TG.reshape(-1), [5, 4], [3, 2]), RuntimeError,
-         "concatenated targets of size 5"),
+         "expected concatenated targets of size"),
         (lambda: flambeau.ctc_loss(_lp(5, 2, 4), TG.unsqueeze(0), [5, 4], [3, 2]), RuntimeError,
-         "1 dim"),
+         "expected targets of"),
         (lambda: flambeau.ctc_loss(_lp(5, 2, 4), TG.float(), [5, 4], [3, 2]), RuntimeError,
          "integer dtype"),
         (lambda: flambeau.ctc_loss(_lp(5, 2, 4), TG, [5, 4], [3, 2], reduction=3), ValueError,
-         "reduction"),
+         "invalid reduction"),
         (lambda: flambeau.ctc_loss(_lp(5, 2, 4).int(), TG, [5, 4], [3, 2]), NotImplementedError,
          "float32 or float64"),
         (lambda: flambeau.ctc_loss(_lp(0, 2, 4), TG, [0, 0], [0, 0]), RuntimeError,
          "must not be empty"),
         (lambda: flambeau.ctc_loss(_lp(5, 2, 4), T(np.array([[1, 7, 1], [2, 1, 0]])), [5, 4],
-                                   [3, 2]), RuntimeError, "target value 7"),
+                                   [3, 2]), RuntimeError, "target value"),
         (lambda: flambeau.ctc_loss(_lp(5, 2, 4), TG, T(np.array([5.0, 4.0])), T(np.array([3, 2]))),
          RuntimeError, "input_lengths must be integral"),
     ],

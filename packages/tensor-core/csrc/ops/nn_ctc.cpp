@@ -190,8 +190,8 @@ Tensor _ctc_loss_backward_Tensor(const Tensor& grad, const Tensor& log_probs, co
 
 Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, IntList input_lengths,
                 IntList target_lengths, int64_t blank, int64_t reduction, bool zero_infinity) {
-  FLB_CHECK_T(ValueError, reduction >= 0 && reduction <= 2, "ctc_loss: ", reduction,
-              " is not a valid value for reduction (0: none, 1: mean, 2: sum)");
+  FLB_CHECK_T(ValueError, reduction >= 0 && reduction <= 2, "ctc_loss: invalid reduction ",
+              reduction, " (expected 0: none, 1: mean or 2: sum)");
   const bool batched = log_probs->dim() != 2;
   Tensor lp = batched ? log_probs : unsqueeze(log_probs, 1);
   Tensor tg = batched ? targets : unsqueeze(targets, 0);

@@ -1075,6 +1075,11 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0,
     of ints or integer tensors. mean divides each loss by its target length (at least 1)
     and averages over the batch; zero_infinity zeroes the losses (and gradients) of
     impossible alignments."""
+    for name, v in (("input_lengths", input_lengths), ("target_lengths", target_lengths)):
+        if not isinstance(v, (list, tuple, flambeau.Tensor)):
+            raise TypeError(
+                f"ctc_loss(): {name} must be a tuple of ints or a Tensor, not {type(v).__name__}"
+            )
     return flambeau.ctc_loss(
         log_probs, targets, input_lengths, target_lengths, blank, _reduction_enum(reduction),
         zero_infinity,
