@@ -92,9 +92,11 @@ def test_backward_is_the_adjoint():
 @pytest.mark.parametrize(
     "call,match",
     [
-        (lambda: flambeau.upsample_bicubic2d(T(X[0]), [2, 2], False), "upsample_bicubic2d: expected a"),
+        (lambda: flambeau.upsample_bicubic2d(T(X[0]), [2, 2], False),
+         "upsample_bicubic2d: expected a"),
         (lambda: flambeau._upsample_bilinear2d_aa(T(X), [0, 2], False), "greater than 0"),
-        (lambda: flambeau._upsample_nearest_exact3d(T(X), [2, 2, 2]), "_upsample_nearest_exact3d: expected a"),
+        (lambda: flambeau._upsample_nearest_exact3d(T(X), [2, 2, 2]),
+         "_upsample_nearest_exact3d: expected a"),
         (lambda: flambeau.upsample_bicubic2d(T(X).int(), [2, 2], False), "floating"),
         (lambda: flambeau._upsample_bicubic2d_aa_backward(T(X), [2, 2], [1, 1, 3, 4], False),
          "grad_output of size"),
