@@ -2,12 +2,14 @@
 // filled tensor (any dtype, any number of dims, negative pads crop); the other
 // padding modes and the resizes build per-axis taps for the resample kernels.
 #include <cmath>
+#include <functional>
 #include <sstream>
 
 #include "generated/ops_nn_resize.h"
 #include "generated/ops_shape.h"
 #include "generated/ops_tensor.h"
 #include "ops/nn_resize_geometry.h"
+#include "ops/nn_resize_taps.h"
 
 namespace flambeau::ops {
 
@@ -240,6 +242,45 @@ Tensor linear_backward(const char* op, size_t k, const Tensor& grad_output, IntL
   return run_backward(s, grad_output);
 }
 
+// The other modes: each resized axis gets the taps of axis(in, out, scale).
+using AxisFn = std::function<AxisTaps(int64_t in, int64_t out, std::optional<double> scale)>;
+
+void mode_taps(Stack& s, IntList output_size, const Scales& sc, const AxisFn& axis) {
+  for (size_t i = 0; i < s.k; ++i) {
+    const size_t j = 3 - s.k + i;
+    s.g.out[j] = output_size[i];
+    s.g.axes[j] = axis(s.g.in[j], output_size[i], sc[j]);
+  }
+  identity_axes(s.g);
+}
+Tensor mode_resize(const char* op, size_t k, const Tensor& input, IntList output_size,
+                   const Scales& sc, const AxisFn& axis) {
+  Stack s = stack_of(op, input, k, true);
+  check_sizes(op, s, output_size);
+  mode_taps(s, output_size, sc, axis);
+  return run_forward(s);
+}
+Tensor mode_resize_backward(const char* op, size_t k, const Tensor& grad_output,
+                            IntList output_size, IntList input_size, const Scales& sc,
+                            const AxisFn& axis) {
+  Stack s = backward_stack(op, k, grad_output, input_size);
+  check_sizes(op, s, output_size);
+  mode_taps(s, output_size, sc, axis);
+  return run_backward(s, grad_output);
+}
+
+AxisFn cubic(bool align_corners) {
+  return [=](int64_t in, int64_t out, std::optional<double> scale) {
+    return cubic_axis_taps(in, out, align_corners, scale);
+  };
+}
+AxisFn antialias(bool align_corners, bool is_cubic) {
+  return [=](int64_t in, int64_t out, std::optional<double> scale) {
+    return antialias_axis_taps(in, out, align_corners, scale, is_cubic);
+  };
+}
+const AxisFn kNearestExact = nearest_exact_axis_taps;
+
 }  // namespace
 
 Tensor constant_pad_nd(const Tensor& input, IntList pad, const Scalar& value) {
@@ -383,6 +424,80 @@ Tensor upsample_trilinear3d_backward(const Tensor& grad_output, IntList output_s
                                      std::optional<double> scales_w) {
   return linear_backward("upsample_trilinear3d_backward", 3, grad_output, output_size, input_size,
                          align_corners, {scales_d, scales_h, scales_w});
+}
+
+Tensor upsample_bicubic2d(const Tensor& input, IntList output_size, bool align_corners,
+                          std::optional<double> scales_h, std::optional<double> scales_w) {
+  return mode_resize("upsample_bicubic2d", 2, input, output_size,
+                     {std::nullopt, scales_h, scales_w}, cubic(align_corners));
+}
+Tensor upsample_bicubic2d_backward(const Tensor& grad_output, IntList output_size,
+                                   IntList input_size, bool align_corners,
+                                   std::optional<double> scales_h, std::optional<double> scales_w) {
+  return mode_resize_backward("upsample_bicubic2d_backward", 2, grad_output, output_size,
+                              input_size, {std::nullopt, scales_h, scales_w}, cubic(align_corners));
+}
+
+Tensor _upsample_nearest_exact1d(const Tensor& input, IntList output_size,
+                                 std::optional<double> scales) {
+  return mode_resize("_upsample_nearest_exact1d", 1, input, output_size,
+                     {std::nullopt, std::nullopt, scales}, kNearestExact);
+}
+Tensor _upsample_nearest_exact2d(const Tensor& input, IntList output_size,
+                                 std::optional<double> scales_h, std::optional<double> scales_w) {
+  return mode_resize("_upsample_nearest_exact2d", 2, input, output_size,
+                     {std::nullopt, scales_h, scales_w}, kNearestExact);
+}
+Tensor _upsample_nearest_exact3d(const Tensor& input, IntList output_size,
+                                 std::optional<double> scales_d, std::optional<double> scales_h,
+                                 std::optional<double> scales_w) {
+  return mode_resize("_upsample_nearest_exact3d", 3, input, output_size,
+                     {scales_d, scales_h, scales_w}, kNearestExact);
+}
+Tensor _upsample_nearest_exact1d_backward(const Tensor& grad_output, IntList output_size,
+                                          IntList input_size, std::optional<double> scales) {
+  return mode_resize_backward("_upsample_nearest_exact1d_backward", 1, grad_output, output_size,
+                              input_size, {std::nullopt, std::nullopt, scales}, kNearestExact);
+}
+Tensor _upsample_nearest_exact2d_backward(const Tensor& grad_output, IntList output_size,
+                                          IntList input_size, std::optional<double> scales_h,
+                                          std::optional<double> scales_w) {
+  return mode_resize_backward("_upsample_nearest_exact2d_backward", 2, grad_output, output_size,
+                              input_size, {std::nullopt, scales_h, scales_w}, kNearestExact);
+}
+Tensor _upsample_nearest_exact3d_backward(const Tensor& grad_output, IntList output_size,
+                                          IntList input_size, std::optional<double> scales_d,
+                                          std::optional<double> scales_h,
+                                          std::optional<double> scales_w) {
+  return mode_resize_backward("_upsample_nearest_exact3d_backward", 3, grad_output, output_size,
+                              input_size, {scales_d, scales_h, scales_w}, kNearestExact);
+}
+
+Tensor _upsample_bilinear2d_aa(const Tensor& input, IntList output_size, bool align_corners,
+                               std::optional<double> scales_h, std::optional<double> scales_w) {
+  return mode_resize("_upsample_bilinear2d_aa", 2, input, output_size,
+                     {std::nullopt, scales_h, scales_w}, antialias(align_corners, false));
+}
+Tensor _upsample_bilinear2d_aa_backward(const Tensor& grad_output, IntList output_size,
+                                        IntList input_size, bool align_corners,
+                                        std::optional<double> scales_h,
+                                        std::optional<double> scales_w) {
+  return mode_resize_backward("_upsample_bilinear2d_aa_backward", 2, grad_output, output_size,
+                              input_size, {std::nullopt, scales_h, scales_w},
+                              antialias(align_corners, false));
+}
+Tensor _upsample_bicubic2d_aa(const Tensor& input, IntList output_size, bool align_corners,
+                              std::optional<double> scales_h, std::optional<double> scales_w) {
+  return mode_resize("_upsample_bicubic2d_aa", 2, input, output_size,
+                     {std::nullopt, scales_h, scales_w}, antialias(align_corners, true));
+}
+Tensor _upsample_bicubic2d_aa_backward(const Tensor& grad_output, IntList output_size,
+                                       IntList input_size, bool align_corners,
+                                       std::optional<double> scales_h,
+                                       std::optional<double> scales_w) {
+  return mode_resize_backward("_upsample_bicubic2d_aa_backward", 2, grad_output, output_size,
+                              input_size, {std::nullopt, scales_h, scales_w},
+                              antialias(align_corners, true));
 }
 
 }  // namespace flambeau::ops

@@ -233,3 +233,128 @@ for _k in (1, 2, 3):
                 FLOATS,
             ),
         ]
+
+
+# --- bicubic, nearest-exact and antialiased resizing --------------------------------------------
+
+
+def _source_scale(n_in, n_out, align_corners, scale):
+    if align_corners:
+        return (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+    return 1.0 / scale if scale else n_in / n_out
+
+
+def _cubic_near(x, a):
+    return ((a + 2) * x - (a + 3)) * x * x + 1
+
+
+def _cubic_far(x, a):
+    return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+
+def cubic_matrix(n_in, n_out, align_corners, scale=None):
+    """Cubic convolution (A = -0.75) at PyTorch's source positions, border clamped."""
+    m = np.zeros((n_out, n_in))
+    r = _source_scale(n_in, n_out, align_corners, scale)
+    for o in range(n_out):
+        src = r * o if align_corners else r * (o + 0.5) - 0.5
+        i0 = min(int(np.floor(src)), n_in - 1)
+        t = min(max(src - i0, 0.0), 1.0)
+        a = -0.75
+        w = [_cubic_far(t + 1, a), _cubic_near(t, a), _cubic_near(1 - t, a), _cubic_far(2 - t, a)]
+        for j in range(4):
+            m[o, min(max(i0 - 1 + j, 0), n_in - 1)] += w[j]
+    return m
+
+
+def nearest_exact_matrix(n_in, n_out, align_corners=None, scale=None):
+    s = np.float32(1.0 / scale) if scale else np.float32(n_in) / np.float32(n_out)
+    src = np.floor((np.arange(n_out) + 0.5).astype(np.float32) * s).astype(np.int64)
+    return np.eye(n_in)[np.minimum(src, n_in - 1)]
+
+
+def _aa_filter(x, cubic):
+    x = abs(x)
+    if not cubic:
+        return max(1.0 - x, 0.0)
+    return _cubic_near(x, -0.5) if x < 1 else _cubic_far(x, -0.5) if x < 2 else 0.0
+
+
+def aa_matrix(n_in, n_out, align_corners, scale=None, cubic=False):
+    """The antialiased separable filter: support widened by the downscale factor, each output
+    row normalized to sum 1."""
+    m = np.zeros((n_out, n_in))
+    r = _source_scale(n_in, n_out, align_corners, scale)
+    half = 2.0 if cubic else 1.0
+    support, inv = (half * r, 1.0 / r) if r >= 1 else (half, 1.0)
+    for o in range(n_out):
+        c = r * (o + 0.5)
+        lo, hi = max(int(c - support + 0.5), 0), min(int(c + support + 0.5), n_in)
+        w = np.array([_aa_filter((j - c + 0.5) * inv, cubic) for j in range(lo, hi)])
+        m[o, lo:hi] = w / w.sum() if w.sum() != 0 else w
+    return m
+
+
+def matrix_ref(k, matrix):
+    def ref(x, output_size, align_corners=None, **kw):
+        scales = [kw.get(n) for n in SCALES[k]]
+        out = x.astype(np.float64)
+        for i in range(k):
+            axis = x.ndim - k + i
+            mat = matrix(x.shape[axis], output_size[i], align_corners, scales[i])
+            out = np.moveaxis(np.tensordot(mat, np.moveaxis(out, axis, 0), 1), 0, axis)
+        return out
+
+    return ref
+
+
+def matrix_backward_ref(k, matrix):
+    def ref(g, output_size, input_size, **kw):
+        fwd = matrix_ref(k, matrix)
+        return adjoint(lambda e: fwd(e, output_size, **kw), tuple(input_size), g)
+
+    return ref
+
+
+def aa_samples(dtype, rng):
+    m = lambda s, **kw: make(s, dtype, rng, **kw)  # noqa: E731
+    for align in (False, True):
+        a = {"align_corners": align}
+        yield Sample((m((1, 2, 8, 7)),), dict(output_size=[3, 2], **a), note="shrink")
+        yield Sample((m((2, 1, 9, 5)),), dict(output_size=[4, 5], **a), note="one axis")
+        yield Sample((m((1, 1, 3, 4)),), dict(output_size=[5, 6], **a), note="grow")
+        yield Sample((m((1, 2, 6, 6), noncontig=True),), dict(output_size=[2, 4], **a))
+        yield Sample((m((0, 2, 4, 4)),), dict(output_size=[2, 2], **a), note="empty")
+        yield Sample((m((1, 1, 7, 8)),), dict(output_size=[3, 2], scales_h=0.45, scales_w=0.3, **a))
+        yield Sample((m((1, 1, 5, 4)),), dict(output_size=[1, 1], **a), note="to one")
+
+
+def matrix_backward_samples(k, samples, matrix):
+    def backward_samples(dtype, rng):
+        for s in samples(dtype, rng):
+            (x,) = s.args
+            g = make(matrix_ref(k, matrix)(x, **s.kwargs).shape, dtype, rng)
+            yield Sample((g,), dict(s.kwargs, input_size=list(x.shape)))
+
+    return backward_samples
+
+
+def _matrix_rows(name, k, samples, matrix):
+    return [
+        OpTest(name, fn(name), matrix_ref(k, matrix), samples, FLOATS),
+        OpTest(
+            name + "_backward",
+            fn(name + "_backward"),
+            matrix_backward_ref(k, matrix),
+            matrix_backward_samples(k, samples, matrix),
+            FLOATS,
+        ),
+    ]
+
+
+TESTS += _matrix_rows("upsample_bicubic2d", 2, resize_samples(2, True), cubic_matrix)
+for _k in (1, 2, 3):
+    _ne = f"_upsample_nearest_exact{_k}d"
+    TESTS += _matrix_rows(_ne, _k, resize_samples(_k, False), nearest_exact_matrix)
+TESTS += _matrix_rows("_upsample_bilinear2d_aa", 2, aa_samples, aa_matrix)
+TESTS += _matrix_rows("_upsample_bicubic2d_aa", 2, aa_samples, lambda *a: aa_matrix(*a, cubic=True))

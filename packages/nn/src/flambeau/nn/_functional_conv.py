@@ -488,12 +488,15 @@ def pad(input, pad, mode: str = "constant", value=None):
 
 # ---- resampling -----------------------------------------------------------------------------
 
-_LINEAR = {"linear": 1, "bilinear": 2, "trilinear": 3}
+_LINEAR = {"linear": 1, "bilinear": 2, "trilinear": 3, "bicubic": 2}
 
 
 def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", align_corners=None,
                 recompute_scale_factor=None, antialias: bool = False):  # fmt: skip
-    """Resamples (N, C, *spatial) to size or spatial * scale_factor."""
+    """Resamples (N, C, *spatial) to size or spatial * scale_factor.
+
+    Unless recompute_scale_factor is True, a given scale_factor also sets the output-to-input
+    index mapping (as in PyTorch), not only the output size."""
     nd = input.dim() - 2
     if nd not in (1, 2, 3):
         raise NotImplementedError(
@@ -516,12 +519,20 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", alig
     else:
         raise NotImplementedError(
             f"interpolate(): mode {mode!r} is not supported (nearest, linear, bilinear, "
-            f"trilinear, area)"
+            f"bicubic, trilinear, area, nearest-exact)"
         )
-    if antialias:
-        raise NotImplementedError("interpolate(): antialias=True is not supported")
     if (size is None) == (scale_factor is None):
         raise ValueError("interpolate(): exactly one of size or scale_factor must be given")
+    if recompute_scale_factor and size is not None:
+        raise ValueError(
+            "interpolate(): recompute_scale_factor is not meaningful with an explicit size."
+        )
+    if antialias and not (mode in ("bilinear", "bicubic") and nd == 2):
+        raise ValueError(
+            "interpolate(): anti-alias option is restricted to bilinear and bicubic modes and "
+            f"requires a 4-D tensor as input, got mode {mode!r} and input of shape "
+            f"{_shape(input)}"
+        )
     spatial = [input.shape[2 + i] for i in range(nd)]
     scales = [None] * nd
     if size is not None:
@@ -549,10 +560,15 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", alig
     if mode == "area":
         return _adaptive_avg(nd, input, out_size)
     if mode == "nearest-exact":
-        raise NotImplementedError("interpolate(): mode 'nearest-exact' is not supported")
+        return getattr(flambeau, f"_upsample_nearest_exact{nd}d")(input, out_size, *scales)
     if mode == "nearest":
         return getattr(flambeau, f"upsample_nearest{nd}d")(input, out_size, *scales)
-    kernel = ("upsample_linear1d", "upsample_bilinear2d", "upsample_trilinear3d")[nd - 1]
+    if mode == "bicubic":
+        kernel = "_upsample_bicubic2d_aa" if antialias else "upsample_bicubic2d"
+    elif antialias:
+        kernel = "_upsample_bilinear2d_aa"
+    else:
+        kernel = ("upsample_linear1d", "upsample_bilinear2d", "upsample_trilinear3d")[nd - 1]
     return getattr(flambeau, kernel)(input, out_size, align_corners, *scales)
 
 

@@ -83,6 +83,7 @@ __all__ = [
     # losses with kernels of their own
     "cross_entropy",
     "nll_loss",
+    "ctc_loss",
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
     "kl_div",
@@ -1067,6 +1068,25 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
     reduction = _reduction.resolve(size_average, reduce, reduction)
     _class_target_check("nll_loss", input, target)
     return flambeau.nll_loss(input, target, weight, _reduction_enum(reduction), ignore_index)
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0,
+             reduction: str = "mean", zero_infinity: bool = False):  # fmt: skip
+    """Connectionist temporal classification loss of log_probs (T, N, C) or (T, C).
+
+    targets are padded (N, S) or concatenated (sum(target_lengths)); the lengths are tuples
+    of ints or integer tensors. mean divides each loss by its target length (at least 1)
+    and averages over the batch; zero_infinity zeroes the losses (and gradients) of
+    impossible alignments."""
+    for name, v in (("input_lengths", input_lengths), ("target_lengths", target_lengths)):
+        if not isinstance(v, (list, tuple, flambeau.Tensor)):
+            raise TypeError(
+                f"ctc_loss(): {name} must be a tuple of ints or a Tensor, not {type(v).__name__}"
+            )
+    return flambeau.ctc_loss(
+        log_probs, targets, input_lengths, target_lengths, blank, _reduction_enum(reduction),
+        zero_infinity,
+    )  # fmt: skip
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index: int = -100,

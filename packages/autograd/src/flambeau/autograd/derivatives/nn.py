@@ -1003,3 +1003,40 @@ def _kl_div(call, a):
     if red == 2:
         return call("sum", loss)
     return loss
+
+
+# --- CTC loss ---------------------------------------------------------------------------------
+
+
+@formula("_ctc_loss", "_ctc_loss.Tensor", needs_result=True)
+def _ctc_loss(g, a):
+    go = _first(g)
+    if go is None:  # only log_alpha was used: it has no gradient
+        return {}
+    nll, log_alpha = a["results"]
+    lengths = (a["input_lengths"], a["target_lengths"])
+    grad = F._ctc_loss_backward(
+        go, a["log_probs"], a["targets"], *lengths, nll, log_alpha, a["blank"], a["zero_infinity"]
+    )
+    return {"log_probs": grad}
+
+
+@composite("ctc_loss", "ctc_loss.Tensor")
+def _ctc_loss_composite(call, a):
+    lp, targets = a["log_probs"], a["targets"]
+    il, tl, reduction = a["input_lengths"], a["target_lengths"], a["reduction"]
+    if reduction not in (0, 1, 2):
+        raise ValueError(f"ctc_loss: {reduction} is not a valid value for reduction")
+    batched = lp.dim() != 2
+    if not batched:
+        lp, targets = call("unsqueeze", lp, 1), call("unsqueeze", targets, 0)
+    nll = call("_ctc_loss", lp, targets, il, tl, a["blank"], a["zero_infinity"])[0]
+    if a["zero_infinity"]:
+        nll = call("where", nll == float("inf"), F.zeros((), dtype=nll.dtype), nll)
+    if reduction == 1:
+        lengths = tl if isinstance(tl, F.Tensor) else F.tensor(list(tl))
+        lengths = lengths.to(nll.dtype).clamp_min(1)
+        return call("mean", call("div", nll, lengths))
+    if reduction == 2:
+        return call("sum", nll)
+    return nll if batched else call("squeeze", nll, 0)

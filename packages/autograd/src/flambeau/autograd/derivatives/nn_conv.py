@@ -339,3 +339,7 @@ def _resize(name, k, linear):
 for _k in (1, 2, 3):
     _resize(f"upsample_nearest{_k}d", _k, False)
     _resize(_LINEAR[_k], _k, True)
+    _resize(f"_upsample_nearest_exact{_k}d", _k, False)
+_resize("upsample_bicubic2d", 2, True)
+_resize("_upsample_bilinear2d_aa", 2, True)
+_resize("_upsample_bicubic2d_aa", 2, True)

@@ -47,6 +47,7 @@ from .loss import (
     BCEWithLogitsLoss,
     CosineEmbeddingLoss,
     CrossEntropyLoss,
+    CTCLoss,
     GaussianNLLLoss,
     HingeEmbeddingLoss,
     HuberLoss,
@@ -186,6 +187,7 @@ __all__ = [
     "EmbeddingBag",
     # losses backed by the core's kernels
     "CrossEntropyLoss",
+    "CTCLoss",
     "NLLLoss",
     "BCELoss",
     "BCEWithLogitsLoss",

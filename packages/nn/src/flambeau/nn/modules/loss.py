@@ -172,6 +172,21 @@ class NLLLoss(_WeightedLoss):
         )  # fmt: skip
 
 
+class CTCLoss(_Loss):
+    """Connectionist temporal classification loss (see F.ctc_loss)."""
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False):
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(
+            log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+            self.zero_infinity,
+        )  # fmt: skip
+
+
 class CrossEntropyLoss(_WeightedLoss):
     """log_softmax over dim 1 then NLL (class indices), or soft-label cross entropy."""
 
