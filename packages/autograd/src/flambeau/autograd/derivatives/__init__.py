@@ -12,6 +12,7 @@ registers them all.
 """
 
 from . import indexing, linalg, nn, nn_conv, nn_rnn, pointwise, reduction, shape, sorting  # noqa: F401  (registers formulas)
+from . import nn_attention  # noqa: F401  (registers formulas)
 from .helpers import sum_to, unreduce
 from .registry import (
     COMPOSITES,
