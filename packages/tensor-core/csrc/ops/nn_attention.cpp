@@ -74,6 +74,15 @@ Tensor gemm_operand(const Tensor& t, ScalarType compute, int64_t& ld) {
   return c;
 }
 
+bool broadcastable(IntList a, IntList b) {
+  const size_t n = std::min(a.size(), b.size());
+  for (size_t i = 1; i <= n; ++i) {
+    const int64_t x = a[a.size() - i], y = b[b.size() - i];
+    if (x != y && x != 1 && y != 1) return false;
+  }
+  return true;
+}
+
 // Number of query heads per key (or value) head under enable_gqa.
 int64_t head_ratio(const Tensor& q, const Tensor& kv, bool gqa) {
   if (!gqa || q->dim() < 3 || kv->dim() < 3) return 1;
@@ -134,8 +143,13 @@ Prepared prepare(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor
   r.compute = compute_type(r.dtype);
   r.k_ratio = head_ratio(q, k, gqa);
   r.v_ratio = head_ratio(q, v, gqa);
-  r.batch = broadcast_shapes(broadcast_shapes(batch_dims(q), grouped_batch(k, r.k_ratio), kName),
-                             grouped_batch(v, r.v_ratio), kName);
+  const DimVector qb = batch_dims(q), kb = grouped_batch(k, r.k_ratio);
+  const DimVector vb = grouped_batch(v, r.v_ratio);
+  FLB_CHECK(broadcastable(qb, kb) && broadcastable(qb, vb) && broadcastable(kb, vb), kName,
+            ": the batch dims of query ", shape_str(q->sizes()), ", key ", shape_str(k->sizes()),
+            " and value ", shape_str(v->sizes()), " do not broadcast",
+            gqa ? " (key and value heads, dim -3, counted as the query's)" : "");
+  r.batch = broadcast_shapes(broadcast_shapes(qb, kb, kName), vb, kName);
   AttentionProblem& p = r.p;
   p.count = numel_of(r.batch);
   p.L = q->sizes()[q->dim() - 2];

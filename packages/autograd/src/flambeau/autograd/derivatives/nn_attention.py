@@ -21,13 +21,16 @@ _FORWARD = "_scaled_dot_product_attention_forward"
 
 
 def _repeat_heads(q, t, enable_gqa):
-    """t with its heads (dim -3) repeated to the query's count (grouped-query attention)."""
+    """t with each head (dim -3) repeated for the query heads sharing it (grouped-query
+    attention), as repeat_interleave(hq // ht, -3)."""
     if not enable_gqa or q.dim() < 3 or t.dim() < 3:
         return t
     hq, ht = q.shape[-3], t.shape[-3]
     if ht in (hq, 0, 1):
         return t
-    return t.repeat_interleave(hq // ht, -3)
+    shape = tuple(t.shape)
+    wide = shape[:-2] + (hq // ht,) + shape[-2:]
+    return t.unsqueeze(-3).expand(wide).reshape(shape[:-3] + (hq,) + shape[-2:])
 
 
 def _keep_mask(a, shape, dtype):
