@@ -19,6 +19,7 @@
 #include "cpu/blas.h"
 #include "cpu/parallel.h"
 #include "cpu/philox_lanes.h"
+#include "cpu/vec_math.h"
 #include "dispatch/dispatcher.h"
 #include "ops/attention_kernels.h"
 
@@ -48,6 +49,14 @@ void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a
     scipy_cblas_dgemm(CblasRowMajor, t(ta), t(tb), i(m), i(n), i(k), alpha, a, i(lda), b, i(ldb),
                       beta, c, i(ldc));
   }
+}
+
+// out[i] = exp(in[i] - shift) through libmvec; returns the sum.
+float exp_shift_sum(const float* in, float* out, int64_t n, float shift) {
+  return vec::exp_shift_sum_f32(in, out, n, shift);
+}
+double exp_shift_sum(const double* in, double* out, int64_t n, double shift) {
+  return vec::exp_shift_sum_f64(in, out, n, shift);
 }
 
 // Runs f(task, buffer) for tasks [0, n): on our threads with single-threaded
@@ -144,8 +153,7 @@ void forward(const AttentionProblem& p, const Tensor& out, const Tensor& logsume
         lse[b.i * p.L + l] = mx;
         continue;
       }
-      T sum = 0;
-      for (int64_t j = 0; j < b.cols; ++j) sum += (row[j] = std::exp(row[j] - mx));
+      const T sum = exp_shift_sum(row, row, b.cols, mx);
       lse[b.i * p.L + l] = mx + std::log(sum);
       const T inv = T(1) / sum;
       if (p.dropout_p > 0) {
@@ -197,19 +205,16 @@ void backward(const AttentionProblem& p, const Tensor& grad_out, const Tensor& o
         // sum_s w_s dw_s over the row equals grad_out . out (flash attention's D).
         T d = 0;
         for (int64_t c = 0; c < p.Ev; ++c) d += gob[r * p.Ev + c] * o[(i * p.L + l) * p.Ev + c];
+        exp_shift_sum(wr, wr, b.cols, m);
         if (p.dropout_p > 0) {
           DropoutRow z(p, i, l);
           for (int64_t c = 0; c < b.cols; ++c) {
-            const T pw = std::exp(wr[c] - m), f = z.at<T>(c);
-            wr[c] = pw * f;
-            dr[c] = pw * (dr[c] * f - d);
+            const T f = z.at<T>(c);
+            dr[c] = wr[c] * (dr[c] * f - d);
+            wr[c] *= f;
           }
         } else {
-          for (int64_t c = 0; c < b.cols; ++c) {
-            const T pw = std::exp(wr[c] - m);
-            wr[c] = pw;
-            dr[c] = pw * (dr[c] - d);
-          }
+          for (int64_t c = 0; c < b.cols; ++c) dr[c] = wr[c] * (dr[c] - d);
         }
       }
       gemm<T>(true, false, b.cols, p.Ev, b.rows, T(1), w, b.cols, gob, p.Ev, T(1), gvj, p.Ev);
