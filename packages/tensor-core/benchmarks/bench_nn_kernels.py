@@ -2,8 +2,10 @@
 
 softmax / log_softmax / layer_norm over 4096x4096 float32 (the issue's target:
 at least as fast as PyTorch), layer_norm forward + backward, cross_entropy on
-(4096, 1000) and gelu on 16M float32. NumPy has no such kernels; its column
-shows a plain NumPy softmax / layer_norm where one is easy to write.
+(4096, 1000), gelu on 16M float32, and scaled dot-product attention (8 batches x 8
+heads, L = S = 512, E = 64, float32) forward and forward + backward. NumPy has no
+such kernels; its column shows a plain NumPy softmax / layer_norm where one is
+easy to write.
 """
 
 from __future__ import annotations
@@ -107,6 +109,35 @@ def workloads(rng):
         t = flambeau.from_numpy(big)
         return lambda: flambeau.gelu(t)
 
+    qkv = [rng.standard_normal((8, 8, 512, 64), dtype=np.float32) for _ in range(4)]
+
+    def attention(lib, backward=False):
+        if lib == "numpy":
+            return None
+        if lib == "torch":
+            q, k, v, g = (torch.from_numpy(a) for a in qkv)
+            if not backward:
+                return lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v)
+            fwd = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu
+            bwd = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward
+
+            def run():
+                out, lse = fwd(q, k, v)
+                return bwd(g, q, k, v, out, lse, 0.0, False)
+
+            return run
+        q, k, v, g = (flambeau.from_numpy(a) for a in qkv)
+        if not backward:
+            return lambda: flambeau.scaled_dot_product_attention(q, k, v)
+
+        def run():
+            out, lse, seed, offset = flambeau._scaled_dot_product_attention_forward(q, k, v)
+            return flambeau._scaled_dot_product_attention_backward(
+                g, q, k, v, out, lse, seed, offset
+            )
+
+        return run
+
     return [
         ("softmax 4096x4096 f32", lambda lib: softmax(lib)),
         ("log_softmax 4096x4096 f32", lambda lib: softmax(lib, True)),
@@ -114,6 +145,8 @@ def workloads(rng):
         ("layer_norm fwd+bwd 4096x4096", layer_norm_fwd_bwd),
         ("cross_entropy (4096, 1000)", cross_entropy),
         ("gelu 16M f32", gelu),
+        ("sdpa 8x8x512x64 f32", attention),
+        ("sdpa fwd+bwd 8x8x512x64", lambda lib: attention(lib, True)),
     ]
 
 

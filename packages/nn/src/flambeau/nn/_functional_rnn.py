@@ -1,5 +1,6 @@
-"""Attention functions of ``flambeau.nn.functional``: scaled_dot_product_attention and
-multi_head_attention_forward, composed from matmul, softmax and dropout."""
+"""Attention functions of ``flambeau.nn.functional``: scaled_dot_product_attention (the
+core's fused operator) and multi_head_attention_forward, composed from matmul, softmax and
+dropout."""
 
 from __future__ import annotations
 
@@ -31,44 +32,19 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     """softmax(Q K^T * scale + mask) V with query (..., L, E), key (..., S, E), value (..., S, Ev).
 
     A bool attn_mask marks with True the positions that may be attended; a float one is added
-    to the scores. is_causal masks out the upper triangle (and excludes attn_mask).
+    to the scores. is_causal masks out the upper triangle (and excludes attn_mask). The core's
+    fused operator (flash-attention style forward and backward kernels).
     """
-    if query.dim() < 2 or key.dim() < 2 or value.dim() < 2:
-        raise RuntimeError(
-            f"scaled_dot_product_attention(): query, key and value need at least 2 dims, got "
-            f"{_shape(query)}, {_shape(key)}, {_shape(value)}"
-        )
-    if query.shape[-1] != key.shape[-1] or key.shape[-2] != value.shape[-2]:
-        raise RuntimeError(
-            f"scaled_dot_product_attention(): query (..., L, E) {_shape(query)}, key (..., S, E) "
-            f"{_shape(key)} and value (..., S, Ev) {_shape(value)} do not match"
-        )
-    if enable_gqa and query.dim() >= 3 and key.shape[-3] != query.shape[-3]:
-        rep = query.shape[-3] // key.shape[-3]
-        key = key.repeat_interleave(rep, -3)
-        value = value.repeat_interleave(rep, -3)
-    L, S = query.shape[-2], key.shape[-2]
-    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else float(scale)
-    scores = flambeau.matmul(query, key.transpose(-2, -1)) * scale
-    if is_causal:
-        if attn_mask is not None:
-            raise RuntimeError(
-                "scaled_dot_product_attention(): explicit attn_mask should not be set when "
-                "is_causal=True"
-            )
-        attn_mask = flambeau.ones((L, S), dtype=flambeau.bool, device=query.device).tril()
-    if attn_mask is not None:
-        try:
-            scores = scores + _additive_mask(attn_mask, scores, allowed_when_true=True)
-        except RuntimeError as err:
-            raise RuntimeError(
-                f"scaled_dot_product_attention(): attn_mask of shape {_shape(attn_mask)} does "
-                f"not broadcast to the attention scores of shape {_shape(scores)}"
-            ) from err
-    weights = flambeau.softmax(scores, -1)
-    if dropout_p > 0.0:
-        weights = flambeau.dropout(weights, dropout_p, True)
-    return flambeau.matmul(weights, value)
+    return flambeau.scaled_dot_product_attention(
+        query,
+        key,
+        value,
+        attn_mask,
+        dropout_p,
+        is_causal,
+        scale=None if scale is None else float(scale),
+        enable_gqa=enable_gqa,
+    )
 
 
 def _in_projection(q, k, v, w, b, embed_dim, separate, q_w, k_w, v_w):

@@ -11,7 +11,19 @@ Formulas live in one module per operator family; importing this package
 registers them all.
 """
 
-from . import complex, indexing, linalg, nn, nn_conv, nn_rnn, pointwise, reduction, shape, sorting  # noqa: F401  (registers formulas)
+from . import (  # noqa: F401  (registers formulas)
+    complex,
+    indexing,
+    linalg,
+    nn,
+    nn_attention,
+    nn_conv,
+    nn_rnn,
+    pointwise,
+    reduction,
+    shape,
+    sorting,
+)
 from .helpers import sum_to, unreduce
 from .registry import (
     COMPOSITES,
