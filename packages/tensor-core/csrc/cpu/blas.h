@@ -10,20 +10,20 @@
 
 namespace flambeau {
 
-// C[i] = op(A[i]) op(B[i]) + beta C[i] (row-major) for i < batch, where the
+// C[i] = alpha op(A[i]) op(B[i]) + beta C[i] (row-major) for i < batch, where the
 // matrices of operand X sit x_batch apart. Each product is cut into row or
 // column blocks, one single-threaded OpenBLAS call each, spread over our
 // threads; inside a parallel region it runs inline. T: float, double, c64, c128.
 template <class T>
-void gemm(int64_t batch, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a,
-          int64_t lda, int64_t a_batch, const T* b, int64_t ldb, int64_t b_batch, T beta, T* c,
-          int64_t ldc, int64_t c_batch);
+void gemm(int64_t batch, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha,
+          const T* a, int64_t lda, int64_t a_batch, const T* b, int64_t ldb, int64_t b_batch,
+          T beta, T* c, int64_t ldc, int64_t c_batch);
 
 // One product.
 template <class T>
-void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
-          const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
-  gemm<T>(1, trans_a, trans_b, m, n, k, a, lda, 0, b, ldb, 0, beta, c, ldc, 0);
+void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
+          int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+  gemm<T>(1, trans_a, trans_b, m, n, k, alpha, a, lda, 0, b, ldb, 0, beta, c, ldc, 0);
 }
 
 // OpenBLAS with as many threads as our pool for the scope of a LAPACK call

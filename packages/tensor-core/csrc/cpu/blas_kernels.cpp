@@ -39,8 +39,9 @@ void blas_bmm(const Tensor& out, Tensor a, Tensor b) {
   MatrixLayout la = usable(a), lb = usable(b);
   const int64_t batch = out->sizes()[0], m = out->sizes()[1], n = out->sizes()[2];
   const int64_t k = a->sizes()[2];
-  gemm<T>(batch, la.transposed, lb.transposed, m, n, k, a->data_as<T>(), la.ld, a->strides()[0],
-          b->data_as<T>(), lb.ld, b->strides()[0], T(0), out->data_as<T>(), n, m * n);
+  gemm<T>(batch, la.transposed, lb.transposed, m, n, k, T(1), a->data_as<T>(), la.ld,
+          a->strides()[0], b->data_as<T>(), lb.ld, b->strides()[0], T(0), out->data_as<T>(), n,
+          m * n);
 }
 
 template <class T>

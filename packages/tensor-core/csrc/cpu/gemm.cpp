@@ -17,21 +17,20 @@ namespace {
 const bool g_blas_single_threaded = (scipy_openblas_set_num_threads(1), true);
 
 template <class T>
-void blas_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
+void blas_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
                const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
   const auto op_a = ta ? CblasTrans : CblasNoTrans, op_b = tb ? CblasTrans : CblasNoTrans;
   const int im = static_cast<int>(m), in = static_cast<int>(n), ik = static_cast<int>(k);
   const int ia = static_cast<int>(lda), ib = static_cast<int>(ldb), ic = static_cast<int>(ldc);
   if constexpr (std::is_same_v<T, float>) {
-    scipy_cblas_sgemm(CblasRowMajor, op_a, op_b, im, in, ik, 1.0f, a, ia, b, ib, beta, c, ic);
+    scipy_cblas_sgemm(CblasRowMajor, op_a, op_b, im, in, ik, alpha, a, ia, b, ib, beta, c, ic);
   } else if constexpr (std::is_same_v<T, double>) {
-    scipy_cblas_dgemm(CblasRowMajor, op_a, op_b, im, in, ik, 1.0, a, ia, b, ib, beta, c, ic);
+    scipy_cblas_dgemm(CblasRowMajor, op_a, op_b, im, in, ik, alpha, a, ia, b, ib, beta, c, ic);
   } else {
-    const T one(1);
     if constexpr (std::is_same_v<T, c64>)
-      scipy_cblas_cgemm(CblasRowMajor, op_a, op_b, im, in, ik, &one, a, ia, b, ib, &beta, c, ic);
+      scipy_cblas_cgemm(CblasRowMajor, op_a, op_b, im, in, ik, &alpha, a, ia, b, ib, &beta, c, ic);
     else
-      scipy_cblas_zgemm(CblasRowMajor, op_a, op_b, im, in, ik, &one, a, ia, b, ib, &beta, c, ic);
+      scipy_cblas_zgemm(CblasRowMajor, op_a, op_b, im, in, ik, &alpha, a, ia, b, ib, &beta, c, ic);
   }
 }
 
@@ -40,10 +39,19 @@ constexpr int64_t kMinBlockWork = int64_t{1} << 18;  // multiply-adds worth a th
 }  // namespace
 
 template <class T>
-void gemm(int64_t batch, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
-          int64_t a_batch, const T* b, int64_t ldb, int64_t b_batch, T beta, T* c, int64_t ldc,
-          int64_t c_batch) {
+void gemm(int64_t batch, bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
+          int64_t lda, int64_t a_batch, const T* b, int64_t ldb, int64_t b_batch, T beta, T* c,
+          int64_t ldc, int64_t c_batch) {
   if (batch <= 0 || m <= 0 || n <= 0) return;
+  if (k == 0) {  // C = beta C; BLAS would reject the zero leading dimensions
+    for (int64_t i = 0; i < batch; ++i)
+      for (int64_t r = 0; r < m; ++r)
+        for (int64_t j = 0; j < n; ++j) {
+          T& x = c[i * c_batch + r * ldc + j];
+          x = beta == T(0) ? T(0) : beta * x;
+        }
+    return;
+  }
   const int threads = get_num_threads();
   const bool big = batch * m * n * std::max<int64_t>(k, 1) >= kMinBlockWork;
   // Blocks per product: enough to give every thread work when the batch does
@@ -72,7 +80,7 @@ void gemm(int64_t batch, bool ta, bool tb, int64_t m, int64_t n, int64_t k, cons
       pc += lo;
       cols = hi - lo;
     }
-    if (rows > 0) blas_call<T>(ta, tb, rows, cols, k, pa, lda, pb, ldb, beta, pc, ldc);
+    if (rows > 0) blas_call<T>(ta, tb, rows, cols, k, alpha, pa, lda, pb, ldb, beta, pc, ldc);
   };
   const int64_t tasks = batch * parts;
   if (!big || tasks == 1) {
@@ -86,8 +94,8 @@ void gemm(int64_t batch, bool ta, bool tb, int64_t m, int64_t n, int64_t k, cons
   });
 }
 
-#define FLB_INSTANTIATE_GEMM(T)                                                            \
-  template void gemm<T>(int64_t, bool, bool, int64_t, int64_t, int64_t, const T*, int64_t, \
+#define FLB_INSTANTIATE_GEMM(T)                                                               \
+  template void gemm<T>(int64_t, bool, bool, int64_t, int64_t, int64_t, T, const T*, int64_t, \
                         int64_t, const T*, int64_t, int64_t, T, T*, int64_t, int64_t);
 FLB_INSTANTIATE_GEMM(float)
 FLB_INSTANTIATE_GEMM(double)

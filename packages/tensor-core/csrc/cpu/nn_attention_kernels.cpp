@@ -7,7 +7,6 @@
 // Tasks (forward: query blocks; backward: problems, which own their
 // grad_key/grad_value accumulators) run in parallel, each thread with a
 // single-threaded GEMM, as the convolution kernels do.
-#include <cblas.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -31,26 +30,6 @@ constexpr int64_t kBlock = 64;  // query rows per block
 
 // C (m x n) = alpha * op(A) op(B) + beta * C, row-major. k == 0 only scales C
 // (OpenBLAS may skip that).
-template <class T>
-void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda,
-          const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
-  if (m == 0 || n == 0) return;
-  if (k == 0) {
-    for (int64_t r = 0; r < m; ++r)
-      for (int64_t j = 0; j < n; ++j) c[r * ldc + j] = beta == T(0) ? T(0) : beta * c[r * ldc + j];
-    return;
-  }
-  auto t = [](bool x) { return x ? CblasTrans : CblasNoTrans; };
-  auto i = [](int64_t x) { return static_cast<int>(x); };
-  if constexpr (std::is_same_v<T, float>) {
-    scipy_cblas_sgemm(CblasRowMajor, t(ta), t(tb), i(m), i(n), i(k), alpha, a, i(lda), b, i(ldb),
-                      beta, c, i(ldc));
-  } else {
-    scipy_cblas_dgemm(CblasRowMajor, t(ta), t(tb), i(m), i(n), i(k), alpha, a, i(lda), b, i(ldb),
-                      beta, c, i(ldc));
-  }
-}
-
 // out[i] = exp(in[i] - shift) through libmvec; returns the sum.
 float exp_shift_sum(const float* in, float* out, int64_t n, float shift) {
   return vec::exp_shift_sum_f32(in, out, n, shift);
@@ -59,8 +38,8 @@ double exp_shift_sum(const double* in, double* out, int64_t n, double shift) {
   return vec::exp_shift_sum_f64(in, out, n, shift);
 }
 
-// Runs f(task, buffer) for tasks [0, n): on our threads with single-threaded
-// GEMMs when there are several tasks, else in turn with GEMM threading itself.
+// Runs f(task, buffer) for tasks [0, n): on our threads when there are several
+// (each GEMM then runs inline), else in turn with each GEMM using our threads.
 template <class T, class F>
 void run_tasks(int64_t n, size_t buffer_size, const F& f) {
   ReleaseInterpreterLock unlocked;
@@ -71,14 +50,12 @@ void run_tasks(int64_t n, size_t buffer_size, const F& f) {
     for (int64_t t = 0; t < n; ++t) f(t, buffer.data());
     return;
   }
-  blas_set_num_threads(1);
 #pragma omp parallel num_threads(threads)
   {
     std::vector<T> buffer(buffer_size);
 #pragma omp for schedule(dynamic, 1)
     for (int64_t t = 0; t < n; ++t) f(t, buffer.data());
   }
-  blas_set_num_threads(get_num_threads());
 }
 
 // The block of query rows [r0, r0 + rows) of problem i: how many key columns

@@ -109,13 +109,13 @@ void forward(const Tensor& out, const Tensor& input, const Tensor& weight, const
       if (by_rows) {
         rows_im2col(xs, col, cg, g);
         for (int64_t kh = 0; kh < kh_n; ++kh)
-          gemm<T>(false, false, og, cols, krow, wr.data() + (grp * kh_n + kh) * og * krow, krow,
-                  col + kh * g.dilation[1] * g.out[2], zcols, T(1), ys, cols);
+          gemm<T>(false, false, og, cols, krow, T(1), wr.data() + (grp * kh_n + kh) * og * krow,
+                  krow, col + kh * g.dilation[1] * g.out[2], zcols, T(1), ys, cols);
         continue;
       }
       if (!direct) im2col(xs, col, cg, g);
-      gemm<T>(false, false, og, cols, rows, w + grp * og * rows, rows, direct ? xs : col, cols,
-              T(1), ys, cols);
+      gemm<T>(false, false, og, cols, rows, T(1), w + grp * og * rows, rows, direct ? xs : col,
+              cols, T(1), ys, cols);
     }
   });
 }
@@ -136,8 +136,8 @@ void backward_input(const Tensor& grad_input, const Tensor& grad_output, const T
       T* gis = gi + (n * g.in_channels + grp * cg) * plane;
       const T* gos = go + (n * g.out_channels + grp * og) * cols;
       // (rows, cols) = W^T (rows, og) @ grad_output (og, cols)
-      gemm<T>(true, false, rows, cols, og, w + grp * og * rows, rows, gos, cols, T(direct ? 1 : 0),
-              direct ? gis : col, cols);
+      gemm<T>(true, false, rows, cols, og, T(1), w + grp * og * rows, rows, gos, cols,
+              T(direct ? 1 : 0), direct ? gis : col, cols);
       if (!direct) col2im_add(col, gis, cg, g);
     }
   });
@@ -164,7 +164,7 @@ void backward_weight(const Tensor& grad_weight, const Tensor& grad_output, const
       const T* xs = x + (n * g.in_channels + grp * cg) * plane;
       if (!direct) im2col(xs, col, cg, g);
       // (og, rows) += grad_output (og, cols) @ col^T (cols, rows)
-      gemm<T>(false, true, og, rows, cols, go + (n * g.out_channels + grp * og) * cols, cols,
+      gemm<T>(false, true, og, rows, cols, T(1), go + (n * g.out_channels + grp * og) * cols, cols,
               direct ? xs : col, cols, T(1), acc + grp * og * rows, rows);
     }
   });
