@@ -5,6 +5,12 @@ from __future__ import annotations
 import flambeau as F
 
 
+def needs_grad(t) -> bool:
+    """Whether an argument's gradient is wanted: a tensor that requires grad. Formulas
+    skip expensive gradients nobody asked for (a network's input, in x @ w.t())."""
+    return isinstance(t, F.Tensor) and t.requires_grad
+
+
 def sum_to(g, shape):
     """Sums g down to `shape` (undoes broadcasting)."""
     if not isinstance(shape, tuple):

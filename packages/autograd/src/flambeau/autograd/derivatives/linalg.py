@@ -5,7 +5,7 @@ from __future__ import annotations
 import flambeau as F
 
 from .complex import conj
-from .helpers import sum_to
+from .helpers import needs_grad, sum_to
 from .registry import formula
 
 
@@ -18,14 +18,34 @@ def _mT(x):
     return x.transpose(-2, -1)
 
 
+def _grad_of_right(x, g, y):
+    """x^H @ g, the gradient of y in x @ y for a 2-D y, in y's layout: when y is a
+    transposed weight (linear's w.t()), g^T @ conj(x) transposed, so the leaf's
+    gradient comes out contiguous instead of needing a transposing copy. Batch
+    dims of x fold into its rows."""
+    if x.dim() > 2:
+        x, g = x.reshape(-1, x.shape[-1]), g.reshape(-1, g.shape[-1])
+    if y.stride(0) == 1 and y.stride(1) != 1:
+        return _mT(_mT(g) @ conj(x))
+    return _mH(x) @ g
+
+
 @formula("mm")
 def _mm(g, a):
-    return {"input": g @ _mH(a["mat2"]), "mat2": _mH(a["input"]) @ g}
+    x, y = a["input"], a["mat2"]
+    return {
+        "input": g @ _mH(y) if needs_grad(x) else None,
+        "mat2": _grad_of_right(x, g, y) if needs_grad(y) else None,
+    }
 
 
 @formula("bmm")
 def _bmm(g, a):
-    return {"input": g @ _mH(a["mat2"]), "mat2": _mH(a["input"]) @ g}
+    x, y = a["input"], a["mat2"]
+    return {
+        "input": g @ _mH(y) if needs_grad(x) else None,
+        "mat2": _mH(x) @ g if needs_grad(y) else None,
+    }
 
 
 @formula("mv")
@@ -50,11 +70,13 @@ def _matmul(g, a):
         gm = gm.unsqueeze(-2)
     if y.dim() == 1:
         gm = gm.unsqueeze(-1)
-    gx = gm @ _mH(ym)
-    gy = _mH(xm) @ gm
-    gx = sum_to(gx, xm.shape).reshape(tuple(x.shape))
-    gy = sum_to(gy, ym.shape).reshape(tuple(y.shape))
-    return {"input": gx, "other": gy}
+    out = {}
+    if needs_grad(x):
+        out["input"] = sum_to(gm @ _mH(ym), xm.shape).reshape(tuple(x.shape))
+    if needs_grad(y):
+        gy = _grad_of_right(xm, gm, ym) if ym.dim() == 2 else _mH(xm) @ gm
+        out["other"] = sum_to(gy, ym.shape).reshape(tuple(y.shape))
+    return out
 
 
 # ---- products built on GEMM ----

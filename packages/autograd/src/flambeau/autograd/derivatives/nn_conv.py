@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import flambeau as F
 
+from .helpers import needs_grad
 from .registry import formula
 
 
@@ -19,7 +20,7 @@ def _tup(v, k):
 
 
 def _needs(t):
-    return int(isinstance(t, F.Tensor) and t.requires_grad)
+    return int(needs_grad(t))
 
 
 # --- convolution --------------------------------------------------------------------------

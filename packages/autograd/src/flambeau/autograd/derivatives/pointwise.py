@@ -249,7 +249,7 @@ def _polygamma(g, a):
 
 @formula("relu", needs_result=True)
 def _relu(g, a):
-    return {"input": g * (a["result"] > 0)}
+    return {"input": F.threshold_backward(g, a["result"], 0)}
 
 
 @formula("frac", needs_input=False)
