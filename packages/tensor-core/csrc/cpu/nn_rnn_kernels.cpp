@@ -1,8 +1,10 @@
-// CPU kernels of the fused LSTM and GRU cells: one pass over each batch row,
-// rows in parallel. Formulas are in ops/nn_rnn.yaml.
+// CPU kernels of the fused LSTM and GRU cells: batch rows in parallel; within a
+// row, the gate activations run as vectorized loops (vec_math.h) over the
+// workspace. Formulas are in ops/nn_rnn.yaml.
 #include <cmath>
 
 #include "cpu/parallel.h"
+#include "cpu/vec_math.h"
 #include "dispatch/dispatcher.h"
 #include "ops/rnn_kernels.h"
 
@@ -13,10 +15,11 @@ namespace {
 constexpr uint32_t kSingleOrDouble =
     dtype_bit(ScalarType::Float32) | dtype_bit(ScalarType::Float64);
 
-template <class T>
-T sigmoid(T x) {
-  return T(1) / (T(1) + std::exp(-x));
-}
+// In-place (in may equal out) vectorized activations.
+void sigmoid_n(const float* in, float* out, int64_t n) { vec::sigmoid_f32(in, out, n); }
+void sigmoid_n(const double* in, double* out, int64_t n) { vec::sigmoid_f64(in, out, n); }
+void tanh_n(const float* in, float* out, int64_t n) { vec::tanh_f32(in, out, n); }
+void tanh_n(const double* in, double* out, int64_t n) { vec::tanh_f64(in, out, n); }
 
 template <class T>
 const T* data_or_null(const Tensor& t) {
@@ -29,9 +32,10 @@ T bias_at(const T* b, int64_t j) {
   return b ? b[j] : T(0);
 }
 
+// Rows in parallel; a row costs several transcendental functions per element.
 template <class F>
 void for_rows(int64_t rows, int64_t width, const F& f) {
-  parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(width, 1)), f);
+  parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / 8 / std::max<int64_t>(width, 1)), f);
 }
 
 void lstm_cell(const Tensor& igates, const Tensor& hgates, const Tensor& cx, const Tensor& ibias,
@@ -45,22 +49,17 @@ void lstm_cell(const Tensor& igates, const Tensor& hgates, const Tensor& cx, con
     for_rows(rows, 4 * h, [&](int64_t lo, int64_t hi) {
       for (int64_t r = lo; r < hi; ++r) {
         const T *a = ig + r * 4 * h, *b = hg + r * 4 * h;
-        T* w = ws + r * 4 * h;
-        for (int64_t j = 0; j < h; ++j) {
-          auto pre = [&](int64_t k) {
-            const int64_t col = k * h + j;
-            return a[col] + b[col] + bias_at(bi, col) + bias_at(bh, col);
-          };
-          const T i = sigmoid(pre(0)), f = sigmoid(pre(1)), g = std::tanh(pre(2)),
-                  o = sigmoid(pre(3));
-          const T c = f * c0[r * h + j] + i * g;
-          c1[r * h + j] = c;
-          h1[r * h + j] = o * std::tanh(c);
-          w[j] = i;
-          w[h + j] = f;
-          w[2 * h + j] = g;
-          w[3 * h + j] = o;
-        }
+        T* w = ws + r * 4 * h;  // becomes the gates i, f, g, o
+        for (int64_t col = 0; col < 4 * h; ++col)
+          w[col] = a[col] + b[col] + bias_at(bi, col) + bias_at(bh, col);
+        sigmoid_n(w, w, 2 * h);
+        tanh_n(w + 2 * h, w + 2 * h, h);
+        sigmoid_n(w + 3 * h, w + 3 * h, h);
+        T *c = c1 + r * h, *hr = h1 + r * h;
+        const T* c_prev = c0 + r * h;
+        for (int64_t j = 0; j < h; ++j) c[j] = w[h + j] * c_prev[j] + w[j] * w[2 * h + j];
+        tanh_n(c, hr, h);
+        for (int64_t j = 0; j < h; ++j) hr[j] *= w[3 * h + j];
       }
     });
   });
@@ -79,10 +78,11 @@ void lstm_cell_backward(const Tensor& grad_hy, const Tensor& grad_cy, const Tens
       for (int64_t r = lo; r < hi; ++r) {
         const T* w = ws + r * 4 * h;
         T* out = gg + r * 4 * h;
+        tanh_n(c1 + r * h, gc0 + r * h, h);  // tanh(cy), overwritten below once read
         for (int64_t j = 0; j < h; ++j) {
           const int64_t e = r * h + j;
           const T i = w[j], f = w[h + j], g = w[2 * h + j], o = w[3 * h + j];
-          const T tc = std::tanh(c1[e]);
+          const T tc = gc0[e];
           const T dh = ghy ? ghy[e] : T(0);
           const T dc = dh * o * (T(1) - tc * tc) + (gcy ? gcy[e] : T(0));
           out[j] = dc * g * i * (T(1) - i);
@@ -108,19 +108,20 @@ void gru_cell(const Tensor& igates, const Tensor& hgates, const Tensor& hx, cons
     for_rows(rows, 3 * h, [&](int64_t lo, int64_t hi) {
       for (int64_t r = lo; r < hi; ++r) {
         const T *a = ig + r * 3 * h, *b = hg + r * 3 * h;
-        T* w = ws + r * 5 * h;
+        T* w = ws + r * 5 * h;  // becomes r, z, n, hn, hx
+        for (int64_t col = 0; col < 2 * h; ++col)
+          w[col] = a[col] + bias_at(bi, col) + b[col] + bias_at(bh, col);
+        sigmoid_n(w, w, 2 * h);
         for (int64_t j = 0; j < h; ++j) {
-          const T reset = sigmoid(a[j] + bias_at(bi, j) + b[j] + bias_at(bh, j));
-          const T update = sigmoid(a[h + j] + bias_at(bi, h + j) + b[h + j] + bias_at(bh, h + j));
           const T hn = b[2 * h + j] + bias_at(bh, 2 * h + j);
-          const T n = std::tanh(a[2 * h + j] + bias_at(bi, 2 * h + j) + reset * hn);
-          const T prev = h0[r * h + j];
-          h1[r * h + j] = (T(1) - update) * n + update * prev;
-          w[j] = reset;
-          w[h + j] = update;
-          w[2 * h + j] = n;
           w[3 * h + j] = hn;
-          w[4 * h + j] = prev;
+          w[2 * h + j] = a[2 * h + j] + bias_at(bi, 2 * h + j) + w[j] * hn;
+          w[4 * h + j] = h0[r * h + j];
+        }
+        tanh_n(w + 2 * h, w + 2 * h, h);
+        for (int64_t j = 0; j < h; ++j) {
+          const T update = w[h + j];
+          h1[r * h + j] = (T(1) - update) * w[2 * h + j] + update * w[4 * h + j];
         }
       }
     });

@@ -47,10 +47,9 @@ def _rnn_step(mode, igates, h, c, w_hh, b_ih, b_hh, w_hr):
 def _run_direction(mode, data, sizes, h0, c0, weights, reverse):
     """Runs one direction of one layer over packed data (sum(sizes), in) -> (out, h_n, c_n)."""
     w_ih, w_hh, b_ih, b_hh, w_hr = weights
-    gates = _lin(data, w_ih)
-    offsets = [0]
-    for s in sizes:
-        offsets.append(offsets[-1] + s)
+    # The input projection of every step in one GEMM, split into steps by one
+    # recorded op (its backward is one cat, not a zero-filled slice per step).
+    gates = _lin(data, w_ih).split(list(sizes), 0)
     steps = range(len(sizes) - 1, -1, -1) if reverse else range(len(sizes))
     outputs = [None] * len(sizes)
     lstm = mode == "LSTM"
@@ -63,8 +62,7 @@ def _run_direction(mode, data, sizes, h0, c0, weights, reverse):
                 h = flambeau.cat([h, h0[h.shape[0] : bs]], 0)
                 if lstm:
                     c = flambeau.cat([c, c0[c.shape[0] : bs]], 0)
-            h, c = _rnn_step(mode, gates[offsets[t] : offsets[t + 1]], h, c, w_hh, b_ih, b_hh,
-                             w_hr)  # fmt: skip
+            h, c = _rnn_step(mode, gates[t], h, c, w_hh, b_ih, b_hh, w_hr)
             outputs[t] = h
         return flambeau.cat(outputs, 0), h, c
     h, c = h0, c0
@@ -77,7 +75,7 @@ def _run_direction(mode, data, sizes, h0, c0, weights, reverse):
             if lstm:
                 done_c.append(c[bs:])
                 c = c[:bs]
-        h, c = _rnn_step(mode, gates[offsets[t] : offsets[t + 1]], h, c, w_hh, b_ih, b_hh, w_hr)
+        h, c = _rnn_step(mode, gates[t], h, c, w_hh, b_ih, b_hh, w_hr)
         outputs[t] = h
     h_n = flambeau.cat([h, *reversed(done_h)], 0) if done_h else h
     c_n = (flambeau.cat([c, *reversed(done_c)], 0) if done_c else c) if lstm else None
