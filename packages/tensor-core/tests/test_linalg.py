@@ -188,10 +188,10 @@ def test_einsum_is_batched_gemm_not_loops():
 
 def test_tensordot_pair_of_lists():
     a, b = rnd(3, 4, 2), rnd(4, 3)
-    r = flambeau.tensordot(t(a), t(b), [1, 0], [0, 1])
+    r = flambeau.tensordot(t(a), t(b), ([1, 0], [0, 1]))
     np.testing.assert_allclose(r.numpy(), np.tensordot(a, b, axes=([1, 0], [0, 1])), rtol=1e-12)
     with pytest.raises(RuntimeError, match="contracted dimensions need to match"):
-        flambeau.tensordot(t(a), t(b), [0], [0])
+        flambeau.tensordot(t(a), t(b), ([0], [0]))
 
 
 def test_cross_errors():
@@ -356,3 +356,21 @@ def test_gemm_cut_into_blocks_matches_numpy(threads, batch, m, n, k, trans_a, tr
         flambeau.set_num_threads(before)
     np.testing.assert_allclose(got, a @ b, rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(got32, a @ b, rtol=1e-4, atol=1e-3)
+
+
+def test_tensordot_takes_pytorch_dims_forms():
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((3, 4, 5)), rng.standard_normal((4, 5, 6))
+    fa, fb = flambeau.from_numpy(a), flambeau.from_numpy(b)
+    want = np.tensordot(a, b, axes=([1, 2], [0, 1]))
+    np.testing.assert_allclose(flambeau.tensordot(fa, fb, dims=([1, 2], [0, 1])).numpy(), want)
+    np.testing.assert_allclose(flambeau.tensordot(fa, fb, ([1, 2], [0, 1])).numpy(), want)
+    np.testing.assert_allclose(
+        flambeau.tensordot(fa, fb, dims=flambeau.tensor([[1, 2], [0, 1]])).numpy(), want
+    )
+    np.testing.assert_allclose(flambeau.tensordot(fa, fb, dims=2).numpy(), want)
+    np.testing.assert_allclose(
+        flambeau.tensordot(fa, fb, dims=(1, 0)).numpy(), np.tensordot(a, b, axes=(1, 0))
+    )
+    with pytest.raises(RuntimeError, match="tensordot expects dims"):
+        flambeau.tensordot(fa, fb, dims="x")

@@ -51,6 +51,7 @@ from flambeau._printing import (  # noqa: E402,F401
 )
 from flambeau._size import Size  # noqa: E402,F401
 from flambeau._sorting import unique, unique_consecutive  # noqa: E402,F401
+from flambeau._functional import tensordot  # noqa: E402,F401
 from flambeau.random import (  # noqa: E402,F401
     get_rng_state,
     initial_seed,

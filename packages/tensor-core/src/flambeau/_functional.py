@@ -1,0 +1,24 @@
+"""Functions whose PyTorch signatures take more forms than one table schema
+(torch.functional's role): they normalise their arguments, then call the core."""
+
+from __future__ import annotations
+
+from flambeau import _C
+
+
+def tensordot(a, b, dims=2, out=None):
+    """Contracts dims of a with dims of b: an int n (a's last n with b's first n), a
+    pair of lists ([a dims], [b dims]), or a tensor holding either."""
+    if isinstance(dims, _C.Tensor):
+        dims = dims.item() if dims.dim() == 0 else dims.tolist()
+    kwargs = {} if out is None else {"out": out}
+    if isinstance(dims, int):
+        return _C.tensordot(a, b, dims, **kwargs)
+    if isinstance(dims, (list, tuple)) and len(dims) == 2:
+        dims_a, dims_b = dims
+        dims_a = [dims_a] if isinstance(dims_a, int) else list(dims_a)
+        dims_b = [dims_b] if isinstance(dims_b, int) else list(dims_b)
+        return _C.tensordot(a, b, dims_a, dims_b, **kwargs)
+    raise RuntimeError(
+        f"tensordot expects dims to be an int or a pair of lists of dims, got {dims!r}"
+    )
