@@ -480,7 +480,7 @@ def _eigh(g, a):
         # V^H dV is skew-Hermitian: only the skew part of V^H gV counts (its imaginary
         # diagonal, the phase direction, is dropped with the diagonal of _offdiag_inv).
         inner = inner + (_skew(VhgV) * 0.5) * _offdiag_inv(w)
-    return {"A": V @ inner @ _mH(V)}
+    return {"A": V @ inner.to(V.dtype) @ _mH(V)}
 
 
 @formula("linalg_eigvalsh")
