@@ -142,3 +142,14 @@ def test_real_to_complex_gradcheck():
     x = F.tensor([0.3, -1.2, 2.0], dtype=F.float64, requires_grad=True)
     assert gradcheck(lambda t: F.exp(t * w), (x,))
     assert gradgradcheck(lambda t: F.exp(t * w), (x,))
+
+
+@pytest.mark.parametrize("dtype", [F.float64, F.complex128])
+def test_gradcheck_perturbs_non_contiguous_inputs(dtype):
+    # A transposed input: its finite differences must write through to its own storage.
+    x = F.randn(3, 4, dtype=dtype).t().requires_grad_(True)
+    assert not x.is_contiguous()
+    assert gradcheck(lambda t: (t * t).sum(0), (x,))
+    assert not gradcheck(
+        lambda t: (t * t).detach().sum(0) + t.sum(0) * 0, (x,), raise_exception=False
+    )

@@ -52,7 +52,7 @@ def _edge_of(t):
 def _dependencies(roots):
     deps: dict = {}
     seen = set(roots)
-    stack = list(roots)
+    stack = list(seen)  # roots may repeat (two outputs of one node): count its edges once
     while stack:
         node = stack.pop()
         for nxt, _ in node.next_functions:

@@ -35,10 +35,36 @@ def _real_flat(t):
     return F.view_as_real(t).reshape(-1) if t.is_complex() else t.reshape(-1)
 
 
+class _IndexedFlat:
+    """Row-major flat indexing into a strided tensor, writing through to its storage."""
+
+    def __init__(self, t):
+        self.t, self.shape = t, tuple(t.shape)
+
+    def numel(self):
+        return self.t.numel()
+
+    def _index(self, k):
+        idx = []
+        for n in reversed(self.shape):
+            k, r = divmod(k, n)
+            idx.append(r)
+        return tuple(reversed(idx))
+
+    def __getitem__(self, k):
+        return self.t[self._index(k)]
+
+    def __setitem__(self, k, v):
+        self.t[self._index(k)] = v
+
+
 def _numerical_jacobian(fn, inputs, i, eps):
     """d(all outputs as reals) / d(inputs[i] as reals), by central differences."""
     x = inputs[i]
-    flat = _real_flat(x.detach())  # shares memory with x's data
+    flat = _real_flat(x.detach())  # shares memory with x's data only when x is contiguous
+    if not x.is_contiguous():  # e.g. lu_factor's column-major LU: index x's own storage
+        real = F.view_as_real(x.detach()) if x.is_complex() else x.detach()
+        flat = _IndexedFlat(real)
     columns = []
     # Grad mode stays on: fn may itself differentiate (gradgradcheck).
     for k in range(flat.numel()):
@@ -51,7 +77,7 @@ def _numerical_jacobian(fn, inputs, i, eps):
         columns.append(
             F.cat([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
             if plus
-            else F.zeros(0, dtype=flat.dtype)
+            else F.zeros(0, dtype=F.float64)
         )
     return columns  # columns[k][j] = d out_j / d x_k
 

@@ -289,9 +289,36 @@ def _tensordot(g, a):
 
 
 # ---- flambeau.linalg ----
-# det, inv, solve, solve_triangular and matrix_power are holomorphic: their complex
-# gradients use conjugate transposes (_mH). The decompositions below (cholesky, qr,
-# eigh, svd, pinv, lu) still use real formulas (_mT): complex inputs need extra terms.
+# det, inv, solve, solve_triangular, matrix_power and lu are holomorphic: their complex
+# gradients are the real ones with conjugate transposes (_mH). cholesky, qr, eigh, svd and
+# slogdet's sign are not: their factors are pinned by a real diagonal (cholesky, qr) or are
+# free up to a phase per column (eigh, svd), which adds terms on the diagonal.
+
+
+def _re(x):
+    return F.real(x) if x.is_complex() else x
+
+
+def _i_times(x):
+    """i x for a real tensor x, recorded so double backward sees it."""
+    return F.complex(F.zeros_like(x), x)
+
+
+def _diag_of(x):
+    return x.diagonal(0, -2, -1)
+
+
+def _check_phase_invariant(im, what):
+    """Complex singular vectors and eigenvectors are defined up to a phase per column; a
+    loss that depends on those phases leaves Im diag(V^H gV) nonzero and has no gradient.
+    Raised as PyTorch does (with its lax tolerance)."""
+    im = im.detach()
+    if im.numel() and float(im.abs().max()) > 1e-2:
+        raise RuntimeError(
+            f"{what}: the {'singular' if 'svd' in what else 'eigen'}vectors in the complex case "
+            "are specified up to multiplication by e^{i phi}. The specified loss function "
+            "depends on this phase term, making it ill-defined."
+        )
 
 
 def _zero_if_none(g, like):
@@ -305,12 +332,21 @@ def _det(g, a):
     return {"A": (g * conj(a["result"])).unsqueeze(-1).unsqueeze(-1) * inv_h}
 
 
-@formula("linalg_slogdet")
+@formula("linalg_slogdet", needs_result=True)
 def _slogdet(g, a):
-    glog = g[1]
-    if glog is None:
+    A = a["A"]
+    gsign, glog = g
+    if not A.is_complex():
+        gsign = None  # the sign is piecewise constant for real A
+    if gsign is None and glog is None:
         return {}
-    return {"A": glog.unsqueeze(-1).unsqueeze(-1) * _mH(F.linalg.inv(a["A"]))}
+    # With t = tr(A^-1 dA): d logabsdet = Re t and d sign = sign * i Im t, so the loss
+    # changes by Re(conj(h) t) with h = glog + i Im(gsign * conj(sign)); gA = h A^-H.
+    h = glog
+    if gsign is not None:
+        turn = _i_times(F.imag(gsign * conj(a["results"][0])))
+        h = turn if h is None else h + turn
+    return {"A": h.unsqueeze(-1).unsqueeze(-1) * _mH(F.linalg.inv(A))}
 
 
 def _inv_grad(g, X):
@@ -360,11 +396,6 @@ def _diag(v):
     return v.unsqueeze(-1) * F.eye(v.shape[-1], dtype=v.dtype)
 
 
-def _phi(x):
-    """Lower triangle with the diagonal halved."""
-    return x.tril(-1) + _diag(x.diagonal(0, -2, -1) * 0.5)
-
-
 @formula("linalg_cholesky", "linalg_cholesky_ex", needs_result=True)
 def _cholesky(g, a):
     gL = g[0] if isinstance(g, tuple) else g
@@ -372,23 +403,29 @@ def _cholesky(g, a):
     if gL is None:
         return {}
     if a.get("upper", False):
-        L, gL = _mT(L), _mT(gL)
-    P = _phi(_mT(L) @ gL)
-    Y = F.linalg.solve_triangular(_mT(L), P, upper=True)  # L^-T P
-    S = F.linalg.solve_triangular(L, Y, upper=False, left=False)  # L^-T P L^-1
-    return {"input": (S + _mT(S)) * 0.5}
+        L, gL = _mH(L), _mH(gL)
+    # gA = L^-H sym(Phi(L^H gL)) L^-1. The Hermitian completion of the lower triangle X,
+    # (X + tril(X, -1)^H) / 2, is PyTorch's: it keeps i Im diag(X) / 2, which only adds an
+    # anti-Hermitian part (orthogonal to every Hermitian dA) to the gradient.
+    X = (_mH(L) @ gL).tril()
+    M = (X + _mH(X.tril(-1))) * 0.5
+    Y = F.linalg.solve_triangular(_mH(L), M, upper=True)  # L^-H M
+    return {"input": F.linalg.solve_triangular(L, Y, upper=False, left=False)}  # (.) L^-1
 
 
-def _copyltu(m):
-    return m.tril() + _mT(m.tril(-1))
+def _hermitian_from_upper(N):
+    """The Hermitian matrix with N's strict upper triangle and the real part of its diagonal."""
+    up = N.triu(1)
+    return up + _mH(up) + _diag(_re(_diag_of(N)))
 
 
 def _qr_square_backward(gQ, gR, Q, R):
-    """A = QR with m >= n (reduced): Seeger et al.'s formula."""
-    M = R @ _mT(gR) - _mT(gQ) @ Q
-    rhs = gQ + Q @ _copyltu(M)
-    # (.) R^-T: solve X R^T = rhs, R^T lower triangular
-    return F.linalg.solve_triangular(_mT(R), rhs, upper=False, left=False)
+    """A = QR with m >= n (reduced): gA = (gQ + Q B) R^-H, B built from gR R^H - Q^H gQ.
+    Q^H dQ is skew-Hermitian and dR R^-1 upper triangular with a real diagonal (LAPACK's
+    R has one), which is why B keeps only the upper triangle and the real diagonal."""
+    B = _hermitian_from_upper(gR @ _mH(R) - _mH(Q) @ gQ)
+    # (.) R^-H: solve X R^H = gQ + Q B, R^H lower triangular
+    return F.linalg.solve_triangular(_mH(R), gQ + Q @ B, upper=False, left=False)
 
 
 @formula("linalg_qr", needs_result=True)
@@ -414,7 +451,7 @@ def _qr(g, a):
     R1 = R[..., :, :m]
     gR1, gR2 = gR[..., :, :m], gR[..., :, m:]
     Y = A[..., :, m:]
-    gX = _qr_square_backward(gQ + Y @ _mT(gR2), gR1, Q, R1)
+    gX = _qr_square_backward(gQ + Y @ _mH(gR2), gR1, Q, R1)
     gY = Q @ gR2
     return {"A": F.cat([gX, gY], -1)}
 
@@ -427,42 +464,68 @@ def _offdiag_inv(d):
     return (1 - eye) / (diff + eye)
 
 
+def _skew(x):
+    return x - _mH(x)
+
+
 @formula("linalg_eigh", needs_result=True)
 def _eigh(g, a):
     w, V = a["results"]
     gw, gV = g
     inner = _diag(_zero_if_none(gw, w))
     if gV is not None:
-        inner = inner + (_mT(V) @ gV) * _offdiag_inv(w)
-    return {"A": V @ inner @ _mT(V)}
+        VhgV = _mH(V) @ gV
+        if V.is_complex():  # the phase of each eigenvector is free: Im diag(V^H gV) = 0
+            _check_phase_invariant(F.imag(_diag_of(VhgV)), "linalg.eigh")
+        # V^H dV is skew-Hermitian: only the skew part of V^H gV counts (its imaginary
+        # diagonal, the phase direction, is dropped with the diagonal of _offdiag_inv).
+        inner = inner + (_skew(VhgV) * 0.5) * _offdiag_inv(w)
+    return {"A": V @ inner.to(V.dtype) @ _mH(V)}
 
 
 @formula("linalg_eigvalsh")
 def _eigvalsh(g, a):
     V = F.linalg.eigh(a["A"], UPLO=a.get("UPLO", "L")).eigenvectors
-    return {"A": (V * g.unsqueeze(-2)) @ _mT(V)}
+    return {"A": (V * g.unsqueeze(-2)) @ _mH(V)}
+
+
+def _svd_phase_term(UhgU, VhgV, S):
+    """i Im diag(U^H gU) / S on the diagonal: the imaginary diagonal of U^H dA V turns U's
+    phases against V's. A phase-invariant loss has Im diag(U^H gU) = -Im diag(V^H gV) (both
+    zero when one factor has no gradient), so their average serves either way."""
+    zero = F.zeros_like(S)
+    im_u = zero if UhgU is None else F.imag(_diag_of(UhgU))
+    im_v = zero if VhgV is None else F.imag(_diag_of(VhgV))
+    _check_phase_invariant(im_u + im_v, "linalg.svd")
+    return _diag(_i_times((im_u - im_v) * 0.5 / S))
 
 
 def _svd_backward(gU, gS, gVh, U, S, Vh):
-    """Real SVD A = U diag(S) Vh (thin factors)."""
+    """A = U diag(S) Vh (thin factors, distinct nonzero S)."""
     if gU is None and gVh is None:
         return (U * gS.unsqueeze(-2)) @ Vh
-    V = _mT(Vh)
-    gU = _zero_if_none(gU, U)
-    gV = _mT(_zero_if_none(gVh, Vh))
-    gS = _zero_if_none(gS, S)
-    Fm = _offdiag_inv(S * S)
-    J = Fm * (_mT(U) @ gU - _mT(gU) @ U)
-    K = Fm * (_mT(V) @ gV - _mT(gV) @ V)
-    Sm = _diag(S)
-    inner = J @ Sm + Sm @ K + _diag(gS)
-    gA = U @ inner @ Vh
+    V = _mH(Vh)
+    gV = None if gVh is None else _mH(gVh)
+    UhgU = None if gU is None else _mH(U) @ gU
+    VhgV = None if gV is None else _mH(V) @ gV
+    E = _offdiag_inv(S * S)  # 1 / (S_j^2 - S_i^2) off the diagonal
+    inner = 0
+    if gU is not None:
+        inner = inner + (_skew(UhgU) * E) * S.unsqueeze(-2)  # J S
+    if gV is not None:
+        inner = inner + S.unsqueeze(-1) * (_skew(VhgV) * E)  # S K
+    if gS is not None:
+        inner = inner + _diag(gS)
+    if U.is_complex():
+        inner = inner + _svd_phase_term(UhgU, VhgV, S)
+    gA = U @ inner.to(U.dtype) @ Vh
     m, n, k = U.shape[-2], V.shape[-2], S.shape[-1]
-    sinv = 1 / S
-    if m > k:
-        gA = gA + ((gU - U @ (_mT(U) @ gU)) * sinv.unsqueeze(-2)) @ Vh
-    if n > k:
-        gA = gA + (U * sinv.unsqueeze(-2)) @ _mT(gV - V @ (_mT(V) @ gV))
+    sinv = (1 / S).unsqueeze(-2)
+    # the parts of gU (gV) outside U's (V's) column space, for non-square A
+    if m > k and gU is not None:
+        gA = gA + ((gU - U @ UhgU) * sinv) @ Vh
+    if n > k and gV is not None:
+        gA = gA + (U * sinv) @ _mH(gV - V @ VhgV)
     return gA
 
 
@@ -487,7 +550,7 @@ def _svdvals(g, a):
 @formula("linalg_pinv", needs_result=True)
 def _pinv(g, a):
     A, P = a["A"], a["result"]
-    Pt, gt = _mT(P), _mT(g)
+    Pt, gt = _mH(P), _mH(g)
     m, n = A.shape[-2], A.shape[-1]
     eye_m, eye_n = F.eye(m, dtype=A.dtype), F.eye(n, dtype=A.dtype)
     return {"A": -(Pt @ g @ Pt) + (eye_m - A @ P) @ gt @ P @ Pt + Pt @ P @ gt @ (eye_n - P @ A)}
@@ -606,9 +669,9 @@ def _perm_matrix(pivots, m, dtype):
 
 def _lu_backward(gL, gU, P, L, U):
     """Square A = P L U: gA from the gradients of L (strictly lower) and U (upper)."""
-    gM = (_mT(L) @ gL).tril(-1) + (gU @ _mT(U)).triu()
-    Y = F.linalg.solve_triangular(_mT(L), gM, upper=True, unitriangular=True)  # L^-T gM
-    Z = F.linalg.solve_triangular(_mT(U), Y, upper=False, left=False)  # (.) U^-T
+    gM = (_mH(L) @ gL).tril(-1) + (gU @ _mH(U)).triu()
+    Y = F.linalg.solve_triangular(_mH(L), gM, upper=True, unitriangular=True)  # L^-H gM
+    Z = F.linalg.solve_triangular(_mH(U), Y, upper=False, left=False)  # (.) U^-H
     return P @ Z
 
 
@@ -645,12 +708,12 @@ def _lu(g, a):
 def _lu_solve(g, a):
     LU, piv, X = a["LU"], a["pivots"], a["result"]
     left, adjoint = a.get("left", True), a.get("adjoint", False)
-    # gB solves the transposed system; gA = -gB X^T (left) or -X^T gB (right), transposed for
-    # adjoint; the packed factors get gA pushed through A = P L U.
+    # gB solves the adjoint system; gA = -gB X^H (left) or -X^H gB (right), conjugate-
+    # transposed for adjoint; the packed factors get gA pushed through A = P L U.
     gB = F.linalg.lu_solve(LU, piv, g, left=left, adjoint=not adjoint)
-    gA = -(gB @ _mT(X)) if left else -(_mT(X) @ gB)
+    gA = -(gB @ _mH(X)) if left else -(_mH(X) @ gB)
     if adjoint:
-        gA = _mT(gA)
+        gA = _mH(gA)
     out = {"B": gB}
     if LU.requires_grad:
         n = LU.shape[-1]
@@ -658,5 +721,5 @@ def _lu_solve(g, a):
         L, U = LU.tril(-1) + eye, LU.triu()
         P = _perm_matrix(piv, n, LU.dtype)
         PtgA = _mT(P) @ gA
-        out["LU"] = (PtgA @ _mT(U)).tril(-1) + (_mT(L) @ PtgA).triu()
+        out["LU"] = (PtgA @ _mH(U)).tril(-1) + (_mH(L) @ PtgA).triu()
     return out
