@@ -145,6 +145,9 @@ Tensor tensordot(const Tensor& a, const Tensor& b, IntList dims_a, IntList dims_
   FLB_CHECK(dims_a.size() == dims_b.size(),
             "tensordot: both dimension lists should have the same length, but got ", dims_a.size(),
             " and ", dims_b.size());
+  FLB_CHECK_T(IndexError, dims_a.empty() || (a->dim() > 0 && b->dim() > 0),
+              "tensordot: cannot contract a dimension of a 0-dim tensor (a has ", a->dim(),
+              " dims, b has ", b->dim(), ")");
   std::vector<bool> in_a(static_cast<size_t>(a->dim())), in_b(static_cast<size_t>(b->dim()));
   DimVector ca, cb;
   int64_t k = 1;
