@@ -561,3 +561,23 @@ def test_nan_to_num_complex():
     z = T(np.array([complex(np.nan, np.inf), complex(-np.inf, 1.0)], dtype=np.complex64))
     r = N(flambeau.nan_to_num(z, posinf=5.0))
     np.testing.assert_array_equal(r, [complex(0, 5), complex(np.finfo(np.float32).min, 1.0)])
+
+
+def test_elementwise_result_keeps_the_memory_order_of_a_dense_input():
+    # As PyTorch: a transposed input gives a transposed result, so every operand is
+    # walked contiguously; inputs that are not dense (slices) give a contiguous one.
+    x, y = np.arange(12.0).reshape(3, 4), np.arange(12.0, 24.0).reshape(3, 4)
+    a, b = flambeau.from_numpy(x).t(), flambeau.from_numpy(y).t()
+    r = a + b
+    assert r.stride() == (1, 4) and not r.is_contiguous()
+    np.testing.assert_array_equal(r.numpy(), x.T + y.T)
+    assert (a * 2).stride() == (1, 4)
+    assert flambeau.exp(a).stride() == (1, 4)
+    c = flambeau.from_numpy(np.arange(24.0).reshape(4, 6))[:, ::2]  # not dense
+    assert (c + 1).is_contiguous()
+    p = flambeau.from_numpy(np.arange(24.0).reshape(2, 3, 4)).permute(2, 0, 1)
+    assert (p - 1).stride() == p.stride()
+    out = flambeau.empty(4, 3)
+    flambeau.add(a, b, out=out)
+    assert out.is_contiguous()
+    np.testing.assert_array_equal(out.numpy(), x.T + y.T)
