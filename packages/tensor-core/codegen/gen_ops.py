@@ -316,7 +316,7 @@ def gen_group(name: str, ops: list[Op], method: bool) -> list[str]:
         f"  static const autograd_record::PlanSlot plans[] = {{{plans}}};",
         "  if (FLB_UNLIKELY(autograd_slot::wants(p)))",
         f'    return autograd_slot::dispatch(plans[p.overload], p, "{name}", '
-        f'{"self" if method else "py::handle()"}, args, kwargs, run);',
+        f"{'self' if method else 'py::handle()'}, args, kwargs, run);",
         "  return run();",
     ]
     return lines
@@ -381,7 +381,8 @@ def gen_dunder(op: Op, dunder: str) -> list[str]:
     if inplace:
         slot_check = [
             f"  if (FLB_UNLIKELY(autograd_slot::wants_tensors({', '.join(operands)})))",
-            f'    return autograd_slot::call("{slot_name}", py::handle(), {slot_args}, py::dict());',
+            f'    return autograd_slot::call("{slot_name}", py::handle(), {slot_args}, '
+            "py::dict());",
         ]
         body = [f"  {call};", "  return py::reinterpret_borrow<py::object>(self);"]
         return head + slot_check + check + body

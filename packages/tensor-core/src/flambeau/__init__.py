@@ -37,6 +37,7 @@ from flambeau._deterministic import (  # noqa: E402,F401
     use_deterministic_algorithms,
 )
 from flambeau._dtype_info import finfo, iinfo  # noqa: E402,F401
+from flambeau._functional import tensordot  # noqa: E402,F401
 from flambeau._grad_mode import (  # noqa: E402,F401
     enable_grad,
     inference_mode,
@@ -51,7 +52,6 @@ from flambeau._printing import (  # noqa: E402,F401
 )
 from flambeau._size import Size  # noqa: E402,F401
 from flambeau._sorting import unique, unique_consecutive  # noqa: E402,F401
-from flambeau._functional import tensordot  # noqa: E402,F401
 from flambeau.random import (  # noqa: E402,F401
     get_rng_state,
     initial_seed,
