@@ -27,46 +27,55 @@ void tile_scalar(char* out, int64_t os, const char* in, int64_t is, int64_t nj, 
 }
 
 #if defined(__SSE2__)
-// A 4x4 block of 4-byte elements through registers (shuffles keep every bit pattern).
-inline void block4x4(char* out, int64_t os, const char* in, int64_t is) {
-  __m128 r0 = _mm_loadu_ps(reinterpret_cast<const float*>(in));
-  __m128 r1 = _mm_loadu_ps(reinterpret_cast<const float*>(in + is));
-  __m128 r2 = _mm_loadu_ps(reinterpret_cast<const float*>(in + 2 * is));
-  __m128 r3 = _mm_loadu_ps(reinterpret_cast<const float*>(in + 3 * is));
-  _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-  _mm_storeu_ps(reinterpret_cast<float*>(out), r0);
-  _mm_storeu_ps(reinterpret_cast<float*>(out + os), r1);
-  _mm_storeu_ps(reinterpret_cast<float*>(out + 2 * os), r2);
-  _mm_storeu_ps(reinterpret_cast<float*>(out + 3 * os), r3);
+// Interleaves the low (high) halves of two registers in N-byte lanes.
+template <size_t N>
+inline __m128i unpack_lo(__m128i a, __m128i b) {
+  if constexpr (N == 1) return _mm_unpacklo_epi8(a, b);
+  if constexpr (N == 2) return _mm_unpacklo_epi16(a, b);
+  if constexpr (N == 4) return _mm_unpacklo_epi32(a, b);
+  return _mm_unpacklo_epi64(a, b);
+}
+template <size_t N>
+inline __m128i unpack_hi(__m128i a, __m128i b) {
+  if constexpr (N == 1) return _mm_unpackhi_epi8(a, b);
+  if constexpr (N == 2) return _mm_unpackhi_epi16(a, b);
+  if constexpr (N == 4) return _mm_unpackhi_epi32(a, b);
+  return _mm_unpackhi_epi64(a, b);
 }
 
-// A 2x2 block of 8-byte elements.
-inline void block2x2(char* out, int64_t os, const char* in, int64_t is) {
-  __m128d r0 = _mm_loadu_pd(reinterpret_cast<const double*>(in));
-  __m128d r1 = _mm_loadu_pd(reinterpret_cast<const double*>(in + is));
-  _mm_storeu_pd(reinterpret_cast<double*>(out), _mm_unpacklo_pd(r0, r1));
-  _mm_storeu_pd(reinterpret_cast<double*>(out + os), _mm_unpackhi_pd(r0, r1));
-}
-
-// Whole B x B register blocks, then the ragged right and bottom strips element-wise.
-template <size_t N, int B, class Block>
-void tile_blocks(char* out, int64_t os, const char* in, int64_t is, int64_t nj, int64_t ni,
-                 const Block& block) {
-  const int64_t bj = nj - nj % B, bi = ni - ni % B;
-  for (int64_t j = 0; j < bj; j += B)
-    for (int64_t i = 0; i < bi; i += B)
-      block(out + j * os + i * static_cast<int64_t>(N), os,
-            in + i * is + j * static_cast<int64_t>(N), is);
-  if (bi < ni) tile_scalar<N>(out + bi * N, os, in + bi * is, is, bj, ni - bi);
-  if (bj < nj) tile_scalar<N>(out + bj * os, os, in + bj * N, is, nj - bj, ni);
+// A B x B block of N-byte elements (B = 16 / N: one register per row) through
+// registers: log2(B) rounds of pairing row i with row i + B/2 and interleaving
+// their halves leave the transpose. Lanes are moved, never interpreted.
+template <size_t N>
+inline void block(char* out, int64_t os, const char* in, int64_t is) {
+  constexpr int B = static_cast<int>(16 / N);
+  __m128i x[B], y[B];
+  for (int i = 0; i < B; ++i) x[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i * is));
+  for (int round = 1; round < B; round *= 2) {
+    for (int i = 0; i < B / 2; ++i) {
+      y[2 * i] = unpack_lo<N>(x[i], x[i + B / 2]);
+      y[2 * i + 1] = unpack_hi<N>(x[i], x[i + B / 2]);
+    }
+    for (int i = 0; i < B; ++i) x[i] = y[i];
+  }
+  for (int j = 0; j < B; ++j) _mm_storeu_si128(reinterpret_cast<__m128i*>(out + j * os), x[j]);
 }
 #endif
 
+// Whole register blocks, then the ragged right and bottom strips element-wise.
 template <size_t N>
 void tile(char* out, int64_t os, const char* in, int64_t is, int64_t nj, int64_t ni) {
 #if defined(__SSE2__)
-  if constexpr (N == 4) return tile_blocks<4, 4>(out, os, in, is, nj, ni, block4x4);
-  if constexpr (N == 8) return tile_blocks<8, 2>(out, os, in, is, nj, ni, block2x2);
+  if constexpr (N <= 8) {
+    constexpr int64_t B = 16 / N, n = N;
+    const int64_t bj = nj - nj % B, bi = ni - ni % B;
+    for (int64_t j = 0; j < bj; j += B)
+      for (int64_t i = 0; i < bi; i += B)
+        block<N>(out + j * os + i * n, os, in + i * is + j * n, is);
+    if (bi < ni) tile_scalar<N>(out + bi * n, os, in + bi * is, is, bj, ni - bi);
+    if (bj < nj) tile_scalar<N>(out + bj * os, os, in + bj * n, is, nj - bj, ni);
+    return;
+  }
 #endif
   tile_scalar<N>(out, os, in, is, nj, ni);
 }

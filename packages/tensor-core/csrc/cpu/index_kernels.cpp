@@ -53,6 +53,14 @@ bool gather_rows(const TensorIterator& it, const IndexSpec& spec, size_t itemsiz
             if (FLB_UNLIKELY(!in_range(k, spec))) return bad.record(k);
             k += k < 0 ? spec.size : 0;
           }
+          if (r + 2 < hi && bytes <= 4096) {  // the row after next: a random start the
+            int64_t kn = *reinterpret_cast<const int64_t*>(it.base(2) + (r + 2) * idx_row);
+            kn = kn < 0 ? kn + spec.size : kn;  // hardware prefetcher cannot guess
+            if (!check || static_cast<uint64_t>(kn) < static_cast<uint64_t>(spec.size)) {
+              const char* next = it.base(1) + (r + 2) * src_row + kn * stride;
+              for (size_t b = 0; b < bytes; b += 64) __builtin_prefetch(next + b);
+            }
+          }
           std::memcpy(it.base(0) + r * out_row, it.base(1) + r * src_row + k * stride, bytes);
         }
       });
