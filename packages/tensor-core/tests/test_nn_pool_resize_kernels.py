@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from optable.nn_pool import max_pool_ref
+from optable.nn_pool import avg_pool_ref, max_pool_ref
 
 import flambeau
 
@@ -76,6 +76,40 @@ def test_max_pool3d_and_1d_match_reference(threads):
     vals, want = max_pool_ref(1, True)(y, 4, 3, 2, 1, True)
     np.testing.assert_array_equal(out.numpy(), vals)
     np.testing.assert_array_equal(idx.numpy(), want)
+
+
+@pytest.mark.parametrize("dtype,rtol", [(np.float32, 1e-5), (np.float64, 1e-12)])
+@pytest.mark.parametrize(
+    "kernel,stride,padding,ceil_mode,include_pad,divisor",
+    [
+        (3, 2, 1, False, True, None),
+        (3, 2, 1, False, False, None),
+        (3, 2, 1, True, True, None),
+        (3, 2, 1, True, False, None),
+        ((2, 5), (1, 3), (1, 2), True, True, None),
+        (2, 2, 0, False, True, 3),
+        (4, 3, 2, True, False, 5),
+    ],
+)
+def test_avg_pool2d_matches_reference(threads, dtype, rtol, kernel, stride, padding, ceil_mode,
+                                      include_pad, divisor):  # fmt: skip
+    x = rng.standard_normal((2, 5, 23, 31)).astype(dtype)
+    got = flambeau.avg_pool2d(
+        flambeau.from_numpy(x), kernel, stride, padding, ceil_mode, include_pad, divisor
+    )
+    want = avg_pool_ref(2)(x, kernel, stride, padding, ceil_mode, include_pad, divisor)
+    assert got.dtype == flambeau.from_numpy(x).dtype
+    np.testing.assert_allclose(got.numpy(), want, rtol=rtol, atol=rtol)
+
+
+def test_avg_pool3d_and_1d_match_reference(threads):
+    x = rng.standard_normal((2, 3, 7, 9, 11)).astype(np.float32)
+    got = flambeau.avg_pool3d(flambeau.from_numpy(x), 3, 2, 1, True, False)
+    want = avg_pool_ref(3)(x, 3, 2, 1, True, False)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)
+    y = rng.standard_normal((3, 4, 50))
+    got = flambeau.avg_pool1d(flambeau.from_numpy(y), 4, 3, 2, True, True)
+    np.testing.assert_allclose(got.numpy(), avg_pool_ref(1)(y, 4, 3, 2, True, True), rtol=1e-12)
 
 
 def linear_matrix(n_in, n_out, align_corners):

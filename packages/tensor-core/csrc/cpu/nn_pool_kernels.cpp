@@ -138,23 +138,48 @@ void for_each_avg_window(const PoolGeometry& g, int64_t od, int64_t oh, int64_t 
   f(s, e, count);
 }
 
+// Parallel over output rows. A row first sums the valid input rows of its window
+// (depth x height) into one column-sum row, whole rows at a time (vectorized),
+// then each output adds its clipped span of column sums; spans and their padded
+// widths come from a table built once.
 template <class T>
 void avg_pool(const Tensor& out, const Tensor& input, const PoolGeometry& g) {
   const T* x = input->data_as<T>();
   T* y = out->data_as<T>();
-  const int64_t H = g.in[1], W = g.in[2];
-  for_each_output_row(g, [&](int64_t p, int64_t od, int64_t oh, int64_t row) {
-    const T* xp = x + p * g.in_plane();
-    for (int64_t ow = 0; ow < g.out[2]; ++ow) {
-      for_each_avg_window<T>(g, od, oh, ow, [&](int64_t* s, int64_t* e, int64_t count) {
-        T acc = 0;
-        for (int64_t d = s[0]; d < e[0]; ++d)
-          for (int64_t h = s[1]; h < e[1]; ++h)
-            for (int64_t w = s[2]; w < e[2]; ++w) acc += xp[(d * H + h) * W + w];
-        y[row * g.out[2] + ow] = count ? acc / static_cast<T>(count) : T(0);
-      });
-    }
-  });
+  const int64_t H = g.in[1], W = g.in[2], oW = g.out[2];
+  std::vector<int64_t> ws(oW), we(oW), wpad(oW);
+  for (int64_t ow = 0; ow < oW; ++ow) avg_window(g, 2, ow, ws[ow], we[ow], wpad[ow]);
+  const int64_t rows = g.planes * g.out[0] * g.out[1];
+  parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(oW * 8, 1)),
+               [&](int64_t lo, int64_t hi) {
+                 std::vector<T> buffer(static_cast<size_t>(W));
+                 T* __restrict__ col = buffer.data();
+                 for (int64_t row = lo; row < hi; ++row) {
+                   const int64_t p = row / (g.out[0] * g.out[1]);
+                   const int64_t od = (row / g.out[1]) % g.out[0], oh = row % g.out[1];
+                   int64_t ds, de, dpad, hs, he, hpad;
+                   avg_window(g, 0, od, ds, de, dpad);
+                   avg_window(g, 1, oh, hs, he, hpad);
+                   std::fill(col, col + W, T(0));
+                   const T* xp = x + p * g.in_plane();
+                   for (int64_t d = ds; d < de; ++d)
+                     for (int64_t h = hs; h < he; ++h) {
+                       const T* __restrict__ xr = xp + (d * H + h) * W;
+                       for (int64_t w = 0; w < W; ++w) col[w] += xr[w];
+                     }
+                   const int64_t rows_in = (de - ds) * (he - hs);
+                   T* yr = y + row * oW;
+                   for (int64_t ow = 0; ow < oW; ++ow) {
+                     T acc = 0;
+                     for (int64_t w = ws[ow]; w < we[ow]; ++w) acc += col[w];
+                     int64_t count = g.divisor;
+                     if (count == 0)
+                       count = g.count_include_pad ? dpad * hpad * wpad[ow]
+                                                   : rows_in * (we[ow] - ws[ow]);
+                     yr[ow] = count ? acc / static_cast<T>(count) : T(0);
+                   }
+                 }
+               });
 }
 
 template <class F>
