@@ -1,8 +1,9 @@
 """tensor-core benchmarks beside NumPy and PyTorch (run with `nox -s bench`).
 
-Elementwise ops on 16M float32, reductions over 4096x4096, per-op overhead on
-1-element tensors, import cost, and package size. Every library gets the same
-data; each workload is guarded so that a missing op prints n/a.
+Elementwise ops on 16M float32, reductions over 4096x4096, transposing copies
+(2-d and batched), per-op overhead on 1-element tensors, import cost, and
+package size. Every library gets the same data; each workload is guarded so
+that a missing op prints n/a.
 """
 
 from __future__ import annotations
@@ -78,6 +79,18 @@ def reduction(matrix: np.ndarray, dim: int | None):
     return make
 
 
+def transposed_copy(array: np.ndarray):
+    """make(lib) for a contiguous copy of `array` with its last two dims swapped."""
+
+    def make(lib):
+        (a,) = convert(lib, array)
+        if lib == "numpy":
+            return lambda: np.ascontiguousarray(np.swapaxes(a, -1, -2))
+        return lambda: a.transpose(-1, -2).contiguous()
+
+    return make
+
+
 def compare(name: str, make, *, repeat: int = 5, number: int = 3) -> tuple:
     """One row: make(lib) sets up and returns the callable to time in `lib`."""
     times = [
@@ -94,6 +107,8 @@ def compute_rows() -> list[tuple]:
     x, y, z = (rng.random(N, dtype=np.float32) - 0.5 for _ in range(3))
     square = rng.random((M, M), dtype=np.float32)
     one = np.ones(1, dtype=np.float32)
+    matrix = rng.random((784, 512), dtype=np.float32)
+    batch = rng.random((64, 128, 256), dtype=np.float32)
     return [
         compare("add 16M f32", elementwise(add, x, y)),
         compare("a*b+c 16M f32", elementwise(muladd, x, y, z)),
@@ -102,6 +117,8 @@ def compute_rows() -> list[tuple]:
         compare("sum all 4096x4096", reduction(square, None)),
         compare("sum dim=1 4096x4096", reduction(square, 1)),
         compare("sum dim=0 4096x4096", reduction(square, 0)),
+        compare("x.t().contiguous() 784x512 f32", transposed_copy(matrix), number=20),
+        compare("x.mT.contiguous() 64x128x256 f32", transposed_copy(batch)),
         compare("a + b, 1 element", elementwise(add, one, one), number=20000),
     ]
 

@@ -1,6 +1,7 @@
 // The one copy kernel: any dtype to any dtype, any strides.
 #include <cstring>
 
+#include "cpu/copy_transpose.h"
 #include "cpu/loops.h"
 #include "dispatch/dispatcher.h"
 
@@ -25,6 +26,7 @@ void copy_kernel(const Tensor& dst, const Tensor& src) {
   Tensor ops[] = {dst, src};
   auto it = TensorIterator::build(Span<Tensor>(ops, 2));
   if (dst->dtype() == src->dtype()) {
+    if (blocked_transpose_copy(it, dst->itemsize())) return;
     switch (dst->itemsize()) {
       case 1:
         return it.for_each(copy_run<1>);

@@ -2,9 +2,11 @@
 // Gathers copy raw elements (only the item size matters) and run in parallel;
 // scatters run serially in the iterator's fixed order, so duplicate indices
 // combine deterministically. Indices are validated before anything is written.
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <type_traits>
 
 #include "cpu/itemsize_visit.h"
@@ -32,6 +34,39 @@ inline bool in_range(int64_t k, const IndexSpec& spec) {
   return k < spec.size && (k >= 0 || (spec.allow_negative && k >= -spec.size));
 }
 
+// index_select's layout: one index per output row, each copying a whole
+// contiguous source row. One memcpy per row in a plain 2-d loop, parallel over
+// rows, instead of one iterator run per row. False for other layouts.
+bool gather_rows(const TensorIterator& it, const IndexSpec& spec, size_t itemsize, BadIndex& bad) {
+  if (it.ndim() != 2) return false;
+  const int64_t w = static_cast<int64_t>(itemsize), cols = it.shape()[1];
+  if (it.stride(0, 1) != w || it.stride(1, 1) != w || it.stride(2, 1) != 0) return false;
+  const int64_t out_row = it.stride(0, 0), src_row = it.stride(1, 0), idx_row = it.stride(2, 0);
+  const int64_t stride = spec.stride * w;
+  const size_t bytes = static_cast<size_t>(cols * w);
+  const bool check = spec.size >= 0;
+  parallel_for(
+      0, it.shape()[0], std::max<int64_t>(1, kGrainSize / cols), [&](int64_t lo, int64_t hi) {
+        for (int64_t r = lo; r < hi; ++r) {
+          int64_t k = *reinterpret_cast<const int64_t*>(it.base(2) + r * idx_row);
+          if (check) {
+            if (FLB_UNLIKELY(!in_range(k, spec))) return bad.record(k);
+            k += k < 0 ? spec.size : 0;
+          }
+          if (r + 2 < hi && bytes <= 4096) {  // the row after next: a random start the
+            int64_t kn = *reinterpret_cast<const int64_t*>(it.base(2) + (r + 2) * idx_row);
+            kn = kn < 0 ? kn + spec.size : kn;  // hardware prefetcher cannot guess
+            if (!check || static_cast<uint64_t>(kn) < static_cast<uint64_t>(spec.size)) {
+              const char* next = it.base(1) + (r + 2) * src_row + kn * stride;
+              for (size_t b = 0; b < bytes; b += 64) __builtin_prefetch(next + b);
+            }
+          }
+          std::memcpy(it.base(0) + r * out_row, it.base(1) + r * src_row + k * stride, bytes);
+        }
+      });
+  return true;
+}
+
 void gather_kernel(const Tensor& out, const Tensor& src, const Tensor& index,
                    const IndexSpec& spec) {
   Tensor ops[] = {out, src, index};
@@ -40,6 +75,7 @@ void gather_kernel(const Tensor& out, const Tensor& src, const Tensor& index,
   const int64_t stride = spec.stride * static_cast<int64_t>(out->itemsize());
   const int64_t size = spec.size;
   BadIndex bad;
+  if (gather_rows(it, spec, out->itemsize(), bad)) return bad.raise_if_found(spec);
   visit_itemsize(out->itemsize(), [&](auto tag) {
     using W = typename decltype(tag)::type;
     it.for_each([&](char** d, const int64_t* s, int64_t n) {
@@ -107,9 +143,31 @@ void gather_kernel(const Tensor& out, const Tensor& src, const Tensor& index,
   bad.raise_if_found(spec);
 }
 
-// Raises IndexError for the first index (in iteration order) out of range.
+// Raises IndexError for the first index (in iteration order) out of range. A
+// parallel, branch-free scan answers "all valid?"; only when some index is bad
+// does a serial pass find the first one.
 void check_indices(const TensorIterator& it, int index_operand, const IndexSpec& spec) {
   if (spec.size < 0) return;
+  std::atomic<bool> any_bad{false};
+  it.for_each([&](char** d, const int64_t* s, int64_t n) {
+    const char* p = d[index_operand];
+    const int64_t st = s[index_operand];
+    bool bad = false;
+    if (st == sizeof(int64_t) && !spec.allow_negative) {
+      // 0 <= k < size exactly when neither k nor size - 1 - k is negative: one
+      // sign bit over an integer or-reduction, which vectorizes.
+      const int64_t* ip = reinterpret_cast<const int64_t*>(p);
+      const int64_t last = spec.size - 1;
+      int64_t acc = 0;
+      for (int64_t i = 0; i < n; ++i) acc |= ip[i] | (last - ip[i]);
+      bad = acc < 0;
+    } else {
+      for (int64_t i = 0; i < n; ++i)
+        bad |= !in_range(*reinterpret_cast<const int64_t*>(p + i * st), spec);
+    }
+    if (bad) any_bad.store(true, std::memory_order_relaxed);
+  });
+  if (!any_bad.load()) return;
   it.serial_for_each(
       [&](char** d, const int64_t* s, int64_t n) {
         for (int64_t i = 0; i < n; ++i) {
@@ -159,10 +217,54 @@ void visit_mode(PutMode mode, F&& f) {
   }
 }
 
+// Many values combined into a small 1-d target (scatter_add/index_add of a 1-d
+// tensor): the values combine into a private copy of the target, checking each
+// index on the way, and the copy is written back only when every index was
+// valid. One pass over the indices instead of a checking pass and a combining
+// pass, with the same order of operations (and results) as the serial loop.
+// False (nothing done) for other layouts.
+template <PutMode M, class T>
+bool combine_through_copy(const TensorIterator& it, const IndexSpec& spec) {
+  if (it.ndim() != 1 || spec.size < 0 || it.stride(0, 0) != 0 || it.stride(1, 0) != sizeof(T) ||
+      it.stride(2, 0) != sizeof(int64_t))
+    return false;
+  const int64_t n = it.numel(), size = spec.size, st = spec.stride;
+  if (size > n / 4) return false;  // the copy must be cheap beside the values
+  T* dst = reinterpret_cast<T*>(it.base(0));
+  const T* vp = reinterpret_cast<const T*>(it.base(1));
+  const int64_t* ip = reinterpret_cast<const int64_t*>(it.base(2));
+  const char* target_lo = it.base(0);
+  const char* target_hi = target_lo + ((size - 1) * st + 1) * static_cast<int64_t>(sizeof(T));
+  if (it.base(1) < target_hi && target_lo < it.base(1) + n * static_cast<int64_t>(sizeof(T)))
+    return false;  // values overlapping the target see its updates in the serial loop
+  std::unique_ptr<T[]> acc(new T[static_cast<size_t>(size)]);
+  for (int64_t k = 0; k < size; ++k) acc[k] = dst[k * st];
+  const uint64_t limit = static_cast<uint64_t>(size);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t k = ip[i];
+    if (FLB_UNLIKELY(static_cast<uint64_t>(k) >= limit)) {
+      if (!spec.allow_negative || k < -size) fail_index_bounds(k, spec.dim, size);
+      k += size;
+    }
+    acc[k] = combine<M, T>(acc[k], vp[i]);
+  }
+  for (int64_t k = 0; k < size; ++k) dst[k * st] = acc[k];
+  return true;
+}
+
 void put_kernel(const Tensor& dst, const Tensor& values, const Tensor& index, const IndexSpec& spec,
                 PutMode mode) {
   Tensor ops[] = {dst, values, index};
   auto it = TensorIterator::build(Span<Tensor>(ops, 3));
+  if (mode != PutMode::Assign) {
+    bool done = false;
+    visit_dtype<kAllTypes>(dst->dtype(), spec.op, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      visit_mode(mode,
+                 [&](auto m) { done = combine_through_copy<decltype(m)::value, T>(it, spec); });
+    });
+    if (done) return;
+  }
   check_indices(it, 2, spec);
   const bool check = spec.size >= 0;
   const int64_t stride = spec.stride * static_cast<int64_t>(dst->itemsize());
@@ -184,12 +286,33 @@ void put_kernel(const Tensor& dst, const Tensor& values, const Tensor& index, co
     });
     return;
   }
+  const bool negative = check && spec.allow_negative;
   visit_dtype<kAllTypes>(dst->dtype(), spec.op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     visit_mode(mode, [&](auto m) {
       constexpr PutMode M = decltype(m)::value;
       it.serial_for_each(
           [&](char** d, const int64_t* s, int64_t n) {
+            if (s[1] == sizeof(T) && s[2] == sizeof(int64_t) && !negative) {
+              // index_add/scatter_add of 1-d runs: indices are checked, none negative
+              // (strides copied to locals: stores through T* could alias the captures)
+              char* o = d[0];
+              const T* vp = reinterpret_cast<const T*>(d[1]);
+              const int64_t* ip = reinterpret_cast<const int64_t*>(d[2]);
+              const int64_t os = s[0], st = stride;
+              if (os == 0) {  // a 1-d target
+                for (int64_t i = 0; i < n; ++i) {
+                  T* p = reinterpret_cast<T*>(o + ip[i] * st);
+                  *p = combine<M, T>(*p, vp[i]);
+                }
+                return;
+              }
+              for (int64_t i = 0; i < n; ++i) {
+                T* p = reinterpret_cast<T*>(o + i * os + ip[i] * st);
+                *p = combine<M, T>(*p, vp[i]);
+              }
+              return;
+            }
             for (int64_t i = 0; i < n; ++i) {
               T* p = reinterpret_cast<T*>(target(d[0] + i * s[0], d[2] + i * s[2]));
               *p = combine<M, T>(*p, *reinterpret_cast<const T*>(d[1] + i * s[1]));

@@ -1,9 +1,11 @@
 // Pooling kernels over contiguous (planes, D, H, W) tensors, parallel over
 // planes (and output rows for the forward passes). Backward passes scatter
 // within a plane, so a plane belongs to one thread.
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "cpu/parallel.h"
 #include "dispatch/dispatcher.h"
@@ -28,40 +30,90 @@ void for_each_output_row(const PoolGeometry& g, const F& f) {
                });
 }
 
-template <class T>
-void max_pool(const Tensor& out, const Tensor& indices, const Tensor& input,
-              const PoolGeometry& g) {
+// The outputs [lo, hi) a kernel column reaches, reading input column o * stride + off.
+inline void column_range(int64_t off, int64_t stride, int64_t in, int64_t out, int64_t& lo,
+                         int64_t& hi) {
+  lo = off >= 0 ? 0 : (-off + stride - 1) / stride;
+  hi = in - 1 - off < 0 ? 0 : std::min(out, (in - 1 - off) / stride + 1);
+}
+
+// One input row's kernel column into a running (max, index) over outputs [lo, hi).
+// A tap replaces the running max when it is the first, larger, or NaN: ties keep
+// the first max and a NaN (the last one) wins. Written branch-free (bitwise ors,
+// unconditional stores) so it vectorizes: random data would mispredict every
+// other compare. S > 0 fixes the stride at compile time; I is the index type of
+// the running buffer (int32 when a plane allows, for lanes as wide as float's).
+template <class T, class I, int64_t S>
+void max_sweep(const T* __restrict__ xr, I base, int64_t off, int64_t stride, int64_t lo,
+               int64_t hi, T* __restrict__ best, I* __restrict__ at) {
+  const int64_t st = S > 0 ? S : stride;
+  for (int64_t o = lo; o < hi; ++o) {
+    const int64_t iw = o * st + off;
+    const T v = xr[iw], b = best[o];
+    const I a = at[o];
+    const bool take = (a < 0) | (v > b) | (v != v);
+    best[o] = take ? v : b;
+    at[o] = take ? static_cast<I>(base + iw) : a;
+  }
+}
+
+template <class T, class I>
+using MaxSweep = void (*)(const T*, I, int64_t, int64_t, int64_t, int64_t, T*, I*);
+
+template <class T, class I>
+MaxSweep<T, I> max_sweep_for(int64_t stride) {
+  return stride == 1 ? max_sweep<T, I, 1> : stride == 2 ? max_sweep<T, I, 2> : max_sweep<T, I, 0>;
+}
+
+// Parallel over output rows; each row's running max is built in place in the
+// output, its indices in a per-thread buffer of I, by sweeping the valid input
+// rows of the window in window order.
+template <class T, class I>
+void max_pool_rows(const Tensor& out, const Tensor& indices, const Tensor& input,
+                   const PoolGeometry& g) {
   const T* x = input->data_as<T>();
   T* y = out->data_as<T>();
   int64_t* ix = indices->data_as<int64_t>();
-  const int64_t H = g.in[1], W = g.in[2];
-  for_each_output_row(g, [&](int64_t p, int64_t od, int64_t oh, int64_t row) {
-    const T* xp = x + p * g.in_plane();
-    for (int64_t ow = 0; ow < g.out[2]; ++ow) {
-      T best = -std::numeric_limits<T>::infinity();
-      int64_t at = -1;
-      for (int64_t kd = 0; kd < g.kernel[0]; ++kd) {
-        int64_t id = od * g.stride[0] - g.pad[0] + kd * g.dilation[0];
-        if (id < 0 || id >= g.in[0]) continue;
-        for (int64_t kh = 0; kh < g.kernel[1]; ++kh) {
-          int64_t ih = oh * g.stride[1] - g.pad[1] + kh * g.dilation[1];
-          if (ih < 0 || ih >= H) continue;
-          for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
-            int64_t iw = ow * g.stride[2] - g.pad[2] + kw * g.dilation[2];
-            if (iw < 0 || iw >= W) continue;
-            int64_t idx = (id * H + ih) * W + iw;
-            T v = xp[idx];
-            if (at < 0 || v > best || std::isnan(v)) {  // NaN propagates
-              best = v;
-              at = idx;
-            }
-          }
-        }
-      }
-      y[row * g.out[2] + ow] = best;
-      ix[row * g.out[2] + ow] = at;
-    }
-  });
+  const int64_t H = g.in[1], W = g.in[2], oW = g.out[2], sw = g.stride[2];
+  const MaxSweep<T, I> sweep = max_sweep_for<T, I>(sw);
+  const int64_t rows = g.planes * g.out[0] * g.out[1];
+  parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(oW * 8, 1)),
+               [&](int64_t lo, int64_t hi) {
+                 std::vector<I> buffer(static_cast<size_t>(oW));
+                 I* at = buffer.data();
+                 for (int64_t row = lo; row < hi; ++row) {
+                   const int64_t p = row / (g.out[0] * g.out[1]);
+                   const int64_t od = (row / g.out[1]) % g.out[0], oh = row % g.out[1];
+                   const T* xp = x + p * g.in_plane();
+                   T* best = y + row * oW;
+                   std::fill(best, best + oW, -std::numeric_limits<T>::infinity());
+                   std::fill(at, at + oW, I(-1));
+                   for (int64_t kd = 0; kd < g.kernel[0]; ++kd) {
+                     const int64_t id = od * g.stride[0] - g.pad[0] + kd * g.dilation[0];
+                     if (id < 0 || id >= g.in[0]) continue;
+                     for (int64_t kh = 0; kh < g.kernel[1]; ++kh) {
+                       const int64_t ih = oh * g.stride[1] - g.pad[1] + kh * g.dilation[1];
+                       if (ih < 0 || ih >= H) continue;
+                       const int64_t base = (id * H + ih) * W;
+                       for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
+                         const int64_t off = kw * g.dilation[2] - g.pad[2];
+                         int64_t c0, c1;
+                         column_range(off, sw, W, oW, c0, c1);
+                         sweep(xp + base, static_cast<I>(base), off, sw, c0, c1, best, at);
+                       }
+                     }
+                   }
+                   std::copy(at, at + oW, ix + row * oW);
+                 }
+               });
+}
+
+template <class T>
+void max_pool(const Tensor& out, const Tensor& indices, const Tensor& input,
+              const PoolGeometry& g) {
+  if (g.in_plane() <= std::numeric_limits<int32_t>::max())
+    return max_pool_rows<T, int32_t>(out, indices, input, g);
+  max_pool_rows<T, int64_t>(out, indices, input, g);
 }
 
 // The clipped window along dim i and its size before clipping (for the divisor).
@@ -86,23 +138,48 @@ void for_each_avg_window(const PoolGeometry& g, int64_t od, int64_t oh, int64_t 
   f(s, e, count);
 }
 
+// Parallel over output rows. A row first sums the valid input rows of its window
+// (depth x height) into one column-sum row, whole rows at a time (vectorized),
+// then each output adds its clipped span of column sums; spans and their padded
+// widths come from a table built once.
 template <class T>
 void avg_pool(const Tensor& out, const Tensor& input, const PoolGeometry& g) {
   const T* x = input->data_as<T>();
   T* y = out->data_as<T>();
-  const int64_t H = g.in[1], W = g.in[2];
-  for_each_output_row(g, [&](int64_t p, int64_t od, int64_t oh, int64_t row) {
-    const T* xp = x + p * g.in_plane();
-    for (int64_t ow = 0; ow < g.out[2]; ++ow) {
-      for_each_avg_window<T>(g, od, oh, ow, [&](int64_t* s, int64_t* e, int64_t count) {
-        T acc = 0;
-        for (int64_t d = s[0]; d < e[0]; ++d)
-          for (int64_t h = s[1]; h < e[1]; ++h)
-            for (int64_t w = s[2]; w < e[2]; ++w) acc += xp[(d * H + h) * W + w];
-        y[row * g.out[2] + ow] = count ? acc / static_cast<T>(count) : T(0);
-      });
-    }
-  });
+  const int64_t H = g.in[1], W = g.in[2], oW = g.out[2];
+  std::vector<int64_t> ws(oW), we(oW), wpad(oW);
+  for (int64_t ow = 0; ow < oW; ++ow) avg_window(g, 2, ow, ws[ow], we[ow], wpad[ow]);
+  const int64_t rows = g.planes * g.out[0] * g.out[1];
+  parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(oW * 8, 1)),
+               [&](int64_t lo, int64_t hi) {
+                 std::vector<T> buffer(static_cast<size_t>(W));
+                 T* __restrict__ col = buffer.data();
+                 for (int64_t row = lo; row < hi; ++row) {
+                   const int64_t p = row / (g.out[0] * g.out[1]);
+                   const int64_t od = (row / g.out[1]) % g.out[0], oh = row % g.out[1];
+                   int64_t ds, de, dpad, hs, he, hpad;
+                   avg_window(g, 0, od, ds, de, dpad);
+                   avg_window(g, 1, oh, hs, he, hpad);
+                   std::fill(col, col + W, T(0));
+                   const T* xp = x + p * g.in_plane();
+                   for (int64_t d = ds; d < de; ++d)
+                     for (int64_t h = hs; h < he; ++h) {
+                       const T* __restrict__ xr = xp + (d * H + h) * W;
+                       for (int64_t w = 0; w < W; ++w) col[w] += xr[w];
+                     }
+                   const int64_t rows_in = (de - ds) * (he - hs);
+                   T* yr = y + row * oW;
+                   for (int64_t ow = 0; ow < oW; ++ow) {
+                     T acc = 0;
+                     for (int64_t w = ws[ow]; w < we[ow]; ++w) acc += col[w];
+                     int64_t count = g.divisor;
+                     if (count == 0)
+                       count = g.count_include_pad ? dpad * hpad * wpad[ow]
+                                                   : rows_in * (we[ow] - ws[ow]);
+                     yr[ow] = count ? acc / static_cast<T>(count) : T(0);
+                   }
+                 }
+               });
 }
 
 template <class F>
