@@ -333,9 +333,10 @@ void register_bindings(py::module_& m, py::object /*tensor_class*/) {
       "_autograd_register_plan",
       [](const std::string& key, py::object node_name, py::tuple param_names, py::tuple defaults,
          bool check_inputs, bool check_outputs, bool view, py::object formula_for) {
-        if (param_names.size() > static_cast<size_t>(kMaxParams) ||
-            defaults.size() != param_names.size())
+        if (defaults.size() != param_names.size())
           throw py::value_error("_autograd_register_plan: bad parameter list for " + key);
+        if (param_names.size() > static_cast<size_t>(kMaxParams))
+          return false;  // Python records it
         Plan plan;
         plan.node_name = std::move(node_name);
         plan.param_names = std::move(param_names);
@@ -347,10 +348,12 @@ void register_bindings(py::module_& m, py::object /*tensor_class*/) {
         plan.formula_for = std::move(formula_for);
         plans()[key] = std::move(plan);
         ++g_generation;
+        return true;
       },
       py::arg("key"), py::arg("node_name"), py::arg("param_names"), py::arg("defaults"),
       py::arg("check_inputs"), py::arg("check_outputs"), py::arg("view"), py::arg("formula_for"),
-      "Register how calls to an operator overload are recorded in C++.");
+      "Register how calls to an operator overload are recorded in C++; False when it has too "
+      "many parameters to be (its calls then go to the Python recorder).");
   m.def(
       "_autograd_fast_set_enabled",
       [](bool on) {

@@ -277,7 +277,6 @@ def _plan(name: str, sch: schema.Schema) -> None:
         or name.endswith("_")
         or name in derivatives.COMPOSITES
         or any(p.is_tensor_list for p in sch.params)
-        or len(sch.params) > 16
     ):
         return
     formula = derivatives.FORMULAS.get(sch.key) or derivatives.FORMULAS.get(sch.name)
