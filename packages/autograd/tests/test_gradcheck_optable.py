@@ -72,6 +72,22 @@ PIECEWISE_CONSTANT = {
     "sgn",
     "angle",  # of real input (the complex rows are "angle_complex")
 }
+# Random sampling: PyTorch defines the gradient of a sample w.r.t. its parameters as zero
+# (no reparametrization), which finite differences of a seeded sampler do not see;
+# tests/test_formula_coverage.py checks those zeros.
+SAMPLED = {
+    "normal",
+    "bernoulli",
+    "bernoulli_",
+    "poisson",
+    "uniform_",
+    "normal_",
+    "random_",
+    "exponential_",
+    "geometric_",
+    "cauchy_",
+    "log_normal_",
+}
 # Rows whose samples deliberately sit on a kink (relu's rows include exact zeros and NaN).
 ON_KINK = {"relu"}
 # Formulas whose own derivative is not available yet.
@@ -121,7 +137,7 @@ def differentiable_rows():
             f = derivatives.Formula(None)
         if f is None or f.nondifferentiable:
             continue
-        if op.id in PIECEWISE_CONSTANT or op.id in ON_KINK:
+        if op.id in PIECEWISE_CONSTANT or op.id in ON_KINK or op.name in SAMPLED:
             continue
         for dtype in ("float64", "complex128"):
             if dtype in op.dtypes and not (dtype == "complex128" and op.name in COMPLEX_SKIP):

@@ -349,17 +349,6 @@ def test_grad_modes_are_also_top_level():
         assert not (F.ones(1, requires_grad=True) * 2).requires_grad
 
 
-def test_foreach_operators_on_tensors_that_require_grad_raise_clearly():
-    a = [F.ones(2, requires_grad=True) * 1]
-    with pytest.raises(RuntimeError, match="foreach"):
-        F._foreach_mul_(a, 2.0)
-    with pytest.raises(RuntimeError, match="foreach"):
-        F._foreach_add(a, 1.0)
-    with F.no_grad():
-        F._foreach_mul_(a, 2.0)
-    assert a[0].tolist() == [2.0, 2.0]
-
-
 @pytest.mark.parametrize("method", ["selu_", "celu_", "relu6_"])
 def test_inplace_composites_keep_their_saved_input(method):
     a = F.tensor([-1.5, -0.2, 0.3, 2.0, 7.0], dtype=F.float64, requires_grad=True)

@@ -163,11 +163,7 @@ def handle(name: str, args: tuple, kwargs: dict):
     base = name[:-1] if inplace and not name.startswith("__") and not _in_table(name) else name
     target = args[0] if inplace else None
     if name.startswith("_foreach_"):
-        raise RuntimeError(
-            f"{name}: the multi-tensor (foreach) operators have no derivative formulas yet; "
-            "call them under flambeau.no_grad() (as optimizers do), or use the per-tensor "
-            "operators when you need gradients."
-        )
+        return _run_foreach(name, args, kwargs)
     if inplace:
         _check_inplace(name, target)
     decompose = derivatives.COMPOSITES.get(base)
@@ -251,6 +247,35 @@ def _record(name: str, *args, **kwargs):
     if _C.is_grad_enabled() and (_requires_grad(args) or _requires_grad(tuple(kwargs.values()))):
         return handle(name, args, kwargs)
     return _call(name, args, kwargs)
+
+
+def _run_foreach(name: str, args: tuple, kwargs: dict):
+    """A multi-tensor operator, recorded as its per-tensor operator on each element; in
+    place, each result is then copied into its element (recorded as copy_)."""
+    from .derivatives import foreach
+
+    base = name[len("_foreach_") :].rstrip("_")
+    _, bound = schema.bind(name, args, kwargs)
+    inplace = name.endswith("_")
+    targets = bound.get("self")
+    if inplace:
+        for t in targets:
+            _check_inplace(name, t)
+    if inplace and base not in foreach.IN_PLACE_ONLY:
+        # The per-tensor operators may save their input, which copying the results into the
+        # targets would modify: they work on copies (as _run_composite's pieces do).
+        bound["self"] = [_record("clone", t) for t in targets]
+    calls = foreach.element_calls(base, bound)
+    if base in foreach.IN_PLACE_ONLY:
+        for a, kw in calls:
+            _record(foreach.IN_PLACE_ONLY[base], *a, **kw)
+        return None
+    results = tuple(_record(foreach.PER_TENSOR[base], *a, **kw) for a, kw in calls)
+    if not inplace:
+        return results
+    for t, r in zip(targets, results):
+        _record("copy_", t, r)
+    return None
 
 
 def _run_composite(decompose, base: str, args: tuple, kwargs: dict, target):

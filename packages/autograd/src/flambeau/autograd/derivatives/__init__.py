@@ -20,6 +20,7 @@ from . import (  # noqa: F401  (registers formulas)
     nn_conv,
     nn_rnn,
     pointwise,
+    random,
     reduction,
     shape,
     sorting,

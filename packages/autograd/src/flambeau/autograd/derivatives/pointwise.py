@@ -45,7 +45,7 @@ def _div(g, a):
     return {"input": g / conj(y), "other": other}
 
 
-@formula("neg", needs_input=False)
+@formula("neg", "negative", needs_input=False)
 def _neg(g, a):
     return {"input": -g}
 
@@ -126,7 +126,7 @@ def _reciprocal(g, a):
     return {"input": -g * conj(r * r)}
 
 
-@formula("abs")
+@formula("abs", "absolute")
 def _abs(g, a):
     return {"input": g * F.sgn(a["input"])}
 
@@ -257,7 +257,7 @@ def _frac(g, a):
     return {"input": g}
 
 
-@formula("sign", "floor", "ceil", "round", "trunc", needs_input=False)
+@formula("sign", "floor", "ceil", "round", "trunc", "fix", needs_input=False)
 def _zero_grad(g, a):
     return {"input": g * 0}
 
@@ -387,6 +387,22 @@ def _logaddexp(g, a):
     return {
         "input": g * conj(F.exp(a["input"] - r)),
         "other": g * conj(F.exp(a["other"] - r)),
+    }
+
+
+@formula("logaddexp2", needs_result=True)
+def _logaddexp2(g, a):
+    r = a["result"]
+    return {"input": g * F.exp2(a["input"] - r), "other": g * F.exp2(a["other"] - r)}
+
+
+@formula("copysign", needs_result=True)
+def _copysign(g, a):
+    # d/dx copysign(x, y) = sign(x) * sign(result); the sign of y gets no gradient.
+    other = a["other"]
+    return {
+        "input": g * (F.sign(a["input"]) * F.sign(a["result"])),
+        "other": g * 0 if isinstance(other, F.Tensor) else None,
     }
 
 

@@ -22,11 +22,28 @@ def _mean(g, a):
     return {"input": ge / reduced_count(a["input"], dims)}
 
 
-@formula("prod", needs_result=True)
+def _exclusive_cumprod(x, d, reverse=False):
+    """prod of the elements before each one along d (after, when reverse): no division,
+    so zeros in x are fine."""
+    if reverse:
+        return _exclusive_cumprod(x.flip([d]), d).flip([d])
+    ones = F.ones_like(x.narrow(d, 0, 1))
+    return F.cat([ones, x.narrow(d, 0, x.shape[d] - 1)], d).cumprod(d)
+
+
+@formula("prod")
 def _prod(g, a):
     x = a["input"]
     ge, _ = unreduce(g, a)
-    return {"input": ge * conj(keep(a["result"], a) / x)}
+    if x.dim() == 0 or x.numel() == 0:
+        return {"input": ge * 0 if x.dim() else ge}
+    if a.get("dim") is None:  # over all elements: the products of the others, per element
+        flat = x.reshape(-1)
+        others = _exclusive_cumprod(flat, 0) * _exclusive_cumprod(flat, 0, reverse=True)
+        return {"input": ge * conj(others.reshape(tuple(x.shape)))}
+    d = a["dim"] % x.dim()
+    others = _exclusive_cumprod(x, d) * _exclusive_cumprod(x, d, reverse=True)
+    return {"input": ge * conj(others)}
 
 
 def _extremum(g, a):
@@ -60,20 +77,71 @@ def _max_dim(g, a):
     return {"input": gv * (positions == idx)}
 
 
-@formula("var")
-def _var(g, a):
+def _correction(a):
+    """The divisor's correction: `correction=` (default 1) or the older `unbiased=` flag."""
+    if "unbiased" in a:
+        return 1 if a["unbiased"] else 0
+    return a["correction"] if a.get("correction") is not None else 1
+
+
+def _centered_over_n(g, a):
+    """g (expanded) * (x - mean) / (N - correction): the shared part of var's and std's."""
     x = a["input"]
     ge, dims = unreduce(g, a)
-    n = reduced_count(x, dims) - (a.get("correction") if a.get("correction") is not None else 1)
-    return {"input": ge * 2 * (x - x.mean(dim=tuple(dims), keepdim=True)) / n}
+    n = reduced_count(x, dims) - _correction(a)
+    return ge * (x - x.mean(dim=tuple(dims), keepdim=True)) / n
+
+
+@formula("var")
+def _var(g, a):
+    return {"input": 2 * _centered_over_n(g, a)}
 
 
 @formula("std", needs_result=True)
 def _std(g, a):
+    return {"input": _centered_over_n(g, a) / keep(a["result"], a)}
+
+
+def _with_mean(spread):
+    """Formula of var_mean/std_mean: the spread's gradient plus the mean's."""
+
+    def fn(g, a):
+        g_spread, g_mean = g
+        spread_args = {**a, "result": a["results"][0]}
+        grad = spread(g_spread, spread_args)["input"] if g_spread is not None else None
+        if g_mean is not None:
+            gm = _mean(g_mean, a)["input"]
+            grad = gm if grad is None else grad + gm
+        return {"input": grad}
+
+    return fn
+
+
+formula("var_mean")(_with_mean(_var))
+formula("std_mean", needs_result=True)(_with_mean(_std))
+
+
+@formula("aminmax", needs_result=True)
+def _aminmax(g, a):
+    grad = None
+    for gi, r in zip(g, a["results"]):
+        if gi is not None:
+            gx = _extremum(gi, {**a, "result": r})["input"]
+            grad = gx if grad is None else grad + gx
+    return {"input": grad}
+
+
+@formula("nansum")
+def _nansum(g, a):
+    return {"input": unreduce(g, a)[0] * ~F.isnan(a["input"])}
+
+
+@formula("nanmean")
+def _nanmean(g, a):
     x = a["input"]
     ge, dims = unreduce(g, a)
-    n = reduced_count(x, dims) - (a.get("correction") if a.get("correction") is not None else 1)
-    return {"input": ge * (x - x.mean(dim=tuple(dims), keepdim=True)) / (n * keep(a["result"], a))}
+    present = ~F.isnan(x)
+    return {"input": ge * present / present.sum(dim=tuple(dims), keepdim=True)}
 
 
 @formula("logsumexp", needs_result=True)
@@ -100,7 +168,52 @@ def _norm(g, a):
     return {"input": ge * F.sgn(x) * x.abs().pow(p - 1) / r.pow(p - 1)}
 
 
+def _reverse_cumsum(t, d):
+    return t.flip([d]).cumsum(d).flip([d])
+
+
 @formula("cumsum")
 def _cumsum(g, a):
-    d = a["dim"]
-    return {"input": g.flip([d]).cumsum(d).flip([d])}
+    return {"input": _reverse_cumsum(g, a["dim"])}
+
+
+def _cumprod_grad_by_terms(g, x, d):
+    """x_i's gradient sum_{k>=i} g_k prod_{j<=k, j!=i} x_j, one cumprod per i (O(n^2)).
+    Unlike the masked formula below, its derivative is right where x has zeros."""
+    n = x.shape[d]
+    along = [1] * x.dim()
+    along[d] = n
+    position = F.arange(n).reshape(along)
+    one = F.ones((), dtype=x.dtype)
+    grads = []
+    for i in range(n):
+        without_i = F.where(position == i, one, x).cumprod(d)
+        grads.append((g * conj(without_i)).narrow(d, i, n - i).sum(d, keepdim=True))
+    return F.cat(grads, d)
+
+
+@formula("cumprod", needs_result=True)
+def _cumprod(g, a):
+    x, out = a["input"], a["result"]
+    if x.dim() == 0:
+        return {"input": g}
+    d = a["dim"] % x.dim()
+    zero = x == 0
+    if not bool(zero.any()):
+        return {"input": _reverse_cumsum(g * conj(out), d) / conj(x)}
+    if F.is_grad_enabled():  # create_graph: the term-by-term sum, differentiable everywhere
+        return {"input": _cumprod_grad_by_terms(g, x, d)}
+    # With zeros, x_i's gradient is sum_{k>=i} g_k prod_{j<=k, j!=i} x_j. Before the first
+    # zero of a slice the division formula holds (later outputs are 0); at the first zero z
+    # it is prod_{j<z} x_j * sum_{k>=z} g_k prod_{z<j<=k} x_j; after it, 0.
+    zeros_so_far = zero.cumsum(d)
+    before = zeros_so_far == 0
+    first = zero & (zeros_so_far == 1)
+    one = F.ones((), dtype=x.dtype)
+    part_before = _reverse_cumsum(g * conj(out), d) / conj(F.where(before, x, one))
+    tail = F.where(before | first, one, x).cumprod(d)  # prod_{z<j<=k} x_j for k >= z
+    at_zero = F.where(before, 0 * g, g * conj(tail)).sum(d, keepdim=True)
+    head = F.where(before, x, one).prod(d, keepdim=True)  # prod_{j<z} x_j
+    return {
+        "input": F.where(before, part_before, 0 * g) + F.where(first, at_zero * conj(head), 0 * g)
+    }

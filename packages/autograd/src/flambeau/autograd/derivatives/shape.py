@@ -6,7 +6,7 @@ import flambeau as F
 
 from ..graph import zeros_for_none
 from .helpers import first_name, scattered_into, sum_to
-from .registry import formula, nondifferentiable
+from .registry import composite, formula, nondifferentiable
 
 
 @formula(
@@ -139,6 +139,118 @@ def _flip(g, a):
     return {"input": g.flip(a["dims"])}
 
 
+@formula("fliplr", needs_input=False)
+def _fliplr(g, a):
+    return {"input": g.flip([1])}
+
+
+@formula("flipud", needs_input=False)
+def _flipud(g, a):
+    return {"input": g.flip([0])}
+
+
+@formula("diag")
+def _diag(g, a):
+    x, k = a["input"], a.get("diagonal", 0)
+    if x.dim() == 1:  # the vector became a matrix's diagonal
+        return {"input": g.diagonal(k)}
+    return {"input": scattered_into(g, x, lambda z: z.diagonal(k))}
+
+
+@formula("diag_embed", needs_input=False)
+def _diag_embed(g, a):
+    return {"input": g.diagonal(a.get("offset", 0), a.get("dim1", -2), a.get("dim2", -1))}
+
+
+@formula("unfold")
+def _unfold(g, a):
+    """Each window element goes back to where it came from; overlapping windows add up."""
+    x, d, size, step = a["self"], a["dimension"], a["size"], a["step"]
+    if x.dim() == 0:
+        return {"self": g.sum()}
+    d %= x.dim()
+    windows = g.shape[d]
+    starts = (F.arange(windows) * step).unsqueeze(1)
+    index = (starts + F.arange(size).unsqueeze(0)).reshape(-1)
+    flat = g.movedim(-1, d + 1).flatten(d, d + 1)
+    return {"self": F.zeros(tuple(x.shape), dtype=g.dtype).index_add(d, index, flat)}
+
+
+def _storage_positions(shape, stride, offset):
+    """The storage position of every element of a strided view, flattened (row-major)."""
+    pos = F.full((), offset, dtype=F.int64)
+    for d, (n, s) in enumerate(zip(shape, stride)):
+        along = [1] * len(shape)
+        along[d] = n
+        pos = pos + (F.arange(n) * s).reshape(along)
+    return pos.expand(tuple(shape)).reshape(-1)
+
+
+@formula("as_strided")
+def _as_strided(g, a):
+    """Gradients meet in storage: every output element adds into its storage position and
+    every input element reads its own (shared equally when the input itself overlaps)."""
+    x = a["input"]
+    offset = a["storage_offset"] if a.get("storage_offset") is not None else x.storage_offset()
+    out_pos = _storage_positions(a["size"], a["stride"], offset)
+    in_pos = _storage_positions(tuple(x.shape), x.stride(), x.storage_offset())
+    if x.numel() == 0 or g.numel() == 0:
+        return {"input": F.zeros(tuple(x.shape), dtype=g.dtype)}
+    low = min(int(out_pos.min()), int(in_pos.min()))
+    length = max(int(out_pos.max()), int(in_pos.max())) - low + 1
+    out_pos, in_pos = out_pos - low, in_pos - low
+    acc = F.zeros(length, dtype=g.dtype).index_add(0, out_pos, g.reshape(-1))
+    grad = acc.index_select(0, in_pos)
+    count = F.zeros(length, dtype=F.int64).index_add(0, in_pos, F.ones_like(in_pos))
+    if int(count.max()) > 1:
+        grad = grad / count.index_select(0, in_pos).to(grad.dtype)
+    return {"input": grad.reshape(tuple(x.shape))}
+
+
+def _reshaped(call, t, ndim):
+    """t as numpy's atleast_{1,2,3}d gives it."""
+    if t.dim() >= ndim:
+        return t
+    if t.dim() == 0:
+        return call("reshape", t, [1] * ndim)
+    if ndim == 2 or t.dim() == 1:  # (n) -> (1, n) or (1, n, 1)
+        t = call("unsqueeze", t, 0)
+    return call("unsqueeze", t, -1) if ndim == 3 else t
+
+
+@composite("hstack")
+def _hstack(call, a):
+    ts = [_reshaped(call, t, 1) for t in a["tensors"]]
+    return call("cat", ts, 0 if ts and ts[0].dim() == 1 else 1)
+
+
+@composite("vstack")
+def _vstack(call, a):
+    return call("cat", [_reshaped(call, t, 2) for t in a["tensors"]], 0)
+
+
+@composite("dstack")
+def _dstack(call, a):
+    return call("cat", [_reshaped(call, t, 3) for t in a["tensors"]], 2)
+
+
+@composite("meshgrid")
+def _meshgrid(call, a):
+    ts = list(a["tensors"])
+    sizes = [t.numel() for t in ts]
+    # 'xy' (Cartesian) indexing swaps the roles of the first two inputs.
+    order = list(range(len(ts)))
+    if a.get("indexing") == "xy" and len(ts) >= 2:
+        order[0], order[1] = 1, 0
+    shape = [sizes[i] for i in order]
+    grids = []
+    for i, t in enumerate(ts):
+        along = [1] * len(ts)
+        along[order.index(i)] = sizes[i]
+        grids.append(call("expand", call("reshape", t, along), shape))
+    return tuple(grids)
+
+
 @formula("roll", needs_input=False)
 def _roll(g, a):
     shifts, dims = a["shifts"], a.get("dims")
@@ -228,4 +340,19 @@ nondifferentiable(
     "long",
     "int",
     "bool",
+    "short",
+    "char",
+    "byte",
+    "linalg_matrix_rank",
+    "not_equal",
+    "less",
+    "less_equal",
+    "greater",
+    "greater_equal",
+    "bitwise_left_shift",
+    "bitwise_right_shift",
+    "allclose",
+    "equal",
+    "isreal",
+    "is_conj",
 )

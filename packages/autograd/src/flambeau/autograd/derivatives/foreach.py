@@ -1,0 +1,42 @@
+"""The multi-tensor (foreach) operators need no formulas of their own: when a gradient
+is wanted, autograd records them as their per-tensor operators, one list element at a
+time (``recorder._run_foreach``), so every formula and check of those applies."""
+
+from __future__ import annotations
+
+import flambeau as F
+
+# foreach name (without the _foreach_ prefix and an in-place _) -> per-tensor operator
+PER_TENSOR = {
+    n: n
+    for n in (
+        "add sub mul div addcmul addcdiv lerp maximum minimum clamp_min clamp_max pow "
+        "sqrt neg abs exp sign reciprocal"
+    ).split()
+}
+PER_TENSOR["norm"] = "linalg_vector_norm"
+# Operators that exist only in place: each element runs the per-tensor in-place operator.
+IN_PLACE_ONLY = {"zero": "zero_", "copy": "copy_"}
+# Parameters the per-tensor operators take by keyword.
+_KEYWORDS = {"alpha", "value", "dtype", "non_blocking"}
+
+
+def element_calls(base: str, bound: dict):
+    """(args, kwargs) of the per-tensor call for each list element."""
+    n = len(next(v for v in bound.values() if isinstance(v, (list, tuple))))
+    # addcmul/addcdiv's per-element `scalars` is the per-tensor operator's `value`.
+    scalars_as = "value" if base in ("addcmul", "addcdiv") else None
+    calls = []
+    for i in range(n):
+        args, kwargs = [], {}
+        for name, v in bound.items():
+            if isinstance(v, (list, tuple)):
+                v = v[i]
+            elif name == "scalars" and isinstance(v, F.Tensor):  # one scalar per element
+                v = v[i].item()
+            if name in _KEYWORDS or (name == "scalars" and scalars_as):
+                kwargs[scalars_as if name == "scalars" else name] = v
+            else:
+                args.append(v)
+        calls.append((args, kwargs))
+    return calls
