@@ -489,6 +489,36 @@ def _eigvalsh(g, a):
     return {"A": (V * g.unsqueeze(-2)) @ _mH(V)}
 
 
+def _eig_backward(gw, gV, w, V):
+    """A = V diag(w) V^-1 with distinct eigenvalues and unit-norm columns of V. With
+    E = V^-1 dA V: dw = diag(E) and V^-1 dV = E / (w_j - w_i) off the diagonal, plus the
+    diagonal that keeps each column's norm (its imaginary part is the free phase). Hence
+    gA = V^-H M V^H, M = diag(gw) + (V^H gV - V^H V diag(Re diag(V^H gV))) / conj(w_j - w_i)."""
+    M = _diag(_zero_if_none(gw, w))
+    if gV is not None:
+        VhgV = _mH(V) @ gV
+        diag_VhgV = _diag_of(VhgV)
+        _check_phase_invariant(F.imag(diag_VhgV), "linalg.eig")
+        G = VhgV - (_mH(V) @ V) * F.real(diag_VhgV).to(V.dtype).unsqueeze(-2)
+        M = M + G * _offdiag_inv(conj(w))
+    return F.linalg.solve(_mH(V), M @ _mH(V))
+
+
+@formula("linalg_eig", needs_result=True)
+def _eig(g, a):
+    w, V = a["results"]
+    gw, gV = g
+    if gw is None and gV is None:
+        return {}
+    return {"A": _eig_backward(gw, gV, w, V)}
+
+
+@formula("linalg_eigvals")
+def _eigvals(g, a):
+    _, V = F.linalg.eig(a["A"])
+    return {"A": _eig_backward(g, None, None, V)}
+
+
 def _svd_phase_term(UhgU, VhgV, S):
     """i Im diag(U^H gU) / S on the diagonal: the imaginary diagonal of U^H dA V turns U's
     phases against V's. A phase-invariant loss has Im diag(U^H gU) = -Im diag(V^H gV) (both
@@ -549,11 +579,41 @@ def _svdvals(g, a):
 
 @formula("linalg_pinv", needs_result=True)
 def _pinv(g, a):
-    A, P = a["A"], a["result"]
+    return {"A": _pinv_grad(g, a["A"], a["result"])}
+
+
+def _pinv_grad(g, A, P):
     Pt, gt = _mH(P), _mH(g)
     m, n = A.shape[-2], A.shape[-1]
     eye_m, eye_n = F.eye(m, dtype=A.dtype), F.eye(n, dtype=A.dtype)
-    return {"A": -(Pt @ g @ Pt) + (eye_m - A @ P) @ gt @ P @ Pt + Pt @ P @ gt @ (eye_n - P @ A)}
+    return -(Pt @ g @ Pt) + (eye_m - A @ P) @ gt @ P @ Pt + Pt @ P @ gt @ (eye_n - P @ A)
+
+
+@formula("linalg_lstsq", needs_result=True)
+def _lstsq(g, a):
+    # Full-rank A: solution = pinv(A) B. The residuals ||B - A X||^2 (per column, tall A)
+    # are differentiable too, as in PyTorch 2.13; the singular values are not.
+    gX, gres = g[0], g[1]
+    A, B, X = a["input"], a["b"], a["results"][0]
+    vector = B.dim() == A.dim() - 1
+    Bm, Xm = (B.unsqueeze(-1), X.unsqueeze(-1)) if vector else (B, X)
+    gA = gB = None
+    if gX is not None:
+        gXm = gX.unsqueeze(-1) if vector else gX
+        P = F.linalg.pinv(A)
+        gB = _mH(P) @ gXm
+        if needs_grad(A):
+            gA = _pinv_grad(gXm @ _mH(Bm), A, P)
+    if gres is not None and gres.numel():
+        # At the optimum A^H (B - A X) = 0, so only B and A's explicit terms count.
+        R = Bm - A @ Xm
+        gR = R * gres.reshape(tuple(Xm.shape[:-2]) + (1, Xm.shape[-1])).to(R.dtype) * 2
+        gB = gR if gB is None else gB + gR
+        gA_res = -(gR @ _mH(Xm))
+        gA = gA_res if gA is None else gA + gA_res
+    if vector and gB is not None:
+        gB = gB.squeeze(-1)
+    return {"input": gA, "b": gB}
 
 
 def _power_grad(g, B, n):
