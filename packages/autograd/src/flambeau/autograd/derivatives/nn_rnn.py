@@ -73,3 +73,54 @@ def _fused_gru_cell(g, a):
     if has_bias:
         grads.update(input_bias=bias_i, hidden_bias=bias_h)
     return grads
+
+
+# The backward kernels' formulas: what each kernel computes from its inputs (the
+# workspace's columns as independent values), stated with differentiable operators.
+
+
+def _lstm_backward(ghy, gcy, cx, cy, workspace):
+    """grad_gates, grad_cx of _thnn_fused_lstm_cell_backward (workspace: i, f, g, o)."""
+    i, f, g, o = workspace.chunk(4, 1)
+    tc = F.tanh(cy)
+    dh = ghy if ghy is not None else F.zeros_like(cx)
+    dc = dh * o * (1 - tc * tc)
+    if gcy is not None:
+        dc = dc + gcy
+    gates = F.cat([dc * g * i * (1 - i), dc * cx * f * (1 - f), dc * i * (1 - g * g),
+                   dh * tc * o * (1 - o)], 1)  # fmt: skip
+    return gates, dc * f
+
+
+def _gru_backward(ghy, workspace):
+    """The five gradients of _thnn_fused_gru_cell_backward (workspace: r, z, n, hn, hx)."""
+    r, z, n, hn, hx = workspace.chunk(5, 1)
+    dn = ghy * (1 - z) * (1 - n * n)
+    dz = ghy * (hx - n) * z * (1 - z)
+    dr = dn * hn * r * (1 - r)
+    gi, gh = F.cat([dr, dz, dn], 1), F.cat([dr, dz, dn * r], 1)
+    return gi, gh, ghy * z, gi.sum(0), gh.sum(0)
+
+
+def _added(*gs):
+    gs = [x for x in gs if x is not None]
+    return None if not gs else gs[0] if len(gs) == 1 else gs[0] + gs[1]
+
+
+@formula("_thnn_fused_lstm_cell_backward")
+def _fused_lstm_cell_backward(g, a):
+    names = ("grad_hy", "grad_cy", "cx", "cy", "workspace")
+    # The gates' gradient is returned twice, and the bias gradient (its column sums) twice.
+    g_gates = _added(g[0], g[1])
+    g_bias = _added(g[3], g[4]) if a["has_bias"] else None
+    if g_bias is not None:
+        g_gates = _added(g_gates, g_bias.expand(tuple(a["workspace"].shape)))
+    grads = _vjp(_lstm_backward, [a[n] for n in names], [g_gates, g[2]])
+    return {n: gr for n, gr in zip(names, grads) if gr is not None}
+
+
+@formula("_thnn_fused_gru_cell_backward")
+def _fused_gru_cell_backward(g, a):
+    cotangents = list(g) if a["has_bias"] else [*g[:3], None, None]
+    ghy, ws = _vjp(_gru_backward, [a["grad_hy"], a["workspace"]], cotangents)
+    return {n: gr for n, gr in (("grad_hy", ghy), ("workspace", ws)) if gr is not None}
