@@ -1,10 +1,10 @@
-"""Formulas of the fused recurrent cells.
+"""Formulas of the fused recurrent cells and of their backward kernels.
 
-First-order backward runs the fused kernels. Under create_graph the kernels' outputs
-would be dead ends (their inputs include the forward's workspace, whose derivative
-nobody wants to write), so instead the cell is recomputed from its gate inputs with
-differentiable operators and differentiated, as PyTorch's derivatives.yaml does for
-these cells; the result is then differentiable to any order.
+First-order backward runs the fused kernels. Under create_graph (or when the workspace
+output is differentiated: the kernels read only hy's and cy's gradients) the cell is
+recomputed from its gate inputs with differentiable operators and differentiated, as
+PyTorch's derivatives.yaml does for these cells, so the result is differentiable to any
+order. The backward kernels' own formulas restate what each computes from its inputs.
 """
 
 from __future__ import annotations
@@ -18,13 +18,14 @@ _NAMES = ("input_gates", "hidden_gates", "state", "input_bias", "hidden_bias")
 
 
 def _lstm_cell(ig, hg, cx, bi, bh):
-    """hy, cy of the LSTM cell, gates (i, f, g, o) chunked along dim 1."""
+    """hy, cy, workspace of the LSTM cell, gates (i, f, g, o) chunked along dim 1."""
     pre = ig + hg
     if bi is not None:
         pre = pre + bi + bh
     i, f, g, o = pre.chunk(4, 1)
-    cy = F.sigmoid(f) * cx + F.sigmoid(i) * F.tanh(g)
-    return F.sigmoid(o) * F.tanh(cy), cy
+    i, f, g, o = F.sigmoid(i), F.sigmoid(f), F.tanh(g), F.sigmoid(o)
+    cy = f * cx + i * g
+    return o * F.tanh(cy), cy, F.cat([i, f, g, o], 1)
 
 
 def _gru_cell(ig, hg, hx, bi, bh):
@@ -35,7 +36,7 @@ def _gru_cell(ig, hg, hx, bi, bh):
     br, bz, bn = b.chunk(3, 1)
     r, z = F.sigmoid(ar + br), F.sigmoid(az + bz)
     n = F.tanh(an + r * bn)
-    return (n + z * (hx - n),)
+    return n + z * (hx - n), F.cat([r, z, n, bn, hx], 1)
 
 
 def _differentiable(cell, state_name, g, a):
@@ -47,8 +48,10 @@ def _differentiable(cell, state_name, g, a):
 
 @formula("_thnn_fused_lstm_cell", needs_result=True)
 def _fused_lstm_cell(g, a):
-    if F.is_grad_enabled():  # create_graph: recompute the cell, differentiably
-        return _differentiable(_lstm_cell, "cx", g[:2], a)
+    # create_graph, or the workspace used (the kernel reads only hy's and cy's gradients):
+    # recompute the cell, differentiably
+    if F.is_grad_enabled() or g[2] is not None:
+        return _differentiable(_lstm_cell, "cx", g, a)
     _, cy, workspace = a["results"]
     has_bias = a["input_bias"] is not None
     gates, hidden, cx, bias_i, bias_h = F._thnn_fused_lstm_cell_backward(
@@ -62,8 +65,8 @@ def _fused_lstm_cell(g, a):
 
 @formula("_thnn_fused_gru_cell", needs_result=True)
 def _fused_gru_cell(g, a):
-    if F.is_grad_enabled():  # create_graph: recompute the cell, differentiably
-        return _differentiable(_gru_cell, "hx", g[:1], a)
+    if F.is_grad_enabled() or g[1] is not None:  # as the LSTM's
+        return _differentiable(_gru_cell, "hx", g, a)
     workspace = a["results"][1]
     has_bias = a["input_bias"] is not None
     grad_hy = g[0] if g[0] is not None else F.zeros_like(a["results"][0])
