@@ -91,12 +91,7 @@ SAMPLED = {
 # Rows whose samples deliberately sit on a kink (relu's rows include exact zeros and NaN).
 ON_KINK = {"relu"}
 # Formulas whose own derivative is not available yet.
-FIRST_ORDER_ONLY = {
-    "_ctc_loss",  # _ctc_loss_backward has no formula (PyTorch has none either)
-    "_ctc_loss.Tensor",
-    "ctc_loss",
-    "ctc_loss.Tensor",
-}
+FIRST_ORDER_ONLY: set[str] = set()
 # nn rows with kinks (piecewise linear, or a second derivative that jumps).
 NOT_SMOOTH |= {
     "hardtanh",

@@ -136,29 +136,30 @@ def _targets(rng, n, s, c, blank):
 IMPOSSIBLE = np.array([[1, 1, 1], [2, 0, 0]], dtype=np.int64)
 
 
-def _lengths(tensor_lengths, *v):
-    return tuple(np.array(x, dtype=np.int64) for x in v) if tensor_lengths else v
+def _lengths(*v):
+    # Arrays for both overloads: the int[] rows' functions pass them on as lists.
+    return tuple(np.array(x, dtype=np.int64) for x in v)
 
 
-def forward_samples(tensor_lengths):
-    """(logits (T, N, C), targets, input_lengths, target_lengths), kwargs."""
-
-    def lengths(*v):
-        return _lengths(tensor_lengths, *v)
+def forward_samples():
+    """(logits (T, N, C), targets, input_lengths, target_lengths), kwargs. All but the
+    longest are small enough for finite differences (log_alpha, N x T x (2 S + 1), too)."""
 
     def samples(dtype, rng):
         m = lambda s, **kw: make(s, dtype, rng, **kw)  # noqa: E731
         tg = _targets(rng, 2, 3, 4, 0)
-        yield Sample((m((5, 2, 4)), tg, *lengths([5, 4], [3, 2])), note="padded")
-        yield Sample((m((4, 2, 3)), tg[:, :2] % 3, *lengths([4, 3], [2, 0])), note="empty target")
-        yield Sample((m((4, 2, 4)), tg.ravel()[:4], *lengths([4, 4], [3, 1])), note="concatenated")
-        rep = np.array([[1, 1, 2], [2, 2, 2]], dtype=np.int64)
-        yield Sample((m((6, 2, 3)), rep, *lengths([6, 6], [3, 3])), {"blank": 0}, note="repeats")
-        yield Sample((m((4, 1, 3)), np.array([[0, 1]]), *lengths([4], [2])), {"blank": 2})
-        yield Sample((m((5, 2, 4), noncontig=True), tg, *lengths([3, 5], [2, 3])), note="strided")
-        yield Sample((m((5, 1, 3)), tg[:1], *lengths([0], [0])), note="zero input length")
+        yield Sample((m((4, 2, 4)), tg, *_lengths([4, 3], [2, 1])), note="padded")
+        yield Sample((m((4, 2, 3)), tg[:, :2] % 3, *_lengths([4, 3], [2, 0])), note="empty target")
+        yield Sample((m((4, 2, 4)), tg.ravel()[:3], *_lengths([4, 4], [2, 1])), note="concatenated")
+        rep = np.array([[1, 1], [2, 1]], dtype=np.int64)
+        yield Sample((m((4, 2, 3)), rep, *_lengths([4, 3], [2, 2])), {"blank": 0}, note="repeats")
+        rep = np.array([[1, 1, 2]], dtype=np.int64)
+        yield Sample((m((6, 1, 3)), rep, *_lengths([6], [3])), note="repeats, 3 labels")
+        yield Sample((m((4, 1, 3)), np.array([[0, 1]]), *_lengths([4], [2])), {"blank": 2})
+        yield Sample((m((4, 2, 4), noncontig=True), tg, *_lengths([3, 4], [2, 1])), note="strided")
+        yield Sample((m((5, 1, 3)), tg[:1], *_lengths([0], [0])), note="zero input length")
         yield Sample(
-            (m((30, 3, 6)), _targets(rng, 3, 8, 6, 0), *lengths([30, 25, 12], [8, 5, 4])),
+            (m((30, 3, 6)), _targets(rng, 3, 8, 6, 0), *_lengths([30, 25, 12], [8, 5, 4])),
             note="longer",
         )
 
@@ -167,15 +168,17 @@ def forward_samples(tensor_lengths):
 
 def loss_samples(tensor_lengths):
     def samples(dtype, rng):
-        for s in forward_samples(tensor_lengths)(dtype, rng):
-            for red in (0, 1, 2):
-                yield Sample(s.args, dict(s.kwargs, reduction=red), note=s.note)
-            yield Sample(s.args, dict(s.kwargs, zero_infinity=True), note=s.note + ", zero_inf")
+        # One reduction per shape, in turn (each runs a double backward in the autograd tests).
+        for i, s in enumerate(forward_samples()(dtype, rng)):
+            yield Sample(s.args, dict(s.kwargs, reduction=i % 3), note=s.note)
+            if i == 0:
+                zi = dict(s.kwargs, zero_infinity=True)
+                yield Sample(s.args, zi, note=s.note + ", zero_inf")
         m = lambda s, **kw: make(s, dtype, rng, **kw)  # noqa: E731
-        imp = (m((3, 2, 3)), IMPOSSIBLE, *_lengths(tensor_lengths, [3, 3], [3, 1]))
+        imp = (m((3, 2, 3)), IMPOSSIBLE, *_lengths([3, 3], [3, 1]))
         for red in (0, 1, 2):
             yield Sample(imp, dict(reduction=red, zero_infinity=True), note="impossible, zeroed")
-        lens = (np.array(5), np.array(2)) if tensor_lengths else ((5,), (2,))
+        lens = (np.array(5), np.array(2)) if tensor_lengths else _lengths([5], [2])
         tg = np.array([1, 2], dtype=np.int64)
         yield Sample((m((5, 3)), tg, *lens), dict(reduction=0), note="unbatched")
         yield Sample((m((5, 3)), tg, *lens), note="unbatched mean")
@@ -183,26 +186,46 @@ def loss_samples(tensor_lengths):
     return samples
 
 
-def backward_samples(tensor_lengths):
-    def samples(dtype, rng):
-        for s in forward_samples(tensor_lengths)(dtype, rng):
-            x, tg, il, tl = s.args
-            lp = log_softmax(x).astype(x.dtype)
-            nll, alpha = ctc_forward_ref(lp, tg, il, tl, **s.kwargs)
-            g = make(nll.shape, dtype, rng)
-            dt = x.dtype
-            args = (g, lp, tg, il, tl, nll.astype(dt), alpha.astype(dt))
-            yield Sample(args, dict(blank=s.kwargs.get("blank", 0)), note=s.note)
-            zi = dict(blank=s.kwargs.get("blank", 0), zero_infinity=True)
-            yield Sample(args, zi, note=s.note + ", zero_inf")
-        x = make((3, 2, 3), dtype, rng)
-        il, tl = _lengths(tensor_lengths, [3, 3], [3, 1])
+def backward_samples(dtype, rng):
+    """Few and small (the autograd tests run a double backward through each): a padded
+    batch with repeats, concatenated targets with an empty one, another blank, no input,
+    an impossible alignment (zeroed) beside a possible one, and a long one."""
+    m = lambda s, **kw: make(s, dtype, rng, **kw)  # noqa: E731
+    padded = np.array([[1, 1, 0], [2, 0, 0]], dtype=np.int64)
+    cases = [
+        ((m((3, 2, 3)), padded, *_lengths([3, 2], [2, 1])), {}, "padded, repeats"),
+        ((m((3, 2, 3)), np.array([2, 1]), *_lengths([3, 3], [2, 0])), {}, "concatenated"),
+        (
+            (
+                m((3, 2, 3)),
+                np.array([[0, 1]]).repeat(2, 0),
+                *_lengths([2, 3], [1, 2]),
+            ),
+            {"blank": 2},
+            "blank 2, strided",
+        ),
+        ((m((2, 1, 2)), np.zeros((1, 1), np.int64), *_lengths([0], [0])), {}, "no input"),
+        (
+            (m((3, 2, 3)), IMPOSSIBLE, *_lengths([3, 3], [3, 1])),
+            {"zero_infinity": True},
+            "impossible, zeroed",
+        ),
+        (
+            (m((30, 3, 6)), _targets(rng, 3, 8, 6, 0), *_lengths([30, 25, 12], [8, 5, 4])),
+            {},
+            "longer",
+        ),
+    ]
+    for (x, tg, il, tl), kw, note in cases:
+        blank = kw.get("blank", 0)
         lp = log_softmax(x).astype(x.dtype)
-        nll, alpha = ctc_forward_ref(lp, IMPOSSIBLE, il, tl)
-        args = (make((2,), dtype, rng), lp, IMPOSSIBLE, il, tl, nll.astype(x.dtype))
-        yield Sample(args + (alpha.astype(x.dtype),), dict(blank=0, zero_infinity=True))
-
-    return samples
+        if note.endswith("strided"):  # every other column of a wider array
+            wide = np.zeros(lp.shape[:-1] + (2 * lp.shape[-1],), lp.dtype)
+            wide[..., ::2] = lp
+            lp = wide[..., ::2]
+        nll, alpha = ctc_forward_ref(lp, tg, il, tl, blank)
+        args = (m(nll.shape), lp, tg, il, tl, nll.astype(x.dtype), alpha.astype(x.dtype))
+        yield Sample(args, dict(kw, blank=blank), note=note)
 
 
 def _ctc_fn(x, tg, il, tl, **kw):
@@ -221,20 +244,36 @@ def _loss_ref(x, tg, il, tl, **kw):
     return ctc_loss_ref(log_softmax(x), tg, il, tl, **kw)
 
 
+def _backward_fn(g, lp, tg, il, tl, *rest, **kw):
+    return flambeau._ctc_loss_backward(g, lp, tg, il, tl, *rest, **kw)
+
+
 def _backward_ref(g, lp, tg, il, tl, nll, alpha, blank=0, zero_infinity=False):
     return ctc_grad_ref(g, lp, tg, il, tl, nll.astype(np.float64), blank, zero_infinity)
 
 
+def _int_lists(fn, at):
+    """fn passing its lengths (the arrays at positions at, at + 1) as lists: the samples
+    hold arrays, which the int[] overloads take as lists."""
+
+    def call(*args, **kw):
+        lists = tuple(v.reshape(-1).tolist() for v in args[at : at + 2])
+        return fn(*args[:at], *lists, *args[at + 2 :], **kw)
+
+    return call
+
+
 TESTS = []
 for _suffix, _tensor in (("", False), (".Tensor", True)):
+    _wrap = (lambda f, at=2: f) if _tensor else _int_lists
     TESTS += [
-        OpTest("_ctc_loss" + _suffix, _ctc_fn, _ctc_ref, forward_samples(_tensor), FLOATS),
-        OpTest("ctc_loss" + _suffix, _loss_fn, _loss_ref, loss_samples(_tensor), FLOATS),
+        OpTest("_ctc_loss" + _suffix, _wrap(_ctc_fn, 2), _ctc_ref, forward_samples(), FLOATS),
+        OpTest("ctc_loss" + _suffix, _wrap(_loss_fn, 2), _loss_ref, loss_samples(_tensor), FLOATS),
         OpTest(
             "_ctc_loss_backward" + _suffix,
-            lambda *a, **kw: flambeau._ctc_loss_backward(*a, **kw),
+            _wrap(_backward_fn, 3),
             _backward_ref,
-            backward_samples(_tensor),
+            backward_samples,
             FLOATS,
         ),
     ]

@@ -11,15 +11,11 @@ def sigmoid(x):
     return 1 / (1 + np.exp(-x))
 
 
-def cell_samples(k):
+def cell_samples(k, shapes=((3, 4, False, True), (2, 5, True, False), (0, 3, False, True))):
     """(input_gates, hidden_gates, state, input_bias, hidden_bias) for a k-gate cell."""
 
     def gen(dtype, rng):
-        for batch, hidden, strided, bias in [
-            (3, 4, False, True),
-            (2, 5, True, False),
-            (0, 3, False, True),
-        ]:
+        for batch, hidden, strided, bias in shapes:
             m = lambda *shape, s=False: make(shape, dtype, rng, low=-2, high=2, noncontig=s)  # noqa: E731
             gates = (m(batch, k * hidden, s=strided), m(batch, k * hidden))
             biases = (m(k * hidden), m(k * hidden)) if bias else (None, None)
@@ -45,8 +41,12 @@ def gru_reference(ig, hg, hx, bi=None, bh=None):
     return (1 - z) * n + z * hx, np.concatenate([r, z, n, bn, hx], 1)
 
 
+# Backward rows: workspaces (batch x 4 or 5 hidden) small enough for finite differences.
+SMALL = ((3, 3, False, True), (2, 4, True, False), (0, 3, False, True))
+
+
 def lstm_backward_samples(dtype, rng):
-    for s in cell_samples(4)(dtype, rng):
+    for s in cell_samples(4, SMALL)(dtype, rng):
         _, cy, ws = lstm_reference(*s.args)
         grads = make(cy.shape, dtype, rng), make(cy.shape, dtype, rng)
         yield Sample((*grads, s.args[2], cy, ws, s.args[3] is not None), note=s.note)
@@ -63,7 +63,7 @@ def lstm_backward_reference(ghy, gcy, cx, cy, ws, has_bias):
 
 
 def gru_backward_samples(dtype, rng):
-    for s in cell_samples(3)(dtype, rng):
+    for s in cell_samples(3, SMALL)(dtype, rng):
         hy, ws = gru_reference(*s.args)
         yield Sample((make(hy.shape, dtype, rng), ws, s.args[3] is not None), note=s.note)
 

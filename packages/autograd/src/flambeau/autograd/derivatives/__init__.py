@@ -18,6 +18,7 @@ from . import (  # noqa: F401  (registers formulas)
     nn,
     nn_attention,
     nn_conv,
+    nn_ctc,
     nn_rnn,
     pointwise,
     random,

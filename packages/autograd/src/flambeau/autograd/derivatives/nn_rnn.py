@@ -1,10 +1,10 @@
-"""Formulas of the fused recurrent cells.
+"""Formulas of the fused recurrent cells and of their backward kernels.
 
-First-order backward runs the fused kernels. Under create_graph the kernels' outputs
-would be dead ends (their inputs include the forward's workspace, whose derivative
-nobody wants to write), so instead the cell is recomputed from its gate inputs with
-differentiable operators and differentiated, as PyTorch's derivatives.yaml does for
-these cells; the result is then differentiable to any order.
+First-order backward runs the fused kernels. Under create_graph (or when the workspace
+output is differentiated: the kernels read only hy's and cy's gradients) the cell is
+recomputed from its gate inputs with differentiable operators and differentiated, as
+PyTorch's derivatives.yaml does for these cells, so the result is differentiable to any
+order. The backward kernels' own formulas restate what each computes from its inputs.
 """
 
 from __future__ import annotations
@@ -18,13 +18,14 @@ _NAMES = ("input_gates", "hidden_gates", "state", "input_bias", "hidden_bias")
 
 
 def _lstm_cell(ig, hg, cx, bi, bh):
-    """hy, cy of the LSTM cell, gates (i, f, g, o) chunked along dim 1."""
+    """hy, cy, workspace of the LSTM cell, gates (i, f, g, o) chunked along dim 1."""
     pre = ig + hg
     if bi is not None:
         pre = pre + bi + bh
     i, f, g, o = pre.chunk(4, 1)
-    cy = F.sigmoid(f) * cx + F.sigmoid(i) * F.tanh(g)
-    return F.sigmoid(o) * F.tanh(cy), cy
+    i, f, g, o = F.sigmoid(i), F.sigmoid(f), F.tanh(g), F.sigmoid(o)
+    cy = f * cx + i * g
+    return o * F.tanh(cy), cy, F.cat([i, f, g, o], 1)
 
 
 def _gru_cell(ig, hg, hx, bi, bh):
@@ -35,7 +36,7 @@ def _gru_cell(ig, hg, hx, bi, bh):
     br, bz, bn = b.chunk(3, 1)
     r, z = F.sigmoid(ar + br), F.sigmoid(az + bz)
     n = F.tanh(an + r * bn)
-    return (n + z * (hx - n),)
+    return n + z * (hx - n), F.cat([r, z, n, bn, hx], 1)
 
 
 def _differentiable(cell, state_name, g, a):
@@ -47,8 +48,10 @@ def _differentiable(cell, state_name, g, a):
 
 @formula("_thnn_fused_lstm_cell", needs_result=True)
 def _fused_lstm_cell(g, a):
-    if F.is_grad_enabled():  # create_graph: recompute the cell, differentiably
-        return _differentiable(_lstm_cell, "cx", g[:2], a)
+    # create_graph, or the workspace used (the kernel reads only hy's and cy's gradients):
+    # recompute the cell, differentiably
+    if F.is_grad_enabled() or g[2] is not None:
+        return _differentiable(_lstm_cell, "cx", g, a)
     _, cy, workspace = a["results"]
     has_bias = a["input_bias"] is not None
     gates, hidden, cx, bias_i, bias_h = F._thnn_fused_lstm_cell_backward(
@@ -62,8 +65,8 @@ def _fused_lstm_cell(g, a):
 
 @formula("_thnn_fused_gru_cell", needs_result=True)
 def _fused_gru_cell(g, a):
-    if F.is_grad_enabled():  # create_graph: recompute the cell, differentiably
-        return _differentiable(_gru_cell, "hx", g[:1], a)
+    if F.is_grad_enabled() or g[1] is not None:  # as the LSTM's
+        return _differentiable(_gru_cell, "hx", g, a)
     workspace = a["results"][1]
     has_bias = a["input_bias"] is not None
     grad_hy = g[0] if g[0] is not None else F.zeros_like(a["results"][0])
@@ -73,3 +76,54 @@ def _fused_gru_cell(g, a):
     if has_bias:
         grads.update(input_bias=bias_i, hidden_bias=bias_h)
     return grads
+
+
+# The backward kernels' formulas: what each kernel computes from its inputs (the
+# workspace's columns as independent values), stated with differentiable operators.
+
+
+def _lstm_backward(ghy, gcy, cx, cy, workspace):
+    """grad_gates, grad_cx of _thnn_fused_lstm_cell_backward (workspace: i, f, g, o)."""
+    i, f, g, o = workspace.chunk(4, 1)
+    tc = F.tanh(cy)
+    dh = ghy if ghy is not None else F.zeros_like(cx)
+    dc = dh * o * (1 - tc * tc)
+    if gcy is not None:
+        dc = dc + gcy
+    gates = F.cat([dc * g * i * (1 - i), dc * cx * f * (1 - f), dc * i * (1 - g * g),
+                   dh * tc * o * (1 - o)], 1)  # fmt: skip
+    return gates, dc * f
+
+
+def _gru_backward(ghy, workspace):
+    """The five gradients of _thnn_fused_gru_cell_backward (workspace: r, z, n, hn, hx)."""
+    r, z, n, hn, hx = workspace.chunk(5, 1)
+    dn = ghy * (1 - z) * (1 - n * n)
+    dz = ghy * (hx - n) * z * (1 - z)
+    dr = dn * hn * r * (1 - r)
+    gi, gh = F.cat([dr, dz, dn], 1), F.cat([dr, dz, dn * r], 1)
+    return gi, gh, ghy * z, gi.sum(0), gh.sum(0)
+
+
+def _added(*gs):
+    gs = [x for x in gs if x is not None]
+    return None if not gs else gs[0] if len(gs) == 1 else gs[0] + gs[1]
+
+
+@formula("_thnn_fused_lstm_cell_backward")
+def _fused_lstm_cell_backward(g, a):
+    names = ("grad_hy", "grad_cy", "cx", "cy", "workspace")
+    # The gates' gradient is returned twice, and the bias gradient (its column sums) twice.
+    g_gates = _added(g[0], g[1])
+    g_bias = _added(g[3], g[4]) if a["has_bias"] else None
+    if g_bias is not None:
+        g_gates = _added(g_gates, g_bias.expand(tuple(a["workspace"].shape)))
+    grads = _vjp(_lstm_backward, [a[n] for n in names], [g_gates, g[2]])
+    return {n: gr for n, gr in zip(names, grads) if gr is not None}
+
+
+@formula("_thnn_fused_gru_cell_backward")
+def _fused_gru_cell_backward(g, a):
+    cotangents = list(g) if a["has_bias"] else [*g[:3], None, None]
+    ghy, ws = _vjp(_gru_backward, [a["grad_hy"], a["workspace"]], cotangents)
+    return {n: gr for n, gr in (("grad_hy", ghy), ("workspace", ws)) if gr is not None}
