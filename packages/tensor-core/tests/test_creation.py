@@ -180,3 +180,30 @@ def test_dtype_methods(meth, dtype):
     r = getattr(a, meth)()
     assert r.dtype == dtype
     assert getattr(r, meth)() is r  # no change: self
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda x: x.copy_(x.t()),
+        lambda x: x.view(-1)[1:].copy_(x.view(-1)[:-1]),
+        lambda x: x.add_(x.t()),
+        lambda x: torch.mul(x[:2], x[1:], out=x[1:]),
+    ],
+)
+def test_writing_into_memory_an_input_partly_shares_raises(write):
+    x = torch.arange(9.0).reshape(3, 3)
+    before = x.clone()
+    with pytest.raises(RuntimeError, match="refer to a single memory location"):
+        write(x)
+    assert torch.equal(x, before)
+
+
+def test_writing_into_the_same_or_disjoint_memory_is_allowed():
+    x = torch.arange(6.0)
+    x.add_(x)
+    assert x.tolist() == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
+    x[:3].copy_(x[3:])
+    assert x.tolist() == [6.0, 8.0, 10.0, 6.0, 8.0, 10.0]
+    x[::2].copy_(x[1::2])  # interleaved, no element shared
+    assert x.tolist() == [8.0, 8.0, 6.0, 6.0, 10.0, 10.0]

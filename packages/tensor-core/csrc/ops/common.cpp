@@ -159,6 +159,31 @@ std::optional<DimVector> dense_layout_of(const Tensor& t) {
   return strides;
 }
 
+}  // namespace
+
+void check_no_partial_overlap(const Tensor& written, const Tensor& read, const char* op) {
+  if (written->storage() != read->storage() || written->numel() == 0 || read->numel() == 0)
+    return;
+  if (written->offset() == read->offset() && written->sizes() == read->sizes() &&
+      written->strides() == read->strides() && written->dtype() == read->dtype())
+    return;  // the same elements: each is read before it is written
+  // Only dense tensors are compared (each spans [offset, offset + numel) exactly); for the
+  // others overlap is too costly to decide, as in PyTorch.
+  if (!dense_layout_of(written) || !dense_layout_of(read)) return;
+  auto span = [](const Tensor& t) {
+    const int64_t begin = t->offset() * static_cast<int64_t>(t->itemsize());
+    return std::pair<int64_t, int64_t>{begin, begin + t->numel() * static_cast<int64_t>(t->itemsize())};
+  };
+  auto [wb, we] = span(written);
+  auto [rb, re] = span(read);
+  FLB_CHECK(we <= rb || re <= wb, op,
+            ": unsupported operation: some elements of the input tensor and the written-to "
+            "tensor refer to a single memory location. Please clone() the tensor before "
+            "performing the operation.");
+}
+
+namespace {
+
 // An elementwise result takes the memory order of its first input that spans the
 // whole shape densely, as PyTorch's does: x.t() + y.t() comes out transposed and
 // every operand is walked contiguously (a row-major result made it 4x slower).
@@ -216,6 +241,8 @@ Tensor elementwise(const OperatorEntry& op, const ElementwiseSpec& spec,
   const Span<Tensor> operands(inputs.begin(), inputs.size());
   Tensor dest = out.given() ? prepare_out(out, shape, result, device, name)
                             : empty_in_layout_of(operands, shape, result, device);
+  if (out.given())
+    for (const Tensor& t : inputs) check_no_partial_overlap(dest, t, name);
   Tensor target =
       dest->dtype() == result ? dest : empty_in_layout_of(operands, shape, result, device);
 

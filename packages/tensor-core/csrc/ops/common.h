@@ -43,6 +43,9 @@ Tensor scalar_tensor(const Scalar& s, ScalarType dtype);
 Tensor wrapped_scalar(const Scalar& s);
 // Copies src into dst (broadcasting src, converting dtype); the one copy kernel.
 void copy_into(const Tensor& dst, const Tensor& src);
+// Raises, as PyTorch does, when `written` and `read` are dense and share some but not all
+// of their memory: the result would depend on the order elements are visited in.
+void check_no_partial_overlap(const Tensor& written, const Tensor& read, const char* op);
 
 // How an elementwise operator derives its types from the promoted input type.
 enum class Promote : int8_t {

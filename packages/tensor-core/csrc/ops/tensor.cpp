@@ -1,5 +1,6 @@
 // Creating, copying and filling tensors.
 #include "generated/ops.h"
+#include "ops/common.h"
 #include "ops/uninitialized.h"
 
 namespace flambeau {
@@ -54,6 +55,7 @@ Tensor full(IntList size, const Scalar& fill_value, std::optional<ScalarType> dt
 
 Tensor copy_(const Tensor& self, const Tensor& src, bool non_blocking) {
   (void)non_blocking;
+  check_no_partial_overlap(self, src, "copy_");
   copy_into(self, src);
   self->bump_version();
   return self;
