@@ -162,8 +162,7 @@ std::optional<DimVector> dense_layout_of(const Tensor& t) {
 }  // namespace
 
 void check_no_partial_overlap(const Tensor& written, const Tensor& read, const char* op) {
-  if (written->storage() != read->storage() || written->numel() == 0 || read->numel() == 0)
-    return;
+  if (written->storage() != read->storage() || written->numel() == 0 || read->numel() == 0) return;
   if (written->offset() == read->offset() && written->sizes() == read->sizes() &&
       written->strides() == read->strides() && written->dtype() == read->dtype())
     return;  // the same elements: each is read before it is written
@@ -172,7 +171,8 @@ void check_no_partial_overlap(const Tensor& written, const Tensor& read, const c
   if (!dense_layout_of(written) || !dense_layout_of(read)) return;
   auto span = [](const Tensor& t) {
     const int64_t begin = t->offset() * static_cast<int64_t>(t->itemsize());
-    return std::pair<int64_t, int64_t>{begin, begin + t->numel() * static_cast<int64_t>(t->itemsize())};
+    return std::pair<int64_t, int64_t>{begin,
+                                       begin + t->numel() * static_cast<int64_t>(t->itemsize())};
   };
   auto [wb, we] = span(written);
   auto [rb, re] = span(read);
