@@ -4,6 +4,9 @@ Every row of packages/tensor-core/tests/optable whose operator has a derivative
 formula is checked in float64 (and complex128 where the row has complex dtypes) on
 its own sample inputs (non-contiguous and
 broadcast ones included), skipping samples too large for finite differences.
+Tensor-list arguments are spread into separate gradcheck inputs (and rebuilt for
+the call), list outputs are flattened, and ROW_CHECKS adapts the check for rows
+whose outputs are not 64-bit.
 """
 
 from __future__ import annotations
