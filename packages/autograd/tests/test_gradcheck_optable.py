@@ -4,11 +4,16 @@ Every row of packages/tensor-core/tests/optable whose operator has a derivative
 formula is checked in float64 (and complex128 where the row has complex dtypes) on
 its own sample inputs (non-contiguous and
 broadcast ones included), skipping samples too large for finite differences.
+Tensor-list arguments are spread into separate gradcheck inputs (and rebuilt for
+the call), list outputs are flattened, and ROW_CHECKS adapts the check for rows
+whose outputs are not 64-bit.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -129,6 +134,37 @@ COMPLEX_SKIP = {
 CHECKED_ELSEWHERE = {"linalg_lstsq", "linalg_eigvals"}
 
 
+@dataclass(frozen=True)
+class RowCheck:
+    """How gradcheck treats one row (by id) where the defaults don't fit."""
+
+    eps: float = 1e-6
+    output: Callable | None = None  # applied to each output tensor before checking
+    takes: Callable = lambda sample: True  # which of the row's samples to check
+
+
+def _on_grid(step, count):
+    """Samples whose floating arrays are integer multiples k*step with |k| < count."""
+
+    def takes(sample):
+        floats = [a for a in _arrays(sample) if a.dtype.kind in "fc"]
+        k = [np.asarray(a, dtype=np.float64) / step for a in floats]
+        return bool(floats) and all(np.all(x == np.round(x)) and np.all(abs(x) < count) for x in k)
+
+    return takes
+
+
+# Dtype casts to 16- and 32-bit floats: checked through float64 copies of their outputs, on
+# samples that are multiples of a power-of-two eps with few enough significant bits for
+# bfloat16 (8), so x, x + eps and x - eps all convert exactly and central differences are
+# exact.
+_CAST_EPS = 2.0**-4
+ROW_CHECKS = {
+    name: RowCheck(eps=_CAST_EPS, output=lambda t: t.double(), takes=_on_grid(_CAST_EPS, 256))
+    for name in ("float", "half", "bfloat16")
+}
+
+
 def differentiable_rows():
     rows = []
     for op in all_tests():
@@ -146,56 +182,91 @@ def differentiable_rows():
     return rows
 
 
-def _inputs(sample):
-    tensors = []
+def _is_tensor_list(a):
+    """Only lists (or tuples) of arrays are Tensor[] arguments; lists of ints stay as they are."""
+    return isinstance(a, (list, tuple)) and bool(a) and all(isinstance(x, np.ndarray) for x in a)
+
+
+def _arrays(sample):
+    """Every array of a sample, the elements of its tensor lists included."""
     for a in sample.args:
-        if isinstance(a, np.ndarray) and a.dtype in (np.float64, np.complex128):
-            tensors.append(F.from_numpy(a.copy()).requires_grad_(True))
-        elif isinstance(a, (list, tuple)) and a and isinstance(a[0], np.ndarray):
-            tensors.append(type(a)(F.from_numpy(x.copy()).requires_grad_(True) for x in a))
-        elif isinstance(a, np.ndarray):
-            tensors.append(F.from_numpy(a.copy()))
+        if isinstance(a, np.ndarray):
+            yield a
+        elif _is_tensor_list(a):
+            yield from a
+
+
+def _tensor(a):
+    t = F.from_numpy(a.copy())
+    return t.requires_grad_(True) if a.dtype in (np.float64, np.complex128) else t
+
+
+def _flatten(args):
+    """Sample args -> (gradcheck inputs, rebuild). Arrays become tensors and each tensor
+    list is spread into separate inputs; rebuild(inputs) gives the call's arguments."""
+    inputs, layout = [], []  # layout: (list type or None, where in inputs, constant)
+    for a in args:
+        if isinstance(a, np.ndarray):
+            layout.append((None, len(inputs), None))
+            inputs.append(_tensor(a))
+        elif _is_tensor_list(a):
+            layout.append((type(a), slice(len(inputs), len(inputs) + len(a)), None))
+            inputs += [_tensor(x) for x in a]
         else:
-            tensors.append(a)
-    return tensors
+            layout.append((None, None, a))
+
+    def rebuild(xs):
+        return [
+            a if at is None else xs[at] if kind is None else kind(xs[at]) for kind, at, a in layout
+        ]
+
+    return inputs, rebuild
+
+
+def _clone_target(a):
+    """An in-place row's first argument as a non-leaf copy (every element of a list)."""
+    if isinstance(a, (list, tuple)):
+        return type(a)(x.clone() if isinstance(x, F.Tensor) else x for x in a)
+    return a.clone() if isinstance(a, F.Tensor) else a
+
+
+def _float_outputs(out):
+    """The floating and complex tensors of an output, lists and tuples flattened."""
+    if isinstance(out, (list, tuple)):
+        return tuple(t for o in out for t in _float_outputs(o))
+    if isinstance(out, F.Tensor) and (out.dtype.is_floating_point or out.dtype.is_complex):
+        return (out,)
+    return ()
 
 
 @pytest.mark.parametrize("op,dtype", differentiable_rows())
 def test_gradcheck_row(op, dtype):
     rng = np.random.default_rng(0)
+    spec = ROW_CHECKS.get(op.id, RowCheck())
     checked = 0
     for sample in op.samples(dtype, rng):
-        arrays = [a for a in sample.args if isinstance(a, np.ndarray)]
+        arrays = list(_arrays(sample))
         if not arrays or any(a.size > MAX_NUMEL or a.size == 0 for a in arrays):
             continue
-        if any(isinstance(a, (list, tuple)) for a in sample.args):
+        if not spec.takes(sample):
             continue
-        inputs = _inputs(sample)
-        diff = [i for i, x in enumerate(inputs) if isinstance(x, F.Tensor) and x.requires_grad]
-        if not diff:
+        inputs, rebuild = _flatten(sample.args)
+        if not any(x.requires_grad for x in inputs):
             continue
 
-        def fn(*xs, _kw=sample.kwargs):
+        def fn(*xs, _kw=sample.kwargs, _rebuild=rebuild):
+            args = _rebuild(xs)
             if op.name.endswith("_"):  # in-place rows: work on a non-leaf copy
-                xs = (xs[0].clone(), *xs[1:])
-            out = op.fn(*xs, **_kw)
-            return (
-                out
-                if not isinstance(out, tuple)
-                else tuple(
-                    o
-                    for o in out
-                    if isinstance(o, F.Tensor) and (o.dtype.is_floating_point or o.dtype.is_complex)
-                )
-            )
+                args[0] = _clone_target(args[0])
+            outs = _float_outputs(op.fn(*args, **_kw))
+            return tuple(map(spec.output, outs)) if spec.output else outs
 
         outs = fn(*inputs)
-        outs = outs if isinstance(outs, tuple) else (outs,)
-        if any(o.dtype not in (F.float64, F.complex128) for o in outs):
-            continue  # finite differences need 64-bit outputs (e.g. not .float(), .half())
-        assert gradcheck(fn, tuple(inputs), atol=1e-5, rtol=1e-3)
+        if not outs or any(o.dtype not in (F.float64, F.complex128) for o in outs):
+            continue  # finite differences need 64-bit outputs (see ROW_CHECKS)
+        assert gradcheck(fn, tuple(inputs), eps=spec.eps, atol=1e-5, rtol=1e-3)
         if op.name not in NOT_SMOOTH and op.name not in FIRST_ORDER_ONLY:
-            assert gradgradcheck(fn, tuple(inputs), atol=1e-4, rtol=1e-3)
+            assert gradgradcheck(fn, tuple(inputs), eps=spec.eps, atol=1e-4, rtol=1e-3)
         checked += 1
     if checked == 0:
         pytest.skip(f"{op.id}: no sample small enough for finite differences")

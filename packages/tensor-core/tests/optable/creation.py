@@ -49,6 +49,15 @@ def np_to(name):
     return lambda a: a.astype(ndt(name))
 
 
+def cast_samples(d, rng):
+    yield Sample((make((3, 4), d, rng, low=0, high=5),))
+    yield Sample((arr((3, 4), d, rng, "T"),))
+    if d in ("float32", "float64"):
+        # Multiples of 1/16 below 16 in magnitude: exact in every float type (bfloat16 keeps
+        # 8 significant bits), and so are their neighbours one step of 1/16 away.
+        yield Sample(((rng.integers(-255, 256, (2, 3)) / 16).astype(d),), note="exact in 16 bits")
+
+
 def casts():
     rows = []
     for meth, name in [
@@ -68,10 +77,7 @@ def casts():
                 meth,
                 lambda a, meth=meth: getattr(a, meth)(),
                 np_to(name),
-                lambda d, rng: [
-                    Sample((make((3, 4), d, rng, low=0, high=5),)),
-                    Sample((arr((3, 4), d, rng, "T"),)),
-                ],
+                cast_samples,
                 dtypes=("bool", "uint8", "int32", "float32", "float64"),
                 rtol=1e-2,
                 atol=1e-2,

@@ -35,6 +35,8 @@ def tensor_lists(dtype, rng, n, low=-3.0, high=3.0):
     yield Sample(tuple(lists([((4, 3), False)])), note="one tensor")
     transposed = [[make((4, 3), dtype, rng, low=low, high=high).T] for _ in range(n)]
     yield Sample(tuple(transposed), note="transposed")
+    # Several tensors, each small enough for the autograd tests' finite differences.
+    yield Sample(tuple(lists([((), False), ((3,), False), ((2, 3), True)])), note="small mixed")
 
 
 def is_int(dtype):

@@ -48,6 +48,10 @@ TESTS = [
         lambda d, rng: [
             Sample((make((3, 2, 4), d, rng), make((3, 4, 5), d, rng))),
             Sample((make((0, 2, 4), d, rng), make((0, 4, 5), d, rng))),
+            Sample(
+                (make((2, 2, 3), d, rng), make((2, 2, 3), d, rng).transpose(0, 2, 1)),
+                note="small, transposed",
+            ),
         ],
         dtypes=DTYPES,
     ),
