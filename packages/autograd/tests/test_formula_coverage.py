@@ -202,3 +202,30 @@ def test_foreach_under_no_grad_is_not_recorded():
     with F.no_grad():
         F._foreach_add_(xs, 1.0)
     np.testing.assert_allclose(xs[0].detach().numpy(), [2.0])
+
+
+def test_pow_of_a_number_to_a_tensor():
+    e = f64([0.0, 1.0, 2.5])
+    F.pow(2.0, e).sum().backward()
+    np.testing.assert_allclose(e.grad.numpy(), 2.0 ** np.array([0.0, 1.0, 2.5]) * np.log(2.0))
+    assert gradgradcheck(lambda t: F.pow(3.0, t), (f64([0.5, -1.0]),))
+
+
+def test_pow_of_a_zero_base_has_no_exponent_slope_for_nonnegative_exponents():
+    base, e = f64([0.0, 0.0, 2.0]), f64([0.0, 2.0, 3.0])
+    F.pow(base, e).sum().backward()
+    np.testing.assert_allclose(e.grad.numpy(), [0.0, 0.0, 8.0 * np.log(2.0)])
+
+
+def test_tensor_split_with_decreasing_indices_adds_overlapping_pieces():
+    x = f64(np.arange(8.0).tolist())
+    pieces = F.tensor_split(x, [5, 2])  # x[:5], x[5:2] (empty), x[2:]
+    sum((k + 1) * p.sum() for k, p in enumerate(pieces)).backward()
+    np.testing.assert_allclose(x.grad.numpy(), [1, 1, 4, 4, 4, 3, 3, 3])
+
+
+def test_a_zero_dim_tensor_that_requires_grad_binds_as_a_tensor_not_a_number():
+    xs, other = [f64([1.0, 2.0]), f64([3.0])], f64(2.0)
+    outs = F._foreach_mul(xs, other)
+    sum(o.sum() for o in outs).backward()
+    assert other.grad.item() == 6.0

@@ -21,47 +21,13 @@ import pytest
 
 import flambeau as F
 from flambeau.autograd import derivatives, gradcheck, gradgradcheck
+from flambeau.autograd.derivatives import foreach
 
 CORE_TESTS = Path(__file__).resolve().parents[2] / "tensor-core" / "tests"
 sys.path.insert(0, str(CORE_TESTS))
 from optable import all_tests  # noqa: E402
 
 MAX_NUMEL = 48
-# Rows whose samples sit on kinks or outside the function's smooth domain.
-NOT_SMOOTH = {
-    "abs",
-    "sign",
-    "sgn",
-    "floor",
-    "ceil",
-    "round",
-    "trunc",
-    "frac",
-    "relu",
-    "clamp",
-    "clip",
-    "clamp_min",
-    "clamp_max",
-    "maximum",
-    "minimum",
-    "fmax",
-    "fmin",
-    "max",
-    "min",
-    "amax",
-    "amin",
-    "norm",
-    "nan_to_num",
-    "copysign",
-    "remainder",
-    "fmod",
-    "where",
-    "max.dim",
-    "min.dim",
-    "linalg_vector_norm",
-    "linalg_matrix_norm",
-    "linalg_norm",
-}
 
 
 # Piecewise constant: the derivative is zero where it exists, and finite
@@ -95,24 +61,6 @@ SAMPLED = {
 }
 # Rows whose samples deliberately sit on a kink (relu's rows include exact zeros and NaN).
 ON_KINK = {"relu"}
-# Formulas whose own derivative is not available yet.
-FIRST_ORDER_ONLY: set[str] = set()
-# nn rows with kinks (piecewise linear, or a second derivative that jumps).
-NOT_SMOOTH |= {
-    "hardtanh",
-    "relu6",
-    "leaky_relu",
-    "threshold",
-    "softshrink",
-    "hardshrink",
-    "hardswish",
-    "hardsigmoid",
-    "l1_loss",
-    "smooth_l1_loss",
-    "huber_loss",
-    "smooth_l1_loss_backward",
-    "huber_loss_backward",
-}
 
 
 # Complex rows not checked: kinks (abs, sgn, the norms' zero and extremal-entry kinks).
@@ -141,6 +89,7 @@ class RowCheck:
     eps: float = 1e-6
     output: Callable | None = None  # applied to each output tensor before checking
     takes: Callable = lambda sample: True  # which of the row's samples to check
+    constants: tuple = ()  # positions of array arguments that are not differentiable
 
 
 def _on_grid(step, count):
@@ -163,14 +112,28 @@ ROW_CHECKS = {
     name: RowCheck(eps=_CAST_EPS, output=lambda t: t.double(), takes=_on_grid(_CAST_EPS, 256))
     for name in ("float", "half", "bfloat16")
 }
+# The scalars tensor of addcmul/addcdiv's .Tensor overloads holds one constant per list
+# element (PyTorch reads it as numbers): no gradient.
+ROW_CHECKS |= {
+    f"_foreach_{op}.Tensor{inplace}": RowCheck(constants=(3,))
+    for op in ("addcmul", "addcdiv")
+    for inplace in ("", "_")
+}
+
+
+def _is_foreach(name):
+    base = name.removeprefix("_foreach_").rstrip("_")
+    return name.startswith("_foreach_") and (
+        base in foreach.PER_TENSOR or base in foreach.IN_PLACE_ONLY
+    )
 
 
 def differentiable_rows():
     rows = []
     for op in all_tests():
         f = derivatives.FORMULAS.get(op.name)
-        if f is None and op.name in derivatives.COMPOSITES:  # recorded as its decomposition
-            f = derivatives.Formula(None)
+        if f is None and (op.name in derivatives.COMPOSITES or _is_foreach(op.name)):
+            f = derivatives.Formula(None)  # recorded as its decomposition
         if f is None or f.nondifferentiable:
             continue
         skipped = op.id in PIECEWISE_CONSTANT or op.id in ON_KINK or op.id in CHECKED_ELSEWHERE
@@ -196,19 +159,28 @@ def _arrays(sample):
             yield from a
 
 
-def _tensor(a):
-    t = F.from_numpy(a.copy())
-    return t.requires_grad_(True) if a.dtype in (np.float64, np.complex128) else t
+def _tensor(a, differentiable=True):
+    """A tensor with a's values and strides (non-contiguous samples stay non-contiguous)."""
+    if a.ndim and not a.flags.c_contiguous and min(a.strides) >= 0:
+        extent = sum((n - 1) * s for n, s in zip(a.shape, a.strides)) + a.itemsize
+        buf = np.zeros(extent // a.itemsize, a.dtype)
+        view = np.lib.stride_tricks.as_strided(buf, a.shape, a.strides)
+        view[...] = a
+        t = F.from_numpy(buf).as_strided(a.shape, [s // a.itemsize for s in a.strides])
+    else:
+        t = F.from_numpy(a.copy())
+    wanted = differentiable and a.dtype in (np.float64, np.complex128)
+    return t.requires_grad_(True) if wanted else t
 
 
-def _flatten(args):
+def _flatten(args, constants=()):
     """Sample args -> (gradcheck inputs, rebuild). Arrays become tensors and each tensor
     list is spread into separate inputs; rebuild(inputs) gives the call's arguments."""
     inputs, layout = [], []  # layout: (list type or None, where in inputs, constant)
-    for a in args:
+    for i, a in enumerate(args):
         if isinstance(a, np.ndarray):
             layout.append((None, len(inputs), None))
-            inputs.append(_tensor(a))
+            inputs.append(_tensor(a, i not in constants))
         elif _is_tensor_list(a):
             layout.append((type(a), slice(len(inputs), len(inputs) + len(a)), None))
             inputs += [_tensor(x) for x in a]
@@ -250,7 +222,7 @@ def test_gradcheck_row(op, dtype):
             continue
         if not spec.takes(sample):
             continue
-        inputs, rebuild = _flatten(sample.args)
+        inputs, rebuild = _flatten(sample.args, spec.constants)
         if not any(x.requires_grad for x in inputs):
             continue
 
@@ -265,8 +237,7 @@ def test_gradcheck_row(op, dtype):
         if not outs or any(o.dtype not in (F.float64, F.complex128) for o in outs):
             continue  # finite differences need 64-bit outputs (see ROW_CHECKS)
         assert gradcheck(fn, tuple(inputs), eps=spec.eps, atol=1e-5, rtol=1e-3)
-        if op.name not in NOT_SMOOTH and op.name not in FIRST_ORDER_ONLY:
-            assert gradgradcheck(fn, tuple(inputs), eps=spec.eps, atol=1e-4, rtol=1e-3)
+        assert gradgradcheck(fn, tuple(inputs), eps=spec.eps, atol=1e-4, rtol=1e-3)
         checked += 1
     if checked == 0:
         pytest.skip(f"{op.id}: no sample small enough for finite differences")

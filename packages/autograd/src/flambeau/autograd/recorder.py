@@ -255,7 +255,7 @@ def _run_foreach(name: str, args: tuple, kwargs: dict):
     from .derivatives import foreach
 
     base = name[len("_foreach_") :].rstrip("_")
-    _, bound = schema.bind(name, args, kwargs)
+    sch, bound = schema.bind(name, args, kwargs)
     inplace = name.endswith("_")
     targets = bound.get("self")
     if inplace:
@@ -265,7 +265,7 @@ def _run_foreach(name: str, args: tuple, kwargs: dict):
         # The per-tensor operators may save their input, which copying the results into the
         # targets would modify: they work on copies (as _run_composite's pieces do).
         bound["self"] = [_record("clone", t) for t in targets]
-    calls = foreach.element_calls(base, bound)
+    calls = foreach.element_calls(base, sch, bound)
     if base in foreach.IN_PLACE_ONLY:
         for a, kw in calls:
             _record(foreach.IN_PLACE_ONLY[base], *a, **kw)

@@ -98,8 +98,12 @@ def _fits(p: Param, v) -> bool:
         return p.type.endswith("?") or (p.has_default and p.default is None)
     if t == "Tensor":
         return isinstance(v, (flambeau.Tensor, int, float, complex, bool))
-    if t == "Tensor[]":
+    if t in ("Tensor[]", "Scalar[]"):
         return isinstance(v, (list, tuple))
+    if t == "Scalar" and isinstance(v, flambeau.Tensor):
+        # As in PyTorch, a tensor stands for a number only when it is 0-dim and needs no
+        # gradient; otherwise the call binds to the overload taking a Tensor.
+        return v.dim() == 0 and not v.requires_grad
     if t == "int":
         return isinstance(v, int) and not isinstance(v, flambeau.Tensor)
     if t.startswith("int["):
@@ -148,7 +152,8 @@ def _try_bind(schema: Schema, args, kwargs):
     positional = [p for p in params if not p.kwonly]
     bound = {}
     n = len(positional) - 1
-    if n > 0 and positional[-1].is_tensor_list and len(args) > n and all(map(_is_tensor, args[n:])):
+    varargs = n > 0 and positional[-1].is_tensor_list and not positional[0].is_tensor_list
+    if varargs and len(args) > n and all(map(_is_tensor, args[n:])):
         args = tuple(args[:n]) + (tuple(args[n:]),)  # einsum('ij,jk', a, b): trailing tensors
     if len(args) > len(positional):
         # zeros(2, 3)-style varargs for a leading int list

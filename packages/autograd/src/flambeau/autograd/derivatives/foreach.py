@@ -21,8 +21,9 @@ IN_PLACE_ONLY = {"zero": "zero_", "copy": "copy_"}
 _KEYWORDS = {"alpha", "value", "dtype", "non_blocking"}
 
 
-def element_calls(base: str, bound: dict):
+def element_calls(base: str, sch, bound: dict):
     """(args, kwargs) of the per-tensor call for each list element."""
+    numbers = {p.name for p in sch.params if p.type.rstrip("?") == "Scalar"}
     n = len(next(v for v in bound.values() if isinstance(v, (list, tuple))))
     # addcmul/addcdiv's per-element `scalars` is the per-tensor operator's `value`.
     scalars_as = "value" if base in ("addcmul", "addcdiv") else None
@@ -34,6 +35,8 @@ def element_calls(base: str, bound: dict):
                 v = v[i]
             elif name == "scalars" and isinstance(v, F.Tensor):  # one scalar per element
                 v = v[i].item()
+            elif name in numbers and isinstance(v, F.Tensor):  # a one-element tensor as a number
+                v = v.item()
             if name in _KEYWORDS or (name == "scalars" and scalars_as):
                 kwargs[scalars_as if name == "scalars" else name] = v
             else:

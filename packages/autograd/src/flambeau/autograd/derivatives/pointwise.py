@@ -60,8 +60,13 @@ def _pow(g, a):
     x, e = a["input"], a["exponent"]
     out = {}
     if isinstance(e, F.Tensor):
-        out["input"] = g * conj(e * x.pow(e - 1))
-        out["exponent"] = g * conj(a["result"] * F.log(x))
+        if isinstance(x, F.Tensor):
+            out["input"] = g * conj(e * x.pow(e - 1))
+        else:  # a number raised to a tensor (pow(2.0, t))
+            x = F.full((), x, dtype=g.dtype)
+        # 0 ** e has zero slope in e where e >= 0 (log(0) would give nan there).
+        slope = F.where((x == 0) & (e.real >= 0 if e.is_complex() else e >= 0), 0, F.log(x))
+        out["exponent"] = g * conj(a["result"] * slope)
     elif e == 0:
         out["input"] = g * 0
     else:

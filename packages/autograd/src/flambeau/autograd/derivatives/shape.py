@@ -129,6 +129,23 @@ def _split(g, a):
     return {first: _join_grads(g, a, a.get("dim", 0))}
 
 
+@formula("tensor_split.indices", needs_input=False)
+def _tensor_split_at(g, a):
+    """Pieces x[i_{k-1}:i_k]: with decreasing indices they overlap (tensor_split(x, [5, 2])
+    gives x[:5], x[5:2] and x[2:]), so each piece's gradient is added where it came from."""
+    x, dim = a["input"], a.get("dim", 0)
+    n = x.shape[dim]
+    starts = [0] + [min(max(i + n if i < 0 else i, 0), n) for i in a["indices_or_sections"]]
+    pieces = a["results"]
+    if all(s + p.shape[dim] == t for s, p, t in zip(starts, pieces, starts[1:])):
+        return {"input": _join_grads(g, a, dim)}  # consecutive: the pieces tile the input
+    grad = F.zeros(tuple(x.shape), dtype=pieces[0].dtype)
+    for start, piece, gk in zip(starts, pieces, g):
+        if gk is not None and piece.shape[dim]:
+            grad = grad.index_add(dim, F.arange(start, start + piece.shape[dim]), gk)
+    return {"input": grad}
+
+
 @formula("unbind", needs_input=False)
 def _unbind(g, a):
     return {first_name(a): F.stack(zeros_for_none(g, a["results"]), a.get("dim", 0))}
