@@ -127,3 +127,10 @@ def test_lstsq_gradient_matches_numpy():
         up, down = (np.linalg.lstsq(a + s * d, b, rcond=None)[0] for s in (1, -1))
         want[i] = ((up - down) * g).sum() / 2e-6
     np.testing.assert_allclose(gA.numpy(), want, atol=1e-7)
+
+
+def test_lstsq_marks_only_solution_and_residuals_differentiable():
+    rng = np.random.default_rng(3)
+    A = F.from_numpy(rng.standard_normal((4, 3))).requires_grad_(True)
+    out = F.linalg.lstsq(A, F.from_numpy(rng.standard_normal((4, 2))), driver="gelsd")
+    assert [o.requires_grad for o in out] == [True, True, False, False]

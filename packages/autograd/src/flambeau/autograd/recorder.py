@@ -201,6 +201,8 @@ def handle(name: str, args: tuple, kwargs: dict):
         # tensor): it already carries its graph, and a leaf must stay a leaf.
         return result
     diff_outputs = [i for i, o in enumerate(outputs) if is_differentiable(o)]
+    if formula is not None and formula.differentiable_outputs is not None:
+        diff_outputs = [i for i in diff_outputs if formula.differentiable_outputs[i]]
     if not diff_outputs or (formula is not None and formula.nondifferentiable):
         return result
     node = FormulaNode(
@@ -305,8 +307,8 @@ def _plan(name: str, sch: schema.Schema) -> None:
     ):
         return
     formula = derivatives.FORMULAS.get(sch.key) or derivatives.FORMULAS.get(sch.name)
-    if formula is None:
-        return
+    if formula is None or formula.differentiable_outputs is not None:
+        return  # the Python handler marks only some outputs differentiable
     names = tuple(p.name for p in sch.params)
 
     def formula_for(mask: int, tuple_output: bool):

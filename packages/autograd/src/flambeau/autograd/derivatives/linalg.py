@@ -589,7 +589,7 @@ def _pinv_grad(g, A, P):
     return -(Pt @ g @ Pt) + (eye_m - A @ P) @ gt @ P @ Pt + Pt @ P @ gt @ (eye_n - P @ A)
 
 
-@formula("linalg_lstsq", needs_result=True)
+@formula("linalg_lstsq", needs_result=True, differentiable_outputs=(True, True, False, False))
 def _lstsq(g, a):
     # Full-rank A: solution = pinv(A) B. The residuals ||B - A X||^2 (per column, tall A)
     # are differentiable too, as in PyTorch 2.13; the singular values are not.

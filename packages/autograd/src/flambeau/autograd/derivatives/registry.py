@@ -18,15 +18,18 @@ class Formula:
     needs_input: bool = True  # uses input values (in-place variants keep a copy)
     nondifferentiable: bool = False
     needs_result: bool = False  # uses output values (checked against in-place changes)
+    # Which outputs carry a gradient (None: every floating one), as PyTorch's
+    # output_differentiability: lstsq's singular values do not.
+    differentiable_outputs: tuple[bool, ...] | None = None
 
 
 FORMULAS: dict[str, Formula] = {}
 
 
-def formula(*names, needs_input=True, needs_result=False):
+def formula(*names, needs_input=True, needs_result=False, differentiable_outputs=None):
     def register(fn):
         for n in names:
-            FORMULAS[n] = Formula(fn, needs_input, needs_result=needs_result)
+            FORMULAS[n] = Formula(fn, needs_input, False, needs_result, differentiable_outputs)
         return fn
 
     return register
