@@ -264,7 +264,7 @@ def test_eig_of_real_matrix_with_complex_pairs():
 
 def test_lstsq_returns_pytorch_fields():
     a, b = rnd(5, 3), rnd(5, 2)
-    r = LA.lstsq(t(a), t(b))
+    r = LA.lstsq(t(a), t(b), driver="gelsd")
     x, res, rank, sv = np.linalg.lstsq(a, b, rcond=None)
     np.testing.assert_allclose(r.solution.numpy(), x, atol=1e-12)
     np.testing.assert_allclose(r.residuals.numpy(), res, atol=1e-12)
@@ -276,6 +276,16 @@ def test_lstsq_returns_pytorch_fields():
     assert r2.residuals.numel() == 0
     assert r2.solution.shape == (4, 1)
     assert LA.lstsq(t(a), t(b), driver="gelsy").singular_values.numel() == 0
+    # PyTorch's CPU default (gelsy) gives neither singular values nor residuals
+    default = LA.lstsq(t(a), t(b))
+    np.testing.assert_allclose(default.solution.numpy(), x, atol=1e-12)
+    assert default.residuals.numel() == 0 and default.singular_values.numel() == 0
+    # a vector right-hand side: a vector solution, residuals of shape (1,)
+    rv = LA.lstsq(t(a), t(b[:, 0]), driver="gelsd")
+    assert rv.solution.shape == (3,) and rv.residuals.shape == (1,)
+    np.testing.assert_allclose(rv.residuals.numpy(), res[:1], atol=1e-12)
+    with pytest.raises(RuntimeError, match="input.dim"):
+        LA.lstsq(t(a), t(rnd(2, 5, 2)))
     with pytest.raises(RuntimeError, match="driver"):
         LA.lstsq(t(a), t(b), driver="bogus")
 

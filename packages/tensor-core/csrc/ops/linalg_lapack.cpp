@@ -271,13 +271,16 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor& input, con
   const char* op = "torch.linalg.lstsq";
   check_matrix(op, input, false);
   check_same_dtype(op, input, b);
-  std::string drv = driver.value_or("gelsd");
+  // PyTorch's CPU default is gelsy: no singular values, no residuals. Every driver here
+  // runs the SVD-based solver (same minimum-norm solution); the driver picks the fields.
+  std::string drv = driver.value_or("gelsy");
   FLB_CHECK(drv == "gelsd" || drv == "gelss" || drv == "gelsy" || drv == "gels", op,
             ": parameter `driver` should be one of (gels, gelsy, gelsd, gelss)");
+  FLB_CHECK(input->dim() >= b->dim() && input->dim() - b->dim() <= 1, op,
+            ": input.dim() must be greater or equal to other.dim() and ",
+            "(input.dim() - other.dim()) <= 1");
   const bool vector = b->dim() == input->dim() - 1;
   Tensor B = vector ? unsqueeze(b, -1) : b;
-  FLB_CHECK(B->dim() >= 2, op, ": input.dim() must be greater or equal to other.dim() and ",
-            "(input.dim() - other.dim()) <= 1");
   const int64_t m = input->size(-2), n = input->size(-1), k = B->size(-1);
   FLB_CHECK(B->size(-2) == m, op, ": input.size(-2) should match other.size(-2)");
   DimVector batch = broadcast_batch(input, B, op);
@@ -303,18 +306,15 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor& input, con
   });
   Tensor full = as_matrices(rhs, batch, mx, k);
   Tensor solution = narrow(full, -2, 0, n);
-  // Residuals when m > n and every matrix has full rank (as PyTorch).
-  bool full_rank = m > n;
+  // Residuals when m > n and every matrix has full rank, except from gelsy (as PyTorch).
+  bool full_rank = m > n && drv != "gelsy";
   for (int64_t i = 0; i < bn && full_rank; ++i) full_rank = rank->data_as<int64_t>()[i] == n;
   Tensor residuals = empty({0}, rt, input->device());
   if (full_rank && bn > 0) {
     Tensor tail = abs(narrow(full, -2, n, m - n), {});
     residuals = sum(mul(tail, tail, {}), DimVector{-2}, false, std::nullopt, {});
   }
-  if (vector) {
-    solution = squeeze(solution, DimVector{-1});
-    if (residuals->numel()) residuals = squeeze(residuals, DimVector{-1});
-  }
+  if (vector) solution = squeeze(solution, DimVector{-1});  // residuals keep their (1,)
   Tensor rank_out = drv == "gels" ? empty({0}, ScalarType::Int64) : reshape(rank, batch);
   Tensor sv = (drv == "gelsd" || drv == "gelss") ? reshape(s, with(batch, {mn}))
                                                  : empty({0}, rt, input->device());

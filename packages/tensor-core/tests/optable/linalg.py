@@ -349,7 +349,7 @@ def np_lstsq(a, b):
 
 
 def _lstsq_fn(a, b):
-    r = LA.lstsq(a, b)
+    r = LA.lstsq(a, b, driver="gelsd")
     return r.solution, r.residuals, r.singular_values
 
 
