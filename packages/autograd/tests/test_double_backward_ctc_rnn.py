@@ -6,22 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _grad_helpers import check, t64
 
 import flambeau as F
 import flambeau.nn as nn
 import flambeau.nn.functional as NF
-from flambeau.autograd import gradcheck, gradgradcheck
-
-
-def t64(shape, seed, low=-1.0, high=1.0, grad=True):
-    a = np.random.default_rng(seed).uniform(low, high, shape)
-    return F.from_numpy(a).requires_grad_(grad)
-
-
-def check(fn, inputs):
-    assert gradcheck(fn, inputs)
-    assert gradgradcheck(fn, inputs)
-
 
 # ---- CTC ----------------------------------------------------------------------------------
 
