@@ -229,3 +229,32 @@ def test_a_zero_dim_tensor_that_requires_grad_binds_as_a_tensor_not_a_number():
     outs = F._foreach_mul(xs, other)
     sum(o.sum() for o in outs).backward()
     assert other.grad.item() == 6.0
+
+
+@pytest.mark.parametrize(
+    "include_self, grad_input, grad_src",
+    [
+        (True, [0.0, 5.0, 0.0, 6.0], [8.0, 0.0, 0.0, 3.0, 4.5, 3.0]),
+        (False, [0.0, 0.0, 0.0, 0.0], [4.0, 0.0, 1.0, 1.0, 3.0, 2.0]),
+    ],
+)
+def test_scatter_reduce_prod_gradient_with_zeros(include_self, grad_input, grad_src):
+    index = F.tensor([0, 0, 1, 2, 3, 3])
+
+    def fn(x, src):
+        return x.scatter_reduce(0, index, src, "prod", include_self=include_self)
+
+    x, src = f64([2.0, 0.0, 3.0, 1.5]), f64([0.0, 4.0, 5.0, 0.0, 2.0, 3.0])
+    gx, gs = F.autograd.grad(fn(x, src).sum(), [x, src])
+    np.testing.assert_allclose(gx.numpy(), grad_input)
+    np.testing.assert_allclose(gs.numpy(), grad_src)
+    assert gradgradcheck(fn, (x, src))
+
+
+def test_scatter_product_double_backward_with_two_zeros_at_one_place_raises():
+    x, src = f64([2.0]), f64([0.0, 0.0, 3.0])
+    out = x.scatter_reduce(0, F.tensor([0, 0, 0]), src, "prod")
+    (g,) = F.autograd.grad(out.sum(), [src], retain_graph=True)  # first order is fine
+    np.testing.assert_allclose(g.numpy(), [0.0, 0.0, 0.0])
+    with pytest.raises(RuntimeError, match="double backward"):
+        F.autograd.grad(out.sum(), [src], create_graph=True)

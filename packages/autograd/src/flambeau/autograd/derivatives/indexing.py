@@ -97,15 +97,33 @@ def _scatter_add(g, a):
     return {"input": g, "src": _gathered(g, a)}
 
 
-def _src_of_product(g, a, sub):
-    """d(result)/d(src) of a scatter that multiplies: result / src, gathered."""
-    if bool((sub == 0).any()):
+def _src_of_product(g, a, sub, self_included):
+    """d(result)/d(src) of a scatter that multiplies: the product of the other values
+    scattered to the same place (and of input's value there when it takes part)."""
+    x, d, i, r = a["input"], _dim(a), a["index"], a["result"]
+    zero = sub == 0
+    one = F.ones((), dtype=sub.dtype)
+    # result / src_j; result keeps its graph under create_graph, so this stays exact at
+    # places where another value is zero.
+    grad = (g * conj(r)).gather(d, i) / conj(F.where(zero, one, sub))
+    if not bool(zero.any()):
+        return _into(grad, a["src"].shape)
+    real = g.real.dtype
+    zeros_at = _zeros(x.shape, g).real.scatter_add(d, i, zero.to(real))
+    if self_included:
+        zeros_at = zeros_at + (x == 0).to(real)
+    if F.is_grad_enabled() and bool((zeros_at > 1).any()):
         raise RuntimeError(
-            f"{a.get('reduce')}: the derivative of a scattered product with zeros among the "
-            "scattered values is not implemented"
+            f"{a.get('reduce')}: double backward is not supported where more than one zero "
+            "meets at the same place of a scattered product (as in PyTorch)"
         )
-    r = a["result"]
-    return _into((g * conj(r)).gather(_dim(a), a["index"]) / conj(sub), a["src"].shape)
+    # A zero src_j gets the product of the others, which is 0 unless it is the only zero.
+    base = F.where(x == 0, one, x) if self_included else F.ones(tuple(x.shape), dtype=sub.dtype)
+    nonzero_product = base.scatter_reduce(d, i, F.where(zero, one, sub), "prod")
+    only_zero = zero & (zeros_at.gather(d, i) == 1)
+    at_zero = (g * conj(nonzero_product)).gather(d, i)
+    grad = F.where(only_zero, at_zero, F.where(zero, 0 * grad, grad))
+    return _into(grad, a["src"].shape)
 
 
 def _corner(src, index):
@@ -122,7 +140,7 @@ def _scatter(g, a):
         p = F.ones(tuple(g.shape), dtype=g.dtype).scatter(d, i, src, reduce="multiply")
         out = {"input": g * conj(p)}
         if _is_tensor(src):
-            out["src"] = _src_of_product(g, a, _corner(src, i))
+            out["src"] = _src_of_product(g, a, _corner(src, i), True)
         return out
     out = {"input": g.scatter(d, i, 0)}
     if _is_tensor(src):
@@ -171,7 +189,7 @@ def _scatter_reduce(g, a):
         # gradient needs no division by input.
         p = F.ones(tuple(x.shape), dtype=g.dtype).scatter_reduce(d, i, src, "prod")
         gi = g * conj(p) if include_self else g.scatter(d, i, 0)
-        return {"input": gi, "src": _src_of_product(g, a, sub)}
+        return {"input": gi, "src": _src_of_product(g, a, sub, include_self)}
     raise RuntimeError(f"scatter_reduce: unknown reduce '{reduce}'")
 
 
