@@ -258,3 +258,11 @@ def test_scatter_product_double_backward_with_two_zeros_at_one_place_raises():
     np.testing.assert_allclose(g.numpy(), [0.0, 0.0, 0.0])
     with pytest.raises(RuntimeError, match="double backward"):
         F.autograd.grad(out.sum(), [src], create_graph=True)
+
+
+@pytest.mark.parametrize("shape", [(3, 5), (5, 3), (2, 2, 4), (2, 4, 2)])
+def test_lu_of_wide_and_tall_matrices(shape):
+    a = F.from_numpy(np.random.default_rng(1).standard_normal(shape)).requires_grad_(True)
+    assert gradcheck(lambda x: tuple(F.linalg.lu(x)[1:]), (a,))
+    assert gradgradcheck(lambda x: tuple(F.linalg.lu(x)[1:]), (a,))
+    assert gradcheck(lambda x: F.linalg.lu_factor(x)[0], (a,))

@@ -727,38 +727,49 @@ def _perm_matrix(pivots, m, dtype):
     return F.tensor(rows, dtype=dtype).reshape(tuple(pivots.shape[:-1]) + (m, m))
 
 
-def _lu_backward(gL, gU, P, L, U):
-    """Square A = P L U: gA from the gradients of L (strictly lower) and U (upper)."""
+def _lu_square(gL, gU, L, U):
+    """Square P^T A = L U: its gradient from those of L (strictly lower) and U (upper)."""
     gM = (_mH(L) @ gL).tril(-1) + (gU @ _mH(U)).triu()
     Y = F.linalg.solve_triangular(_mH(L), gM, upper=True, unitriangular=True)  # L^-H gM
-    Z = F.linalg.solve_triangular(_mH(U), Y, upper=False, left=False)  # (.) U^-H
-    return P @ Z
+    return F.linalg.solve_triangular(_mH(U), Y, upper=False, left=False)  # (.) U^-H
 
 
-def _check_square(A, op):
-    if A.shape[-1] != A.shape[-2]:
-        raise RuntimeError(f"{op}: the derivative is implemented for square matrices only")
+def _lu_backward(gL, gU, P, L, U):
+    """A = P L U with A m x n, L m x k, U k x n (k = min(m, n)): gA from the gradients of L
+    (strictly lower) and U (upper). A wide A's trailing columns A2 = P L U2 give U2 directly;
+    a tall A's trailing rows A2 = P L2 U give L2; what is left is the square k x k case."""
+    m, n = L.shape[-2], U.shape[-1]
+    k = min(m, n)
+    if m == n:
+        return P @ _lu_square(gL, gU, L, U)
+    if m < n:
+        U1, U2 = U[..., :, :k], U[..., :, k:]
+        gA2 = F.linalg.solve_triangular(_mH(L), gU[..., :, k:], upper=True, unitriangular=True)
+        gL = gL - (gA2 @ _mH(U2)).tril(-1)
+        return P @ F.cat([_lu_square(gL, gU[..., :, :k], L, U1), gA2], -1)
+    L1, L2 = L[..., :k, :], L[..., k:, :]
+    gA2 = F.linalg.solve_triangular(_mH(U), gL[..., k:, :], upper=False, left=False)
+    gU = gU - (_mH(L2) @ gA2).triu()
+    return P @ F.cat([_lu_square(gL[..., :k, :], gU, L1, U), gA2], -2)
 
 
 @formula("linalg_lu_factor", needs_result=True)
 def _lu_factor(g, a):
     A = a["A"]
-    _check_square(A, "linalg.lu_factor")
     LU, piv = a["results"]
     gLU = g[0]
     if gLU is None:
         return {}
-    n = A.shape[-1]
-    eye = F.eye(n, dtype=A.dtype)
-    L, U = LU.tril(-1) + eye, LU.triu()
-    P = _perm_matrix(piv, n, A.dtype)
-    return {"A": _lu_backward(gLU.tril(-1), gLU.triu(), P, L, U)}
+    m, n = A.shape[-2], A.shape[-1]
+    k = min(m, n)
+    L = LU[..., :, :k].tril(-1) + F.eye(m, k, dtype=A.dtype)
+    U = LU[..., :k, :].triu()
+    P = _perm_matrix(piv, m, A.dtype)
+    return {"A": _lu_backward(gLU[..., :, :k].tril(-1), gLU[..., :k, :].triu(), P, L, U)}
 
 
 @formula("linalg_lu", needs_result=True)
 def _lu(g, a):
-    A = a["A"]
-    _check_square(A, "linalg.lu")
     P, L, U = a["results"]
     _, gL, gU = g
     return {"A": _lu_backward(_zero_if_none(gL, L).tril(-1), _zero_if_none(gU, U).triu(), P, L, U)}
