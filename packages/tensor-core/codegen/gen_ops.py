@@ -47,6 +47,9 @@ CPP_PARAM = {
     "ScalarType?": ("std::optional<ScalarType>", "dtype_opt"),
     "Device?": ("std::optional<Device>", "device_opt"),
     "Generator?": ("Generator*", "generator"),
+    # None (MemoryFormat?) reaches the frontend as MemoryFormat::Preserve, as in PyTorch.
+    "MemoryFormat": ("MemoryFormat", "memory_format"),
+    "MemoryFormat?": ("MemoryFormat", "memory_format"),
 }
 
 CPP_RETURN = {

@@ -138,8 +138,6 @@ Tensor prepare_out(const OutArg& out, IntList shape, ScalarType result, Device d
   return t;
 }
 
-namespace {
-
 // Strides laying out `t`'s dims in the same memory order as t, when t covers its
 // shape densely (a permutation of a contiguous layout); else nothing.
 std::optional<DimVector> dense_layout_of(const Tensor& t) {
@@ -158,8 +156,6 @@ std::optional<DimVector> dense_layout_of(const Tensor& t) {
   }
   return strides;
 }
-
-}  // namespace
 
 void check_no_partial_overlap(const Tensor& written, const Tensor& read, const char* op) {
   if (written->storage() != read->storage() || written->numel() == 0 || read->numel() == 0) return;

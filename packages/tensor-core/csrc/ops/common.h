@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/memory_format.h"
 #include "core/scalar.h"
 #include "core/tensor.h"
 #include "dispatch/dispatcher.h"
@@ -46,6 +47,17 @@ void copy_into(const Tensor& dst, const Tensor& src);
 // Raises, as PyTorch does, when `written` and `read` are dense and share some but not all
 // of their memory: the result would depend on the order elements are visited in.
 void check_no_partial_overlap(const Tensor& written, const Tensor& read, const char* op);
+// Strides laying out t's dims in t's memory order when t covers its shape densely (a
+// permutation of a row-major layout, size-1 dims anywhere); else nothing.
+std::optional<DimVector> dense_layout_of(const Tensor& t);
+// A row-major copy of t (clone() preserves layouts; internal callers wanting row-major
+// memory use this).
+Tensor contiguous_copy(const Tensor& t);
+
+namespace ops {
+// contiguous(t, contiguous_format): t itself when row-major, else contiguous_copy(t).
+Tensor contiguous(const Tensor& self);
+}  // namespace ops
 
 // How an elementwise operator derives its types from the promoted input type.
 enum class Promote : int8_t {

@@ -2,6 +2,7 @@
 // shorthand methods (float(), long(), ...). Each returns self when nothing
 // changes, as PyTorch does, unless a copy is asked for.
 #include "generated/ops.h"
+#include "ops/memory_format.h"
 
 namespace flambeau::ops {
 
@@ -12,9 +13,13 @@ bool same_device(Device a, Device b) {
   return a.type == b.type && (a.index == b.index || a.index < 0 || b.index < 0);
 }
 
-Tensor convert_to(const Tensor& self, Device device, ScalarType dtype, bool copy) {
-  if (!copy && dtype == self->dtype() && same_device(device, self->device())) return self;
-  Tensor out = flambeau::empty(self->sizes(), dtype, device);
+// A copy takes memory_format's layout (by default self's own, as in PyTorch).
+Tensor convert_to(const Tensor& self, Device device, ScalarType dtype, bool copy,
+                  MemoryFormat memory_format = MemoryFormat::Preserve) {
+  if (!copy && dtype == self->dtype() && same_device(device, self->device()) &&
+      (memory_format == MemoryFormat::Preserve || is_contiguous_in(self, memory_format)))
+    return self;
+  Tensor out = empty_in_format(self, dtype, device, memory_format, "to");
   copy_into(out, self);
   return out;
 }
@@ -25,23 +30,26 @@ Tensor cast(const Tensor& self, ScalarType dtype) {
 
 }  // namespace
 
-Tensor to(const Tensor& self, ScalarType dtype, bool non_blocking, bool copy) {
+Tensor to(const Tensor& self, ScalarType dtype, bool non_blocking, bool copy,
+          MemoryFormat memory_format) {
   (void)non_blocking;  // copies on the CPU are synchronous
-  return convert_to(self, self->device(), dtype, copy);
+  return convert_to(self, self->device(), dtype, copy, memory_format);
 }
 
 Tensor to_device(const Tensor& self, std::optional<Device> device, std::optional<ScalarType> dtype,
-                 bool non_blocking, bool copy) {
+                 bool non_blocking, bool copy, MemoryFormat memory_format) {
   (void)non_blocking;
-  return convert_to(self, device.value_or(self->device()), dtype.value_or(self->dtype()), copy);
+  return convert_to(self, device.value_or(self->device()), dtype.value_or(self->dtype()), copy,
+                    memory_format);
 }
 
-Tensor to_other(const Tensor& self, const Tensor& other, bool non_blocking, bool copy) {
+Tensor to_other(const Tensor& self, const Tensor& other, bool non_blocking, bool copy,
+                MemoryFormat memory_format) {
   (void)non_blocking;
   FLB_CHECK_T(TypeError, !other->is_wrapped_number(),
               "to() received an invalid combination of arguments: expected a dtype, a device or "
               "a Tensor, not a number");
-  return convert_to(self, other->device(), other->dtype(), copy);
+  return convert_to(self, other->device(), other->dtype(), copy, memory_format);
 }
 
 Tensor type_as(const Tensor& self, const Tensor& other) { return cast(self, other->dtype()); }

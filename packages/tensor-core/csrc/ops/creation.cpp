@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "generated/ops.h"
+#include "ops/memory_format.h"
 #include "ops/shape_util.h"
 #include "ops/uninitialized.h"
 
@@ -19,9 +20,10 @@ Tensor finish(Tensor t, bool requires_grad) {
 }
 
 Tensor like(const Tensor& input, const std::optional<Scalar>& value,
-            std::optional<ScalarType> dtype, std::optional<Device> device, bool requires_grad) {
-  Tensor t = flambeau::empty(input->sizes(), dtype.value_or(input->dtype()),
-                             device.value_or(input->device()));
+            std::optional<ScalarType> dtype, std::optional<Device> device, bool requires_grad,
+            MemoryFormat memory_format, const char* op) {
+  Tensor t = empty_in_format(input, dtype.value_or(input->dtype()),
+                             device.value_or(input->device()), memory_format, op);
   if (value) fill_(t, *value);
   return finish(t, requires_grad);
 }
@@ -46,23 +48,24 @@ Tensor empty_strided(IntList size, IntList stride, std::optional<ScalarType> dty
 }
 
 Tensor empty_like(const Tensor& input, std::optional<ScalarType> dtype,
-                  std::optional<Device> device, bool requires_grad) {
-  return maybe_fill_uninitialized(like(input, std::nullopt, dtype, device, requires_grad));
+                  std::optional<Device> device, bool requires_grad, MemoryFormat memory_format) {
+  return maybe_fill_uninitialized(
+      like(input, std::nullopt, dtype, device, requires_grad, memory_format, "empty_like"));
 }
 
 Tensor zeros_like(const Tensor& input, std::optional<ScalarType> dtype,
-                  std::optional<Device> device, bool requires_grad) {
-  return like(input, Scalar(int64_t(0)), dtype, device, requires_grad);
+                  std::optional<Device> device, bool requires_grad, MemoryFormat memory_format) {
+  return like(input, Scalar(int64_t(0)), dtype, device, requires_grad, memory_format, "zeros_like");
 }
 
 Tensor ones_like(const Tensor& input, std::optional<ScalarType> dtype, std::optional<Device> device,
-                 bool requires_grad) {
-  return like(input, Scalar(int64_t(1)), dtype, device, requires_grad);
+                 bool requires_grad, MemoryFormat memory_format) {
+  return like(input, Scalar(int64_t(1)), dtype, device, requires_grad, memory_format, "ones_like");
 }
 
 Tensor full_like(const Tensor& input, const Scalar& fill_value, std::optional<ScalarType> dtype,
-                 std::optional<Device> device, bool requires_grad) {
-  return like(input, fill_value, dtype, device, requires_grad);
+                 std::optional<Device> device, bool requires_grad, MemoryFormat memory_format) {
+  return like(input, fill_value, dtype, device, requires_grad, memory_format, "full_like");
 }
 
 Tensor arange(const Scalar& end, std::optional<ScalarType> dtype, std::optional<Device> device,

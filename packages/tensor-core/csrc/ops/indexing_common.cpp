@@ -16,7 +16,7 @@ Tensor target_for(const Tensor& input, const OutArg& out, const char* op) {
     prepare_out(out, out.tensor->sizes(), out.tensor->dtype(), out.tensor->device(), op);
     return out.tensor;
   }
-  return ops::clone(input);
+  return contiguous_copy(input);
 }
 
 Tensor finish(const Tensor& result, const OutArg& out, const char* op) {

@@ -200,7 +200,7 @@ Tensor scatter_reduce_two(const Tensor& input, int64_t dim, const Tensor& index,
   if (!include_self) scatter_into(target, dim, index, Tensor(), &identity, PutMode::Assign, op);
   scatter_into(target, dim, index, src, nullptr, mode, op);
   if (reduce == "mean") {
-    Tensor count = ones_like(target, std::nullopt, std::nullopt, false);
+    Tensor count = ones_like(target, std::nullopt, std::nullopt, false, MemoryFormat::Contiguous);
     Scalar zero(int64_t(0)), one(int64_t(1));
     if (!include_self) scatter_into(count, dim, index, Tensor(), &zero, PutMode::Assign, op);
     scatter_into(count, dim, index, Tensor(), &one, PutMode::Add, op);

@@ -21,7 +21,7 @@ Tensor masked_target(const Tensor& input, const Tensor& mask, const OutArg& out,
     return indexing::target_for(input, out, op);
   }
   DimVector shape = broadcast_shapes(input->sizes(), mask->sizes(), op);
-  return clone(expand_to(input, shape, op));
+  return contiguous_copy(expand_to(input, shape, op));
 }
 
 }  // namespace

@@ -511,7 +511,10 @@ Tensor tolerance(const Tensor& s, std::optional<double> atol, std::optional<doub
   Tensor largest =
       s->size(-1) ? amax(s, DimVector{-1}, true, {}) : zeros(one, s->dtype(), std::nullopt, false);
   Tensor tol = mul(largest, wrapped_scalar(r), {});
-  if (atol) tol = maximum(tol, full_like(tol, *atol, std::nullopt, std::nullopt, false), {});
+  if (atol)
+    tol = maximum(
+        tol, full_like(tol, *atol, std::nullopt, std::nullopt, false, MemoryFormat::Contiguous),
+        {});
   return tol;
 }
 
@@ -527,13 +530,15 @@ Tensor linalg_pinv(const Tensor& A, std::optional<double> atol, std::optional<do
     Tensor aw = abs(w, {});
     Tensor keep = gt(aw, tolerance(aw, atol, rtol, m, n), {});
     Tensor winv =
-        where(keep, reciprocal(w, {}), zeros_like(w, std::nullopt, std::nullopt, false), {});
+        where(keep, reciprocal(w, {}),
+              zeros_like(w, std::nullopt, std::nullopt, false, MemoryFormat::Contiguous), {});
     return matmul(mul(V, unsqueeze(to_dtype(winv, A->dtype()), -2), {}), linalg::adjoint(V), {});
   }
   Svd r = svd_impl(op, A, false, true);
   Tensor keep = gt(r.S, tolerance(r.S, atol, rtol, m, n), {});
   Tensor sinv =
-      where(keep, reciprocal(r.S, {}), zeros_like(r.S, std::nullopt, std::nullopt, false), {});
+      where(keep, reciprocal(r.S, {}),
+            zeros_like(r.S, std::nullopt, std::nullopt, false, MemoryFormat::Contiguous), {});
   // pinv = V diag(1/s) U^H
   return matmul(mul(linalg::adjoint(r.Vh), unsqueeze(to_dtype(sinv, A->dtype()), -2), {}),
                 linalg::adjoint(r.U), {});
@@ -564,7 +569,7 @@ Tensor matrix_power(const Tensor& input, int64_t n) {
   // Binary powering: base^e with about 2 log2(e) products.
   Tensor result;
   while (e) {
-    if (e & 1) result = result ? matmul(result, base, {}) : clone(base);
+    if (e & 1) result = result ? matmul(result, base, {}) : contiguous_copy(base);
     e >>= 1;
     if (e) base = matmul(base, base, {});
   }

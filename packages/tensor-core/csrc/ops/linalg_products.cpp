@@ -23,7 +23,7 @@ Tensor finish(const OutArg& out, const Tensor& res, const char* op) {
 
 Tensor conj(const Tensor& t) {
   if (!is_complex(t->dtype())) return t;
-  Tensor c = clone(t);  // contiguous
+  Tensor c = contiguous_copy(t);  // contiguous
   visit_dtype<kComplexTypes>(c->dtype(), "conj", [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* p = c->data_as<T>();

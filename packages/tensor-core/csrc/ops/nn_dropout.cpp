@@ -59,7 +59,7 @@ std::tuple<Tensor, Tensor> native_dropout(const Tensor& input, double p,
   if (train.has_value() && !*train) {
     Tensor ones_mask = empty(input->sizes(), ScalarType::Bool, input->device());
     fill_(ones_mask, Scalar(true));
-    return {clone(input), ones_mask};
+    return {contiguous_copy(input), ones_mask};
   }
   Tensor noise = keep_mask(input->sizes(), p, input->dtype(), input->device());
   Tensor mask = to_dtype(noise, ScalarType::Bool);

@@ -8,7 +8,7 @@ constexpr uint32_t kOrdered = kRealTypes | kBoolTypes;
 
 // Whether every element of a bool tensor is true.
 bool all_true(const Tensor& t) {
-  Tensor c = t->is_contiguous() ? t : clone(t);
+  Tensor c = t->is_contiguous() ? t : contiguous_copy(t);
   const bool* p = c->data_as<bool>();
   for (int64_t i = 0, n = c->numel(); i < n; ++i)
     if (!p[i]) return false;

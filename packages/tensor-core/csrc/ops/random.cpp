@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "generated/ops.h"
+#include "ops/memory_format.h"
 #include "ops/random_kernels.h"
 #include "ops/random_support.h"
 
@@ -196,28 +197,34 @@ Tensor normal_Tensor_float(const Tensor& mean, double std, Generator* generator)
 }
 
 Tensor rand_like(const Tensor& input, Generator* generator, std::optional<ScalarType> dtype,
-                 std::optional<Device> device, bool requires_grad) {
-  return rand(input->sizes(), generator, dtype.value_or(input->dtype()),
-              device_or(device, input->device()), requires_grad);
+                 std::optional<Device> device, bool requires_grad, MemoryFormat memory_format) {
+  Tensor out = empty_in_format(input, dtype.value_or(input->dtype()),
+                               device_or(device, input->device()), memory_format, "rand_like");
+  fill_uniform(out, *generator, 0.0, 1.0, "rand");
+  return finish(out, requires_grad);
 }
 
 Tensor randn_like(const Tensor& input, Generator* generator, std::optional<ScalarType> dtype,
-                  std::optional<Device> device, bool requires_grad) {
-  return randn(input->sizes(), generator, dtype.value_or(input->dtype()),
-               device_or(device, input->device()), requires_grad);
+                  std::optional<Device> device, bool requires_grad, MemoryFormat memory_format) {
+  Tensor out = empty_in_format(input, dtype.value_or(input->dtype()),
+                               device_or(device, input->device()), memory_format, "randn_like");
+  fill_normal(out, *generator, 0.0, 1.0, "randn");
+  return finish(out, requires_grad);
 }
 
 Tensor randint_like_low(const Tensor& input, int64_t low, int64_t high, Generator* generator,
                         std::optional<ScalarType> dtype, std::optional<Device> device,
-                        bool requires_grad) {
-  return randint_low(low, high, input->sizes(), generator, dtype.value_or(input->dtype()),
-                     device_or(device, input->device()), requires_grad);
+                        bool requires_grad, MemoryFormat memory_format) {
+  Tensor out = empty_in_format(input, dtype.value_or(input->dtype()),
+                               device_or(device, input->device()), memory_format, "randint_like");
+  fill_random(out, *generator, low, high, "randint");
+  return finish(out, requires_grad);
 }
 
 Tensor randint_like(const Tensor& input, int64_t high, Generator* generator,
                     std::optional<ScalarType> dtype, std::optional<Device> device,
-                    bool requires_grad) {
-  return randint_like_low(input, 0, high, generator, dtype, device, requires_grad);
+                    bool requires_grad, MemoryFormat memory_format) {
+  return randint_like_low(input, 0, high, generator, dtype, device, requires_grad, memory_format);
 }
 
 Tensor uniform_(const Tensor& self, double from, double to, Generator* generator) {

@@ -86,7 +86,7 @@ Tensor roll(const Tensor& input, IntList shifts, const std::optional<DimVector>&
     copy_into(narrow(next, d, 0, s), narrow(cur, d, n - s, s));
     cur = next;
   }
-  return cur.get() == input.get() ? clone(input) : cur;
+  return cur.get() == input.get() ? contiguous_copy(input) : cur;
 }
 
 }  // namespace flambeau::ops

@@ -149,7 +149,7 @@ Tensor reshape(const Tensor& input, IntList shape) {
   DimVector sizes = infer_size(shape, input->numel(), "reshape");
   if (auto strides = view_strides(input->sizes(), input->strides(), sizes))
     return make_view(input, sizes, *strides, input->offset());
-  return view(clone(input), sizes);
+  return view(contiguous_copy(input), sizes);
 }
 
 Tensor view_as(const Tensor& self, const Tensor& other) { return view(self, other->sizes()); }

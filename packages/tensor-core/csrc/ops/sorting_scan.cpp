@@ -79,7 +79,7 @@ Tensor diff(const Tensor& input, int64_t n, int64_t dim, const Tensor& prepend,
     x = is_bool ? ops::logical_xor(hi, lo, OutArg::none())
                 : ops::sub(hi, lo, Scalar(int64_t(1)), OutArg::none());
   }
-  if (x == input) x = ops::clone(input);
+  if (x == input) x = contiguous_copy(input);
   return into_out(out, x, "diff");
 }
 

@@ -1,6 +1,7 @@
 // Creating, copying and filling tensors.
 #include "generated/ops.h"
 #include "ops/common.h"
+#include "ops/memory_format.h"
 #include "ops/uninitialized.h"
 
 namespace flambeau {
@@ -15,6 +16,12 @@ void copy_into(const Tensor& dst, const Tensor& src) {
   Tensor s = expand_to(src, dst->sizes(), "copy_");
   Device d = dst->device().is_cpu() ? s->device() : dst->device();
   kernel_for<void(const Tensor&, const Tensor&)>(op, d)(dst, s);
+}
+
+Tensor contiguous_copy(const Tensor& t) {
+  Tensor out = empty(t->sizes(), t->dtype(), t->device());
+  copy_into(out, t);
+  return out;
 }
 
 namespace ops {
@@ -71,13 +78,22 @@ Tensor fill_(const Tensor& self, const Scalar& value) {
 
 Tensor zero_(const Tensor& self) { return fill_(self, Scalar(int64_t(0))); }
 
-Tensor clone(const Tensor& input) {
-  Tensor out = flambeau::empty(input->sizes(), input->dtype(), input->device());
+Tensor clone(const Tensor& input, MemoryFormat memory_format) {
+  Tensor out = empty_in_format(input, input->dtype(), input->device(), memory_format, "clone");
   copy_into(out, input);
   return out;
 }
 
-Tensor contiguous(const Tensor& self) { return self->is_contiguous() ? self : clone(self); }
+Tensor contiguous(const Tensor& self, MemoryFormat memory_format) {
+  if (is_contiguous_in(self, memory_format)) return self;
+  FLB_CHECK(memory_format != MemoryFormat::Preserve,
+            "contiguous: preserve memory format is unsupported by the contiguous operator");
+  return clone(self, memory_format);
+}
+
+Tensor contiguous(const Tensor& self) {
+  return self->is_contiguous() ? self : contiguous_copy(self);
+}
 
 }  // namespace ops
 }  // namespace flambeau

@@ -1,5 +1,6 @@
 #include "python/arg_parser.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace flambeau::python {
@@ -11,6 +12,7 @@ PyTypeObject* g_dtype_type = nullptr;
 PyTypeObject* g_device_type = nullptr;
 PyTypeObject* g_generator_type = nullptr;
 std::array<PyObject*, kNumScalarTypes> g_dtype_objects{};
+std::array<PyObject*, kNumMemoryFormats> g_memory_format_objects{};
 
 const char* type_name(ParamType t) {
   switch (t) {
@@ -38,6 +40,8 @@ const char* type_name(ParamType t) {
       return "device";
     case ParamType::Generator:
       return "Generator";
+    case ParamType::MemoryFormat:
+      return "flambeau.memory_format";
   }
   return "?";
 }
@@ -101,6 +105,8 @@ bool matches(const Param& p, PyObject* o) {
       return is_device(o) || PyUnicode_Check(o) || is_int(o);
     case ParamType::Generator:
       return PyObject_TypeCheck(o, g_generator_type);
+    case ParamType::MemoryFormat:
+      return is_memory_format(o);
   }
   return false;
 }
@@ -125,6 +131,7 @@ ParamType parse_type(const std::string& t, int* list_size, const std::string& sc
   if (t == "ScalarType") return ParamType::Dtype;
   if (t == "Device") return ParamType::Device;
   if (t == "Generator") return ParamType::Generator;
+  if (t == "MemoryFormat") return ParamType::MemoryFormat;
   fail("schema '", schema, "': unknown type ", t);
 }
 
@@ -143,6 +150,23 @@ void set_python_types(PyObject* tensor, PyObject* dtype, PyObject* device, PyObj
 }
 PyObject* dtype_object(ScalarType t) { return g_dtype_objects[static_cast<size_t>(t)]; }
 void set_dtype_object(ScalarType t, PyObject* o) { g_dtype_objects[static_cast<size_t>(t)] = o; }
+PyObject* memory_format_object(MemoryFormat f) {
+  return g_memory_format_objects[static_cast<size_t>(f)];
+}
+void set_memory_format_object(MemoryFormat f, PyObject* o) {
+  g_memory_format_objects[static_cast<size_t>(f)] = o;
+}
+// The four singletons are the only instances (the type cannot be instantiated).
+bool is_memory_format(PyObject* o) {
+  return std::find(g_memory_format_objects.begin(), g_memory_format_objects.end(), o) !=
+         g_memory_format_objects.end();
+}
+MemoryFormat memory_format_from_py(PyObject* o, const char* op, const char* arg) {
+  for (int i = 0; i < kNumMemoryFormats; ++i)
+    if (g_memory_format_objects[static_cast<size_t>(i)] == o) return static_cast<MemoryFormat>(i);
+  fail<TypeError>(op, "(): argument '", arg, "' must be flambeau.memory_format, not ",
+                  py_type_name(o));
+}
 
 bool is_tensor(PyObject* o) { return PyObject_TypeCheck(o, g_tensor_type); }
 bool is_dtype(PyObject* o) {
@@ -261,7 +285,14 @@ Signature::Signature(const std::string& schema) {
     p.kwonly = kwonly;
     if (!def.empty()) {
       p.has_default = true;
-      p.default_value = def == "None" ? py::none() : literal_eval(py::str(def));
+      if (p.type == ParamType::MemoryFormat && def != "None") {
+        // A named default (contiguous_format): the singleton of that name.
+        auto f = memory_format_from_name(def);
+        FLB_CHECK(f.has_value(), "schema '", schema, "': unknown memory format ", def);
+        p.default_value = py::reinterpret_borrow<py::object>(memory_format_object(*f));
+      } else {
+        p.default_value = def == "None" ? py::none() : literal_eval(py::str(def));
+      }
       // OverloadSets are function-local statics, destroyed at exit after the
       // interpreter is gone: an extra reference keeps their destructors from
       // freeing Python objects then (a float default crashed every exit).
@@ -525,6 +556,10 @@ std::optional<Device> ParsedArgs::device_opt(int i) const {
 Generator* ParsedArgs::generator(int i) const {
   if (slots[i] == Py_None) return &default_generator();
   return py::handle(slots[i]).cast<Generator*>();
+}
+MemoryFormat ParsedArgs::memory_format(int i) const {
+  if (slots[i] == Py_None) return MemoryFormat::Preserve;
+  return memory_format_from_py(slots[i], sig->name().c_str(), sig->params()[i].name.c_str());
 }
 OutArg ParsedArgs::out(int i) const {
   if (slots[i] == Py_None) return OutArg::none();

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/generator.h"
+#include "core/memory_format.h"
 #include "core/scalar.h"
 #include "core/tensor.h"
 #include "ops/common.h"
@@ -33,6 +34,7 @@ enum class ParamType : int8_t {
   Dtype,
   Device,
   Generator,
+  MemoryFormat,
 };
 
 struct Param {
@@ -109,6 +111,8 @@ class ParsedArgs {
   std::optional<ScalarType> dtype_opt(int i) const;
   std::optional<Device> device_opt(int i) const;
   Generator* generator(int i) const;
+  // MemoryFormat or MemoryFormat?: None means preserve_format, as in PyTorch.
+  MemoryFormat memory_format(int i) const;
   OutArg out(int i) const;
   // The varargs form of a leading int[] collected here (zeros(2, 3)).
   std::optional<DimVector> varargs_list;
@@ -133,5 +137,10 @@ bool is_device(PyObject* o);
 void set_python_types(PyObject* tensor, PyObject* dtype, PyObject* device, PyObject* generator);
 PyObject* dtype_object(ScalarType t);  // borrowed
 void set_dtype_object(ScalarType t, PyObject* o);
+// The flambeau.memory_format singletons (set at init by memory_format_bindings.cpp).
+bool is_memory_format(PyObject* o);
+MemoryFormat memory_format_from_py(PyObject* o, const char* op, const char* arg);
+PyObject* memory_format_object(MemoryFormat f);  // borrowed
+void set_memory_format_object(MemoryFormat f, PyObject* o);
 
 }  // namespace flambeau::python

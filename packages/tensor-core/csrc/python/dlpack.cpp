@@ -161,7 +161,7 @@ py::object dlpack(const Tensor& self, py::handle stream, py::handle max_version,
     }
   }
   const bool force_copy = !copy.is_none() && PyObject_IsTrue(copy.ptr());
-  Tensor t = force_copy ? ops::clone(self) : self;
+  Tensor t = force_copy ? contiguous_copy(self) : self;
   bool versioned = false;
   if (!max_version.is_none()) {
     auto v = max_version.cast<std::pair<int64_t, int64_t>>();

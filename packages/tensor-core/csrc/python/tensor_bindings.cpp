@@ -72,9 +72,7 @@ void bind_tensor(py::module_& m, py::object cls_obj) {
       .def_property_readonly("device", [](const Tensor& t) { return t->device(); })
       .def_property_readonly("is_cpu", [](const Tensor& t) { return t->device().is_cpu(); })
       .def_property_readonly("is_cuda", [](const Tensor& t) { return t->device().type == kCUDA; })
-      .def(
-          "is_contiguous", [](const Tensor& t, const py::object&) { return t->is_contiguous(); },
-          py::arg("memory_format") = py::none())
+      // is_contiguous(memory_format=...) is bound in memory_format_bindings.cpp.
       .def("is_floating_point", [](const Tensor& t) { return is_floating(t->dtype()); })
       .def("is_complex", [](const Tensor& t) { return is_complex(t->dtype()); })
       .def("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t->data()); })

@@ -4,7 +4,7 @@ import numpy as np
 
 import flambeau
 from optable import OpTest, Sample, make
-from optable.shape import DTYPES, FEW, GENERAL, arr
+from optable.shape import DTYPES, FEW, GENERAL, arr, memory_format_samples
 
 NUMERIC = ("uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64")
 
@@ -146,6 +146,22 @@ TESTS = [
         lambda a: np.full_like(a, 1),
         like_samples,
         dtypes=DTYPES,
+    ),
+    OpTest(
+        "zeros_like",
+        flambeau.zeros_like,
+        lambda a, memory_format: np.zeros_like(a),
+        memory_format_samples,
+        dtypes=FEW,
+        id="zeros_like_memory_format",
+    ),
+    OpTest(
+        "full_like",
+        lambda a, memory_format: flambeau.full_like(a, 2, memory_format=memory_format),
+        lambda a, memory_format: np.full_like(a, 2),
+        memory_format_samples,
+        dtypes=FEW,
+        id="full_like_memory_format",
     ),
     OpTest(
         "empty_like",

@@ -23,6 +23,20 @@ DTYPES = (
 FEW = ("bool", "int64", "bfloat16", "float32", "complex64")
 
 
+def memory_format_samples(dtype, rng, preserve=True):
+    """4-d and 5-d inputs (contiguous, transposed, strided) with each memory format."""
+    formats = [flambeau.contiguous_format, flambeau.channels_last]
+    formats += [flambeau.preserve_format] if preserve else []
+    for layout in ("", "T", "strided"):
+        for f in formats:
+            yield Sample((arr((2, 3, 4, 5), dtype, rng, layout),), {"memory_format": f})
+        yield Sample(
+            (arr((2, 3, 1, 2, 2), dtype, rng, layout),),
+            {"memory_format": flambeau.channels_last_3d},
+        )
+    yield Sample((arr((0, 3, 2, 2), dtype, rng),), {"memory_format": flambeau.channels_last})
+
+
 def arr(shape, dtype, rng, layout=""):
     """An array of `shape`: contiguous, "strided" (every other column) or "T" (transposed)."""
     if layout == "T":
@@ -505,6 +519,22 @@ TESTS = [
         dtypes=DTYPES,
     ),
     OpTest("clone", flambeau.clone, np.copy, one_input(GENERAL), dtypes=DTYPES),
+    OpTest(
+        "clone",
+        flambeau.clone,
+        lambda a, memory_format: np.copy(a),
+        lambda d, rng: memory_format_samples(d, rng),
+        dtypes=DTYPES,
+        id="clone_memory_format",
+    ),
+    OpTest(
+        "contiguous",
+        m("contiguous"),
+        lambda a, memory_format: np.array(a, copy=True),
+        lambda d, rng: memory_format_samples(d, rng, preserve=False),
+        dtypes=DTYPES,
+        id="contiguous_memory_format",
+    ),
     # Joins.
     OpTest(
         "cat",

@@ -44,12 +44,20 @@ class Schema:
         return f"{self.name}.{self.overload}" if self.overload else self.name
 
 
+def _default(p: dict) -> object:
+    if p["default"] is None:
+        return None
+    if p["type"].startswith("MemoryFormat") and p["default"] != "None":
+        return getattr(flambeau, p["default"])  # a named default: contiguous_format
+    return ast.literal_eval(p["default"])
+
+
 def _from_row(row: dict) -> Schema:
     params = tuple(
         Param(
             p["name"],
             p["type"],
-            ast.literal_eval(p["default"]) if p["default"] is not None else None,
+            _default(p),
             p["default"] is not None,
             p["kwonly"],
         )
