@@ -8,8 +8,8 @@ first derivatives (vector-Jacobian products with the same seeded upstream gradie
 on the small samples, second derivatives (the gradient of grad . w) must agree.
 
 A row's torch callable is found by the plain-name rule (the row calls flambeau.<name>, or
-a builder's wrapper that only forwards to it: torch.<name>, torch.nn.functional.<name>,
-torch.linalg/special, then torch.ops.aten.<name>) or taken from TORCH_CALLS. Differences
+a builder's wrapper that only forwards to it: torch.<name>, then torch.ops.aten.<name>,
+torch.nn.functional.<name>, torch.linalg/special/fft) or taken from TORCH_CALLS. Differences
 that are flambeau's (not the test's) are listed in KNOWN_DIFFERENCES and xfail strictly.
 """
 
@@ -396,10 +396,14 @@ def _diff(a, b):
         return f"{int(bad.sum())} of {a.size} differ" if bad.any() else ""
     if np.allclose(a, b, rtol=RTOL, atol=ATOL, equal_nan=True):
         return ""
-    with np.errstate(invalid="ignore"):
-        err = np.abs(a - b)
-    err = np.where(np.isnan(a) & np.isnan(b), 0, err)
-    return f"max abs diff {np.nanmax(err) if not np.isnan(err).all() else np.nan:.3g}"
+    nan_a, nan_b = np.isnan(a), np.isnan(b)
+    both = ~(nan_a | nan_b)
+    parts = []
+    if (nan_a != nan_b).any():
+        parts.append(f"NaN in {int(nan_a.sum())} elements, torch {int(nan_b.sum())}")
+    if both.any() and not np.allclose(a[both], b[both], rtol=RTOL, atol=ATOL):
+        parts.append(f"max abs diff {np.abs(a[both] - b[both]).max():.3g}")
+    return "; ".join(parts)
 
 
 # ----------------------------------------------------------------------------- the check
