@@ -6,6 +6,7 @@
     nox -s docs     the Sphinx site into docs/_build/html
     nox -s bench    packages/*/benchmarks/bench_*.py beside NumPy and PyTorch
     nox -s demo     packages/*/examples/demo*.py
+    nox -s conformance  tests-conformance/: autograd against PyTorch (optional, not in `tests`)
 
 Packages are found by scanning packages/*/pyproject.toml, so a new package needs
 no change here. Sessions that need wheels require `build`, which runs once per
@@ -205,6 +206,22 @@ def tests(session: nox.Session) -> None:
         session.error(f"failed or ran no test: {', '.join(failed)}")
     if t["tests"] == 0:
         session.error("no test ran")
+
+
+@nox.session(requires=["build"])
+def conformance(session: nox.Session) -> None:
+    """Compare flambeau's autograd with PyTorch's over the core's operator table.
+
+    Optional and apart from `tests` (which must pass without torch); it installs torch.
+    Extra arguments go to pytest: `nox -s conformance -- -k linalg -rx`.
+    """
+    install_wheels(session, *TEST_DEPS, TORCH)
+    suite = ROOT / "tests-conformance"
+    with tempfile.TemporaryDirectory() as tmp, session.chdir(tmp):
+        session.run("python", "-c", CHECK_INSTALLED)
+        session.run(
+            "pytest", "-p", "no:cacheprovider", f"--rootdir={ROOT}", str(suite), *session.posargs
+        )
 
 
 def _clang_format(session: nox.Session, *args: str) -> None:
