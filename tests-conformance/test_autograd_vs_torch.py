@@ -215,11 +215,6 @@ TORCH_CALLS = {
 
 # Where flambeau differs from PyTorch, by test id (row id and dtype); each xfails strictly,
 # so a fix on either side shows up as an XPASS to remove here.
-_EMPTY_BATCH = "flambeau bug: the double backward of max-pool indices raises on an empty batch"
-_NAN_REDUCTION = (
-    "flambeau bug: max()/min() over all elements with a NaN give NaN gradients everywhere; "
-    "torch sends the gradient to the NaN element"
-)
 _VAR_0DIM = (
     "0-dim var (N - correction = 0): torch's nan first derivative is a constant, "
     "flambeau's depends on x, so its second derivative is nan where torch's is zero"
@@ -238,8 +233,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
         "negative abs (outside polar's domain): torch's abs-gradient uses sgn(result) and "
         "flips sign; flambeau gives the true derivative"
     ),
-    "linalg_matrix_norm-complex128": "flambeau bug: ord=+-1/+-inf backward calls sign() on complex",
-    "linalg_norm-complex128": "flambeau bug: matrix-norm backward calls sign() on complex",
     "embedding_dense_backward-float64": (
         "scale_grad_by_freq: torch's double backward ignores the 1/count scaling; flambeau's "
         "is the true derivative"
@@ -251,20 +244,10 @@ KNOWN_DIFFERENCES: dict[str, str] = {
     "native_layer_norm_affine-float64": _STATS,
     "native_layer_norm-float64": _STATS,
     "native_batch_norm-float64": _STATS,
-    "max_unpool2d-float64": "flambeau bug: backward raises on an empty batch (reshape (0, -1, 1))",
-    "adaptive_max_pool3d-float64": _EMPTY_BATCH,
-    "adaptive_max_pool2d_backward-float64": _EMPTY_BATCH,
-    "adaptive_max_pool3d_backward-float64": _EMPTY_BATCH,
-    "maximum-float64": "NaN against a number: torch passes the gradient to both, flambeau to one",
-    "minimum-float64": "NaN against a number: torch passes the gradient to both, flambeau to one",
-    "max-float64": _NAN_REDUCTION,
-    "min-float64": _NAN_REDUCTION,
     "var-float64": _VAR_0DIM,
     "var-complex128": _VAR_0DIM,
     "var_mean-float64": _VAR_0DIM,
     "var_mean-complex128": _VAR_0DIM,
-    "repeat-float64": "flambeau bug: backward of Tensor.repeat(n) with one int raises TypeError",
-    "repeat-complex128": "flambeau bug: backward of Tensor.repeat(n) with one int raises TypeError",
     "nanmedian_dim-float64": (
         "an all-NaN row: flambeau's index is 0, torch's 2 (forward), so the gradient lands "
         "elsewhere"

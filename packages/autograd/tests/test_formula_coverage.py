@@ -266,3 +266,36 @@ def test_lu_of_wide_and_tall_matrices(shape):
     assert gradcheck(lambda x: tuple(F.linalg.lu(x)[1:]), (a,))
     assert gradgradcheck(lambda x: tuple(F.linalg.lu(x)[1:]), (a,))
     assert gradcheck(lambda x: F.linalg.lu_factor(x)[0], (a,))
+
+
+def test_max_over_all_elements_sends_the_gradient_to_the_nan():
+    x = f64([1.0, float("nan"), 2.0])
+    (g,) = F.autograd.grad(F.max(x), [x])
+    np.testing.assert_array_equal(g.numpy(), [0.0, 1.0, 0.0])
+
+
+def test_maximum_against_nan_passes_the_gradient_to_both():
+    x, y = f64([1.0, float("nan"), 3.0]), f64([2.0, 0.0, 3.0])
+    gx, gy = F.autograd.grad(F.maximum(x, y).sum(), [x, y])
+    np.testing.assert_array_equal(gx.numpy(), [0.0, 1.0, 0.5])
+    np.testing.assert_array_equal(gy.numpy(), [1.0, 1.0, 0.5])
+
+
+def test_repeat_with_one_int():
+    x = f64([1.0, 2.0])
+    (g,) = F.autograd.grad(x.repeat(3).sum(), [x])
+    np.testing.assert_array_equal(g.numpy(), [3.0, 3.0])
+
+
+def test_max_unpool_of_an_empty_batch():
+    x = F.zeros((0, 2, 2, 2), dtype=F.float64).requires_grad_(True)
+    out = F.max_unpool2d(x, F.zeros((0, 2, 2, 2), dtype=F.int64), [4, 4])
+    (g,) = F.autograd.grad(out, [x], F.zeros((0, 2, 4, 4), dtype=F.float64))
+    assert g.shape == (0, 2, 2, 2)
+
+
+@pytest.mark.parametrize("ord", [1, -1, float("inf"), float("-inf")])
+def test_complex_matrix_norm_gradients(ord):
+    rng = np.random.default_rng(2)
+    a = F.from_numpy(rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3)))
+    assert gradcheck(lambda t: F.linalg.matrix_norm(t, ord), (a.requires_grad_(True),))

@@ -684,7 +684,7 @@ def _matrix_norm_grad(g, A, ord, dim, keepdim, result):
     sums = A.abs().sum(dim=sum_dim, keepdim=True)
     mask = (sums == result).to(A.dtype)
     mask = mask / mask.sum(dim=ext_dim, keepdim=True)
-    return g * F.sign(A) * mask
+    return g * F.sgn(A) * mask
 
 
 @formula("linalg_matrix_norm", needs_result=True)

@@ -133,19 +133,18 @@ def _convolution_backward(g, a):
 
 
 def _gather(g, idx, k):
-    """g[..., idx] per plane over the last k dims: the adjoint of an index scatter.
-
-    Written as a one-hot product, O(planes * len(idx) * plane size), because the
-    core has no gather yet; swap in a gather when it does."""
+    """g[..., idx] per plane over the last k dims: the adjoint of an index scatter."""
     lead = tuple(idx.shape[: idx.dim() - k])
     planes = 1
     for s in lead:
         planes *= s
-    n_in = 1
+    n_in, n_idx = 1, 1
     for s in g.shape[g.dim() - k :]:
         n_in *= s
-    onehot = (idx.reshape(planes, -1, 1) == F.arange(n_in).reshape(1, 1, n_in)).to(g.dtype)
-    return F.bmm(onehot, g.reshape(planes, n_in, 1)).reshape(tuple(idx.shape))
+    for s in idx.shape[idx.dim() - k :]:
+        n_idx *= s
+    picked = g.reshape(planes, n_in).gather(1, idx.reshape(planes, n_idx))
+    return picked.reshape(tuple(idx.shape))
 
 
 def _max_pool_grad(g, x, idx, k):

@@ -342,9 +342,12 @@ def _addcdiv(g, a):
 
 
 def _select_max(g, x, y, greater):
-    win = (x > y) if greater else (x < y)
+    """maximum/minimum: the loser gets nothing, a tie splits g; as in PyTorch, a NaN (no
+    loser) passes g to both."""
+    x_loses, y_loses = (x < y, x > y) if greater else (x > y, x < y)
     tie = x == y
-    return g * win + g * tie * 0.5, g * (~win & ~tie) + g * tie * 0.5
+    share = g * ~tie + g * tie * 0.5
+    return share * ~x_loses, share * ~y_loses
 
 
 @formula("fmax")

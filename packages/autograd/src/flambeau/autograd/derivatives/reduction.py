@@ -46,11 +46,16 @@ def _prod(g, a):
     return {"input": ge * conj(others)}
 
 
-def _extremum(g, a):
+def _extremum(g, a, nan_wins=False):
+    """The gradient shared equally among the elements equal to the result. As in PyTorch,
+    max()/min() over everything give it to the NaNs of a NaN result (nan_wins); amax/amin
+    find no element equal to NaN and give NaN."""
     x = a["input"]
     ge, dims = unreduce(g, a)
     r = keep(a["result"], a)
     mask = x == r
+    if nan_wins:
+        mask = mask | (F.isnan(x) & F.isnan(r))
     count = mask.sum(dim=tuple(dims), keepdim=True)
     return {"input": ge * mask / count}
 
@@ -60,7 +65,8 @@ formula("amax", "amin", needs_result=True)(_extremum)
 
 @formula("max", "min", needs_result=True)
 def _max_all(g, a):
-    return _extremum(g, {"input": a["input"], "dim": None, "keepdim": False, "result": a["result"]})
+    everything = {"input": a["input"], "dim": None, "keepdim": False, "result": a["result"]}
+    return _extremum(g, everything, nan_wins=True)
 
 
 @formula("max.dim", "min.dim", needs_result=True)

@@ -278,7 +278,8 @@ def _roll(g, a):
 @formula("repeat", needs_input=False)
 def _repeat(g, a):
     first = first_name(a)
-    x, reps = a[first], list(a["repeats"])
+    reps = a["repeats"]
+    x, reps = a[first], [reps] if isinstance(reps, int) else list(reps)
     shape = [1] * (len(reps) - x.dim()) + list(x.shape)
     split = []
     for r, s in zip(reps, shape):
