@@ -53,14 +53,6 @@ def reference(a, dtype, npdtype):
     return as_numpy(as_flambeau(a, dtype), npdtype)
 
 
-@pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])
-def threads(request):
-    old = flambeau.get_num_threads()
-    flambeau.set_num_threads(request.param)
-    yield request.param
-    flambeau.set_num_threads(old)
-
-
 @pytest.mark.parametrize("dtype,npdtype", DTYPES, ids=[str(d[0]) for d in DTYPES])
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 def test_t_contiguous_and_clone(dtype, npdtype, shape):

@@ -12,14 +12,6 @@ import flambeau
 rng = np.random.default_rng(11)
 
 
-@pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])
-def threads(request):
-    old = flambeau.get_num_threads()
-    flambeau.set_num_threads(request.param)
-    yield request.param
-    flambeau.set_num_threads(old)
-
-
 @pytest.mark.parametrize("npdtype", [np.float32, np.float64, np.int16, np.complex128, np.bool_])
 def test_index_select_rows(threads, npdtype):
     src = (rng.standard_normal((300, 70)) * 10).astype(npdtype)

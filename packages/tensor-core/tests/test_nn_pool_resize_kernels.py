@@ -14,14 +14,6 @@ import flambeau
 rng = np.random.default_rng(7)
 
 
-@pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])
-def threads(request):
-    old = flambeau.get_num_threads()
-    flambeau.set_num_threads(request.param)
-    yield request.param
-    flambeau.set_num_threads(old)
-
-
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize(
     "kernel,stride,padding,dilation,ceil_mode",

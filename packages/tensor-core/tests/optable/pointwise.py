@@ -142,36 +142,27 @@ def polygamma_rows():
             **F32_TOL,
         )
     )
-    rows.append(
-        OpTest(
-            "polygamma",
-            lambda a: a.polygamma(2),
-            polygamma_ref(2),
-            lambda d, rng: unary_samples(d, rng, 0.5, 6.0),
-            dtypes=FLOATS,
-            id="polygamma_method",
-        )
-    )
-    rows.append(
-        OpTest(
-            "polygamma",
-            lambda a: a.clone().polygamma_(3),
-            polygamma_ref(3),
-            lambda d, rng: unary_samples(d, rng, 0.5, 6.0),
-            dtypes=FLOAT_ALL,
-            id="polygamma_inplace",
-        )
-    )
-    rows.append(
-        OpTest(
-            "polygamma",
+    # The method, in-place and out= forms, on samples away from the poles.
+    for n, fn, dtypes, ident in [
+        (2, lambda a: a.polygamma(2), FLOATS, "polygamma_method"),
+        (3, lambda a: a.clone().polygamma_(3), FLOAT_ALL, "polygamma_inplace"),
+        (
+            1,
             lambda a: flambeau.polygamma(1, a, out=flambeau.empty(0, dtype=a.dtype)),
-            polygamma_ref(1),
-            lambda d, rng: unary_samples(d, rng, 0.5, 6.0),
-            dtypes=("float16", "float32"),
-            id="polygamma_out",
+            ("float16", "float32"),
+            "polygamma_out",
+        ),
+    ]:
+        rows.append(
+            OpTest(
+                "polygamma",
+                fn,
+                polygamma_ref(n),
+                lambda d, rng: unary_samples(d, rng, 0.5, 6.0),
+                dtypes=dtypes,
+                id=ident,
+            )
         )
-    )
     return rows
 
 
