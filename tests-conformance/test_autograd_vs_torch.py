@@ -23,6 +23,7 @@ import pytest
 
 import flambeau as F
 from flambeau.autograd import derivatives
+from flambeau.autograd.derivatives import foreach
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
@@ -34,7 +35,6 @@ from test_gradcheck_optable import (  # noqa: E402
     SAMPLED,
     _clone_target,
     _flatten,
-    _is_foreach,
     all_tests,
 )
 
@@ -266,7 +266,7 @@ COVERAGE: dict[str, tuple[int, int, list[str]]] = {}
 def _has_formula(op):
     f = derivatives.FORMULAS.get(op.name)
     if f is None:
-        return op.name in derivatives.COMPOSITES or _is_foreach(op.name)
+        return op.name in derivatives.COMPOSITES or foreach.is_recorded(op.name)
     return not f.nondifferentiable
 
 

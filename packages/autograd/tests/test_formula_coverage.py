@@ -35,8 +35,7 @@ def _classified(name: str, sch) -> bool:
     if name in recorder._NOT_RECORDED or name in derivatives.COMPOSITES:
         return True
     if name.startswith("_foreach_"):
-        base = name[len("_foreach_") :].rstrip("_")
-        return base in foreach.PER_TENSOR or base in foreach.IN_PLACE_ONLY
+        return foreach.is_recorded(name)
     return sch.key in derivatives.FORMULAS or sch.name in derivatives.FORMULAS
 
 

@@ -121,18 +121,11 @@ ROW_CHECKS |= {
 }
 
 
-def _is_foreach(name):
-    base = name.removeprefix("_foreach_").rstrip("_")
-    return name.startswith("_foreach_") and (
-        base in foreach.PER_TENSOR or base in foreach.IN_PLACE_ONLY
-    )
-
-
 def differentiable_rows():
     rows = []
     for op in all_tests():
         f = derivatives.FORMULAS.get(op.name)
-        if f is None and (op.name in derivatives.COMPOSITES or _is_foreach(op.name)):
+        if f is None and (op.name in derivatives.COMPOSITES or foreach.is_recorded(op.name)):
             f = derivatives.Formula(None)  # recorded as its decomposition
         if f is None or f.nondifferentiable:
             continue

@@ -256,7 +256,7 @@ def _run_foreach(name: str, args: tuple, kwargs: dict):
     place, each result is then copied into its element (recorded as copy_)."""
     from .derivatives import foreach
 
-    base = name[len("_foreach_") :].rstrip("_")
+    base = foreach.base_name(name)
     sch, bound = schema.bind(name, args, kwargs)
     inplace = name.endswith("_")
     targets = bound.get("self")

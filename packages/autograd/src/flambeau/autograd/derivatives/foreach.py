@@ -17,6 +17,19 @@ PER_TENSOR = {
 PER_TENSOR["norm"] = "linalg_vector_norm"
 # Operators that exist only in place: each element runs the per-tensor in-place operator.
 IN_PLACE_ONLY = {"zero": "zero_", "copy": "copy_"}
+
+
+def base_name(name: str) -> str:
+    """The per-tensor family of a foreach operator: _foreach_add_ -> add."""
+    return name.removeprefix("_foreach_").rstrip("_")
+
+
+def is_recorded(name: str) -> bool:
+    """Whether autograd records this operator as per-tensor calls."""
+    base = base_name(name)
+    return name.startswith("_foreach_") and (base in PER_TENSOR or base in IN_PLACE_ONLY)
+
+
 # Parameters the per-tensor operators take by keyword.
 _KEYWORDS = {"alpha", "value", "dtype", "non_blocking"}
 
