@@ -10,6 +10,7 @@ using DeviceType = int8_t;
 constexpr DeviceType kCPU = 0;
 constexpr DeviceType kCUDA = 1;  // reserved for the CUDA plugin
 constexpr int kMaxDeviceTypes = 16;
+constexpr int kMaxDeviceIndex = 32767;  // Device::index is an int16_t
 
 // Names of device types; plugins add theirs at registration.
 const std::string& device_type_name(DeviceType t);

@@ -1,5 +1,6 @@
 #include "core/tensor.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace flambeau {
@@ -59,7 +60,12 @@ DimVector contiguous_strides(IntList sizes) {
 
 int64_t numel_of(IntList sizes) {
   int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
+  bool overflow = false;
+  for (int64_t s : sizes) {
+    if (s == 0) return 0;  // an empty shape is empty, however large its other dims
+    overflow |= __builtin_mul_overflow(n, s, &n);
+  }
+  FLB_CHECK(!overflow, "numel: integer multiplication overflow for sizes ", shape_str(sizes));
   return n;
 }
 
@@ -121,8 +127,10 @@ void check_view_bounds(const Tensor& base, IntList sizes, IntList strides, int64
 
 size_t checked_nbytes(IntList sizes, ScalarType dtype, const char* op) {
   uint64_t n = itemsize(dtype);
-  for (int64_t s : sizes) {
+  for (int64_t s : sizes)
     FLB_CHECK(s >= 0, op, ": negative dimension ", s, " in size ", shape_str(sizes));
+  if (std::find(sizes.begin(), sizes.end(), 0) != sizes.end()) return 0;
+  for (int64_t s : sizes) {
     FLB_CHECK(!__builtin_mul_overflow(n, static_cast<uint64_t>(s), &n) &&
                   n <= static_cast<uint64_t>(INT64_MAX),
               op, ": size ", shape_str(sizes), " of ", dtype_name(dtype),

@@ -242,8 +242,8 @@ bool combine_through_copy(const TensorIterator& it, const IndexSpec& spec) {
   const uint64_t limit = static_cast<uint64_t>(size);
   for (int64_t i = 0; i < n; ++i) {
     int64_t k = ip[i];
-    if (FLB_UNLIKELY(static_cast<uint64_t>(k) >= limit)) {
-      if (!spec.allow_negative || k < -size) fail_index_bounds(k, spec.dim, size);
+    if (FLB_UNLIKELY(static_cast<uint64_t>(k) >= limit)) {  // k >= size, or k negative
+      if (!spec.allow_negative || k >= 0 || k < -size) fail_index_bounds(k, spec.dim, size);
       k += size;
     }
     acc[k] = combine<M, T>(acc[k], vp[i]);

@@ -307,6 +307,8 @@ int64_t index_scatter(const Tensor& dst, const Tensor& src, const Tensor& indice
   const T* s = src->data_as<T>();
   const int64_t* ix = indices->data_as<int64_t>();
   T* d = dst->data_as<T>();
+  // The position in `indices` of an invalid index, or -1: a position, since any
+  // int64 value (-1 included) can be the bad index itself.
   std::atomic<int64_t> bad{-1};
   parallel_for(0, planes, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(dn + sn, 1)),
                [&](int64_t lo, int64_t hi) {
@@ -316,7 +318,7 @@ int64_t index_scatter(const Tensor& dst, const Tensor& src, const Tensor& indice
                    for (int64_t i = 0; i < sn; ++i) {
                      int64_t at = ix[p * sn + i];
                      if (at < 0 || at >= dn) {
-                       bad.store(at);
+                       bad.store(p * sn + i);
                        return;
                      }
                      if (accumulate)

@@ -104,7 +104,7 @@ Tensor expand_to(const Tensor& t, IntList shape, const char* op) {
 
 void resize_out(const Tensor& t, IntList sizes) {
   if (t->sizes() == sizes) return;
-  size_t need = static_cast<size_t>(numel_of(sizes)) * t->itemsize();
+  size_t need = checked_nbytes(sizes, t->dtype(), "resize");
   size_t have = t->storage()->nbytes() - static_cast<size_t>(t->offset()) * t->itemsize();
   if (need > have) {
     t->set_storage(make_ref<StorageImpl>(need, t->device(), allocator_for(t->device().type)));

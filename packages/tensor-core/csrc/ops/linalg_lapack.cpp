@@ -7,7 +7,9 @@
 #include <limits>
 
 #include "cpu/lapack_kernels.h"
+#include "generated/ops_bitwise.h"
 #include "generated/ops_comparison.h"
+#include "generated/ops_indexing.h"
 #include "generated/ops_linalg.h"
 #include "generated/ops_linalg_lapack.h"
 #include "generated/ops_pointwise.h"
@@ -120,6 +122,32 @@ DimVector broadcast_batch(const Tensor& a, const Tensor& b, const char* op) {
 
 Tensor expand_batch(const Tensor& t, IntList batch, const char* op) {
   return expand_to(t, with(batch, {t->size(-2), t->size(-1)}), op);
+}
+
+// NaN or inf sends LAPACK's iterative drivers (gesdd, gelsd, syevd, geev) into
+// loops that can last minutes. `a` is a (B, ...) column-major work copy: its
+// matrices holding a non-finite value are zeroed before the driver runs, and the
+// returned (B,) bool mask says which, so their results can be set to NaN after
+// (PyTorch returns NaN there). A null mask when every value is finite.
+Tensor zero_nonfinite_matrices(const Tensor& a) {
+  if (!is_floating(a->dtype()) && !is_complex(a->dtype())) return Tensor();
+  DimVector dims;
+  for (int64_t d = 1; d < a->dim(); ++d) dims.push_back(d);
+  Tensor bad = logical_not(all(isfinite(a), dims, false, {}), {});
+  if (!*any(bad, std::nullopt, false, {})->data_as<bool>()) return Tensor();
+  DimVector shape(a->dim(), 1);
+  shape[0] = a->size(0);
+  copy_into(a, masked_fill(a, reshape(bad, shape), wrapped_scalar(0), {}));
+  return bad;
+}
+
+// Sets to NaN the matrices of a (B, ...) result marked by `bad` (no-op when null).
+void nan_where(const Tensor& t, const Tensor& bad) {
+  if (!bad || t->numel() == 0) return;
+  DimVector shape(t->dim(), 1);
+  shape[0] = t->size(0);
+  copy_into(t, masked_fill(t, reshape(bad, shape),
+                           wrapped_scalar(std::numeric_limits<double>::quiet_NaN()), {}));
 }
 
 }  // namespace
@@ -298,8 +326,11 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor& input, con
   double eps = rt == ScalarType::Float32 ? std::numeric_limits<float>::epsilon()
                                          : std::numeric_limits<double>::epsilon();
   double rc = rcond.value_or(eps * static_cast<double>(mx));
+  Tensor bad = zero_nonfinite_matrices(a);
   if (bn > 0 && mn > 0 && k > 0)
     kernel<GelsdKernel>("linalg_gelsd", input)(a, rhs, s, rank, rc, info);
+  nan_where(rhs, bad);
+  nan_where(s, bad);
   check_info(op, info, !batch.empty(), [](int32_t i) {
     return str_cat("The least squares solution could not be computed because the SVD failed to ",
                    "converge (error code: ", i, ").");
@@ -399,7 +430,9 @@ Svd svd_impl(const char* op, const Tensor& A, bool full_matrices, bool compute_u
   Tensor info = int32_zeros({bn});
   if (bn > 0 && k > 0) {
     char jobz = !compute_uv ? 'N' : (full_matrices ? 'A' : 'S');
+    Tensor bad = zero_nonfinite_matrices(a);
     kernel<SvdKernel>("linalg_gesdd", A)(a, u, s, vh, jobz, info);
+    for (const Tensor& t : {s, u, vh}) nan_where(t, bad);
   } else if (compute_uv) {  // empty matrices: the full factors are identities
     if (u->numel()) copy_into(diagonal(u, 0, 1, 2), wrapped_scalar(1));
     if (vh->numel()) copy_into(diagonal(vh, 0, 1, 2), wrapped_scalar(1));
@@ -450,8 +483,12 @@ std::tuple<Tensor, Tensor> eigh_impl(const char* op, const Tensor& A, const std:
   Tensor a = colmajor(A);
   Tensor w = empty({a->size(0), n}, real_dtype(A->dtype()), A->device());
   Tensor info = int32_zeros({a->size(0)});
-  if (a->numel())
+  if (a->numel()) {
+    Tensor bad = zero_nonfinite_matrices(a);
     kernel<EighKernel>("linalg_syevd", A)(a, w, uplo == "U" || uplo == "u", compute_v, info);
+    nan_where(w, bad);
+    nan_where(a, bad);
+  }
   check_info(op, info, !batch.empty(), [](int32_t i) {
     return str_cat("The algorithm failed to converge because the input matrix is ill-conditioned ",
                    "or has too many repeated eigenvalues (error code: ", i, ").");
@@ -473,6 +510,8 @@ std::tuple<Tensor, Tensor> eig_impl(const char* op, const Tensor& A, bool comput
   Tensor w = empty({a->size(0), n}, ct, A->device());
   Tensor v = compute_v ? empty({a->size(0), n, n}, ct, A->device()) : empty({0}, ct);
   Tensor info = int32_zeros({a->size(0)});
+  FLB_CHECK(!a->numel() || !zero_nonfinite_matrices(a), "torch.", op,
+            ": input tensor should not contain infs or NaNs.");
   if (a->numel()) kernel<EigKernel>("linalg_geev", A)(a, w, v, info);
   check_info(op, info, !batch.empty(), [](int32_t i) {
     return str_cat("The algorithm failed to converge because the input matrix is ill-conditioned ",
@@ -612,6 +651,15 @@ Tensor linalg_lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B, 
   DimVector batch = broadcast_shapes(batch_of(LU), batch_of(rhs_m), op);
   Tensor lu = colmajor(expand_batch(LU, batch, op));
   Tensor piv = contiguous(expand_to(pivots, with(batch, {n}), op));
+  // getrs swaps rows by these 1-based indices without checking them.
+  const int32_t* pv = piv->data_as<const int32_t>();
+  const auto [lo, hi] = std::minmax_element(pv, pv + piv->numel());
+  FLB_CHECK(piv->numel() == 0 || *lo >= 1,
+            "Pivots given to lu_solve must all be greater or equal to 1. ",
+            "Did you properly pass the result of lu_factor?");
+  FLB_CHECK(piv->numel() == 0 || *hi <= n,
+            "Pivots given to lu_solve must all be smaller or equal to LU.size(-2). ",
+            "Did you properly pass the result of lu_factor?");
   Tensor rhs = colmajor(expand_batch(rhs_m, batch, op));
   const int64_t k = rhs_m->size(-1);
   if (rhs->numel() && n > 0)

@@ -36,6 +36,23 @@ int64_t wrap_padding(int64_t padding_idx, int64_t rows, const char* name) {
   return padding_idx < 0 ? padding_idx + rows : padding_idx;
 }
 
+// A bookkeeping tensor of embedding_bag (offset2bag, bag_size, maximum_indices)
+// as contiguous int64 of the expected shape, every entry in [lo, hi).
+Tensor checked_bag_tensor(const Tensor& t, const char* what, IntList shape, int64_t lo, int64_t hi,
+                          const char* name) {
+  FLB_CHECK(t, name, ": ", what, " must be a tensor, got None");
+  FLB_CHECK(t->dtype() == ScalarType::Int64 || t->dtype() == ScalarType::Int32, name, ": ", what,
+            " must be an integer tensor (Long or Int), got ", dtype_name(t->dtype()));
+  FLB_CHECK(t->sizes() == shape, name, ": expected ", what, " of shape ", shape_str(shape),
+            ", got ", shape_str(t->sizes()));
+  Tensor r = contiguous(to_dtype(t, ScalarType::Int64));
+  const int64_t* p = r->data_as<const int64_t>();
+  for (int64_t i = 0; i < r->numel(); ++i)
+    FLB_CHECK_T(IndexError, p[i] >= lo && p[i] < hi, name, ": ", what, " holds ", p[i],
+                ", outside [", lo, ", ", hi, ")");
+  return r;
+}
+
 }  // namespace
 
 Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx,
@@ -142,16 +159,31 @@ Tensor _embedding_bag_backward(const Tensor& grad, const Tensor& indices, const 
   FLB_CHECK(grad->dim() == 2, name, ": grad must be 2-D, got shape ", shape_str(grad->sizes()));
   FLB_CHECK(is_floating(grad->dtype()), name, ": expected a floating point grad, got ",
             dtype_name(grad->dtype()));
+  FLB_CHECK(mode >= 0 && mode <= 2, name, ": mode must be 0 (sum), 1 (mean) or 2 (max), got ",
+            mode);
+  FLB_CHECK(num_weights >= 0, name, ": num_weights must be non-negative, got ", num_weights);
+  FLB_CHECK(indices->dim() == 1, name, ": indices must be 1-D, got shape ",
+            shape_str(indices->sizes()));
   Tensor idx = checked_indices(indices, num_weights, name);
+  const int64_t bags = grad->size(0), m = idx->numel();
+  // The kernel indexes grad rows by offset2bag, divides by bag_size and scatters
+  // to the rows named by maximum_indices: each is checked against its range.
+  Tensor o2b = checked_bag_tensor(offset2bag, "offset2bag", {m}, 0, bags, name);
+  Tensor bsz = checked_bag_tensor(bag_size, "bag_size", {bags}, 0, INT64_MAX, name);
+  Tensor mi = mode == 2 ? checked_bag_tensor(maximum_indices, "maximum_indices",
+                                             {bags, grad->size(1)}, -1, num_weights, name)
+                        : Tensor();
+  Tensor psw;
+  if (per_sample_weights) {
+    FLB_CHECK(per_sample_weights->sizes() == indices->sizes(), name,
+              ": expected per_sample_weights of shape ", shape_str(indices->sizes()), ", got ",
+              shape_str(per_sample_weights->sizes()));
+    psw = contiguous(to_dtype(per_sample_weights, grad->dtype()));
+  }
   const int64_t pad = padding_idx < 0 ? -1 : padding_idx;
   Tensor gw = zeros({num_weights, grad->size(1)}, grad->dtype(), grad->device(), false);
-  Tensor psw =
-      per_sample_weights ? contiguous(to_dtype(per_sample_weights, grad->dtype())) : Tensor();
-  kernel_for<EmbeddingBackwardKernel>(op, grad->device())(
-      gw, contiguous(grad), idx, contiguous(to_dtype(offset2bag, ScalarType::Int64)),
-      contiguous(to_dtype(bag_size, ScalarType::Int64)),
-      mode == 2 ? contiguous(to_dtype(maximum_indices, ScalarType::Int64)) : Tensor(), psw, mode,
-      scale_grad_by_freq, pad);
+  kernel_for<EmbeddingBackwardKernel>(op, grad->device())(gw, contiguous(grad), idx, o2b, bsz, mi,
+                                                          psw, mode, scale_grad_by_freq, pad);
   return gw;
 }
 

@@ -30,8 +30,9 @@ using AdaptiveMaxPoolKernel = MaxPoolKernel;
 using AdaptiveAvgPoolKernel = AvgPoolKernel;
 using AdaptiveAvgPoolBackwardKernel = AvgPoolBackwardKernel;
 // dst (planes, dst_plane) = 0, then src (planes, src_plane) written (accumulate:
-// added) at indices (planes, src_plane). Returns the first index outside
-// [0, dst_plane), or -1 when all are valid (then dst is complete).
+// added) at indices (planes, src_plane). Returns the flat position in `indices`
+// of an index outside [0, dst_plane), or -1 when all are valid (then dst is
+// complete).
 using IndexScatterKernel = int64_t(const Tensor& dst, const Tensor& src, const Tensor& indices,
                                    bool accumulate);
 

@@ -32,6 +32,8 @@ struct Stack {
   DimVector lead;
   ScalarType dtype, compute;
   ResampleGeometry g;
+  Tensor grad_output;  // set for a backward
+  Tensor result;       // a forward's output, allocated by claim_output
 };
 
 // A (lead..., spatial k) tensor as a stack of planes. batched_only: exactly k + 2 dims.
@@ -48,7 +50,15 @@ Stack stack_of(const char* op, const Tensor& input, size_t k, bool batched_only)
   }
   FLB_CHECK(is_floating(input->dtype()), op, ": not implemented for dtype ",
             dtype_name(input->dtype()), " (expected a floating-point input)");
-  Stack s{op, k, Tensor(), DimVector(), input->dtype(), ScalarType::Float32, ResampleGeometry()};
+  Stack s{op,
+          k,
+          Tensor(),
+          DimVector(),
+          input->dtype(),
+          ScalarType::Float32,
+          ResampleGeometry(),
+          Tensor(),
+          Tensor()};
   s.compute = input->dtype() == ScalarType::Float64 ? ScalarType::Float64 : ScalarType::Float32;
   IntList sz = input->sizes();
   for (int64_t i = 0; i < d - kd; ++i) s.lead.push_back(sz[i]);
@@ -77,9 +87,30 @@ void identity_axes(ResampleGeometry& g) {
   }
 }
 
+// Called once the output's spatial sizes are known and before any tap table is
+// built (tables hold an entry per output position along each axis): a forward
+// allocates its output now, so an impossible size fails cleanly here; a backward
+// checks grad_output against that shape, so real memory bounds the tables.
+void claim_output(Stack& s, const std::array<int64_t, 3>& out) {
+  DimVector want = shape_of(s, out);
+  if (s.grad_output) {
+    FLB_CHECK(s.grad_output->sizes() == IntList(want), s.op, ": expected grad_output of size ",
+              list_str(want), ", but got ", list_str(s.grad_output->sizes()));
+  } else {
+    s.result = empty({s.g.planes, out[0], out[1], out[2]}, s.compute, s.x->device());
+  }
+}
+
+// The spatial output sizes of a resize: output_size on the resized axes.
+std::array<int64_t, 3> resized(const Stack& s, IntList output_size) {
+  std::array<int64_t, 3> out = s.g.in;
+  for (size_t i = 0; i < s.k; ++i) out[3 - s.k + i] = output_size[i];
+  return out;
+}
+
 Tensor run_forward(const Stack& s) {
   static const OperatorEntry& entry = Dispatcher::op("resample");
-  Tensor out = empty({s.g.planes, s.g.out[0], s.g.out[1], s.g.out[2]}, s.compute, s.x->device());
+  const Tensor& out = s.result;
   if (out->numel()) kernel_for<ResampleKernel>(entry, s.x->device())(out, s.x, s.g);
   return to_dtype(reshape(out, shape_of(s, s.g.out)), s.dtype);
 }
@@ -92,8 +123,10 @@ Tensor run_backward(const Stack& s, const Tensor& grad_output) {
             list_str(want), ", but got ", list_str(grad_output->sizes()));
   Tensor go = reshape(contiguous(to_dtype(grad_output, s.compute)),
                       {s.g.planes, s.g.out[0], s.g.out[1], s.g.out[2]});
-  Tensor gi = empty({s.g.planes, s.g.in[0], s.g.in[1], s.g.in[2]}, s.compute, s.x->device());
-  if (gi->numel()) kernel_for<ResampleBackwardKernel>(entry, s.x->device())(gi, go, s.g);
+  Tensor gi = s.result ? s.result
+                       : empty({s.g.planes, s.g.in[0], s.g.in[1], s.g.in[2]}, s.compute,
+                               grad_output->device());
+  if (gi->numel()) kernel_for<ResampleBackwardKernel>(entry, grad_output->device())(gi, go, s.g);
   return to_dtype(reshape(gi, shape_of(s, s.g.in)), s.dtype);
 }
 
@@ -102,6 +135,7 @@ void pad_taps(Stack& s, IntList pad, PadMode mode) {
   const size_t k = s.k;
   FLB_CHECK(pad.size() == 2 * k, s.op, ": expected padding of ", 2 * k, " values, but got ",
             list_str(pad));
+  std::array<int64_t, 3> outs = s.g.in;
   for (size_t i = 0; i < k; ++i) {
     const size_t j = 3 - 1 - i;  // pad pairs start at the last dim
     const int64_t n = s.g.in[j], l = pad[2 * i], r = pad[2 * i + 1];
@@ -115,9 +149,17 @@ void pad_taps(Stack& s, IntList pad, PadMode mode) {
       FLB_CHECK(l <= n && r <= n, s.op, ": Padding value causes wrapping around more than once.");
     }
     FLB_CHECK(n > 0, s.op, ": input dimension ", dim, " is empty");
-    const int64_t out = n + l + r;
+    int64_t out = 0;
+    FLB_CHECK(!__builtin_add_overflow(n, l, &out) && !__builtin_add_overflow(out, r, &out), s.op,
+              ": padding (", l, ", ", r, ") of input size ", n, " overflows");
     FLB_CHECK(out > 0, s.op, ": input size ", n, " at dimension ", dim, " with padding (", l, ", ",
               r, ") gives output size ", out, ", which is invalid (should be at least 1)");
+    outs[j] = out;
+  }
+  claim_output(s, outs);
+  for (size_t i = 0; i < k; ++i) {
+    const size_t j = 3 - 1 - i;
+    const int64_t n = s.g.in[j], l = pad[2 * i], out = outs[j];
     s.g.out[j] = out;
     AxisTaps& a = s.g.axes[j];
     for (int64_t o = 0; o < out; ++o) {
@@ -137,16 +179,20 @@ void pad_taps(Stack& s, IntList pad, PadMode mode) {
   identity_axes(s.g);
 }
 
-Stack pad_stack(const char* op, const Tensor& input, IntList pad, PadMode mode) {
+// grad_output: given for a backward.
+Stack pad_stack(const char* op, const Tensor& input, IntList pad, PadMode mode,
+                const Tensor& grad_output = Tensor()) {
   FLB_CHECK(pad.size() % 2 == 0 && !pad.empty() && pad.size() <= 6, op,
             ": padding of 2, 4 or 6 values expected, but got ", list_str(pad));
   Stack s = stack_of(op, input, pad.size() / 2, false);
+  s.grad_output = grad_output;
   pad_taps(s, pad, mode);
   return s;
 }
 
 // Nearest: src = min(floor(o * scale), in - 1), with PyTorch's float scale.
 void nearest_taps(Stack& s, IntList output_size, std::array<std::optional<double>, 3> scales) {
+  claim_output(s, resized(s, output_size));
   for (size_t i = 0; i < s.k; ++i) {
     const size_t j = 3 - s.k + i;
     const int64_t in = s.g.in[j], out = output_size[i];
@@ -170,6 +216,7 @@ void nearest_taps(Stack& s, IntList output_size, std::array<std::optional<double
 // Linear: PyTorch's area_pixel_compute_source_index, two taps per output.
 void linear_taps(Stack& s, IntList output_size, bool align_corners,
                  std::array<std::optional<double>, 3> scales) {
+  claim_output(s, resized(s, output_size));
   for (size_t i = 0; i < s.k; ++i) {
     const size_t j = 3 - s.k + i;
     const int64_t in = s.g.in[j], out = output_size[i];
@@ -201,15 +248,35 @@ void check_sizes(const char* op, const Stack& s, IntList output_size) {
   bool ok = true;
   for (size_t i = 0; i < s.k; ++i) ok = ok && output_size[i] > 0 && s.g.in[3 - s.k + i] > 0;
   FLB_CHECK(ok, op, ": Input and output sizes should be greater than 0, but got input ",
-            list_str(IntList(s.x->sizes().data() + 4 - s.k, s.k)), " and output ",
-            list_str(output_size));
+            list_str(IntList(s.g.in.data() + 3 - s.k, s.k)), " and output ", list_str(output_size));
 }
 
-// The forward input of a resize backward: a placeholder of input_size.
-Stack backward_stack(const char* op, size_t k, const Tensor& grad_output, IntList input_size) {
+// The forward geometry of a resize backward, from input_size alone (nothing of
+// that size is allocated before grad_output is checked against output_size).
+Stack backward_stack(const char* op, size_t k, const Tensor& grad_output, IntList input_size,
+                     IntList output_size) {
   FLB_CHECK(input_size.size() == k + 2, op, ": expected input_size of ", k + 2, " values, but got ",
             list_str(input_size));
-  return stack_of(op, empty(input_size, grad_output->dtype(), grad_output->device()), k, true);
+  FLB_CHECK(is_floating(grad_output->dtype()), op, ": not implemented for dtype ",
+            dtype_name(grad_output->dtype()), " (expected a floating-point grad_output)");
+  checked_nbytes(input_size, grad_output->dtype(), op);
+  Stack s{op,
+          k,
+          Tensor(),
+          DimVector(),
+          grad_output->dtype(),
+          ScalarType::Float32,
+          ResampleGeometry(),
+          grad_output,
+          Tensor()};
+  s.compute = s.dtype == ScalarType::Float64 ? ScalarType::Float64 : ScalarType::Float32;
+  s.lead = DimVector{input_size[0], input_size[1]};
+  s.g.planes = numel_of(s.lead);
+  for (size_t i = 0; i < k; ++i) s.g.in[3 - k + i] = input_size[2 + i];
+  check_sizes(op, s, output_size);
+  // Allocated before the taps, whose tables can grow with the input's size.
+  s.result = empty({s.g.planes, s.g.in[0], s.g.in[1], s.g.in[2]}, s.compute, grad_output->device());
+  return s;
 }
 
 using Scales = std::array<std::optional<double>, 3>;
@@ -222,8 +289,7 @@ Tensor nearest(const char* op, size_t k, const Tensor& input, IntList output_siz
 }
 Tensor nearest_backward(const char* op, size_t k, const Tensor& grad_output, IntList output_size,
                         IntList input_size, Scales sc) {
-  Stack s = backward_stack(op, k, grad_output, input_size);
-  check_sizes(op, s, output_size);
+  Stack s = backward_stack(op, k, grad_output, input_size, output_size);
   nearest_taps(s, output_size, sc);
   return run_backward(s, grad_output);
 }
@@ -236,8 +302,7 @@ Tensor linear(const char* op, size_t k, const Tensor& input, IntList output_size
 }
 Tensor linear_backward(const char* op, size_t k, const Tensor& grad_output, IntList output_size,
                        IntList input_size, bool align_corners, Scales sc) {
-  Stack s = backward_stack(op, k, grad_output, input_size);
-  check_sizes(op, s, output_size);
+  Stack s = backward_stack(op, k, grad_output, input_size, output_size);
   linear_taps(s, output_size, align_corners, sc);
   return run_backward(s, grad_output);
 }
@@ -246,6 +311,7 @@ Tensor linear_backward(const char* op, size_t k, const Tensor& grad_output, IntL
 using AxisFn = std::function<AxisTaps(int64_t in, int64_t out, std::optional<double> scale)>;
 
 void mode_taps(Stack& s, IntList output_size, const Scales& sc, const AxisFn& axis) {
+  claim_output(s, resized(s, output_size));
   for (size_t i = 0; i < s.k; ++i) {
     const size_t j = 3 - s.k + i;
     s.g.out[j] = output_size[i];
@@ -263,8 +329,7 @@ Tensor mode_resize(const char* op, size_t k, const Tensor& input, IntList output
 Tensor mode_resize_backward(const char* op, size_t k, const Tensor& grad_output,
                             IntList output_size, IntList input_size, const Scales& sc,
                             const AxisFn& axis) {
-  Stack s = backward_stack(op, k, grad_output, input_size);
-  check_sizes(op, s, output_size);
+  Stack s = backward_stack(op, k, grad_output, input_size, output_size);
   mode_taps(s, output_size, sc, axis);
   return run_backward(s, grad_output);
 }
@@ -315,14 +380,15 @@ Tensor constant_pad_nd(const Tensor& input, IntList pad, const Scalar& value) {
   return result;
 }
 
-#define FLB_PAD(KIND, MODE, N)                                                                  \
-  Tensor KIND##_pad##N##d(const Tensor& input, IntList padding) {                               \
-    return run_forward(pad_stack(#KIND "_pad" #N "d", input, padding, PadMode::MODE));          \
-  }                                                                                             \
-  Tensor KIND##_pad##N##d_backward(const Tensor& grad_output, const Tensor& input,              \
-                                   IntList padding) {                                           \
-    return run_backward(pad_stack(#KIND "_pad" #N "d_backward", input, padding, PadMode::MODE), \
-                        grad_output);                                                           \
+#define FLB_PAD(KIND, MODE, N)                                                               \
+  Tensor KIND##_pad##N##d(const Tensor& input, IntList padding) {                            \
+    return run_forward(pad_stack(#KIND "_pad" #N "d", input, padding, PadMode::MODE));       \
+  }                                                                                          \
+  Tensor KIND##_pad##N##d_backward(const Tensor& grad_output, const Tensor& input,           \
+                                   IntList padding) {                                        \
+    return run_backward(                                                                     \
+        pad_stack(#KIND "_pad" #N "d_backward", input, padding, PadMode::MODE, grad_output), \
+        grad_output);                                                                        \
   }
 FLB_PAD(reflection, Reflect, 1)
 FLB_PAD(reflection, Reflect, 2)
@@ -336,8 +402,8 @@ Tensor pad_circular(const Tensor& input, IntList pad) {
   return run_forward(pad_stack("pad_circular", input, pad, PadMode::Circular));
 }
 Tensor pad_circular_backward(const Tensor& grad_output, const Tensor& input, IntList pad) {
-  return run_backward(pad_stack("pad_circular_backward", input, pad, PadMode::Circular),
-                      grad_output);
+  return run_backward(
+      pad_stack("pad_circular_backward", input, pad, PadMode::Circular, grad_output), grad_output);
 }
 
 Tensor pad(const Tensor& input, IntList pad, const std::string& mode, std::optional<double> value) {

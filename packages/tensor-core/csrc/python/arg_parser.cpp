@@ -185,6 +185,20 @@ bool is_number(PyObject* o) {
          Py_TYPE(o)->tp_as_number != nullptr && Py_TYPE(o)->tp_as_number->nb_float != nullptr;
 }
 
+// One element of an int list (a shape, dims): PyTorch's TypeError when it does
+// not fit in int64, never a wrapped-around value or a pending Python error.
+static int64_t list_item_int64(PyObject* o, const std::string& op, const std::string& arg,
+                               Py_ssize_t pos) {
+  py::object idx = py::reinterpret_steal<py::object>(PyNumber_Index(o));
+  if (!idx) throw py::error_already_set();
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(idx.ptr(), &overflow);
+  if (overflow)
+    fail<TypeError>(op, "(): argument '", arg, "' failed to unpack the object at pos ", pos + 1,
+                    ": ", py::str(idx).cast<std::string>(), " does not fit in int64");
+  return v;
+}
+
 Scalar scalar_from_py(PyObject* o, const char* op, const char* arg) {
   if (PyBool_Check(o)) return Scalar(o == Py_True);
   if (PyLong_Check(o)) {
@@ -433,8 +447,10 @@ ParsedArgs OverloadSet::parse(PyObject* self, PyObject* args, PyObject* kwargs) 
         parsed.slots[varargs_param] = parsed.varargs_tuple.ptr();
       } else if (varargs_param >= 0) {
         DimVector v;
+        const Signature& s = sigs_[i];
         for (Py_ssize_t a = varargs_start; a < PyTuple_GET_SIZE(args); ++a)
-          v.push_back(PyLong_AsLongLong(PyTuple_GET_ITEM(args, a)));
+          v.push_back(list_item_int64(PyTuple_GET_ITEM(args, a), s.name(),
+                                      s.params()[varargs_param].name, a - varargs_start));
         parsed.varargs_list = v;
         parsed.varargs_index = varargs_param;
       }
@@ -512,11 +528,8 @@ DimVector ParsedArgs::intlist(int i) const {
   if (p.list_size > 0 && is_int(o)) return DimVector(static_cast<size_t>(p.list_size), int64(i));
   py::sequence seq = py::reinterpret_borrow<py::sequence>(o);
   DimVector v;
-  for (py::handle h : seq) {
-    py::object idx = py::reinterpret_steal<py::object>(PyNumber_Index(h.ptr()));
-    if (!idx) throw py::error_already_set();
-    v.push_back(PyLong_AsLongLong(idx.ptr()));
-  }
+  Py_ssize_t pos = 0;
+  for (py::handle h : seq) v.push_back(list_item_int64(h.ptr(), sig->name(), p.name, pos++));
   return v;
 }
 std::optional<DimVector> ParsedArgs::intlist_opt(int i) const {

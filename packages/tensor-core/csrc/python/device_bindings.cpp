@@ -21,6 +21,8 @@ const plugin::Backend& backend_named(const std::string& type) {
 }
 
 int32_t index_or_current(const plugin::Backend& b, int index) {
+  FLB_CHECK(index >= -1 && index <= kMaxDeviceIndex, "Device index ", index,
+            " is out of range (at most ", kMaxDeviceIndex, ")");
   return plugin::resolve_index(b, Device{b.type, static_cast<int16_t>(index)});
 }
 

@@ -75,12 +75,30 @@ void bind_dtypes(py::module_& m) {
   }
 }
 
+// A device index given as a Python int: non-negative and within int16, as
+// Device stores it (never silently truncated).
+int16_t checked_device_index(const py::object& o) {
+  FLB_CHECK_T(TypeError, py::isinstance<py::int_>(o) && !py::isinstance<py::bool_>(o),
+              "device(): argument 'index' must be int, not ",
+              py::str(py::type::handle_of(o).attr("__name__")).cast<std::string>());
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(o.ptr(), &overflow);
+  FLB_CHECK(overflow >= 0 && (overflow > 0 || v >= 0), "Device index must not be negative, got ",
+            py::str(o).cast<std::string>());
+  FLB_CHECK(overflow == 0 && v <= kMaxDeviceIndex, "Device index ", py::str(o).cast<std::string>(),
+            " is out of range (at most ", kMaxDeviceIndex, ")");
+  return static_cast<int16_t>(v);
+}
+
 void bind_device(py::module_& m) {
   py::class_<Device>(m, "device")
-      .def(py::init([](const py::object& spec, std::optional<int> index) {
+      .def(py::init([](const py::object& spec, const py::object& index) {
              if (is_device(spec.ptr())) return spec.cast<Device>();
-             if (py::isinstance<py::int_>(spec))
-               return Device{kCUDA, static_cast<int16_t>(spec.cast<int>())};
+             if (py::isinstance<py::int_>(spec) && !py::isinstance<py::bool_>(spec))
+               return Device{kCUDA, checked_device_index(spec)};
+             FLB_CHECK_T(TypeError, py::isinstance<py::str>(spec),
+                         "device(): argument 'type' must be str, int or device, not ",
+                         py::str(py::type::handle_of(spec).attr("__name__")).cast<std::string>());
              std::string s = spec.cast<std::string>();
              Device d;
              auto colon = s.find(':');
@@ -91,16 +109,20 @@ void bind_device(py::module_& m) {
                        "type at start of device string: ",
                        s);
              if (colon != std::string::npos) {
-               FLB_CHECK(!index.has_value(),
+               FLB_CHECK(index.is_none(),
                          "device(): type (string) must not include an index "
                          "because index was passed explicitly: ",
                          s);
                std::string idx = s.substr(colon + 1);
                FLB_CHECK(!idx.empty() && std::all_of(idx.begin(), idx.end(), ::isdigit),
                          "Invalid device string: '", s, "'");
-               d.index = static_cast<int16_t>(std::stoi(idx));
-             } else if (index) {
-               d.index = static_cast<int16_t>(*index);
+               // At most 5 digits fit an int16 index; longer strings cannot parse.
+               FLB_CHECK(idx.size() <= 5 && std::stol(idx) <= kMaxDeviceIndex,
+                         "Could not parse device index '", idx, "' in device string '", s,
+                         "' (device indices are at most ", kMaxDeviceIndex, ")");
+               d.index = static_cast<int16_t>(std::stol(idx));
+             } else if (!index.is_none()) {
+               d.index = checked_device_index(index);
              }
              return d;
            }),
