@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import io
 import json
+import struct
 import sys
+import threading
 import tracemalloc
 import zipfile
 import zlib
@@ -216,6 +218,108 @@ def test_large_storages_are_streamed_not_copied():
         tracemalloc.stop()
     assert out.shape == (8 * 2**20,) and out[-1].item() == 1.0
     assert peak < 4 * 2**20  # bytes go straight into the tensor: Python never holds a copy
+
+
+def test_save_streams_storages_in_chunks(tmp_path):
+    t = F.ones(8 * 2**20)  # 32 MiB
+    tracemalloc.start()
+    try:
+        F.save(t, tmp_path / "big.fl")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * 2**20  # one chunk at a time, never a copy of the storage
+    assert F.equal(F.load(tmp_path / "big.fl"), t)
+
+
+def local_header_crc(raw: bytes, info: zipfile.ZipInfo) -> int:
+    return struct.unpack_from("<I", raw, info.header_offset + 14)[0]
+
+
+def test_the_checksums_in_both_headers_are_right():
+    buf = io.BytesIO()
+    F.save({"a": F.arange(3 * 2**20, dtype=F.float32), "b": F.ones(5)}, buf)
+    raw = buf.getvalue()
+    with zipfile.ZipFile(io.BytesIO(raw)) as zf:
+        assert zf.testzip() is None
+        for info in zf.infolist():  # the local header's CRC, written after the bytes
+            assert local_header_crc(raw, info) == info.CRC == zlib.crc32(zf.read(info))
+
+
+class WriteOnly:
+    """A file that can only be written to, like a pipe or a socket."""
+
+    def __init__(self):
+        self.buffer = io.BytesIO()
+
+    def write(self, data):
+        return self.buffer.write(data)
+
+    def flush(self):
+        pass
+
+
+def test_save_to_an_unseekable_file():
+    out = WriteOnly()
+    a = F.arange(2 * 2**20, dtype=F.float32)
+    F.save({"a": a, "v": a[3:]}, out)
+    raw = out.buffer.getvalue()
+    with zipfile.ZipFile(io.BytesIO(raw)) as zf:
+        assert zf.testzip() is None  # the CRCs follow the bytes (data descriptors)
+    back = F.load(io.BytesIO(raw))
+    assert F.equal(back["a"], a) and back["v"]._is_view_of(back["a"])
+
+
+@pytest.mark.parametrize("seekable", [True, False])
+def test_zip64_records_stay_aligned_and_load(monkeypatch, seekable):
+    monkeypatch.setattr(zipfile, "ZIP64_LIMIT", 1000)  # records of more bytes need ZIP64
+    a = F.arange(2048.0)
+    out = io.BytesIO() if seekable else WriteOnly()
+    F.save({"a": a, "v": a[5:], "s": F.ones(3)}, out)
+    raw = (out if seekable else out.buffer).getvalue()
+    with zipfile.ZipFile(io.BytesIO(raw)) as zf:
+        assert zf.testzip() is None
+        info = zf.getinfo("archive/data/0")
+        assert serialization._data_offset(zf, info) % 64 == 0
+    back = F.load(io.BytesIO(raw))
+    assert F.equal(back["a"], a) and back["v"]._is_view_of(back["a"])
+
+
+def test_saving_while_another_thread_writes_gives_loadable_files(tmp_path):
+    # The CRC is of exactly the bytes written, so a concurrent writer can tear a
+    # value but never make the file unloadable (it used to, in most tries).
+    t = F.zeros(2**20)
+    stop = threading.Event()
+
+    def writer():
+        k = 0
+        while not stop.is_set():
+            t.fill_(float(k))
+            k += 1
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        files = [tmp_path / f"{i}.fl" if i % 2 else io.BytesIO() for i in range(30)]
+        for f in files:
+            F.save({"t": t, "tail": t[7:]}, f)
+    finally:
+        stop.set()
+        thread.join()
+    for f in files:
+        if isinstance(f, io.BytesIO):
+            f.seek(0)
+        out = F.load(f)
+        assert out["tail"]._is_view_of(out["t"]) and out["t"].shape == (2**20,)
+
+
+def test_save_refuses_tensors_load_would_refuse():
+    with pytest.raises(ValueError, match="too many dimensions or bytes"):
+        F.save(F.zeros(1).expand(2**62), io.BytesIO())  # 2**64 bytes overflow int64
+    with pytest.raises(ValueError, match="too many dimensions or bytes"):
+        F.save(F.zeros([1] * (serialization._MAX_NDIM + 1)), io.BytesIO())
+    big = roundtrip(F.zeros(1, dtype=F.uint8).expand(2**62))  # 2**62 bytes fit
+    assert big.shape == (2**62,) and big.stride() == (0,)
 
 
 @pytest.mark.parametrize("n", [0, 1, 15, 16, 63, 64, 65, 127, 1000, 4099, 9 * 2**20 + 7])

@@ -13,15 +13,23 @@ views of one storage again after loading. Loading never imports or runs code
 named by the archive: anything beyond tensors, dtypes, devices and plain
 Python containers and values is refused unless its class was allowed with
 :func:`add_safe_globals` / :func:`safe_globals`, or ``weights_only=False``.
+
+Loading trusts no number in the archive: every record must lie within the
+file, every storage is allocated only once its declared size matches the bytes
+the file really holds, and every tensor must fit within its storage, so what
+``load`` allocates is bounded by the size of the file. Anything malformed
+raises :class:`UnpicklingError`.
 """
 
 from __future__ import annotations
 
 import base64
+import bisect
 import contextlib
 import importlib
 import io
 import json
+import math
 import os
 import struct
 import sys
@@ -37,8 +45,11 @@ _MANIFEST = "archive/manifest.json"
 _DATA = "archive/data/"
 _ALIGN = 64
 _PAD_ID = 0xF1B0  # ZIP extra-field id of the alignment padding
-_MAX_MANIFEST = 1 << 30
+_DATA_DESCRIPTOR = 0x08  # ZIP flag: the CRC and sizes follow the record's bytes
 _CHUNK = 1 << 20
+_INT64 = 1 << 63  # sizes, strides, offsets and byte counts must fit the core's int64
+_MAX_NDIM = 1024  # far beyond any real tensor; bounds the work one tensor record asks for
+_TENSOR_KEYS = frozenset(["storage", "dtype", "shape", "stride", "offset"])
 _HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: the class was defined in Python
 
 __all__ = ["save", "load", "add_safe_globals", "clear_safe_globals", "get_safe_globals"]
@@ -46,7 +57,7 @@ __all__ += ["safe_globals", "UnpicklingError"]
 
 
 class UnpicklingError(RuntimeError):
-    """An archive that is corrupted, truncated, or asks for something not allowed."""
+    """An archive that is corrupted, truncated, or asks for something not allowed or available."""
 
 
 _safe_classes: dict[str, type] = {}
@@ -163,6 +174,11 @@ class _Encoder:
     def _tensor(self, t: F.Tensor) -> int:
         if id(t) in self.tensor_index:
             return self.tensor_index[id(t)]
+        if t.dim() > _MAX_NDIM or math.prod(t.shape) * t.element_size() >= _INT64:
+            raise ValueError(
+                f"flambeau.save: a tensor of shape {tuple(t.shape)} and {t.dtype} has too many "
+                "dimensions or bytes to be loaded again"
+            )
         self.keep_alive.append(t)
         key = (t._storage_ptr(), t._storage_nbytes())
         if key not in self.storage_index or key[0] == 0:
@@ -187,8 +203,10 @@ class _Encoder:
 def save(obj, f) -> None:
     """Saves ``obj`` (tensors in nested dicts, lists and tuples, plain values) to ``f``.
 
-    ``f`` is a path or a binary file object. Storage bytes are written straight
-    from the tensors' memory, never copied whole.
+    ``f`` is a path or a binary file object (seekable or not). Storage bytes go
+    from the tensors' memory to the file a chunk at a time, never copied whole,
+    each record checksummed as written: saving while another thread writes a
+    tensor may store a torn value, but the file always loads.
     """
     enc = _Encoder()
     root = enc.encode(obj)
@@ -209,15 +227,19 @@ def save(obj, f) -> None:
 def _write_aligned(zf: zipfile.ZipFile, name: str, data: memoryview) -> None:
     """Writes one stored record, its bytes 64-byte aligned in the file.
 
-    The CRC is computed first (the core's fast CRC-32, over our threads), so the
-    local header is complete and the bytes go from the tensor's memory to the
-    file in one write. This is what ZipFile.open(info, "w") does, minus its
-    zlib.crc32 (several times slower) and its data descriptor for unseekable files.
+    Another thread may write the tensor while it is saved, so the CRC must be of
+    exactly the bytes written: each chunk is copied once into a small buffer, then
+    checksummed (the core's fast CRC-32) and written from there. A concurrent
+    write can tear a value, never make the file unloadable, and memory stays at
+    one chunk. The CRC then goes into the local header, rewritten in place as
+    ZipFile.open(info, "w") does, or after the bytes on an unseekable file.
     """
     info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
     info.compress_type = zipfile.ZIP_STORED
     info.file_size = info.compress_size = data.nbytes
-    info.CRC = _C._crc32(data)
+    info.CRC = 0  # known once the bytes are written
+    if not zf._seekable:
+        info.flag_bits |= _DATA_DESCRIPTOR
     zip64 = data.nbytes > zipfile.ZIP64_LIMIT
     start = zf.fp.tell()
     header = 30 + len(name.encode()) + (20 if zip64 else 0) + 4
@@ -227,7 +249,22 @@ def _write_aligned(zf: zipfile.ZipFile, name: str, data: memoryview) -> None:
     info.header_offset = start
     zf._didModify = True
     zf.fp.write(info.FileHeader(zip64))
-    zf.fp.write(data)
+    chunk = memoryview(bytearray(min(_CHUNK, data.nbytes)))
+    crc = 0
+    for pos in range(0, data.nbytes, _CHUNK):
+        piece = chunk[: min(_CHUNK, data.nbytes - pos)]
+        piece[:] = data[pos : pos + len(piece)]
+        crc = _C._crc32(piece, crc)
+        zf.fp.write(piece)
+    info.CRC = crc
+    if info.flag_bits & _DATA_DESCRIPTOR:
+        fmt = "<LLQQ" if zip64 else "<LLLL"  # signature, CRC, stored and real sizes
+        zf.fp.write(struct.pack(fmt, 0x08074B50, crc, data.nbytes, data.nbytes))
+    else:
+        end = zf.fp.tell()
+        zf.fp.seek(start)
+        zf.fp.write(info.FileHeader(zip64))
+        zf.fp.seek(end)
     zf.start_dir = zf.fp.tell()
     zf.filelist.append(info)
     zf.NameToInfo[name] = info
@@ -251,10 +288,83 @@ def _resolve(name: str):
     return obj
 
 
+def _is_index(v) -> bool:
+    """A JSON number usable as a size, stride, offset or byte count (a bool is not one)."""
+    return type(v) is int and 0 <= v < _INT64
+
+
+def _dtype(name) -> F.dtype | None:
+    dt = getattr(F, name, None) if isinstance(name, str) else None
+    return dt if isinstance(dt, F.dtype) else None
+
+
+def _list(v) -> list:
+    if not isinstance(v, list):
+        raise TypeError(f"expected a list, got {type(v).__name__}")
+    return v
+
+
+class _Archive:
+    """The records of a ZIP file, each found to lie within the file before it is read.
+
+    The sizes in the ZIP directory are only claims: a record's bytes must end
+    before the next record (or the directory) begins, so no record claims more
+    bytes than the file holds and no two records share bytes. What ``load``
+    allocates for records is therefore bounded by the size of the file.
+    """
+
+    def __init__(self, zf: zipfile.ZipFile, source):
+        self.zf, self.source = zf, source
+        infos = zf.infolist()
+        self.names = {i.filename for i in infos}
+        if len(self.names) != len(infos):
+            raise _fail(source, "two records of the archive have the same name")
+        self.bounds = sorted({i.header_offset for i in infos} | {zf.start_dir})
+
+    def locate(self, name: str) -> tuple[zipfile.ZipInfo, int]:
+        """A record's directory entry and where its bytes start in the file."""
+        if name not in self.names:
+            raise _fail(self.source, f"record {name} is missing")
+        info = self.zf.getinfo(name)
+        # flambeau writes stored, unencrypted records; anything else is refused unread.
+        if info.compress_type != zipfile.ZIP_STORED or info.flag_bits & 0x1:
+            raise _fail(self.source, f"record {name} is compressed or encrypted")
+        start = _data_offset(self.zf, info)
+        i = bisect.bisect_right(self.bounds, info.header_offset)
+        end = self.bounds[i] if i < len(self.bounds) else -1
+        if info.compress_size != info.file_size or start + info.file_size > end:
+            why = f"record {name} claims {info.file_size} bytes, more than the file holds there"
+            raise _fail(self.source, why)
+        return info, start
+
+    def read_into(self, info: zipfile.ZipInfo, start: int, dest: memoryview) -> None:
+        """Reads a record into dest (its size), checking its CRC-32."""
+        # Straight from the file into the tensor's memory over our threads, each
+        # checking the CRC of its chunks while they are still in cache.
+        fp = self.zf.fp
+        fd = _fileno(fp)
+        if fd is not None:
+            got, crc = _C._read_crc32(fd, start, dest)
+        else:  # a file object without a descriptor (BytesIO): chunk by chunk
+            fp.seek(start)
+            crc = got = 0
+            while got < dest.nbytes:
+                part = fp.read(min(_CHUNK, dest.nbytes - got))  # may be short
+                if not part:
+                    break
+                dest[got : got + len(part)] = part
+                crc = _C._crc32(part, crc)
+                got += len(part)
+        if got < dest.nbytes:
+            raise _fail(self.source, f"record {info.filename} is truncated")
+        if crc != info.CRC:
+            raise _fail(self.source, f"record {info.filename} is corrupted (Bad CRC-32)")
+
+
 class _Decoder:
-    def __init__(self, source, archive, manifest, mmap_path, weights_only, map_location):
-        self.source = source
+    def __init__(self, archive: _Archive, manifest, mmap_path, weights_only, map_location):
         self.archive = archive
+        self.source = archive.source
         self.manifest = manifest
         self.mmap_path = mmap_path
         self.weights_only = weights_only
@@ -262,6 +372,13 @@ class _Decoder:
         self.storages: dict[int, F.Tensor] = {}
         self.tensors: dict[int, F.Tensor] = {}
         self.swap = manifest.get("byteorder", sys.byteorder) != sys.byteorder
+        # For a foreign byte order: the element sizes of the tensors over each storage.
+        self.element_sizes: dict[int, set[int]] = {}
+        if self.swap:
+            for r in manifest["tensors"]:
+                dt = _dtype(r["dtype"])
+                size = dt.itemsize // (2 if dt.is_complex else 1)
+                self.element_sizes.setdefault(r["storage"], set()).add(size)
 
     def fail(self, why):
         return _fail(self.source, why)
@@ -278,34 +395,44 @@ class _Decoder:
             if kind == "tensor":
                 return self.tensor(x["id"])
             if kind == "ndarray":
-                return self.tensor(x["id"]).numpy()
+                return self.tensor(x["id"]).detach().cpu().numpy()
             if kind in ("tuple", "set", "frozenset", "size"):
-                items = [self.decode(v) for v in x["items"]]
+                items = [self.decode(v) for v in _list(x["items"])]
+                if kind == "size" and not all(type(v) is int for v in items):
+                    raise TypeError("sizes are integers")
                 ctor = {"tuple": tuple, "set": set, "frozenset": frozenset, "size": F.Size}
                 return ctor[kind](items)
             if kind in ("dict", "odict"):
-                pairs = ((self.decode(k), self.decode(v)) for k, v in x["items"])
+                pairs = ((self.decode(k), self.decode(v)) for k, v in _list(x["items"]))
                 return dict(pairs) if kind == "dict" else OrderedDict(pairs)
             if kind == "float":
                 return float(x["repr"])
             if kind == "complex":
-                real, imag = (self.decode(v) for v in x["parts"])
+                real, imag = (self.decode(v) for v in _list(x["parts"]))
+                if not all(isinstance(v, (int, float)) for v in (real, imag)):
+                    raise TypeError("complex parts are numbers")
                 return complex(real, imag)
             if kind in ("bytes", "bytearray"):
                 raw = base64.b64decode(x["base64"], validate=True)
                 return raw if kind == "bytes" else bytearray(raw)
             if kind == "dtype":
-                dt = getattr(F, x["name"], None)
-                if not isinstance(dt, F.dtype):
+                dt = _dtype(x["name"])
+                if dt is None:
                     raise self.fail(f"unknown dtype {x['name']!r}")
                 return dt
             if kind == "device":
-                return F.device(x["name"])
+                return self.device(x["name"])
             if kind == "object":
                 return self.object(x["class"], x["state"])
         except (KeyError, TypeError, ValueError) as e:
             raise self.fail(f"malformed {kind!r} record: {e!r}") from e
         raise self.fail(f"unknown record type {kind!r}")
+
+    def device(self, name) -> F.device:
+        try:
+            return F.device(name)
+        except RuntimeError as e:  # also a name of the wrong type
+            raise self.fail(f"unknown device {name!r}") from e
 
     def object(self, name, state):
         if not isinstance(name, str):
@@ -321,80 +448,67 @@ class _Decoder:
             )
         state = self.decode(state)
         if issubclass(cls, F.Tensor):
-            return cls(state["data"], state["requires_grad"])
+            state = state if isinstance(state, dict) else {}
+            data, grad = state.get("data"), state.get("requires_grad")
+            if not isinstance(data, F.Tensor) or type(grad) is not bool:
+                raise self.fail(f"cannot restore the state of {name}")
+            return cls(data, grad)
         obj = cls.__new__(cls)
         if hasattr(obj, "__setstate__"):
             obj.__setstate__(state)
             return obj
         # object.__getstate__'s forms: None, __dict__, or (__dict__ or None, slots).
         attrs, slots = state if isinstance(state, tuple) and len(state) == 2 else (state, None)
-        for part in (attrs, slots):
-            if part is not None and not isinstance(part, dict):
-                raise self.fail(f"cannot restore the state of {name}")
-        if attrs:
-            obj.__dict__.update(attrs)
-        for k, v in (slots or {}).items():
-            setattr(obj, k, v)
+        try:
+            if attrs:
+                obj.__dict__.update(attrs)
+            for k, v in (slots or {}).items():
+                setattr(obj, k, v)
+        except (AttributeError, TypeError, ValueError) as e:  # state of the wrong shape
+            raise self.fail(f"cannot restore the state of {name} ({e})") from e
         return obj
 
-    def tensor(self, i):
-        if i in self.tensors:
-            return self.tensors[i]
+    def tensor(self, i) -> F.Tensor:
         table = self.manifest["tensors"]
-        if not isinstance(i, int) or not 0 <= i < len(table):
+        if type(i) is not int or not 0 <= i < len(table):
             raise self.fail(f"tensor id {i!r} is out of range")
-        r = table[i]
-        dtype = getattr(F, r["dtype"], None) if isinstance(r["dtype"], str) else None
-        if not isinstance(dtype, F.dtype):
-            raise self.fail(f"tensor {i} has unknown dtype {r['dtype']!r}")
-        shape, stride, offset = r["shape"], r["stride"], r["offset"]
-        ints = [*shape, *stride, offset]
-        if len(shape) != len(stride) or not all(type(v) is int and v >= 0 for v in ints):
-            raise self.fail(f"tensor {i} has invalid geometry {shape} / {stride} / {offset}")
-        storage = self.storage(r["storage"])
-        size = dtype.itemsize
-        if any(s == 0 for s in shape):
-            extent = 0
-        else:
-            extent = (offset + sum((n - 1) * s for n, s in zip(shape, stride)) + 1) * size
-        if extent > storage.numel():
-            raise self.fail(
-                f"tensor {i} of shape {shape} and stride {stride} at offset {offset} reaches "
-                f"byte {extent}, beyond its storage of {storage.numel()} bytes"
-            )
-        whole = storage[: storage.numel() - storage.numel() % size].view(dtype)
-        t = whole.as_strided(tuple(shape), tuple(stride), offset)
-        t = self.place(t, r.get("device", "cpu"))
-        if r.get("requires_grad"):
-            t.requires_grad_(True)
-        self.tensors[i] = t
-        return t
+        if i not in self.tensors:
+            r = table[i]  # checked against its storage by _check_manifest
+            dtype = _dtype(r["dtype"])
+            storage = self.storage(r["storage"])
+            whole = storage[: storage.numel() - storage.numel() % dtype.itemsize].view(dtype)
+            t = whole.as_strided(tuple(r["shape"]), tuple(r["stride"]), r["offset"])
+            t = self.place(t, r.get("device", "cpu"))
+            if r.get("requires_grad", False):
+                t.requires_grad_(True)
+            self.tensors[i] = t
+        return self.tensors[i]
 
-    def place(self, t, location):
+    def place(self, t, location: str):
         where = self.map_location
         if callable(where):
             return where(t, location)
         if isinstance(where, dict):
             where = where.get(location, location)
-        target = F.device(where if where is not None else location)
-        return t if target == t.device else t.to(target)
+        target = self.device(where if where is not None else location)
+        try:
+            return t if target == t.device else t.to(target)
+        except RuntimeError as e:  # no backend for that device here
+            raise self.fail(
+                f"cannot load a tensor saved on {location!r} onto {target} ({e}); "
+                "pass map_location to load it elsewhere"
+            ) from e
 
-    def storage(self, j) -> F.Tensor:
+    def storage(self, j: int) -> F.Tensor:
         if j in self.storages:
             return self.storages[j]
-        table = self.manifest["storages"]
-        if not isinstance(j, int) or not 0 <= j < len(table):
-            raise self.fail(f"storage id {j!r} is out of range")
-        nbytes = table[j]["nbytes"]
-        name = f"{_DATA}{j}"
-        try:
-            info = self.archive.getinfo(name)
-        except KeyError:
-            raise self.fail(f"storage record {name} is missing") from None
-        _check_member(info, self.source)
-        if type(nbytes) is not int or info.file_size != nbytes:
-            raise self.fail(f"storage {name} holds {info.file_size} bytes, manifest says {nbytes}")
-        start = _data_offset(self.archive, info)
+        nbytes = self.manifest["storages"][j]["nbytes"]
+        # The record's bytes are found in the file before its declared size is allocated.
+        info, start = self.archive.locate(f"{_DATA}{j}")
+        if info.file_size != nbytes:
+            raise self.fail(
+                f"storage {info.filename} holds {info.file_size} bytes, manifest says {nbytes}"
+            )
         # Kernels may assume aligned elements: unaligned records are read, not mapped.
         if self.mmap_path is not None and nbytes and start % _ALIGN == 0:
             import numpy as np
@@ -403,42 +517,17 @@ class _Decoder:
         else:
             # The core's allocator backs large blocks with huge pages: fewer page faults.
             s = F.empty(nbytes, dtype=F.uint8)
-            self._read_into(info, start, memoryview(s.numpy()))
+            self.archive.read_into(info, start, memoryview(s.numpy()))
         if self.swap:
             self._byteswap(j, s.numpy())
         self.storages[j] = s
         return s
 
-    def _read_into(self, info, start: int, dest: memoryview) -> None:
-        # Straight from the file into the tensor's memory over our threads, each
-        # checking the CRC of its chunks while they are still in cache.
-        fd = _fileno(self.archive.fp)
-        if fd is not None:
-            got, crc = _C._read_crc32(fd, start, dest)
-        else:  # a file object without a descriptor (BytesIO): chunk by chunk
-            fp = self.archive.fp
-            fp.seek(start)
-            crc = got = 0
-            while got < dest.nbytes:
-                n = fp.readinto(dest[got : got + _CHUNK])
-                if not n:
-                    break
-                crc = _C._crc32(dest[got : got + n], crc)
-                got += n
-        if got < dest.nbytes:
-            raise self.fail(f"storage {info.filename} is truncated")
-        if crc != info.CRC:
-            raise self.fail(f"storage {info.filename} is corrupted (Bad CRC-32)")
-
     def _byteswap(self, j, buf):
-        sizes = {
-            getattr(F, r["dtype"]).itemsize // (2 if getattr(F, r["dtype"]).is_complex else 1)
-            for r in self.manifest["tensors"]
-            if r.get("storage") == j
-        }
+        sizes = self.element_sizes.get(j, set())
         if len(sizes) > 1:
             raise self.fail(f"storage {j} mixes element sizes {sorted(sizes)} across byte orders")
-        if sizes and (n := sizes.pop()) > 1:
+        if sizes and (n := min(sizes)) > 1:
             buf.view(f"u{n}").byteswap(inplace=True)
 
 
@@ -450,13 +539,30 @@ def _fileno(fp) -> int | None:
         return None
 
 
+def _read_exactly(fp, n: int) -> bytes:
+    """n bytes from fp, fewer only where the file ends: file objects may return short reads."""
+    parts, got = [], 0
+    while got < n:
+        part = fp.read(n - got)
+        if not part:
+            break
+        parts.append(part)
+        got += len(part)
+    return b"".join(parts)
+
+
 def _data_offset(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> int:
     """Where a stored member's bytes start in the file (after its local header)."""
+    if info.header_offset < 0:
+        raise zipfile.BadZipFile(f"bad offset for {info.filename}")
     archive.fp.seek(info.header_offset)
-    header = archive.fp.read(30)
+    header = _read_exactly(archive.fp, 30)
     if len(header) != 30 or header[:4] != b"PK\x03\x04":
         raise zipfile.BadZipFile(f"bad local header for {info.filename}")
     name_len, extra_len = struct.unpack("<HH", header[26:30])
+    # As ZipFile.open checks: a directory entry must not point at another record.
+    if _read_exactly(archive.fp, name_len) != info.filename.encode():
+        raise zipfile.BadZipFile(f"the local header of {info.filename} names another record")
     return info.header_offset + 30 + name_len + extra_len
 
 
@@ -468,16 +574,18 @@ def load(f, map_location=None, *, weights_only: bool = True, mmap: bool = False)
     ``mmap=True`` (``f`` must be a path) storages are mapped copy-on-write from
     the file instead of read. ``weights_only=True`` (the default) refuses any
     class not allowed through :func:`add_safe_globals`.
+
+    A file that is not a valid archive, or whose records do not fit the file or
+    one another, raises :class:`UnpicklingError` (a ``RuntimeError``).
     """
     source = os.fspath(f) if isinstance(f, (str, os.PathLike)) else getattr(f, "name", "<file>")
     if mmap and not isinstance(f, (str, os.PathLike)):
         raise ValueError("flambeau.load: mmap=True needs a file path, not a file object")
     try:
-        with zipfile.ZipFile(f, "r") as archive:
-            manifest = _read_manifest(archive, source)
-            dec = _Decoder(
-                source, archive, manifest, f if mmap else None, weights_only, map_location
-            )
+        with zipfile.ZipFile(f, "r") as zf:
+            archive = _Archive(zf, source)
+            manifest = _read_manifest(archive)
+            dec = _Decoder(archive, manifest, f if mmap else None, weights_only, map_location)
             return dec.decode(manifest["root"])
     except (zipfile.BadZipFile, EOFError, struct.error, OSError, NotImplementedError) as e:
         if isinstance(e, FileNotFoundError):
@@ -487,42 +595,95 @@ def load(f, map_location=None, *, weights_only: bool = True, mmap: bool = False)
         raise _fail(source, "the archive nests containers too deeply") from e
 
 
-def _check_member(info: zipfile.ZipInfo, source) -> None:
-    """flambeau writes stored, unencrypted records; anything else is refused unread."""
-    if info.compress_type != zipfile.ZIP_STORED or info.flag_bits & 0x1:
-        raise _fail(source, f"record {info.filename} is compressed or encrypted")
+def _unique_keys(pairs: list) -> dict:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):  # json would keep the last: refuse the ambiguity
+        raise ValueError("an object names one key twice")
+    return obj
 
 
-def _read_manifest(archive: zipfile.ZipFile, source) -> dict:
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
+def _read_manifest(archive: _Archive) -> dict:
+    source = archive.source
+    if _MANIFEST not in archive.names:
+        raise _fail(source, f"not a flambeau archive (no {_MANIFEST})")
+    # Its bytes lie in the file (locate), so the manifest is no larger than the file.
+    info, start = archive.locate(_MANIFEST)
+    raw = bytearray(info.file_size)
+    archive.read_into(info, start, memoryview(raw))
     try:
-        info = archive.getinfo(_MANIFEST)
-    except KeyError:
-        raise _fail(source, f"not a flambeau archive (no {_MANIFEST})") from None
-    _check_member(info, source)
-    if info.file_size > _MAX_MANIFEST:
-        raise _fail(source, f"manifest of {info.file_size} bytes is too large")
-    try:
-        manifest = json.loads(archive.read(info))
+        manifest = json.loads(raw, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
     except (ValueError, UnicodeDecodeError) as e:
         raise _fail(source, f"manifest is not valid JSON ({e})") from e
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+    _check_manifest(manifest, source)
+    return manifest
+
+
+def _check_manifest(m, source) -> None:
+    """Refuses a manifest of the wrong shape before anything is allocated from it."""
+    if not isinstance(m, dict) or m.get("format") != FORMAT:
         raise _fail(source, "not a flambeau archive (wrong format name)")
-    version = manifest.get("version")
-    if not isinstance(version, int) or version > VERSION:
+    version = m.get("version")
+    if type(version) is not int or version < 1:
+        raise _fail(source, f"not a flambeau archive (format version {version!r})")
+    if version > VERSION:
         raise _fail(
             source,
             f"archive format version {version!r} is newer than this flambeau reads "
             f"({VERSION}); upgrade flambeau-tensor-core",
         )
-    for key, kind in (("storages", list), ("tensors", list)):
-        if not isinstance(manifest.get(key), kind):
+    if m.get("byteorder", sys.byteorder) not in ("little", "big"):
+        raise _fail(source, f"unknown byte order {m['byteorder']!r}")
+    for key in ("storages", "tensors"):
+        if not isinstance(m.get(key), list):
             raise _fail(source, f"manifest has no valid {key!r} table")
-    for r in manifest["tensors"]:
-        if not isinstance(r, dict) or not {"storage", "dtype", "shape", "stride", "offset"} <= set(
-            r
-        ):
-            raise _fail(source, f"malformed tensor record {str(r)[:80]!r}")
-    for r in manifest["storages"]:
-        if not isinstance(r, dict) or "nbytes" not in r:
+    if "root" not in m:
+        raise _fail(source, "manifest has no 'root'")
+    storages = m["storages"]
+    for r in storages:
+        if not isinstance(r, dict) or not _is_index(r.get("nbytes")):
             raise _fail(source, f"malformed storage record {str(r)[:80]!r}")
-    return manifest
+    for i, r in enumerate(m["tensors"]):
+        if why := _tensor_problem(r, storages):
+            raise _fail(source, f"tensor {i}: {why}")
+
+
+def _tensor_problem(r, storages: list) -> str | None:
+    """What is wrong with a tensor record, its geometry checked against its storage's size."""
+    if not isinstance(r, dict) or not _TENSOR_KEYS <= r.keys():
+        return f"malformed record {str(r)[:80]!r}"
+    j, dtype = r["storage"], _dtype(r["dtype"])
+    if type(j) is not int or not 0 <= j < len(storages):
+        return f"storage id {j!r} is out of range"
+    if dtype is None:
+        return f"unknown dtype {r['dtype']!r}"
+    grad = r.get("requires_grad", False)
+    if type(grad) is not bool or grad and not (dtype.is_floating_point or dtype.is_complex):
+        return f"requires_grad={grad!r} is not possible for {dtype}"
+    if not isinstance(r.get("device", "cpu"), str):
+        return f"device {r['device']!r} is not a device name"
+    shape, stride, offset = r["shape"], r["stride"], r["offset"]
+    if not (
+        isinstance(shape, list)
+        and isinstance(stride, list)
+        and len(shape) == len(stride) <= _MAX_NDIM
+        and all(map(_is_index, [*shape, *stride, offset]))
+    ):
+        return f"invalid geometry {str(shape)[:80]} / {str(stride)[:80]} / {offset!r}"
+    # Python's integers do not overflow: the core's int64 limits are checked here.
+    last = offset + sum((n - 1) * s for n, s in zip(shape, stride) if n)  # its last element
+    nbytes = storages[j]["nbytes"]
+    if 0 not in shape and (last + 1) * dtype.itemsize > nbytes:
+        return (
+            f"shape {shape} and stride {stride} at offset {offset} reach byte "
+            f"{(last + 1) * dtype.itemsize}, beyond its storage of {nbytes} bytes"
+        )
+    numel = 1
+    for n in shape:
+        numel = min(numel * n, _INT64)  # saturated: 1024 sizes would make a huge number
+    if last >= _INT64 or numel * dtype.itemsize >= _INT64:
+        return f"shape {shape} and stride {stride} at offset {offset} overflow int64"
+    return None
