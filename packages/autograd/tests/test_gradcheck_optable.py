@@ -112,6 +112,18 @@ ROW_CHECKS = {
     name: RowCheck(eps=_CAST_EPS, output=lambda t: t.double(), takes=_on_grid(_CAST_EPS, 256))
     for name in ("float", "half", "bfloat16")
 }
+
+
+def _away_from_jumps(sample, eps=1e-6):
+    """fmod/remainder samples a, b whose quotient a/b stays clear of integers (where the
+    result jumps) when finite differences move a or b by eps."""
+    a, b = (np.asarray(v, dtype=np.float64) for v in sample.args)
+    q = a / b
+    reach = eps * (1 + np.abs(q)) / np.abs(b)  # how far a/b moves
+    return bool(np.all(np.abs(q - np.round(q)) > 10 * reach))
+
+
+ROW_CHECKS |= {name: RowCheck(takes=_away_from_jumps) for name in ("fmod", "remainder")}
 # The scalars tensor of addcmul/addcdiv's .Tensor overloads holds one constant per list
 # element (PyTorch reads it as numbers): no gradient.
 ROW_CHECKS |= {

@@ -37,6 +37,14 @@ def _root_grads(outputs, grad_outputs):
                 f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(g.shape)} and "
                 f"output[{i}] has a shape of {tuple(out.shape)}."
             )
+        elif g.dtype != out.dtype:
+            if g.is_complex() != out.is_complex():
+                raise RuntimeError(
+                    "For complex Tensors, both grad_output and output are required to have "
+                    f"the same dtype. Mismatch in dtype: grad_output[{i}] has a dtype of "
+                    f"{g.dtype} and output[{i}] has a dtype of {out.dtype}."
+                )
+            g = g.to(out.dtype)  # a gradient has its tensor's dtype
         grads.append(g)
     return grads
 

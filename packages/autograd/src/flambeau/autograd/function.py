@@ -56,11 +56,12 @@ class FunctionCtx:
 
 
 class BackwardCFunction(Node):
-    def __init__(self, cls, ctx, edges, n_outputs, output_shapes):
+    def __init__(self, cls, ctx, edges, n_outputs, output_shapes, input_dtypes):
         super().__init__(f"{cls.__name__}Backward", edges, n_outputs)
         self._cls = cls
         self._ctx = ctx
         self._output_shapes = output_shapes
+        self._input_dtypes = input_dtypes  # None for arguments that are not tensors
 
     def _backward(self, grads):
         grads = tuple(
@@ -74,11 +75,19 @@ class BackwardCFunction(Node):
                 f"function {self._name} returned an incorrect number of gradients "
                 f"(expected {n_inputs}, got {len(result)})"
             )
-        return tuple(result[:n_inputs])
+        return tuple(map(_of_dtype, result[:n_inputs], self._input_dtypes))
 
     def _release(self):
         super()._release()
         self._ctx._released = True
+
+
+def _of_dtype(g, dtype):
+    """g cast to its input's dtype, as PyTorch's engine does (a complex gradient of a real
+    input is left as it is: PyTorch refuses it)."""
+    if not isinstance(g, F.Tensor) or g.dtype == dtype or (g.is_complex() and not dtype.is_complex):
+        return g
+    return g.to(dtype)
 
 
 class Function:
@@ -109,6 +118,7 @@ class Function:
             edges,
             len(outputs),
             [tuple(o.shape) if isinstance(o, F.Tensor) else () for o in outputs],
+            [a.dtype if isinstance(a, F.Tensor) else None for a in args],
         )
         if anomaly_mode.is_enabled():
             node._record_trace()

@@ -73,9 +73,10 @@ class SavedArgs:
     result, and re-attached to the node on unpacking.
     """
 
-    def __init__(self, bound: dict, outputs: tuple, check_inputs: bool, check_outputs: bool):
+    def __init__(self, bound: dict, outputs: tuple, check_inputs: bool, check_output):
         self.bound = bound
-        # Only values the formula reads are checked for later in-place changes.
+        # Only values the formula reads are checked for later in-place changes:
+        # check_output(i) tells whether it reads output i.
         self.versions = (
             {k: v._version for k, v in bound.items() if isinstance(v, Tensor)}
             if check_inputs
@@ -83,7 +84,8 @@ class SavedArgs:
         )
         self.outputs = tuple(o.detach() if isinstance(o, Tensor) else o for o in outputs)
         self.output_versions = tuple(
-            o._version if isinstance(o, Tensor) and check_outputs else None for o in self.outputs
+            o._version if isinstance(o, Tensor) and check_output(i) else None
+            for i, o in enumerate(self.outputs)
         )
 
     def unpack(self, op: str, node) -> dict:
@@ -217,7 +219,7 @@ def handle(name: str, args: tuple, kwargs: dict):
         outputs,
         # A view's backward reads only its input's geometry, which in-place ops keep.
         check_inputs=(formula is None or formula.needs_input) and base not in VIEW_OPS,
-        check_outputs=formula is None or formula.needs_result,
+        check_output=(lambda i: True) if formula is None else formula.reads_output,
     )
     if anomaly_mode.is_enabled():
         node._record_trace()
@@ -258,6 +260,7 @@ def _run_foreach(name: str, args: tuple, kwargs: dict):
 
     base = foreach.base_name(name)
     sch, bound = schema.bind(name, args, kwargs)
+    foreach.check_lengths(name, sch, bound)
     inplace = name.endswith("_")
     targets = bound.get("self")
     if inplace:
@@ -309,6 +312,9 @@ def _plan(name: str, sch: schema.Schema) -> None:
     formula = derivatives.FORMULAS.get(sch.key) or derivatives.FORMULAS.get(sch.name)
     if formula is None or formula.differentiable_outputs is not None:
         return  # the Python handler marks only some outputs differentiable
+    reads = [formula.reads_output(i) for i in range(sch.n_outputs)]
+    if any(reads) and not all(reads):
+        return  # the Python handler checks only the outputs the formula reads
     names = tuple(p.name for p in sch.params)
 
     def formula_for(mask: int, tuple_output: bool):
@@ -321,7 +327,7 @@ def _plan(name: str, sch: schema.Schema) -> None:
         names,
         tuple(p.default for p in sch.params),
         check_inputs=formula.needs_input and name not in VIEW_OPS,
-        check_outputs=formula.needs_result,
+        check_outputs=any(reads),
         view=name in VIEW_OPS,
         formula_for=None if formula.nondifferentiable else formula_for,
     )

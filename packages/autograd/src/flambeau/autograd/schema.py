@@ -106,8 +106,14 @@ def _fits(p: Param, v) -> bool:
         return p.type.endswith("?") or (p.has_default and p.default is None)
     if t == "Tensor":
         return isinstance(v, (flambeau.Tensor, int, float, complex, bool))
-    if t in ("Tensor[]", "Scalar[]"):
+    if t == "Tensor[]":
+        return isinstance(v, (list, tuple)) and all(isinstance(x, flambeau.Tensor) for x in v)
+    if t == "Scalar[]":
         return isinstance(v, (list, tuple))
+    if t == "Scalar" and isinstance(v, (list, tuple)):
+        return False  # _foreach_add(xs, ys) is the list overload, not the scalar one
+    if t == "bool":
+        return isinstance(v, bool)  # as the core's parser: std_mean(x, 0) takes a dim
     if t == "Scalar" and isinstance(v, flambeau.Tensor):
         # As in PyTorch, a tensor stands for a number only when it is 0-dim and needs no
         # gradient; otherwise the call binds to the overload taking a Tensor.
@@ -164,9 +170,14 @@ def _try_bind(schema: Schema, args, kwargs):
     if varargs and len(args) > n and all(map(_is_tensor, args[n:])):
         args = tuple(args[:n]) + (tuple(args[n:]),)  # einsum('ij,jk', a, b): trailing tensors
     if len(args) > len(positional):
-        # zeros(2, 3)-style varargs for a leading int list
-        if positional and positional[min(len(positional) - 1, 1)].type.startswith("int["):
-            first = 1 if len(positional) > 1 and params[0].is_tensor else 0
+        # zeros(2, 3)-style varargs for a leading int list (not of bools: std_mean(x, 0,
+        # False) is the overload taking unbiased)
+        first = 1 if len(positional) > 1 and params[0].is_tensor else 0
+        if (
+            positional
+            and positional[min(len(positional) - 1, 1)].type.startswith("int[")
+            and not any(isinstance(v, bool) for v in args[first:])
+        ):
             args = tuple(args[:first]) + (tuple(args[first:]),)
         else:
             return None

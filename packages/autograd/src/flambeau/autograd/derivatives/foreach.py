@@ -30,6 +30,28 @@ def is_recorded(name: str) -> bool:
     return name.startswith("_foreach_") and (base in PER_TENSOR or base in IN_PLACE_ONLY)
 
 
+def check_lengths(name: str, sch, bound: dict) -> None:
+    """The core's errors for lists of different lengths, which recording element by
+    element would otherwise cut to the shortest."""
+    lists = [(p, bound[p.name]) for p in sch.params if p.is_tensor_list]
+    first = len(lists[0][1])
+    if first == 0:
+        raise RuntimeError(f"{name}: Tensor list must have at least one tensor.")
+    for _, v in lists[1:]:
+        if len(v) != first:
+            raise RuntimeError(
+                f"{name}: Tensor lists must have the same number of tensors, got {first} and "
+                f"{len(v)}."
+            )
+    for p in sch.params:  # a list of scalars, or addcmul/addcdiv's tensor of them
+        v = bound[p.name]
+        if (p.type == "Scalar[]" or p.name == "scalars") and len(v) != first:
+            raise RuntimeError(
+                f"{name}: Tensor list must have same number of elements as scalar list, got "
+                f"{first} tensors and {len(v)} scalars."
+            )
+
+
 # Parameters the per-tensor operators take by keyword.
 _KEYWORDS = {"alpha", "value", "dtype", "non_blocking"}
 

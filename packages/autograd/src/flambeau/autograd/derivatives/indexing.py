@@ -97,14 +97,14 @@ def _scatter_add(g, a):
     return {"input": g, "src": _gathered(g, a)}
 
 
-def _src_of_product(g, a, sub, self_included):
-    """d(result)/d(src) of a scatter that multiplies: the product of the other values
+def _src_of_product(g, a, r, sub, self_included):
+    """d(r)/d(src) of a scatter that multiplies into r: the product of the other values
     scattered to the same place (and of input's value there when it takes part)."""
-    x, d, i, r = a["input"], _dim(a), a["index"], a["result"]
+    x, d, i = a["input"], _dim(a), a["index"]
     zero = sub == 0
     one = F.ones((), dtype=sub.dtype)
-    # result / src_j; result keeps its graph under create_graph, so this stays exact at
-    # places where another value is zero.
+    # r / src_j; r keeps its graph under create_graph, so this stays exact at places
+    # where another value is zero.
     grad = (g * conj(r)).gather(d, i) / conj(F.where(zero, one, sub))
     if not bool(zero.any()):
         return _into(grad, a["src"].shape)
@@ -130,7 +130,10 @@ def _corner(src, index):
     return src[tuple(slice(0, s) for s in index.shape)] if src.dim() else src
 
 
-@formula("scatter", "scatter.src", needs_input=False, needs_result=True)
+# Multiply's gradient reads the input (in place: a copy from before the call) and
+# recomputes the result from it: like PyTorch's scatter, this one keeps no output, so
+# in-place ops on the output stay allowed.
+@formula("scatter", "scatter.src")
 def _scatter(g, a):
     reduce, d, i = a.get("reduce"), _dim(a), a["index"]
     if reduce == "add":
@@ -140,7 +143,8 @@ def _scatter(g, a):
         p = F.ones(tuple(g.shape), dtype=g.dtype).scatter(d, i, src, reduce="multiply")
         out = {"input": g * conj(p)}
         if _is_tensor(src):
-            out["src"] = _src_of_product(g, a, _corner(src, i), True)
+            r = a["input"].scatter(d, i, src, reduce="multiply")
+            out["src"] = _src_of_product(g, a, r, _corner(src, i), True)
         return out
     out = {"input": g.scatter(d, i, 0)}
     if _is_tensor(src):
@@ -189,7 +193,7 @@ def _scatter_reduce(g, a):
         # gradient needs no division by input.
         p = F.ones(tuple(x.shape), dtype=g.dtype).scatter_reduce(d, i, src, "prod")
         gi = g * conj(p) if include_self else g.scatter(d, i, 0)
-        return {"input": gi, "src": _src_of_product(g, a, sub, include_self)}
+        return {"input": gi, "src": _src_of_product(g, a, r, sub, include_self)}
     raise RuntimeError(f"scatter_reduce: unknown reduce '{reduce}'")
 
 

@@ -332,7 +332,7 @@ def _det(g, a):
     return {"A": (g * conj(a["result"])).unsqueeze(-1).unsqueeze(-1) * inv_h}
 
 
-@formula("linalg_slogdet", needs_result=True)
+@formula("linalg_slogdet", needs_result=(0,))  # the sign
 def _slogdet(g, a):
     A = a["A"]
     gsign, glog = g
@@ -359,7 +359,7 @@ def _inv(g, a):
     return {"A": _inv_grad(g, a["result"])}
 
 
-@formula("linalg_inv_ex", needs_result=True)
+@formula("linalg_inv_ex", needs_result=(0,))
 def _inv_ex(g, a):
     if g[0] is None:
         return {}
@@ -396,7 +396,7 @@ def _diag(v):
     return v.unsqueeze(-1) * F.eye(v.shape[-1], dtype=v.dtype)
 
 
-@formula("linalg_cholesky", "linalg_cholesky_ex", needs_result=True)
+@formula("linalg_cholesky", "linalg_cholesky_ex", needs_result=(0,))
 def _cholesky(g, a):
     gL = g[0] if isinstance(g, tuple) else g
     L = a["results"][0]
@@ -589,7 +589,7 @@ def _pinv_grad(g, A, P):
     return -(Pt @ g @ Pt) + (eye_m - A @ P) @ gt @ P @ Pt + Pt @ P @ gt @ (eye_n - P @ A)
 
 
-@formula("linalg_lstsq", needs_result=True, differentiable_outputs=(True, True, False, False))
+@formula("linalg_lstsq", needs_result=(0,), differentiable_outputs=(True, True, False, False))
 def _lstsq(g, a):
     # Full-rank A: solution = pinv(A) B. The residuals ||B - A X||^2 (per column, tall A)
     # are differentiable too, as in PyTorch 2.13; the singular values are not.

@@ -14,6 +14,7 @@ import math
 
 import flambeau as F
 
+from .helpers import needs_grad
 from .registry import composite, formula
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -289,7 +290,7 @@ def _dropout_scale(p):
     return 0.0 if p == 1 else 1.0 / (1.0 - p)
 
 
-@formula("native_dropout", needs_input=False, needs_result=True)
+@formula("native_dropout", needs_input=False, needs_result=(1,))  # the mask
 def _native_dropout(g, a):
     go = _first(g)
     if go is None:
@@ -374,7 +375,7 @@ def _embedding_dense_backward(g, a):
     return {"grad_output": rows * keep}
 
 
-@formula("embedding_bag", needs_result=True)
+@formula("embedding_bag", needs_result=(1, 2, 3))
 def _embedding_bag(g, a):
     go = _first(g)
     if go is None:
@@ -494,7 +495,7 @@ def _ln_backward_composite(normalized_shape, mask):
     return f
 
 
-@formula("native_layer_norm", needs_result=True)
+@formula("native_layer_norm", needs_result=(1, 2))  # mean and rstd, not the output
 def _native_layer_norm(g, a):
     g0, gmean, grstd = g if isinstance(g, tuple) else (g, None, None)
     x, shape, w, b = a["input"], a["normalized_shape"], a["weight"], a["bias"]
@@ -528,7 +529,7 @@ def _layer_norm(call, a):
     )[0]
 
 
-@formula("native_batch_norm", needs_result=True)
+@formula("native_batch_norm", needs_result=(1, 2))  # the saved stats, not the output
 def _native_batch_norm(g, a):
     go, gmean, grstd = g if isinstance(g, tuple) else (g, None, None)
     x, w, b = a["input"], a["weight"], a["bias"]
@@ -635,7 +636,7 @@ def _batch_norm(call, a):
     )[0]
 
 
-@formula("native_group_norm", needs_result=True)
+@formula("native_group_norm", needs_result=(1, 2))  # mean and rstd, not the output
 def _native_group_norm(g, a):
     go, gmean, grstd = g if isinstance(g, tuple) else (g, None, None)
     x, w, b = a["input"], a["weight"], a["bias"]
@@ -765,7 +766,7 @@ def _norm(x, t, reduction):
     return 1.0 / max(n, 1)
 
 
-@formula("nll_loss_forward", needs_result=True)
+@formula("nll_loss_forward", needs_result=(1,))  # total_weight
 def _nll_loss_forward(g, a):
     go = _first(g)
     if go is None:
@@ -774,8 +775,8 @@ def _nll_loss_forward(g, a):
     red, ignore = a["reduction"], a["ignore_index"]
     total = a["results"][1]
     out = {"self": F.nll_loss_backward(go, x, target, w, red, ignore, total)}
-    if w is not None:
-        out["weight"] = _nll_weight_grad(go, x, target, w, red, ignore, total, a["results"][0])
+    if needs_grad(w):  # a class weight is usually a constant
+        out["weight"] = _nll_weight_grad(go, x, target, w, red, ignore, total)
         gtw = g[1] if isinstance(g, tuple) else None
         if gtw is not None:  # total_weight = sum of weight[target] over counted targets
             safe = F.where(target == ignore, F.zeros_like(target), target)
@@ -785,9 +786,10 @@ def _nll_loss_forward(g, a):
     return out
 
 
-def _nll_weight_grad(go, x, target, w, red, ignore, total, loss):
+def _nll_weight_grad(go, x, target, w, red, ignore, total):
     """d loss / d weight[k]: the picked -x of targets of class k (scattered with
-    embedding_dense_backward); for mean, minus loss * count_k, over the total weight."""
+    embedding_dense_backward); for mean, minus loss * count_k, over the total weight.
+    The loss is recomputed: as in PyTorch, the forward saves only total_weight."""
     c = w.shape[0]
     picked = F.nll_loss_forward(x, target, None, 0, ignore)[0]  # -x at each target, 0 ignored
     counted = (target != ignore).to(x.dtype)
@@ -800,6 +802,7 @@ def _nll_weight_grad(go, x, target, w, red, ignore, total, loss):
         return scatter(go * picked)
     if red == 2:
         return scatter(go * picked)
+    loss = F.nll_loss_forward(x, target, w, red, ignore)[0]
     return go * (scatter(picked) - loss * scatter(counted)) / total
 
 

@@ -198,8 +198,8 @@ def _max_unpool(k):
 
 for _k in (1, 2, 3):
     formula(f"max_pool{_k}d")(_max_pool(_k, False))
-    formula(f"max_pool{_k}d_with_indices", needs_result=True)(_max_pool(_k, True))
-    formula(f"adaptive_max_pool{_k}d", needs_result=True)(_adaptive_max(_k))
+    formula(f"max_pool{_k}d_with_indices", needs_result=(1,))(_max_pool(_k, True))
+    formula(f"adaptive_max_pool{_k}d", needs_result=(1,))(_adaptive_max(_k))
     formula(f"max_unpool{_k}d")(_max_unpool(_k))
 for _k in (2, 3):
     formula(f"max_pool{_k}d_with_indices_backward")(_index_scatter_backward(_k))

@@ -46,7 +46,7 @@ def _differentiable(cell, state_name, g, a):
     return {n: gr for n, gr in zip(names, grads) if gr is not None}
 
 
-@formula("_thnn_fused_lstm_cell", needs_result=True)
+@formula("_thnn_fused_lstm_cell", needs_result=(1, 2))  # cy and the workspace
 def _fused_lstm_cell(g, a):
     # create_graph, or the workspace used (the kernel reads only hy's and cy's gradients):
     # recompute the cell, differentiably
@@ -63,7 +63,7 @@ def _fused_lstm_cell(g, a):
     return grads
 
 
-@formula("_thnn_fused_gru_cell", needs_result=True)
+@formula("_thnn_fused_gru_cell", needs_result=(1,))  # the workspace
 def _fused_gru_cell(g, a):
     if F.is_grad_enabled() or g[1] is not None:  # as the LSTM's
         return _differentiable(_gru_cell, "hx", g, a)

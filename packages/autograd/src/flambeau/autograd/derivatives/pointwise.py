@@ -7,7 +7,7 @@ import math
 import flambeau as F
 
 from .complex import conj
-from .helpers import first_name
+from .helpers import first_name, needs_grad
 from .registry import formula
 
 
@@ -45,6 +45,23 @@ def _div(g, a):
     return {"input": g / conj(y), "other": other}
 
 
+def _mod(rounding_mode):
+    """fmod (the quotient rounded toward zero) and remainder (toward -inf), a - q * b: the
+    quotient is piecewise constant, so the gradients are g and -q * g."""
+
+    def fn(g, a):
+        x, y = a["input"], a["other"]
+        if not isinstance(y, F.Tensor):
+            return {"input": g}
+        return {"input": g, "other": -g * F.div(x, y, rounding_mode=rounding_mode)}
+
+    return fn
+
+
+formula("fmod")(_mod("trunc"))
+formula("remainder")(_mod("floor"))
+
+
 @formula("neg", "negative", needs_input=False)
 def _neg(g, a):
     return {"input": -g}
@@ -55,7 +72,7 @@ def _identity(g, a):
     return {first_name(a): g}
 
 
-@formula("pow", needs_result=True)
+@formula("pow")
 def _pow(g, a):
     x, e = a["input"], a["exponent"]
     out = {}
@@ -64,9 +81,11 @@ def _pow(g, a):
             out["input"] = g * conj(e * x.pow(e - 1))
         else:  # a number raised to a tensor (pow(2.0, t))
             x = F.full((), x, dtype=g.dtype)
-        # 0 ** e has zero slope in e where e >= 0 (log(0) would give nan there).
-        slope = F.where((x == 0) & (e.real >= 0 if e.is_complex() else e >= 0), 0, F.log(x))
-        out["exponent"] = g * conj(a["result"] * slope)
+        if needs_grad(e):
+            # 0 ** e has zero slope in e where e >= 0 (log(0) would give nan there). x ** e
+            # is recomputed: x ** 2 saves no output (pow's overloads share one formula).
+            slope = F.where((x == 0) & (e.real >= 0 if e.is_complex() else e >= 0), 0, F.log(x))
+            out["exponent"] = g * conj(x.pow(e) * slope)
     elif e == 0:
         out["input"] = g * 0
     else:
@@ -231,9 +250,9 @@ def _erfc(g, a):
     return {"input": -g * (2 / math.sqrt(math.pi)) * F.exp(-x * x)}
 
 
-@formula("erfinv", needs_result=True)
+@formula("erfinv")
 def _erfinv(g, a):
-    r = a["result"]
+    r = F.erfinv(a["input"])  # as PyTorch: the input is saved, not the result
     return {"input": g * (math.sqrt(math.pi) / 2) * F.exp(r * r)}
 
 
@@ -389,19 +408,16 @@ def _atan2(g, a):
     return {"input": g * x / d, "other": -g * y / d}
 
 
-@formula("logaddexp", needs_result=True)
+@formula("logaddexp")
 def _logaddexp(g, a):
-    r = a["result"]
-    return {
-        "input": g * conj(F.exp(a["input"] - r)),
-        "other": g * conj(F.exp(a["other"] - r)),
-    }
+    x, y = a["input"], a["other"]
+    return {"input": g / conj(1 + F.exp(y - x)), "other": g / conj(1 + F.exp(x - y))}
 
 
-@formula("logaddexp2", needs_result=True)
+@formula("logaddexp2")
 def _logaddexp2(g, a):
-    r = a["result"]
-    return {"input": g * F.exp2(a["input"] - r), "other": g * F.exp2(a["other"] - r)}
+    x, y = a["input"], a["other"]
+    return {"input": g / (1 + F.exp2(y - x)), "other": g / (1 + F.exp2(x - y))}
 
 
 @formula("copysign", needs_result=True)

@@ -69,7 +69,7 @@ def _max_all(g, a):
     return _extremum(g, everything, nan_wins=True)
 
 
-@formula("max.dim", "min.dim", needs_result=True)
+@formula("max.dim", "min.dim", needs_result=(1,))  # the indices
 def _max_dim(g, a):
     x, dim = a["input"], a["dim"] % max(a["input"].dim(), 1)
     gv = g[0] if isinstance(g, tuple) else g
@@ -124,7 +124,7 @@ def _with_mean(spread):
 
 
 formula("var_mean")(_with_mean(_var))
-formula("std_mean", needs_result=True)(_with_mean(_std))
+formula("std_mean", needs_result=(0,))(_with_mean(_std))
 
 
 @formula("aminmax", needs_result=True)

@@ -17,10 +17,16 @@ class Formula:
     fn: Callable
     needs_input: bool = True  # uses input values (in-place variants keep a copy)
     nondifferentiable: bool = False
-    needs_result: bool = False  # uses output values (checked against in-place changes)
+    # The outputs whose values the formula reads (checked against in-place changes): True
+    # for all, or their positions (batch norm reads its saved statistics, not its output).
+    needs_result: bool | tuple[int, ...] = False
     # Which outputs carry a gradient (None: every floating one), as PyTorch's
     # output_differentiability: lstsq's singular values do not.
     differentiable_outputs: tuple[bool, ...] | None = None
+
+    def reads_output(self, i: int) -> bool:
+        n = self.needs_result
+        return n if isinstance(n, bool) else i in n
 
 
 FORMULAS: dict[str, Formula] = {}
@@ -71,10 +77,11 @@ def bind_formula(key, f: Formula | None, inputs, tuple_output=False):
             if not isinstance(gi, Tensor):
                 out.append(None)
                 continue
-            if gi.is_complex() != x.is_complex():
-                # A real input of a complex computation gets the real part (dL/dx); a
-                # complex input, a real gradient as complex.
-                gi = gi.real if gi.is_complex() else gi.to(x.dtype)
+            if gi.dtype != x.dtype:
+                # A gradient has its input's dtype, as PyTorch's engine makes it (sum with
+                # dtype=, mixed-precision arithmetic); a real input of a complex computation
+                # gets the real part (dL/dx).
+                gi = (gi.real if gi.is_complex() and not x.is_complex() else gi).to(x.dtype)
             # Shapes are read at backward: in-place copies keep the input's shape.
             out.append(sum_to(gi, x.shape))
         return tuple(out)

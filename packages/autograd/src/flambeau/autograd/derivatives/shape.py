@@ -102,7 +102,7 @@ def _setitem(g, a):
 
 @formula("cat", "concat", "concatenate", needs_input=False)
 def _cat(g, a):
-    tensors, dim = a["tensors"], a.get("dim", 0)
+    tensors, dim = a["tensors"], a["axis"] if "axis" in a else a["dim"]  # concatenate: axis
     grads, start = [], 0
     for t in tensors:
         if t.dim() == 1 and t.shape[0] == 0 and g.dim() > 1:
@@ -352,8 +352,6 @@ nondifferentiable(
     "logical_not",
     "isclose",
     "floor_divide",
-    "remainder",
-    "fmod",
     "detach",
     "long",
     "int",

@@ -35,17 +35,17 @@ def _scatter(g, a, dim, keepdim):
     return {"input": F.value_selecting_reduction_backward(gv, dim, idx, shape, keepdim)}
 
 
-@formula("sort", "topk", needs_input=False, needs_result=True)
+@formula("sort", "topk", needs_input=False, needs_result=(1,))
 def _sort(g, a):
     return _scatter(g, a, a.get("dim", -1), True)
 
 
-@formula("cummax", "cummin", needs_input=False, needs_result=True)
+@formula("cummax", "cummin", needs_input=False, needs_result=(1,))
 def _cum_extreme(g, a):
     return _scatter(g, a, a["dim"], True)
 
 
-@formula("kthvalue", "median.dim", "nanmedian.dim", "mode", needs_input=False, needs_result=True)
+@formula("kthvalue", "median.dim", "nanmedian.dim", "mode", needs_input=False, needs_result=(1,))
 def _select(g, a):
     return _scatter(g, a, a.get("dim", -1), a.get("keepdim", False))
 
