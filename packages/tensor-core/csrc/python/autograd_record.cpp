@@ -174,7 +174,8 @@ py::object unpack(SavedData& d, PyObject* op, PyObject* node) {
     }
     py::object out = py::cast(ops::detach(o.tensor));
     uint64_t now = o.tensor->storage()->version();
-    if (plan.check_outputs && now != o.version) raise_modified(op, out, now, o.version);
+    const bool reads = j < 64 && (plan.check_outputs >> j & 1);
+    if (reads && now != o.version) raise_modified(op, out, now, o.version);
     if (grad_enabled() && differentiable(o.tensor))  // create_graph: reconnect to the node
       attach(out.ptr(), as_tensor(out.ptr()), node, static_cast<Py_ssize_t>(j));
     results[j] = out;
@@ -332,7 +333,7 @@ void register_bindings(py::module_& m, py::object /*tensor_class*/) {
   m.def(
       "_autograd_register_plan",
       [](const std::string& key, py::object node_name, py::tuple param_names, py::tuple defaults,
-         bool check_inputs, bool check_outputs, bool view, py::object formula_for) {
+         bool check_inputs, uint64_t check_outputs, bool view, py::object formula_for) {
         if (defaults.size() != param_names.size())
           throw py::value_error("_autograd_register_plan: bad parameter list for " + key);
         if (param_names.size() > static_cast<size_t>(kMaxParams))

@@ -28,7 +28,7 @@ struct Plan {
   py::tuple defaults;     // their defaults (None where there is none)
   int n_params = 0;
   bool check_inputs = true;    // the formula reads input values: check their versions
-  bool check_outputs = false;  // ... and output values
+  uint64_t check_outputs = 0;  // bit j: the formula reads output j: check its version
   bool view = false;           // the output is a view of the first input
   // formula_for(tensor_mask, tuple_output) -> backward(grads, args); None: the
   // operator is not differentiable and nothing is recorded.

@@ -312,9 +312,6 @@ def _plan(name: str, sch: schema.Schema) -> None:
     formula = derivatives.FORMULAS.get(sch.key) or derivatives.FORMULAS.get(sch.name)
     if formula is None or formula.differentiable_outputs is not None:
         return  # the Python handler marks only some outputs differentiable
-    reads = [formula.reads_output(i) for i in range(sch.n_outputs)]
-    if any(reads) and not all(reads):
-        return  # the Python handler checks only the outputs the formula reads
     names = tuple(p.name for p in sch.params)
 
     def formula_for(mask: int, tuple_output: bool):
@@ -327,7 +324,8 @@ def _plan(name: str, sch: schema.Schema) -> None:
         names,
         tuple(p.default for p in sch.params),
         check_inputs=formula.needs_input and name not in VIEW_OPS,
-        check_outputs=any(reads),
+        # Bit i: the formula reads output i, whose version is then checked.
+        check_outputs=sum(1 << i for i in range(sch.n_outputs) if formula.reads_output(i)),
         view=name in VIEW_OPS,
         formula_for=None if formula.nondifferentiable else formula_for,
     )
