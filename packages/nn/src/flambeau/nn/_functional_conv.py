@@ -53,6 +53,20 @@ __all__ = [
     "fold",
 ]
 
+_Tensor = flambeau.Tensor
+
+
+def _check_tensor(fn: str, name: str, position: int, value, optional: bool = False) -> None:
+    """PyTorch's argument-parser error where a tensor (or, if optional, None) is expected.
+
+    Shared by the F modules; called only where PyTorch's own function raises TypeError (its
+    argument parser), not where it fails on an attribute first (AttributeError)."""
+    if not isinstance(value, _Tensor) and not (optional and value is None):
+        raise TypeError(
+            f"{fn}(): argument '{name}' (position {position}) must be Tensor, not "
+            f"{type(value).__name__}"
+        )
+
 
 def _ntuple(value, n: int, name: str, fn: str) -> list[int]:
     if isinstance(value, int):
@@ -92,6 +106,9 @@ def _unbatch(out, squeezed: bool):
 
 def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
     fn = f"conv{nd}d"
+    _check_tensor(fn, "input", 1, input)
+    _check_tensor(fn, "weight", 2, weight)
+    _check_tensor(fn, "bias", 3, bias, optional=True)
     if weight.dim() != nd + 2:
         raise RuntimeError(
             f"{fn}(): weight must be {nd + 2}-D (out_channels, in_channels/groups, *kernel), "
@@ -151,6 +168,9 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 def _conv_transpose(nd, input, weight, bias, stride, padding, output_padding, groups, dilation):
     fn = f"conv_transpose{nd}d"
+    _check_tensor(fn, "input", 1, input)
+    _check_tensor(fn, "weight", 2, weight)
+    _check_tensor(fn, "bias", 3, bias, optional=True)
     if weight.dim() != nd + 2:
         raise RuntimeError(
             f"{fn}(): weight must be {nd + 2}-D (in_channels, out_channels/groups, *kernel), "
@@ -228,6 +248,10 @@ def _pool_args(nd, fn, kernel_size, stride, padding, dilation=1):
 
 def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     fn = f"max_pool{nd}d"
+    if not return_indices:
+        _check_tensor(fn, "input", 1, input)
+    elif nd != 3:  # PyTorch's max_pool3d_with_indices reads input.is_cuda first: AttributeError
+        _check_tensor(f"{fn}_with_indices", "input", 1, input)
     x, squeezed = _batchify(input, nd, fn)
     k, s, p, d = _pool_args(nd, fn, kernel_size, stride, padding, dilation)
     out, idx = getattr(flambeau, f"max_pool{nd}d_with_indices")(x, k, s, p, d, ceil_mode)
@@ -272,6 +296,7 @@ def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True):  # fmt: skip
     """Mean over sliding windows of (N, C, L)."""
+    _check_tensor("avg_pool1d", "input", 1, input)
     x, squeezed = _batchify(input, 1, "avg_pool1d")
     k, s, p, _ = _pool_args(1, "avg_pool1d", kernel_size, stride, padding)
     out = flambeau.avg_pool1d(x, k, s, p, ceil_mode, count_include_pad)
@@ -281,6 +306,7 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):  # fmt: skip
     """Mean over sliding windows of (N, C, H, W)."""
+    _check_tensor("avg_pool2d", "input", 1, input)
     x, squeezed = _batchify(input, 2, "avg_pool2d")
     k, s, p, _ = _pool_args(2, "avg_pool2d", kernel_size, stride, padding)
     out = flambeau.avg_pool2d(x, k, s, p, ceil_mode, count_include_pad, divisor_override)
@@ -290,6 +316,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):  # fmt: skip
     """Mean over sliding windows of (N, C, D, H, W)."""
+    _check_tensor("avg_pool3d", "input", 1, input)
     x, squeezed = _batchify(input, 3, "avg_pool3d")
     k, s, p, _ = _pool_args(3, "avg_pool3d", kernel_size, stride, padding)
     out = flambeau.avg_pool3d(x, k, s, p, ceil_mode, count_include_pad, divisor_override)
@@ -317,6 +344,7 @@ def _adaptive_avg(nd, input, output_size):
 
 def adaptive_avg_pool1d(input, output_size):
     """Mean pooling of (N, C, L) down to output_size regions."""
+    _check_tensor("adaptive_avg_pool1d", "input", 1, input)
     return _adaptive_avg(1, input, output_size)
 
 
@@ -339,6 +367,7 @@ def _adaptive_max(nd, input, output_size, return_indices):
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
     """Max pooling of (N, C, L) down to output_size regions."""
+    _check_tensor("adaptive_max_pool1d", "input", 1, input)
     return _adaptive_max(1, input, output_size, return_indices)
 
 
@@ -353,6 +382,7 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
 
 
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):
+    _check_tensor("adaptive_max_pool1d_with_indices", "input", 1, input)
     return _adaptive_max(1, input, output_size, True)
 
 
@@ -390,6 +420,8 @@ def _unpool_size(nd, fn, x, k, s, p, output_size):
 
 def _max_unpool(nd, input, indices, kernel_size, stride, padding, output_size):
     fn = f"max_unpool{nd}d"
+    if nd != 1:  # PyTorch's max_unpool1d reads indices.unsqueeze first: AttributeError
+        _check_tensor(fn, "indices", 2, indices)
     x, squeezed = _batchify(input, nd, fn)
     if _shape(indices) != _shape(input):
         raise RuntimeError(
@@ -446,6 +478,7 @@ def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
 
 def pad(input, pad, mode: str = "constant", value=None):
     """Pads the last len(pad)//2 dims; pad lists (left, right) pairs starting from the last dim."""
+    _check_tensor("pad", "input", 1, input)
     pad = [int(v) for v in pad]
     if len(pad) % 2:
         raise ValueError(f"pad(): padding length must be divisible by 2, got {pad}")
@@ -590,6 +623,7 @@ def upsample_bilinear(input, size=None, scale_factor=None):
 
 def pixel_shuffle(input, upscale_factor: int):
     """(*, C*r*r, H, W) -> (*, C, H*r, W*r)."""
+    _check_tensor("pixel_shuffle", "input", 1, input)
     r = int(upscale_factor)
     if input.dim() < 3 or r <= 0 or input.shape[-3] % (r * r):
         raise RuntimeError(
@@ -605,6 +639,7 @@ def pixel_shuffle(input, upscale_factor: int):
 
 def pixel_unshuffle(input, downscale_factor: int):
     """(*, C, H*r, W*r) -> (*, C*r*r, H, W)."""
+    _check_tensor("pixel_unshuffle", "input", 1, input)
     r = int(downscale_factor)
     if input.dim() < 3 or r <= 0 or input.shape[-1] % r or input.shape[-2] % r:
         raise RuntimeError(
@@ -629,6 +664,7 @@ def _patch_weight(channels, k, like):
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """(N, C, H, W) -> (N, C*kH*kW, L): every sliding block as a column."""
+    _check_tensor("unfold", "input", 1, input)
     x, squeezed = _batchify(input, 2, "unfold")
     k = _ntuple(kernel_size, 2, "kernel_size", "unfold")
     d = _ntuple(dilation, 2, "dilation", "unfold")
@@ -642,6 +678,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
 
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     """(N, C*kH*kW, L) -> (N, C, H, W): sums the columns back into an image."""
+    _check_tensor("fold", "input", 1, input)
     squeezed = input.dim() == 2
     x = input.unsqueeze(0) if squeezed else input
     if x.dim() != 3:

@@ -8,6 +8,8 @@ import math
 
 import flambeau
 
+from ._functional_conv import _check_tensor
+
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
 
@@ -35,6 +37,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     to the scores. is_causal masks out the upper triangle (and excludes attn_mask). The core's
     fused operator (flash-attention style forward and backward kernels).
     """
+    _check_tensor("scaled_dot_product_attention", "query", 1, query)
+    _check_tensor("scaled_dot_product_attention", "key", 2, key)
+    _check_tensor("scaled_dot_product_attention", "value", 3, value)
+    _check_tensor("scaled_dot_product_attention", "attn_mask", 4, attn_mask, optional=True)
     return flambeau.scaled_dot_product_attention(
         query,
         key,
@@ -55,6 +61,8 @@ def _in_projection(q, k, v, w, b, embed_dim, separate, q_w, k_w, v_w):
     if not separate:
         if w is None:
             raise RuntimeError("multi_head_attention_forward(): in_proj_weight is None")
+        _check_tensor("multi_head_attention_forward", "in_proj_weight", 6, w)
+        _check_tensor("multi_head_attention_forward", "in_proj_bias", 7, b, optional=True)
         ws = w.split(embed_dim, 0)
         bs = b.split(embed_dim, 0) if b is not None else (None, None, None)
         return lin(q, ws[0], bs[0]), lin(k, ws[1], bs[1]), lin(v, ws[2], bs[2])
@@ -181,6 +189,8 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check: int, num
         weights = flambeau.dropout(weights, dropout_p, True)
     out = flambeau.matmul(weights, v)  # (N*H, L, head_dim)
     out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+    _check_tensor("multi_head_attention_forward", "out_proj_weight", 12, out_proj_weight)
+    _check_tensor("multi_head_attention_forward", "out_proj_bias", 13, out_proj_bias, optional=True)
     out = flambeau.matmul(out, out_proj_weight.t())
     if out_proj_bias is not None:
         out = out + out_proj_bias

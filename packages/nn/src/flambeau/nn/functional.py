@@ -14,6 +14,7 @@ import warnings
 import flambeau
 
 from . import _reduction
+from ._functional_conv import _check_tensor
 
 __all__ = [
     "linear",
@@ -98,6 +99,9 @@ __all__ = [
 
 def linear(input, weight, bias=None):
     """y = input @ weight.T + bias; weight is (out_features, in_features)."""
+    _check_tensor("linear", "input", 1, input)
+    _check_tensor("linear", "weight", 2, weight)
+    _check_tensor("linear", "bias", 3, bias, optional=True)
     if weight.dim() not in (1, 2):
         raise RuntimeError(
             f"linear(): weight should be 1-D or 2-D, but got a weight of shape "
@@ -115,6 +119,10 @@ def linear(input, weight, bias=None):
 
 def bilinear(input1, input2, weight, bias=None):
     """y[..., o] = sum_ij input1[..., i] * weight[o, i, j] * input2[..., j] + bias[o]."""
+    _check_tensor("bilinear", "input1", 1, input1)
+    _check_tensor("bilinear", "input2", 2, input2)
+    _check_tensor("bilinear", "weight", 3, weight)
+    _check_tensor("bilinear", "bias", 4, bias, optional=True)
     if input1.dim() != input2.dim():
         raise RuntimeError(
             f"bilinear(): input dimensions do not match: got {input1.dim()} and {input2.dim()}"
@@ -159,20 +167,24 @@ def bilinear(input1, input2, weight, bias=None):
 
 def relu(input, inplace: bool = False):
     """max(input, 0)."""
+    _check_tensor("relu", "input", 1, input)
     return input.relu_() if inplace else flambeau.relu(input)
 
 
 def relu_(input):
+    _check_tensor("relu_", "input", 1, input)
     return input.relu_()
 
 
 def threshold(input, threshold: float, value: float, inplace: bool = False):
     """input where input > threshold, else value."""
+    _check_tensor("threshold", "input", 1, input)
     out = flambeau.where(input > threshold, input, flambeau.full((), value, dtype=input.dtype))
     return input.copy_(out) if inplace else out
 
 
 def threshold_(input, threshold: float, value: float):
+    _check_tensor("threshold_", "input", 1, input)
     return globals()["threshold"](input, threshold, value, inplace=True)
 
 
@@ -214,6 +226,8 @@ def _clamped_norm(x, dim, eps):
 
 def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
     """sum(x1 * x2) / (max(||x1||, eps) * max(||x2||, eps)) along dim, after broadcasting."""
+    _check_tensor("cosine_similarity", "x1", 1, x1)
+    _check_tensor("cosine_similarity", "x2", 2, x2)
     dtype = flambeau.result_type(x1, x2)
     if not dtype.is_floating_point:
         raise RuntimeError(
@@ -228,6 +242,8 @@ def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
 
 def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
     """||x1 - x2 + eps||_p over the last dimension."""
+    _check_tensor("pairwise_distance", "x1", 1, x1)
+    _check_tensor("pairwise_distance", "x2", 2, x2)
     last = max(x1.dim(), x2.dim()) - 1
     return (x1 - x2 + eps).norm(p, last, keepdim=keepdim)
 
@@ -310,6 +326,8 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """log(1 + exp(-target * input))."""
+    _check_tensor("soft_margin_loss", "input", 1, input)
+    _check_tensor("soft_margin_loss", "target", 2, target)
     reduction = _reduction.resolve(size_average, reduce, reduction)
     return _reduce(flambeau.log1p(flambeau.exp(-input * target)), reduction)
 
@@ -331,6 +349,8 @@ def hinge_embedding_loss(
     input, target, margin: float = 1.0, size_average=None, reduce=None, reduction="mean"
 ):
     """input where target == 1, max(0, margin - input) where target == -1."""
+    _check_tensor("hinge_embedding_loss", "input", 1, input)
+    _check_tensor("hinge_embedding_loss", "target", 2, target)
     reduction = _reduction.resolve(size_average, reduce, reduction)
     zeros = _zeros_like(input)
     below_margin = flambeau.where(target != 1, (margin - input).clamp_min(0), zeros)
@@ -342,6 +362,9 @@ def cosine_embedding_loss(
     input1, input2, target, margin: float = 0, size_average=None, reduce=None, reduction="mean"
 ):
     """1 - cos(x1, x2) where target == 1, max(0, cos(x1, x2) - margin) where target == -1."""
+    _check_tensor("cosine_embedding_loss", "input1", 1, input1)
+    _check_tensor("cosine_embedding_loss", "input2", 2, input2)
+    _check_tensor("cosine_embedding_loss", "target", 3, target)
     reduction = _reduction.resolve(size_average, reduce, reduction)
     tdim = target.dim()
     if tdim not in (0, 1):
@@ -374,6 +397,8 @@ def poisson_nll_loss(
     reduction="mean",
 ):
     """Negative log likelihood of target ~ Poisson(input) (or Poisson(exp(input)))."""
+    _check_tensor("poisson_nll_loss", "input", 1, input)
+    _check_tensor("poisson_nll_loss", "target", 2, target)
     reduction = _reduction.resolve(size_average, reduce, reduction)
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
@@ -428,6 +453,9 @@ def triplet_margin_loss(
     reduction="mean",
 ):
     """max(0, margin + d(anchor, positive) - d(anchor, negative)), d the p-norm distance."""
+    _check_tensor("triplet_margin_loss", "anchor", 1, anchor)
+    _check_tensor("triplet_margin_loss", "positive", 2, positive)
+    _check_tensor("triplet_margin_loss", "negative", 3, negative)
     reduction = _reduction.resolve(size_average, reduce, reduction)
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
@@ -513,6 +541,7 @@ def log_softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
 
 def gelu(input, approximate: str = "none"):
     """x * Phi(x), or its tanh approximation with approximate='tanh'."""
+    _check_tensor("gelu", "input", 1, input)
     if approximate not in ("none", "tanh"):
         raise RuntimeError(f"approximate argument must be either none or tanh, got {approximate!r}")
     return flambeau.gelu(input, approximate=approximate)
@@ -520,15 +549,18 @@ def gelu(input, approximate: str = "none"):
 
 def silu(input, inplace: bool = False):
     """x * sigmoid(x)."""
+    _check_tensor("silu", "input", 1, input)
     return input.silu_() if inplace else flambeau.silu(input)
 
 
 def elu(input, alpha: float = 1.0, inplace: bool = False):
     """x where x > 0, else alpha * (exp(x) - 1)."""
+    _check_tensor("elu", "input", 1, input)
     return input.elu_(alpha) if inplace else flambeau.elu(input, alpha)
 
 
 def elu_(input, alpha: float = 1.0):
+    _check_tensor("elu_", "input", 1, input)
     return input.elu_(alpha)
 
 
@@ -538,6 +570,7 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 def selu(input, inplace: bool = False):
     """scale * elu(x, alpha) with the self-normalising constants."""
+    _check_tensor("selu", "input", 1, input)
     if inplace:
         # elu_ with SELU's constants: Tensor.selu_ records a backward that reads the
         # overwritten input, elu_'s reads its result.
@@ -546,11 +579,13 @@ def selu(input, inplace: bool = False):
 
 
 def selu_(input):
+    _check_tensor("selu_", "input", 1, input)
     return selu(input, inplace=True)
 
 
 def celu(input, alpha: float = 1.0, inplace: bool = False):
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
+    _check_tensor("celu", "input", 1, input)
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: celu(): alpha must not be 0")
     if inplace:
@@ -559,27 +594,32 @@ def celu(input, alpha: float = 1.0, inplace: bool = False):
 
 
 def celu_(input, alpha: float = 1.0):
+    _check_tensor("celu_", "input", 1, input)
     return celu(input, alpha, inplace=True)
 
 
 def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
     """x where x > 0, else negative_slope * x."""
+    _check_tensor("leaky_relu", "input", 1, input)
     if inplace:
         return input.leaky_relu_(negative_slope)
     return flambeau.leaky_relu(input, negative_slope)
 
 
 def leaky_relu_(input, negative_slope: float = 0.01):
+    _check_tensor("leaky_relu_", "input", 1, input)
     return input.leaky_relu_(negative_slope)
 
 
 def relu6(input, inplace: bool = False):
     """min(max(x, 0), 6)."""
+    _check_tensor("relu6", "input", 1, input)
     return input.hardtanh_(0.0, 6.0) if inplace else flambeau.relu6(input)
 
 
 def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
     """x clamped to [min_val, max_val]."""
+    _check_tensor("hardtanh", "input", 1, input)
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     if inplace:
@@ -588,36 +628,43 @@ def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool =
 
 
 def hardtanh_(input, min_val: float = -1.0, max_val: float = 1.0):
+    _check_tensor("hardtanh_", "input", 1, input)
     return hardtanh(input, min_val, max_val, inplace=True)
 
 
 def hardswish(input, inplace: bool = False):
     """x * relu6(x + 3) / 6."""
+    _check_tensor("hardswish", "input", 1, input)
     return input.hardswish_() if inplace else flambeau.hardswish(input)
 
 
 def hardsigmoid(input, inplace: bool = False):
     """relu6(x + 3) / 6."""
+    _check_tensor("hardsigmoid", "input", 1, input)
     return input.hardsigmoid_() if inplace else flambeau.hardsigmoid(input)
 
 
 def mish(input, inplace: bool = False):
     """x * tanh(softplus(x))."""
+    _check_tensor("mish", "input", 1, input)
     return input.mish_() if inplace else flambeau.mish(input)
 
 
 def softplus(input, beta: float = 1.0, threshold: float = 20.0):
     """log(1 + exp(beta * x)) / beta, x itself where beta * x > threshold."""
+    _check_tensor("softplus", "input", 1, input)
     return flambeau.softplus(input, beta, threshold)
 
 
 def logsigmoid(input):
     """log(sigmoid(x)), without overflow."""
+    _check_tensor("logsigmoid", "input", 1, input)
     return flambeau.log_sigmoid(input)
 
 
 def softshrink(input, lambd: float = 0.5):
     """x - lambd where x > lambd, x + lambd where x < -lambd, else 0."""
+    _check_tensor("softshrink", "input", 1, input)
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {float(lambd)}.")
     return flambeau.softshrink(input, lambd)
@@ -625,6 +672,7 @@ def softshrink(input, lambd: float = 0.5):
 
 def hardshrink(input, lambd: float = 0.5):
     """x where |x| > lambd, else 0."""
+    _check_tensor("hardshrink", "input", 1, input)
     return flambeau.hardshrink(input, lambd)
 
 
@@ -643,6 +691,8 @@ def glu(input, dim: int = -1):
 
 def prelu(input, weight):
     """x where x > 0, else weight * x, with one weight or one per channel (dim 1)."""
+    _check_tensor("prelu", "input", 1, input)
+    _check_tensor("prelu", "weight", 2, weight)
     channels = input.shape[1] if input.dim() >= 2 else 1
     if weight.numel() != 1 and weight.numel() != channels:
         raise RuntimeError(
@@ -673,6 +723,9 @@ def _verify_batch_size(size) -> None:
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
     """Normalise over the trailing normalized_shape dimensions, then scale and shift."""
+    _check_tensor("layer_norm", "input", 1, input)
+    _check_tensor("layer_norm", "weight", 3, weight, optional=True)
+    _check_tensor("layer_norm", "bias", 4, bias, optional=True)
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(normalized_shape)
@@ -707,6 +760,11 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     In training the running statistics, when given, are updated in place:
     running = (1 - momentum) * running + momentum * batch statistic (unbiased variance).
     """
+    _check_tensor("batch_norm", "input", 1, input)
+    _check_tensor("batch_norm", "running_mean", 2, running_mean, optional=True)
+    _check_tensor("batch_norm", "running_var", 3, running_var, optional=True)
+    _check_tensor("batch_norm", "weight", 4, weight, optional=True)
+    _check_tensor("batch_norm", "bias", 5, bias, optional=True)
     if input.dim() < 2:
         raise ValueError(
             f"batch_norm(): expected input with at least 2 dimensions (N, C, *), but got input "
@@ -731,6 +789,10 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
                   use_input_stats: bool = True, momentum: float = 0.1,
                   eps: float = 1e-5):  # fmt: skip
     """Normalise each (sample, channel) over its spatial dimensions."""
+    _check_tensor("instance_norm", "running_mean", 2, running_mean, optional=True)
+    _check_tensor("instance_norm", "running_var", 3, running_var, optional=True)
+    _check_tensor("instance_norm", "weight", 4, weight, optional=True)
+    _check_tensor("instance_norm", "bias", 5, bias, optional=True)
     if input.dim() < 3:
         raise ValueError(
             f"instance_norm(): expected input with at least 3 dimensions (N, C, *), but got "
@@ -760,6 +822,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
 
 def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5):
     """Normalise each sample over groups of channels (and the spatial dimensions)."""
+    _check_tensor("group_norm", "weight", 3, weight, optional=True)
+    _check_tensor("group_norm", "bias", 4, bias, optional=True)
     if input.dim() < 2:
         raise RuntimeError(
             f"Expected at least 2 dimensions for input tensor but received {input.dim()}"
@@ -816,6 +880,7 @@ def _check_p(p) -> None:
 
 def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):
     """Zero each element with probability p, scaling the rest by 1 / (1 - p), when training."""
+    _check_tensor("dropout", "input", 1, input)
     _check_p(p)
     if inplace:
         return input.dropout_(p, training)
@@ -905,6 +970,7 @@ def dropout3d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
 
 def alpha_dropout(input, p: float = 0.5, training: bool = False, inplace: bool = False):
     """Dropout that keeps SELU's self-normalising mean and variance."""
+    _check_tensor("alpha_dropout", "input", 1, input)
     _check_p(p)
     if inplace:
         return input.alpha_dropout_(p, training)
@@ -957,6 +1023,8 @@ def _check_indices(op, input):
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float = 2.0,
               scale_grad_by_freq: bool = False, sparse: bool = False):  # fmt: skip
     """Rows of weight picked by the indices in input (any shape)."""
+    _check_tensor("embedding", "input", 1, input)
+    _check_tensor("embedding", "weight", 2, weight)
     if weight.dim() != 2:
         raise RuntimeError(
             f"embedding(): weight must be 2-D (num_embeddings, embedding_dim), but got shape "
@@ -1065,6 +1133,9 @@ def _class_target_check(op, input, target):
 def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = -100,
              reduce=None, reduction: str = "mean"):  # fmt: skip
     """-input[n, target[n]] (times weight[target[n]]), over classes in dim 1."""
+    _check_tensor("nll_loss", "input", 1, input)
+    _check_tensor("nll_loss", "target", 2, target)
+    _check_tensor("nll_loss", "weight", 3, weight, optional=True)
     reduction = _reduction.resolve(size_average, reduce, reduction)
     _class_target_check("nll_loss", input, target)
     return flambeau.nll_loss(input, target, weight, _reduction_enum(reduction), ignore_index)
@@ -1078,6 +1149,8 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0,
     of ints or integer tensors. mean divides each loss by its target length (at least 1)
     and averages over the batch; zero_infinity zeroes the losses (and gradients) of
     impossible alignments."""
+    _check_tensor("ctc_loss", "log_probs", 1, log_probs)
+    _check_tensor("ctc_loss", "targets", 2, targets)
     for name, v in (("input_lengths", input_lengths), ("target_lengths", target_lengths)):
         if not isinstance(v, (list, tuple, flambeau.Tensor)):
             raise TypeError(
@@ -1093,6 +1166,9 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
                   reduce=None, reduction: str = "mean",
                   label_smoothing: float = 0.0):  # fmt: skip
     """log_softmax over dim 1 then nll_loss (class indices), or soft-label cross entropy."""
+    _check_tensor("cross_entropy", "input", 1, input)
+    _check_tensor("cross_entropy", "target", 2, target)
+    _check_tensor("cross_entropy", "weight", 3, weight, optional=True)
     reduction = _reduction.resolve(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
@@ -1126,6 +1202,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                                      pos_weight=None):  # fmt: skip
     """binary_cross_entropy(sigmoid(input), target), computed stably; pos_weight scales
     the positive term."""
+    _check_tensor("binary_cross_entropy_with_logits", "weight", 3, weight, optional=True)
+    _check_tensor("binary_cross_entropy_with_logits", "pos_weight", 7, pos_weight, optional=True)
     reduction = _reduction.resolve(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
@@ -1139,6 +1217,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean",
            log_target: bool = False):  # fmt: skip
     """target * (log(target) - input), input given as log-probabilities."""
+    _check_tensor("kl_div", "input", 1, input)
+    _check_tensor("kl_div", "target", 2, target)
     if size_average is not None or reduce is not None:
         reduction = _reduction.legacy_get_string(size_average, reduce)
     elif reduction == "mean":
@@ -1184,6 +1264,7 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
                                 reduction: str = "mean"):  # fmt: skip
     """-mean over classes of y log sigmoid(x) + (1 - y) log sigmoid(-x), per sample."""
+    _check_tensor("multilabel_soft_margin_loss", "input", 1, input)
     reduction = _reduction.resolve(size_average, reduce, reduction)
     _reduction_enum(reduction)
     if input.dim() == 0:
