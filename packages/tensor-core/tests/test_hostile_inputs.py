@@ -123,7 +123,30 @@ def test_views_whose_numel_overflows_raise(call):
 def test_empty_views_with_huge_dims_are_fine():
     x = F.ones(0, 1).expand(0, 2**62)
     assert x.numel() == 0 and x.shape == (0, 2**62)
-    assert F.zeros(0, 2**62, 4).numel() == 0
+    assert F.zeros(0, 2**62).stride() == (2**62, 1)
+    with pytest.raises(RuntimeError, match="Stride calculation overflowed"):
+        F.zeros(0, 2**62, 4)  # as PyTorch: the first stride does not fit in int64
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: F.max_pool1d(F.randn(2, 3, 5), [2**63 - 1], dilation=[1], ceil_mode=True),
+        lambda: F.max_pool3d(
+            F.randn(1, 2, 3, 4, 5), [2**32, 2**63 - 1, 2**63 - 1], padding=[1, 1, 0], ceil_mode=True
+        ),  # fmt: skip
+        lambda: F.avg_pool1d(F.randn(2, 3, 5), [2**62], [2**62], [0], True),
+    ],
+)
+def test_pooling_with_huge_windows_returns_at_once(call):
+    # A window far larger than the input used to be walked tap by tap (a hang).
+    out = call()
+    assert out.numel() > 0 and np.isfinite(out.numpy()).all()
+
+
+def test_pooling_windows_overflowing_int64_raise():
+    with pytest.raises(RuntimeError, match="too large"):
+        F.max_pool1d(F.randn(2, 3, 5), [2**62], dilation=[4], ceil_mode=True)
 
 
 @pytest.mark.parametrize(

@@ -51,10 +51,13 @@ int64_t TensorImpl::stride(int64_t d) const { return strides_[wrap_dim(d, dim(),
 DimVector contiguous_strides(IntList sizes) {
   DimVector strides(sizes.size());
   int64_t s = 1;
+  bool overflow = false;
   for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
     strides[d] = s;
-    s *= std::max<int64_t>(sizes[d], 1);
+    // Only an empty tensor gets here with huge sizes (numel_of bounds the rest).
+    if (d > 0) overflow |= __builtin_mul_overflow(s, std::max<int64_t>(sizes[d], 1), &s);
   }
+  FLB_CHECK(!overflow, "Stride calculation overflowed with sizes ", shape_str(sizes));
   return strides;
 }
 

@@ -37,6 +37,15 @@ inline void column_range(int64_t off, int64_t stride, int64_t in, int64_t out, i
   hi = in - 1 - off < 0 ? 0 : std::min(out, (in - 1 - off) / stride + 1);
 }
 
+// The kernel taps [lo, hi) of a window starting at `start` (stride `dilation`)
+// that land inside [0, in): a window may be far larger than the input (a huge
+// kernel_size with ceil_mode), and only these taps are worth a visit.
+inline void tap_range(int64_t start, int64_t dilation, int64_t kernel, int64_t in, int64_t& lo,
+                      int64_t& hi) {
+  lo = start >= 0 ? 0 : (-start + dilation - 1) / dilation;
+  hi = in - 1 - start < 0 ? 0 : std::min(kernel, (in - 1 - start) / dilation + 1);
+}
+
 // One input row's kernel column into a running (max, index) over outputs [lo, hi).
 // A tap replaces the running max when it is the first, larger, or NaN: ties keep
 // the first max and a NaN (the last one) wins. Written branch-free (bitwise ors,
@@ -88,14 +97,22 @@ void max_pool_rows(const Tensor& out, const Tensor& indices, const Tensor& input
                    T* best = y + row * oW;
                    std::fill(best, best + oW, -std::numeric_limits<T>::infinity());
                    std::fill(at, at + oW, I(-1));
-                   for (int64_t kd = 0; kd < g.kernel[0]; ++kd) {
-                     const int64_t id = od * g.stride[0] - g.pad[0] + kd * g.dilation[0];
-                     if (id < 0 || id >= g.in[0]) continue;
-                     for (int64_t kh = 0; kh < g.kernel[1]; ++kh) {
-                       const int64_t ih = oh * g.stride[1] - g.pad[1] + kh * g.dilation[1];
-                       if (ih < 0 || ih >= H) continue;
+                   const int64_t d0 = od * g.stride[0] - g.pad[0];
+                   const int64_t h0 = oh * g.stride[1] - g.pad[1];
+                   int64_t kd0, kd1, kh0, kh1, kw0, kw1;
+                   tap_range(d0, g.dilation[0], g.kernel[0], g.in[0], kd0, kd1);
+                   tap_range(h0, g.dilation[1], g.kernel[1], H, kh0, kh1);
+                   // Column taps some output column reaches: tap kw reads columns
+                   // kw * dilation - pad + c * stride for c in [0, oW).
+                   const int64_t first = g.pad[2] - (oW - 1) * sw;  // kw * dilation >= this
+                   kw0 = first <= 0 ? 0 : (first + g.dilation[2] - 1) / g.dilation[2];
+                   kw1 = std::min(g.kernel[2], (W - 1 + g.pad[2]) / g.dilation[2] + 1);
+                   for (int64_t kd = kd0; kd < kd1; ++kd) {
+                     const int64_t id = d0 + kd * g.dilation[0];
+                     for (int64_t kh = kh0; kh < kh1; ++kh) {
+                       const int64_t ih = h0 + kh * g.dilation[1];
                        const int64_t base = (id * H + ih) * W;
-                       for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
+                       for (int64_t kw = kw0; kw < kw1; ++kw) {
                          const int64_t off = kw * g.dilation[2] - g.pad[2];
                          int64_t c0, c1;
                          column_range(off, sw, W, oW, c0, c1);
@@ -120,7 +137,7 @@ void max_pool(const Tensor& out, const Tensor& indices, const Tensor& input,
 inline void avg_window(const PoolGeometry& g, int i, int64_t o, int64_t& s, int64_t& e,
                        int64_t& padded) {
   s = o * g.stride[i] - g.pad[i];
-  e = std::min(s + g.kernel[i], g.in[i] + g.pad[i]);
+  e = s + std::min(g.kernel[i], g.in[i] + g.pad[i] - s);  // no overflow for a huge kernel
   padded = e - s;
   s = std::max<int64_t>(s, 0);
   e = std::min(e, g.in[i]);

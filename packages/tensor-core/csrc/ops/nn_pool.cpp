@@ -92,7 +92,12 @@ void set_window(Planes& p, IntList kernel_size, const std::optional<DimVector>& 
     FLB_CHECK(dl[i] > 0, op,
               ": dilation should be greater than zero, but got dilation=", list_str(dl));
     FLB_CHECK(pd[i] >= 0, op, ": pad must be non-negative, but got padding=", list_str(pd));
-    const int64_t span = dl[i] * (ks[i] - 1) + 1;
+    // Sizes in 128 bits: kernel, stride, dilation and padding may each be near 2^63.
+    using Wide = __int128;
+    const Wide wide_span = Wide(dl[i]) * (ks[i] - 1) + 1;
+    FLB_CHECK(wide_span <= INT64_MAX, op, ": the window of kernel_size=", ks[i],
+              " and dilation=", dl[i], " is too large");
+    const int64_t span = static_cast<int64_t>(wide_span);
     if (is_max) {
       FLB_CHECK(pd[i] <= span / 2, op,
                 ": pad should be at most half of effective kernel size, but got pad=", pd[i],
@@ -104,10 +109,10 @@ void set_window(Planes& p, IntList kernel_size, const std::optional<DimVector>& 
     }
     const size_t j = 3 - k + i;
     const int64_t in = p.g.in[j];
-    int64_t num = in + 2 * pd[i] - span + (ceil_mode ? st[i] - 1 : 0);
-    int64_t o = (num >= 0 ? num / st[i] : -((-num + st[i] - 1) / st[i])) + 1;
-    if (ceil_mode && (o - 1) * st[i] >= in + pd[i]) --o;
-    out[j] = o;
+    const Wide num = Wide(in) + 2 * Wide(pd[i]) - span + (ceil_mode ? st[i] - 1 : 0);
+    Wide o = (num >= 0 ? num / st[i] : -((-num + st[i] - 1) / st[i])) + 1;
+    if (ceil_mode && (o - 1) * st[i] >= Wide(in) + pd[i]) --o;
+    out[j] = static_cast<int64_t>(o);  // at most in + 2 * pad + 1
     p.g.kernel[j] = ks[i];
     p.g.stride[j] = st[i];
     p.g.pad[j] = pd[i];
