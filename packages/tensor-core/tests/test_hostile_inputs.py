@@ -327,3 +327,17 @@ def test_device_argument_types():
         F.device("cpu", "0")
     assert F.device("cpu", 32767).index == 32767
     assert str(F.device("cpu:3")) == "cpu:3"
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "F.conv3d(F.ones(2, 4, 5, 2, 4), F.ones(2, 2, 2, 2, 2), None, [1, 1, 2], [0, 0, 2**63 - 1],"
+        " [1, 1, 1], 2)",
+        "F.conv1d(F.ones(1, 1, 4), F.ones(1, 1, 3), None, [1], [0], [2**62], 1)",
+        "F.conv_transpose1d(F.ones(1, 1, 4), F.ones(1, 1, 3), None, [2**62], [0], [0], 1, [1])",
+        "F.conv1d(F.ones(1, 1, 4), F.ones(1, 1, 3), None, [1], 'same', [2**62], 1)",
+    ],
+)
+def test_convolution_geometry_overflow_raises(call):
+    assert_raises_isolated(call, "RuntimeError", "int64 range")

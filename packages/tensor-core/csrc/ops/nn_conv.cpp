@@ -113,13 +113,20 @@ Conv make_conv(const char* op, const Tensor& input, const Tensor& weight, const 
   g.in_channels = transposed ? out_channels : xs[1];
   g.out_channels = transposed ? xs[1] : out_channels;
   DimVector padded(k), kernel(k), sizes(k);
+  // Window sizes in 128 bits: stride, padding and dilation may each be near 2^63.
+  auto fit = [&](__int128 v) {
+    FLB_CHECK(v >= INT64_MIN && v <= INT64_MAX, op, ": stride ", list_str(c.stride), ", padding ",
+              list_str(c.padding), " and dilation ", list_str(c.dilation),
+              " give sizes beyond the int64 range");
+    return static_cast<int64_t>(v);
+  };
   for (size_t i = 0; i < k; ++i) {
     size_t j = 3 - k + i;
     g.kernel[j] = ws[2 + i];
     g.stride[j] = c.stride[i];
     g.pad[j] = c.padding[i];
     g.dilation[j] = c.dilation[i];
-    const int64_t span = c.dilation[i] * (ws[2 + i] - 1) + 1;
+    const int64_t span = fit(__int128(c.dilation[i]) * (ws[2 + i] - 1) + 1);
     if (transposed) {
       FLB_CHECK(c.output_padding[i] < c.stride[i] || c.output_padding[i] < c.dilation[i], op,
                 ": output padding must be smaller than either stride or dilation, but got "
@@ -127,11 +134,12 @@ Conv make_conv(const char* op, const Tensor& input, const Tensor& weight, const 
                 list_str(c.output_padding), ", stride=", list_str(c.stride),
                 ", dilation=", list_str(c.dilation));
       g.out[j] = xs[2 + i];
-      g.in[j] = (xs[2 + i] - 1) * c.stride[i] - 2 * c.padding[i] + span + c.output_padding[i];
+      g.in[j] = fit(__int128(xs[2 + i] - 1) * c.stride[i] - 2 * __int128(c.padding[i]) + span +
+                    c.output_padding[i]);
       sizes[i] = g.in[j];
     } else {
       g.in[j] = xs[2 + i];
-      padded[i] = xs[2 + i] + 2 * c.padding[i];
+      padded[i] = fit(xs[2 + i] + 2 * __int128(c.padding[i]));
       kernel[i] = span;
       g.out[j] = padded[i] < span ? 0 : (padded[i] - span) / c.stride[i] + 1;
     }
@@ -250,7 +258,9 @@ Tensor conv_padding_str(const char* op, size_t k, const Tensor& input, const Ten
   DimVector left(k), extra(2 * k, 0);
   bool symmetric = true;
   for (size_t i = 0; i < k; ++i) {
-    int64_t total = dil[i] * (weight->sizes()[2 + i] - 1);
+    int64_t total = 0;
+    FLB_CHECK(!__builtin_mul_overflow(dil[i], weight->sizes()[2 + i] - 1, &total), op,
+              ": dilation ", list_str(dil), " gives a window beyond the int64 range");
     left[i] = total / 2;
     if (total % 2) {
       symmetric = false;
