@@ -201,11 +201,10 @@ void nearest_taps(Stack& s, IntList output_size, std::array<std::optional<double
                                       : static_cast<float>(in) / static_cast<float>(out);
     s.g.out[j] = out;
     for (int64_t o = 0; o < out; ++o) {
-      int64_t src =
-          out == in ? o
-          : out == 2 * in
-              ? o >> 1
-              : std::min(static_cast<int64_t>(std::floor(static_cast<float>(o) * scale)), in - 1);
+      int64_t src = out == in ? o
+                    : out == 2 * in
+                        ? o >> 1
+                        : clamped_index(std::floor(static_cast<float>(o) * scale), 0, in - 1);
       s.g.axes[j].index.push_back(src);
       s.g.axes[j].weight.push_back(1.0);
     }
@@ -232,7 +231,7 @@ void linear_taps(Stack& s, IntList output_size, bool align_corners,
     for (int64_t o = 0; o < out; ++o) {
       double src = align_corners ? scale * static_cast<double>(o)
                                  : std::max(scale * (static_cast<double>(o) + 0.5) - 0.5, 0.0);
-      int64_t i0 = std::min(static_cast<int64_t>(src), in - 1);
+      int64_t i0 = clamped_index(src, 0, in - 1);
       int64_t i1 = i0 + (i0 < in - 1 ? 1 : 0);
       double l1 = std::min(src - static_cast<double>(i0), 1.0);
       a.index.insert(a.index.end(), {i0, i1});

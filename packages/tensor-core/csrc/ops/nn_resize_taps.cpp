@@ -37,7 +37,7 @@ AxisTaps cubic_axis_taps(int64_t in, int64_t out, bool align_corners, std::optio
     const double od = static_cast<double>(o);
     // Unlike linear, a negative source position is kept (not clamped to 0).
     const double src = align_corners ? r * od : r * (od + 0.5) - 0.5;
-    const int64_t i0 = std::min(static_cast<int64_t>(std::floor(src)), in - 1);
+    const int64_t i0 = clamped_index(std::floor(src), -1, in - 1);
     const double t = std::min(std::max(src - static_cast<double>(i0), 0.0), 1.0);
     const double w[4] = {cubic_far(t + 1, A), cubic_near(t, A), cubic_near(1 - t, A),
                          cubic_far(2 - t, A)};
@@ -55,7 +55,7 @@ AxisTaps nearest_exact_axis_taps(int64_t in, int64_t out, std::optional<double> 
   AxisTaps a;
   for (int64_t o = 0; o < out; ++o) {
     const float src = std::floor((static_cast<float>(o) + 0.5f) * r);
-    a.index.push_back(std::min(static_cast<int64_t>(src), in - 1));
+    a.index.push_back(clamped_index(src, 0, in - 1));
     a.weight.push_back(1.0);
   }
   return a;
@@ -66,16 +66,18 @@ AxisTaps antialias_axis_taps(int64_t in, int64_t out, bool align_corners,
   const double r = source_scale(in, out, align_corners, scale);
   const double half = cubic ? 2.0 : 1.0;  // half the filter's width at scale 1
   // Downscaling stretches the filter over r input samples per output sample.
+  // Never wider than the input: beyond it every weight is zero.
   const double support = r >= 1.0 ? half * r : half;
   const double inv = r >= 1.0 ? 1.0 / r : 1.0;
   AxisTaps a;
-  a.taps = static_cast<int64_t>(std::ceil(support)) * 2 + 1;
+  // At most the whole input per output (support is infinite for a tiny scale factor).
+  a.taps = static_cast<int64_t>(std::min(std::ceil(support), static_cast<double>(in))) * 2 + 1;
   std::vector<double> w(static_cast<size_t>(a.taps));
   for (int64_t o = 0; o < out; ++o) {
     const double center = r * (static_cast<double>(o) + 0.5);
     // Truncation (not floor) as PyTorch; the max with 0 makes them agree.
-    const int64_t lo = std::max<int64_t>(static_cast<int64_t>(center - support + 0.5), 0);
-    const int64_t hi = std::min<int64_t>(static_cast<int64_t>(center + support + 0.5), in);
+    const int64_t lo = clamped_index(center - support + 0.5, 0, in);
+    const int64_t hi = clamped_index(center + support + 0.5, 0, in);
     const int64_t n = std::clamp<int64_t>(hi - lo, 0, a.taps);
     double total = 0;
     for (int64_t j = 0; j < n; ++j) {

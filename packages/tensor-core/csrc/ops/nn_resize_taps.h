@@ -9,6 +9,15 @@
 
 namespace flambeau {
 
+// A source position as an index in [lo, hi], clamped while still a double: a
+// tiny scale factor makes positions huge or infinite, which have no int64 value.
+// Truncates toward zero inside the range.
+inline int64_t clamped_index(double x, int64_t lo, int64_t hi) {
+  if (!(x > static_cast<double>(lo))) return lo;  // NaN too
+  if (x >= static_cast<double>(hi)) return hi;
+  return static_cast<int64_t>(x);
+}
+
 // Cubic convolution with A = -0.75 over 4 taps, indices clamped to the border.
 AxisTaps cubic_axis_taps(int64_t in, int64_t out, bool align_corners, std::optional<double> scale);
 // One tap at min(floor((o + 0.5) * in / out), in - 1), computed in float as PyTorch.
