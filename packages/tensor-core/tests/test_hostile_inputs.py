@@ -373,3 +373,17 @@ def test_integer_arithmetic_wraps_like_numpy(dtype):
         np.testing.assert_array_equal((x - y).numpy(), a - b)
         np.testing.assert_array_equal((x * y).numpy(), a * b)
         np.testing.assert_array_equal(F.addcmul(x, x, y).numpy(), a + a * b)
+
+
+def test_size_arithmetic_near_the_int64_limits():
+    # Each once overflowed int64 (undefined behaviour, then a wrong size).
+    np.testing.assert_array_equal(
+        F.arange(-(2**62), 2**62, 2**61).numpy(), np.arange(-(2**62), 2**62, 2**61)
+    )
+    with pytest.raises(RuntimeError, match="arange: invalid size"):
+        F.arange(-(2**63), 2**63 - 1, 1)
+    assert [c.numel() for c in F.ones(5).chunk(2**63 - 1)] == [1] * 5
+    with pytest.raises(RuntimeError, match="overflows the int64 range"):
+        F.constant_pad_nd(F.ones(4), [2**32, 2**63 - 1])
+    out = F.conv1d(F.ones(1, 2, 5), F.ones(2, 1, 1), None, [2**63 - 1], [0], [1], 2)
+    np.testing.assert_array_equal(out.numpy(), np.ones((1, 2, 1)))

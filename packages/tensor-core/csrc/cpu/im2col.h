@@ -12,7 +12,7 @@ namespace flambeau {
 
 namespace im2col_detail {
 
-inline int64_t ceil_div(int64_t a, int64_t b) { return a <= 0 ? 0 : (a + b - 1) / b; }
+inline int64_t ceil_div(int64_t a, int64_t b) { return a <= 0 ? 0 : (a - 1) / b + 1; }  // b > 0
 
 // The output columns ow whose input column ow * stride + off lies in [0, width).
 inline void valid_range(int64_t off, int64_t stride, int64_t width, int64_t out, int64_t& lo,

@@ -98,11 +98,13 @@ Tensor arange_start(const Scalar& start, const Scalar& end, const Scalar& step,
   if (type == ScalarType::Int64) {
     int64_t s = start.to<int64_t>(), e = end.to<int64_t>(), st = step.to<int64_t>();
     int64_t sgn = (st > 0) - (st < 0);
-    size_d = static_cast<double>((e - s + st - sgn) / st);
+    // In 128 bits: e - s alone can exceed the int64 range.
+    size_d = static_cast<double>((__int128(e) - s + st - sgn) / st);
   } else {
     size_d = std::ceil((end.to_double() - start.to_double()) / step.to_double());
   }
-  FLB_CHECK(size_d >= 0 && size_d <= static_cast<double>(std::numeric_limits<int64_t>::max()),
+  // 2^63 exactly: INT64_MAX rounds up to it as a double, and 2^63 has no int64 value.
+  FLB_CHECK(size_d >= 0 && size_d < 9223372036854775808.0,
             "arange: invalid size, possible overflow?");
   Tensor out = flambeau::empty({static_cast<int64_t>(size_d)}, type, device.value_or(Device{}));
   if (out->numel() > 0) {

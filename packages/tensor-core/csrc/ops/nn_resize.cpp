@@ -359,7 +359,11 @@ Tensor constant_pad_nd(const Tensor& input, IntList pad, const Scalar& value) {
   DimVector shape(input->sizes());
   for (int64_t i = 0; i < k; ++i) {
     const int64_t dim = d - 1 - i, n = shape[dim];
-    const int64_t out = n + pad[2 * i] + pad[2 * i + 1];
+    int64_t out = 0;
+    FLB_CHECK(!__builtin_add_overflow(n, pad[2 * i], &out) &&
+                  !__builtin_add_overflow(out, pad[2 * i + 1], &out),
+              op, ": padding (", pad[2 * i], ", ", pad[2 * i + 1], ") of size ", n,
+              " overflows the int64 range");
     FLB_CHECK(out >= 0, op, ": The input size ", n, ", plus negative padding ", pad[2 * i], " and ",
               pad[2 * i + 1],
               " resulted in a negative output size, which is invalid. Check dimension ", dim,

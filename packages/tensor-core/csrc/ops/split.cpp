@@ -62,7 +62,7 @@ std::vector<Tensor> chunk(const Tensor& input, int64_t chunks, int64_t dim) {
   FLB_CHECK(chunks > 0, "chunk expects `chunks` to be greater than 0, got: ", chunks);
   int64_t d = wrap_dim(dim, input->dim(), "chunk");
   int64_t size = input->sizes()[d];
-  int64_t split_size = (size + chunks - 1) / chunks;
+  int64_t split_size = size / chunks + (size % chunks != 0);  // ceil, for any chunks
   // All-empty chunks: keep their number, as PyTorch does.
   if (split_size == 0 && size == 0) return split_sizes(input, DimVector(chunks, 0), d);
   return split(input, split_size, d);
