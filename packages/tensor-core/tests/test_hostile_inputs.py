@@ -387,3 +387,19 @@ def test_size_arithmetic_near_the_int64_limits():
         F.constant_pad_nd(F.ones(4), [2**32, 2**63 - 1])
     out = F.conv1d(F.ones(1, 2, 5), F.ones(2, 1, 1), None, [2**63 - 1], [0], [1], 2)
     np.testing.assert_array_equal(out.numpy(), np.ones((1, 2, 1)))
+
+
+def test_out_that_is_also_an_input_is_not_resized():
+    # Resizing it replaced the input's memory under the kernel: the result held
+    # uninitialised values. PyTorch refuses, as for an in-place op.
+    x = F.ones(1)
+    with pytest.raises(RuntimeError, match=r"output with shape \(1,\) doesn't match"):
+        F.add(x, F.ones(3), out=x)
+    e = F.ones(2, 1).expand(2, 3)
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+        F.add(e, F.ones(4, 2, 3), out=e)
+    with pytest.raises(RuntimeError, match="single memory location"):
+        F.add(e, F.ones(2, 3), out=e)
+    y = F.ones(3)
+    np.testing.assert_array_equal(F.mul(y, 2, out=y).numpy(), [2, 2, 2])
+    np.testing.assert_array_equal(F.add(F.ones(1), F.ones(3), out=y).numpy(), [2, 2, 2])

@@ -123,7 +123,7 @@ Tensor prepare_out(const OutArg& out, IntList shape, ScalarType result, Device d
             ", but it is on ", t->device().str());
   FLB_CHECK(can_cast(result, t->dtype()), op, ": result type ", dtype_name(result),
             " can't be cast to the desired output type ", dtype_name(t->dtype()));
-  if (out.inplace) {
+  if (out.inplace || out.aliases_input) {
     FLB_CHECK(t->sizes() == shape, op, ": output with shape ", shape_str(t->sizes()),
               " doesn't match the broadcast shape ", shape_str(shape));
   } else {

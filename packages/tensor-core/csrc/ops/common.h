@@ -18,9 +18,14 @@ namespace flambeau {
 struct OutArg {
   Tensor tensor;
   bool inplace = false;
+  // out= shares memory with an input: it is never resized (that would replace
+  // the input's memory under the kernel), its shape must match, as in PyTorch.
+  bool aliases_input = false;
   static OutArg none() { return {}; }
-  static OutArg into(Tensor t) { return {std::move(t), false}; }
-  static OutArg self(Tensor t) { return {std::move(t), true}; }
+  static OutArg into(Tensor t, bool aliases_input = false) {
+    return {std::move(t), false, aliases_input};
+  }
+  static OutArg self(Tensor t) { return {std::move(t), true, false}; }
   bool given() const { return static_cast<bool>(tensor); }
 };
 

@@ -578,7 +578,23 @@ OutArg ParsedArgs::out(int i) const {
   if (slots[i] == Py_None) return OutArg::none();
   FLB_CHECK_T(TypeError, is_tensor(slots[i]), sig->name(),
               "(): argument 'out' must be Tensor, not ", py_type_name(slots[i]));
-  return OutArg::into(py::handle(slots[i]).cast<Tensor>());
+  Tensor t = py::handle(slots[i]).cast<Tensor>();
+  const StorageImpl* mem = t->storage().get();
+  auto shares = [&](PyObject* o) {
+    return is_tensor(o) && py::handle(o).cast<Tensor>()->storage().get() == mem;
+  };
+  bool aliases = false;
+  for (int j = 0; j < static_cast<int>(slots.size()) && !aliases; ++j) {
+    PyObject* o = slots[j];
+    if (j == i || o == nullptr) continue;
+    if (PyList_Check(o) || PyTuple_Check(o)) {  // a tensor list (cat, stack, ...)
+      for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(o) && !aliases; ++k)
+        aliases = shares(PySequence_Fast_GET_ITEM(o, k));
+    } else {
+      aliases = shares(o);
+    }
+  }
+  return OutArg::into(std::move(t), aliases);
 }
 
 }  // namespace flambeau::python
