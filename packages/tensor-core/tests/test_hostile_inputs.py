@@ -403,3 +403,9 @@ def test_out_that_is_also_an_input_is_not_resized():
     y = F.ones(3)
     np.testing.assert_array_equal(F.mul(y, 2, out=y).numpy(), [2, 2, 2])
     np.testing.assert_array_equal(F.add(F.ones(1), F.ones(3), out=y).numpy(), [2, 2, 2])
+
+
+def test_unfold_with_a_step_beyond_the_size_keeps_a_valid_stride():
+    r = F.randn(8, 4, 1, 3, dtype=F.float64).unfold(2, 1, step=2**62)
+    assert r.shape == (8, 4, 1, 3, 1) and min(r.stride()) >= 0
+    np.testing.assert_array_equal(r.clone().numpy(), r.numpy())

@@ -388,7 +388,8 @@ Tensor unfold(const Tensor& self, int64_t dimension, int64_t size, int64_t step)
   if (self->dim() == 0) return restride(self, {size}, {1});
   DimVector sizes(self->sizes()), strides(self->strides());
   sizes[d] = (have - size) / step + 1;
-  strides[d] *= step;
+  // One window: its stride is never used (and stride * step may not fit in int64).
+  if (sizes[d] > 1) strides[d] *= step;
   sizes.push_back(size);
   strides.push_back(self->strides()[d]);
   return restride(self, sizes, strides);
