@@ -7,6 +7,8 @@
     nox -s bench    packages/*/benchmarks/bench_*.py beside NumPy and PyTorch
     nox -s demo     packages/*/examples/demo*.py
     nox -s conformance  tests-conformance/: autograd against PyTorch (optional, not in `tests`)
+    nox -s fuzz     schema-driven fuzzing of every operator in child processes (CI: 3 minutes)
+    nox -s sanitize the core built with ASan+UBSan: its tests, then a fuzz run (not in CI)
 
 Packages are found by scanning packages/*/pyproject.toml, so a new package needs
 no change here. Sessions that need wheels require `build`, which runs once per
@@ -17,6 +19,8 @@ whose wheel is newer than all its sources.
 from __future__ import annotations
 
 import os
+import re
+import subprocess
 import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -289,3 +293,128 @@ def demo(session: nox.Session) -> None:
         session.error("no packages/*/examples/demo*.py found")
     for script in demos:
         session.run("python", str(script))
+
+
+# Shared by `fuzz` and `sanitize`: the fuzzer is a helper package in shared/, and its
+# reports (summary, reproducers, sanitizer logs) go under the ignored build/ folder.
+FUZZ_ENV = {"PYTHONPATH": str(ROOT / "shared")}
+FUZZ_DEFAULTS = ["--seed", "0"]  # fixed: a CI failure must reproduce; --seed N explores
+
+
+@nox.session(requires=["build"])
+def fuzz(session: nox.Session) -> None:
+    """Fuzz every operator of the table with schema-driven arguments (python -m flambeau_fuzz).
+
+    Calls run in worker processes; a crash, hang, sanitizer report or unclean exception
+    fails the session, with a reproducer per finding in build/fuzz/. Extra arguments go to
+    the fuzzer: `nox -s fuzz -- --budget 600 --seed 7 --ops 'linalg_.*'`.
+    """
+    install_wheels(session)
+    report = ROOT / "build" / "fuzz"
+    with tempfile.TemporaryDirectory() as tmp, session.chdir(tmp):
+        session.run("python", "-c", CHECK_INSTALLED)
+        session.run(
+            "python", "-m", "flambeau_fuzz", *FUZZ_DEFAULTS, "--report", str(report),
+            *session.posargs, env=FUZZ_ENV,
+        )  # fmt: skip
+
+
+SANITIZE_BUILD = CORE / "build" / "sanitize"
+# -O1 keeps the stack traces readable and ASan fast enough; vptr checks trip over
+# pybind11's casts; LTO is off (pybind11 would add it) because it defeats instrumentation.
+SANITIZE_CFLAGS = "-fsanitize=address,undefined -fno-sanitize=vptr -fno-omit-frame-pointer"
+SANITIZE_BUILD_ARGS = [
+    f"-Cbuild-dir={SANITIZE_BUILD}",
+    "-Ccmake.build-type=RelWithDebInfo",
+    "-Ccmake.define.CMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g",
+    f"-Ccmake.define.CMAKE_CXX_FLAGS={SANITIZE_CFLAGS}",
+    "-Ccmake.define.CMAKE_MODULE_LINKER_FLAGS=-fsanitize=address,undefined",
+    "-Ccmake.define.CMAKE_INTERPROCEDURAL_OPTIMIZATION=OFF",
+    "-Cinstall.strip=false",  # keep the symbols the sanitizers' stack traces name
+]
+
+
+def _asan_runtime() -> str:
+    """gcc's libasan.so: Python itself is not instrumented, so it must be preloaded."""
+    found = subprocess.run(["gcc", "-print-file-name=libasan.so"], capture_output=True, text=True)
+    path = found.stdout.strip()
+    return path if os.path.isabs(path) and os.path.exists(path) else ""
+
+
+@nox.session
+def sanitize(session: nox.Session) -> None:
+    """Build the core with AddressSanitizer and UBSan, run its tests, then fuzz it.
+
+    The instrumented build lives in packages/tensor-core/build/sanitize (incremental) and
+    is installed into this session's venv only. Extra arguments go to the fuzzer:
+    `nox -s sanitize -- --budget 600`. Slow (a full compile the first time): not in CI.
+    """
+    core_deps = [str(r) for r in _build_requires(CORE)]
+    session.install(*BUILD_TOOLS, *core_deps, *_project(CORE)["project"]["dependencies"])
+    session.install(*TEST_DEPS)
+    session.install(
+        "--no-build-isolation", "--no-deps", "--force-reinstall", *SANITIZE_BUILD_ARGS, str(CORE)
+    )
+    # The core's tests use its siblings (autograd, nn) when installed; they are pure Python.
+    siblings = [pkg for pkg in PACKAGES if pkg != CORE]
+    names = {_dist_name(pkg) for pkg in PACKAGES}
+    if tools := {
+        str(r)
+        for pkg in siblings
+        for r in _build_requires(pkg)
+        if canonicalize_name(r.name) not in names
+    }:
+        session.install(*sorted(tools))
+    session.install(
+        "--no-build-isolation", "--no-deps", "--force-reinstall", *[str(p) for p in siblings]
+    )
+    runtime = _asan_runtime()
+    if not runtime:
+        session.error("gcc has no libasan.so: install gcc's AddressSanitizer runtime")
+    # Leaks: Python never frees everything. The block cache would hide use-after-free
+    # of large blocks from ASan, so it is off. UBSan reports and goes on (it writes to
+    # stderr whatever log_path says): the tests' output is searched for its reports.
+    env = {
+        "LD_PRELOAD": runtime,
+        "ASAN_OPTIONS": "detect_leaks=0:allocator_may_return_null=1:abort_on_error=1",
+        "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=0",
+        "FLAMBEAU_CPU_CACHE_MB": "0",
+        # For tests that cannot run under ASan (an RLIMIT_AS in a subprocess starves its
+        # shadow memory) to skip themselves.
+        "FLAMBEAU_SANITIZED": "1",
+    }
+    (ROOT / "build").mkdir(exist_ok=True)
+    tests_log = ROOT / "build" / "sanitize-tests.log"
+    failed = []
+    with tempfile.TemporaryDirectory() as tmp, session.chdir(tmp):
+        session.run("python", "-c", CHECK_INSTALLED, env=env)
+        session.log(f"the core's tests under ASan and UBSan; output in {tests_log}")
+        with open(tests_log, "w") as log:
+            try:  # --capture=sys: the sanitizers write to file descriptor 2, into the log
+                session.run(
+                    "pytest", "-p", "no:cacheprovider", "--capture=sys", f"--rootdir={CORE}",
+                    str(CORE / "tests"), env=env, stdout=log,
+                )  # fmt: skip
+            except CommandFailed:
+                failed.append(f"the core's tests (see {tests_log})")
+        output = tests_log.read_text(errors="replace")
+        print("\n".join(output.rstrip().splitlines()[-3:]))
+        if "AddressSanitizer: " in output:  # a subprocess's report may be cut to its SUMMARY
+            report = output[output.index("AddressSanitizer: ") :]
+            print("\n".join(report.splitlines()[:40]))
+            failed.append("an AddressSanitizer report in the tests")
+        ubsan = sorted(set(re.findall(r"\S+:\d+:\d+: runtime error: [^\n]*", output)))
+        if ubsan:
+            print("\n".join(ubsan))
+            failed.append(f"{len(ubsan)} UBSan reports in the tests")
+        try:
+            session.run(
+                # Calls run about 3x slower under the sanitizers: a longer wait before a hang.
+                "python", "-m", "flambeau_fuzz", *FUZZ_DEFAULTS, "--sanitized", runtime,
+                "--timeout", "60", "--report", str(ROOT / "build" / "sanitize-fuzz"),
+                *session.posargs, env={**FUZZ_ENV, "FLAMBEAU_CPU_CACHE_MB": "0"},
+            )  # fmt: skip
+        except CommandFailed:
+            failed.append("the fuzz run (see build/sanitize-fuzz/summary.txt)")
+    if failed:
+        session.error("sanitize: " + "; ".join(failed))
