@@ -88,17 +88,19 @@ void identity_axes(ResampleGeometry& g) {
 }
 
 // Called once the output's spatial sizes are known and before any tap table is
-// built (tables hold an entry per output position along each axis): a forward
-// allocates its output now, so an impossible size fails cleanly here; a backward
-// checks grad_output against that shape, so real memory bounds the tables.
+// built (tables hold an entry per position along each axis): the result (a
+// forward's output, a backward's input gradient) is allocated now, so an
+// impossible size fails cleanly here, and a backward checks grad_output against
+// the output shape, so real memory bounds the tables.
 void claim_output(Stack& s, const std::array<int64_t, 3>& out) {
-  DimVector want = shape_of(s, out);
+  const std::array<int64_t, 3>& sp = s.grad_output ? s.g.in : out;
   if (s.grad_output) {
+    DimVector want = shape_of(s, out);
     FLB_CHECK(s.grad_output->sizes() == IntList(want), s.op, ": expected grad_output of size ",
               list_str(want), ", but got ", list_str(s.grad_output->sizes()));
-  } else {
-    s.result = empty({s.g.planes, out[0], out[1], out[2]}, s.compute, s.x->device());
   }
+  const Device device = s.grad_output ? s.grad_output->device() : s.x->device();
+  s.result = empty({s.g.planes, sp[0], sp[1], sp[2]}, s.compute, device);
 }
 
 // The spatial output sizes of a resize: output_size on the resized axes.
@@ -115,17 +117,12 @@ Tensor run_forward(const Stack& s) {
   return to_dtype(reshape(out, shape_of(s, s.g.out)), s.dtype);
 }
 
-// The gradient: grad_output (shaped like the forward's output) scattered back.
+// The gradient: grad_output (checked by claim_output) scattered back.
 Tensor run_backward(const Stack& s, const Tensor& grad_output) {
   static const OperatorEntry& entry = Dispatcher::op("resample_backward");
-  DimVector want = shape_of(s, s.g.out);
-  FLB_CHECK(grad_output->sizes() == IntList(want), s.op, ": expected grad_output of size ",
-            list_str(want), ", but got ", list_str(grad_output->sizes()));
   Tensor go = reshape(contiguous(to_dtype(grad_output, s.compute)),
                       {s.g.planes, s.g.out[0], s.g.out[1], s.g.out[2]});
-  Tensor gi = s.result ? s.result
-                       : empty({s.g.planes, s.g.in[0], s.g.in[1], s.g.in[2]}, s.compute,
-                               grad_output->device());
+  const Tensor& gi = s.result;
   if (gi->numel()) kernel_for<ResampleBackwardKernel>(entry, grad_output->device())(gi, go, s.g);
   return to_dtype(reshape(gi, shape_of(s, s.g.in)), s.dtype);
 }
@@ -273,8 +270,6 @@ Stack backward_stack(const char* op, size_t k, const Tensor& grad_output, IntLis
   s.g.planes = numel_of(s.lead);
   for (size_t i = 0; i < k; ++i) s.g.in[3 - k + i] = input_size[2 + i];
   check_sizes(op, s, output_size);
-  // Allocated before the taps, whose tables can grow with the input's size.
-  s.result = empty({s.g.planes, s.g.in[0], s.g.in[1], s.g.in[2]}, s.compute, grad_output->device());
   return s;
 }
 
