@@ -7,6 +7,7 @@
     nox -s bench    packages/*/benchmarks/bench_*.py beside NumPy and PyTorch
     nox -s demo     packages/*/examples/demo*.py
     nox -s conformance  tests-conformance/: autograd against PyTorch (optional, not in `tests`)
+    nox -s coverage torch's public names flambeau has and lacks, per namespace (optional)
     nox -s fuzz     schema-driven fuzzing of every operator in child processes (CI: 3 minutes)
     nox -s sanitize the core built with ASan+UBSan: its tests, then a fuzz run (not in CI)
 
@@ -228,6 +229,20 @@ def conformance(session: nox.Session) -> None:
         )
 
 
+@nox.session(requires=["build"])
+def coverage(session: nox.Session) -> None:
+    """Print, per namespace, torch's public names that flambeau has and lacks (issue 13).
+
+    Optional, like `conformance`: it installs torch. Deliberate omissions and names other
+    issues build are in shared/flambeau_coverage/omissions.toml. Extra arguments go to
+    the tool: `nox -s coverage -- --missing --only fft`, `-- --write-present`.
+    """
+    install_wheels(session, TORCH)
+    with tempfile.TemporaryDirectory() as tmp, session.chdir(tmp):
+        session.run("python", "-c", CHECK_INSTALLED)
+        session.run("python", "-m", "flambeau_coverage", *session.posargs, env=FUZZ_ENV)
+
+
 def _clang_format(session: nox.Session, *args: str) -> None:
     """Run clang-format over every C++ file of the repo (outside build trees)."""
     found = []
@@ -295,8 +310,8 @@ def demo(session: nox.Session) -> None:
         session.run("python", str(script))
 
 
-# Shared by `fuzz` and `sanitize`: the fuzzer is a helper package in shared/, and its
-# reports (summary, reproducers, sanitizer logs) go under the ignored build/ folder.
+# Shared by `coverage`, `fuzz` and `sanitize`: the tools are helper packages in shared/;
+# the fuzzer's reports (summary, reproducers, sanitizer logs) go under build/ (ignored).
 FUZZ_ENV = {"PYTHONPATH": str(ROOT / "shared")}
 FUZZ_DEFAULTS = ["--seed", "0"]  # fixed: a CI failure must reproduce; --seed N explores
 

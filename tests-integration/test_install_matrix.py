@@ -33,6 +33,7 @@ SIBLINGS = {
     "flambeau.multiprocessing": "flambeau-mp",
     "flambeau.utils.data": "flambeau-data",
     "flambeau.legacy": "flambeau-legacy",
+    "flambeau.distributed": "flambeau-distributed",
 }
 
 # Runs inside each environment; its last line of output is a JSON report.
@@ -64,6 +65,8 @@ def check(python: Path, installed: set[str], cwd: Path) -> str:
             problems.append(f"{module} imported although {dist} is not installed")
         elif dist not in installed and dist not in error:
             problems.append(f"ImportError for {module} does not name {dist}: {error}")
+        elif dist not in installed and "pip install ./packages/" not in error:
+            problems.append(f"ImportError for {module} does not say how to install: {error}")
     assert not problems, "\n".join(problems)
     return report["file"]
 

@@ -15,8 +15,8 @@ def run(code: str) -> str:
 def test_import_does_not_load_numpy_or_heavy_modules():
     out = run(
         "import sys, flambeau; "
-        "print(sorted(m for m in ('numpy', 'flambeau.cuda', 'flambeau.return_types') "
-        "if m in sys.modules))"
+        "print(sorted(m for m in sys.modules if m == 'numpy' or m.startswith('flambeau.') "
+        "and m.split('.')[1] in flambeau._LAZY_SUBMODULES | flambeau._siblings.TOP_LEVEL))"
     )
     assert out == "[]"
 
@@ -86,3 +86,50 @@ def test_unknown_attribute_is_an_attribute_error():
 
     with pytest.raises(AttributeError, match="no_such_thing"):
         getattr(flambeau, "no_such_thing")  # noqa: B009
+
+
+def test_siblings_and_namespaces_are_attributes_loaded_on_first_access():
+    code = """
+import sys, flambeau
+for name in sorted(flambeau._siblings.TOP_LEVEL):
+    try:
+        ok = getattr(flambeau, name) is sys.modules["flambeau." + name]
+    except ImportError as e:
+        ok = "not installed" in str(e)
+    print(name, ok)
+"""
+    assert run(code).split() == [
+        w for name in sorted(flambeau._siblings.TOP_LEVEL) for w in (name, "True")
+    ]
+    for name in flambeau._LAZY_SUBMODULES:
+        assert getattr(flambeau, name).__name__ == f"flambeau.{name}"
+
+
+def test_missing_sibling_names_its_distribution_and_how_to_install(monkeypatch):
+    import pytest
+
+    from flambeau import _siblings
+
+    monkeypatch.setitem(_siblings.SIBLINGS, "flambeau.nosuch", ("flambeau-nosuch", "packages/x"))
+    monkeypatch.setattr(_siblings, "TOP_LEVEL", _siblings.TOP_LEVEL | {"nosuch"})
+    for attempt in (lambda: flambeau.nosuch, lambda: __import__("flambeau.nosuch.deeper")):
+        with pytest.raises(ImportError) as info:
+            attempt()
+        message = str(info.value)
+        assert "'flambeau-nosuch'" in message and "pip install ./packages/x" in message
+        assert "pip install --find-links dist flambeau-nosuch" in message
+
+
+def test_missing_submodule_of_an_installed_package_is_not_a_missing_distribution():
+    import pytest
+
+    with pytest.raises(ModuleNotFoundError) as info:
+        __import__("flambeau.utils.no_such_module")
+    assert "not installed" not in str(info.value)
+    # The same inside a sibling that is installed (flambeau.nn when the tests have it).
+    import importlib.util
+
+    if importlib.util.find_spec("flambeau.nn"):
+        with pytest.raises(ModuleNotFoundError) as info:
+            __import__("flambeau.nn.no_such_module")
+        assert "not installed" not in str(info.value)

@@ -71,6 +71,7 @@ _pickling.install()
 _sorting.install()
 _polygamma.install()
 
+# Submodules of the core that load on first attribute access, as `import torch` has them.
 _LAZY_SUBMODULES = frozenset(
     {"backends", "cuda", "linalg", "return_types", "serialization", "utils"}
 )
@@ -91,8 +92,9 @@ def load(f, map_location=None, *, weights_only=True, mmap=False):
 
 
 def __getattr__(name):
-    # Submodules that are rarely needed load on first attribute access.
-    if name in _LAZY_SUBMODULES:
+    # Submodules of the core and sibling packages (flambeau.nn, ...) load on first
+    # access; a sibling that is not installed raises ImportError naming its distribution.
+    if name in _LAZY_SUBMODULES or name in _siblings.TOP_LEVEL:
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")

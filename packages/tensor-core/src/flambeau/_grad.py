@@ -9,11 +9,10 @@ naming the package.
 
 from __future__ import annotations
 
-from flambeau import _C
+from flambeau import _C, _siblings
 
-MISSING = (
-    "computing gradients needs the flambeau-autograd package, which is not installed; "
-    "install it with: pip install flambeau-autograd"
+MISSING = "computing gradients needs flambeau.autograd: " + _siblings.missing_message(
+    "flambeau.autograd"
 )
 
 

@@ -1,8 +1,9 @@
 """Clear errors for flambeau subpackages whose distribution is not installed.
 
 Sibling distributions add subpackages under ``flambeau`` (the core extends
-``flambeau.__path__``). When one is missing, ``import flambeau.nn`` should say
-which distribution to install rather than just "No module named".
+``flambeau.__path__``). When one is missing, ``import flambeau.nn`` (or
+``flambeau.nn`` after ``import flambeau``) should say which distribution to install
+and how, rather than just "No module named".
 """
 
 from __future__ import annotations
@@ -10,21 +11,38 @@ from __future__ import annotations
 import importlib.abc
 import sys
 
+# The subpackage each sibling distribution provides, and the folder of this repository
+# it is built from.
 SIBLINGS = {
-    "flambeau.autograd": "flambeau-autograd",
-    "flambeau.nn": "flambeau-nn",
-    "flambeau.optim": "flambeau-optim",
-    "flambeau.multiprocessing": "flambeau-mp",
-    "flambeau.utils.data": "flambeau-data",
-    "flambeau.legacy": "flambeau-legacy",
+    "flambeau.autograd": ("flambeau-autograd", "packages/autograd"),
+    "flambeau.nn": ("flambeau-nn", "packages/nn"),
+    "flambeau.optim": ("flambeau-optim", "packages/optim"),
+    "flambeau.multiprocessing": ("flambeau-mp", "packages/mp"),
+    "flambeau.utils.data": ("flambeau-data", "packages/data"),
+    "flambeau.legacy": ("flambeau-legacy", "packages/legacy"),
+    "flambeau.distributed": ("flambeau-distributed", "packages/distributed"),
 }
+# Their names as attributes of flambeau (flambeau.utils is the core's own).
+TOP_LEVEL = frozenset(m.split(".")[1] for m in SIBLINGS if m.count(".") == 1)
+
+
+def missing_message(module: str) -> str:
+    dist, folder = SIBLINGS[module]
+    return (
+        f"{module} is provided by the distribution '{dist}', which is not installed. "
+        f"Install it from a package index that has it (pip install {dist}) or from a "
+        f"flambeau source checkout: pip install ./{folder} (wheels that `nox -s build` "
+        f"made: pip install --find-links dist {dist})"
+    )
 
 
 class _MissingSiblingFinder(importlib.abc.MetaPathFinder):
     """Last on sys.meta_path: reached only when no installed package provides the module."""
 
     def find_spec(self, fullname, path=None, target=None):
-        for module, dist in SIBLINGS.items():
+        for module in SIBLINGS:
+            if fullname.startswith(module + ".") and module in sys.modules:
+                return None  # the sibling is installed; only this submodule does not exist
             # The module itself, a module inside it, or a package above it that only
             # the sibling provides (flambeau.utils for flambeau.utils.data).
             if (
@@ -32,11 +50,7 @@ class _MissingSiblingFinder(importlib.abc.MetaPathFinder):
                 or fullname.startswith(module + ".")
                 or module.startswith(fullname + ".")
             ) and fullname != "flambeau":
-                raise ImportError(
-                    f"{module} is provided by the distribution '{dist}', which is not "
-                    f"installed; install it with: pip install {dist}",
-                    name=fullname,
-                )
+                raise ImportError(missing_message(module), name=fullname)
         return None
 
 

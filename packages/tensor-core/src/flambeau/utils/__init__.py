@@ -9,3 +9,12 @@ from pkgutil import extend_path
 __path__ = extend_path(__path__, __name__)
 
 from flambeau.utils import deterministic  # noqa: E402,F401
+
+
+def __getattr__(name):
+    # flambeau.utils.data (flambeau-data) loads on first access, as flambeau.nn does.
+    if name == "data":
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module 'flambeau.utils' has no attribute {name!r}")

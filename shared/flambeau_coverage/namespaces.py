@@ -1,0 +1,51 @@
+"""The namespaces whose coverage is measured, with their targets (issue 13)."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Namespace:
+    name: str  # as written after "torch." ("" for torch itself, "Tensor" for the class)
+    target: float  # the fraction of torch's names flambeau must have
+
+    @property
+    def title(self) -> str:
+        return f"torch.{self.name}" if self.name else "torch"
+
+    def resolve(self, root: str):
+        """The module (or class) of this namespace under root ("torch" or "flambeau").
+
+        None when it cannot be imported (a sibling package that is not installed).
+        """
+        try:
+            top = importlib.import_module(root)
+            if self.name == "Tensor":
+                return top.Tensor
+            return importlib.import_module(f"{root}.{self.name}") if self.name else top
+        except ImportError:
+            return None
+
+
+NAMESPACES = [
+    Namespace("", 0.95),
+    Namespace("Tensor", 0.95),
+    Namespace("nn", 0.95),
+    Namespace("nn.functional", 0.95),
+    Namespace("nn.init", 0.95),
+    Namespace("nn.utils", 0.95),
+    Namespace("linalg", 0.95),
+    Namespace("fft", 0.95),
+    Namespace("special", 0.95),
+    Namespace("autograd", 0.95),
+    Namespace("optim", 0.95),
+    Namespace("optim.lr_scheduler", 0.95),
+    Namespace("distributions", 0.95),
+    Namespace("testing", 0.95),
+    Namespace("random", 0.95),
+    Namespace("accelerator", 0.95),
+    Namespace("amp", 0.95),
+    Namespace("sparse", 0.80),
+]
