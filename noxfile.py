@@ -55,7 +55,7 @@ CLANG_FORMAT = "clang-format==23.1.5"
 TORCH = "torch==2.13.0"
 # SciPy is the reference for special functions numpy lacks (erfinv, digamma, ...).
 # scikit-learn: its bundled digits data set for the end-to-end training tests.
-TEST_DEPS = ["pytest", "hypothesis", "numpy", "scipy", "psutil", "scikit-learn"]
+TEST_DEPS = ["pytest", "hypothesis", "numpy", "scipy", "psutil", "scikit-learn", "safetensors"]
 # Build backends ask for these dynamically (scikit-build-core: cmake, ninja; setuptools
 # before 70.1: wheel), a step that --no-build-isolation skips.
 BUILD_TOOLS = ["cmake", "ninja", "wheel"]

@@ -20,6 +20,7 @@ extensions = [
     "sphinx.ext.napoleon",
     "flambeau_ops",  # docs/_ext/flambeau_ops.py: the operator tables
     "flambeau_schema",  # docs/_ext/flambeau_schema.py: schemas as signatures
+    "flambeau_omissions",  # docs/_ext/flambeau_omissions.py: differences from PyTorch
 ]
 exclude_patterns = ["_build"]
 autodoc_member_order = "bysource"

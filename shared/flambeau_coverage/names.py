@@ -18,16 +18,21 @@ def _from_stdlib(obj: object) -> bool:
     return module.split(".")[0] in _STDLIB
 
 
+def _doc_table(obj: object) -> bool:
+    """A dict of strings: the docstring templates torch keeps (``fft.common_args``)."""
+    return isinstance(obj, dict) and bool(obj) and all(isinstance(v, str) for v in obj.values())
+
+
 def public_names(namespace: object, top: object = None) -> set[str]:
     """The public names of a module or class.
 
     A name counts unless it starts with "_"; is a module (submodules are namespaces of
     their own); is something the standard library or typing defines (``Optional``,
-    ``contextmanager`` imported for the module's own use); is a string (the docstring
-    fragments torch keeps in its modules); is an undocumented callable or class (torch
-    binds hundreds of internal kernels and TorchScript types without a docstring); is
-    the root module's (``top``) ``Tensor`` re-imported for annotations
-    (``torch.fft.Tensor``); or is a build switch of torch's own (NOT_API).
+    ``contextmanager`` imported for the module's own use); is a string or a dict of
+    strings (the docstring fragments torch keeps in its modules); is an undocumented
+    callable or class (torch binds hundreds of internal kernels and TorchScript types
+    without a docstring); is the root module's (``top``) ``Tensor`` re-imported for
+    annotations (``torch.fft.Tensor``); or is a build switch of torch's own (NOT_API).
     """
     names = set()
     for name in dir(namespace):
@@ -38,7 +43,7 @@ def public_names(namespace: object, top: object = None) -> set[str]:
         except Exception:  # a lazy attribute that fails to load still names API
             names.add(name)
             continue
-        if isinstance(obj, (types.ModuleType, str)) or _from_stdlib(obj):
+        if isinstance(obj, (types.ModuleType, str)) or _from_stdlib(obj) or _doc_table(obj):
             continue
         if callable(obj) and not getattr(obj, "__doc__", None):
             continue

@@ -6,6 +6,8 @@ layers followed by ReLU(inplace=True))."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -370,3 +372,30 @@ def test_std_mean_binds_its_dim(path, call):
     centered = v - v.mean(1, keepdims=True)
     expected = centered / (4 * v.std(1, ddof=1, keepdims=True))
     np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-10)
+
+
+@pytest.mark.parametrize("order", [2, 3, 0.5, 1, math.inf])
+def test_norm_of_zeros_has_the_zero_subgradient(order):
+    # 0/0 gave NaN: PyTorch's subgradient at a zero norm is 0, whatever the order.
+    x = F.zeros(2, 3, dtype=F.float64, requires_grad=True)
+    F.linalg.vector_norm(x, order, dim=1).sum().backward()
+    assert np.array_equal(x.grad.numpy(), np.zeros((2, 3)))
+    y = F.tensor([0.0, 0.0, 0.0], requires_grad=True)
+    y.norm().backward()
+    assert np.array_equal(y.grad.numpy(), np.zeros(3))
+
+
+def test_in_place_op_whose_argument_aliases_its_target_is_detected():
+    # y.mul_(y) overwrote the `other` its formula saved: the gradient came out wrong
+    # (12, 40 instead of raising). Versions are now taken before the call, as PyTorch.
+    x = F.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    y.mul_(y)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+    # A formula that does not read its arguments still works with an alias.
+    x = F.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    y.add_(y)
+    y.sum().backward()
+    assert x.grad.tolist() == [4.0, 4.0]

@@ -120,6 +120,21 @@ Tensor tensor_from_numpy(const py::array& arr) {
     extent += (arr.shape(d) - 1) * (st / item);
   }
   if (empty_array) extent = 0;
+  if (!arr.writeable()) {
+    // PyTorch's behaviour: share anyway, and say once that writes go where the array
+    // forbids them (a bytes object, a read-only memory map).
+    static bool warned = false;
+    if (!warned) {
+      warned = true;
+      if (PyErr_WarnEx(PyExc_UserWarning,
+                       "The given NumPy array is not writable, and flambeau does not support "
+                       "non-writable tensors: writing to this tensor changes memory the array "
+                       "does not allow to change (undefined behavior). Copy the array or make "
+                       "it writable before converting it. This warning is shown once.",
+                       1) != 0)
+        throw py::error_already_set();
+    }
+  }
   PyObject* owner = arr.ptr();
   Py_INCREF(owner);
   DataPtr data{const_cast<void*>(arr.data()), owner, &release_array};

@@ -29,6 +29,16 @@ from flambeau._C import Generator, Tensor, default_generator, device, dtype  # n
 # `import *` skips names starting with "_"; the table's underscored operators
 # (_foreach_add, _softmax_backward_data, ...) are public all the same.
 globals().update((_name, getattr(_C, _name)) for _name in _C._underscored_ops)
+from flambeau import (  # noqa: E402
+    _legacy_constructors,
+    _legacy_linalg,
+    _misc_functions,
+    _nn_ops,
+    _shape_composites,
+    _statistics,
+    _tensor_methods,
+    _view_copies,
+)
 from flambeau._deterministic import (  # noqa: E402,F401
     are_deterministic_algorithms_enabled,
     get_deterministic_debug_mode,
@@ -36,22 +46,33 @@ from flambeau._deterministic import (  # noqa: E402,F401
     set_deterministic_debug_mode,
     use_deterministic_algorithms,
 )
+from flambeau._dtype_aliases import *  # noqa: E402,F403
 from flambeau._dtype_info import finfo, iinfo  # noqa: E402,F401
 from flambeau._functional import tensordot  # noqa: E402,F401
 from flambeau._grad_mode import (  # noqa: E402,F401
     enable_grad,
     inference_mode,
     is_grad_enabled,
+    is_inference_mode_enabled,
     no_grad,
     set_grad_enabled,
 )
+from flambeau._legacy_constructors import typename  # noqa: E402,F401
+from flambeau._legacy_linalg import *  # noqa: E402,F403
+from flambeau._misc_functions import *  # noqa: E402,F403
+from flambeau._nn_ops import *  # noqa: E402,F403
 from flambeau._printing import (  # noqa: E402,F401
     get_printoptions,
     printoptions,
     set_printoptions,
 )
+from flambeau._runtime_config import *  # noqa: E402,F403
+from flambeau._shape_composites import *  # noqa: E402,F403
+from flambeau._shape_composites import inclusive_range as range  # noqa: E402,F401,A001
 from flambeau._size import Size  # noqa: E402,F401
 from flambeau._sorting import unique, unique_consecutive  # noqa: E402,F401
+from flambeau._statistics import *  # noqa: E402,F403
+from flambeau._view_copies import *  # noqa: E402,F403
 from flambeau.random import (  # noqa: E402,F401
     get_rng_state,
     initial_seed,
@@ -70,22 +91,40 @@ _grad.install()
 _pickling.install()
 _sorting.install()
 _polygamma.install()
+_legacy_constructors.install()
+_shape_composites.install()
+_statistics.install()
+_legacy_linalg.install()
+_misc_functions.install()
+_view_copies.install()
+_nn_ops.install()
+_tensor_methods.install()
+globals().update(_legacy_constructors.LEGACY_TYPES)
 
 # Submodules of the core that load on first attribute access, as `import torch` has them.
 _LAZY_SUBMODULES = frozenset(
-    {"backends", "cuda", "linalg", "return_types", "serialization", "utils"}
+    {
+        "accelerator",
+        "backends",
+        "cuda",
+        "linalg",
+        "return_types",
+        "serialization",
+        "testing",
+        "utils",
+    }
 )
 
 
-def save(obj, f) -> None:
+def save(obj, f, *, _use_torch_format=False) -> None:
     """Saves tensors in nested containers to a pickle-free archive (see flambeau.serialization)."""
     from flambeau import serialization
 
-    serialization.save(obj, f)
+    serialization.save(obj, f, _use_torch_format=_use_torch_format)
 
 
 def load(f, map_location=None, *, weights_only=True, mmap=False):
-    """Loads an archive written by flambeau.save (see flambeau.serialization)."""
+    """Loads flambeau.save's archives, torch.save's checkpoints or .safetensors files."""
     from flambeau import serialization
 
     return serialization.load(f, map_location, weights_only=weights_only, mmap=mmap)

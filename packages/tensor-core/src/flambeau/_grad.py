@@ -46,6 +46,7 @@ def install() -> None:
     T.backward = _backward
     T.register_hook = _register_hook
     T.retain_grad = _retain_grad
+    T.retains_grad = False  # no tensor retains a gradient before autograd records one
     T.is_leaf = property(lambda self: self.grad_fn is None)
     # The same memory, outside any graph (PyTorch's .data); write into it with copy_.
     T.data = property(lambda self: self.detach())

@@ -9,6 +9,7 @@ re-exports them.
 from __future__ import annotations
 
 import functools
+import threading
 
 from flambeau import _C
 
@@ -72,11 +73,28 @@ class set_grad_enabled(_GradMode):  # noqa: N801
         return set_grad_enabled(self._enabled)
 
 
+_inference_state = threading.local()
+
+
+def is_inference_mode_enabled() -> bool:
+    """True inside an ``inference_mode()`` block (of this thread)."""
+    return getattr(_inference_state, "enabled", False)
+
+
 class inference_mode(_GradMode):  # noqa: N801
     """Like no_grad (flambeau has no separate inference tensors); ``mode=False`` is a no-op."""
 
     def __init__(self, mode: bool = True):
         self._enabled = not mode
+
+    def __enter__(self):
+        self._prev_inference = is_inference_mode_enabled()
+        _inference_state.enabled = not self._enabled
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        _inference_state.enabled = self._prev_inference
+        return super().__exit__(*exc)
 
     def _clone(self):
         return inference_mode(not self._enabled)

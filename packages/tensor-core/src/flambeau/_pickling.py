@@ -3,9 +3,14 @@
 Pickle is for passing tensors between processes (multiprocessing queues,
 copy.deepcopy); files go through flambeau.save, which keeps views shared and
 never runs code on load. A pickled view arrives as a new contiguous tensor.
+Devices and generators pickle too (a spawned worker receives them): a device
+by its name, a generator by its device and state (seed and position), as
+PyTorch's do. Dtypes and sizes pickle by themselves.
 """
 
 from __future__ import annotations
+
+import copyreg
 
 import flambeau as F
 
@@ -41,6 +46,22 @@ def _deepcopy(self, memo):
     return out
 
 
+def _reduce_device(d):
+    return F.device, (str(d),)
+
+
+def _rebuild_generator(device: str, state: bytes):
+    g = F.Generator(device)
+    g.set_state(F.tensor(list(state), dtype=F.uint8))
+    return g
+
+
+def _reduce_generator(g):
+    return _rebuild_generator, (str(g.device), bytes(g.get_state().numpy()))
+
+
 def install() -> None:
     F.Tensor.__reduce_ex__ = _reduce_ex
     F.Tensor.__deepcopy__ = _deepcopy
+    copyreg.pickle(F.device, _reduce_device)
+    copyreg.pickle(F.Generator, _reduce_generator)

@@ -19,6 +19,11 @@ file, every storage is allocated only once its declared size matches the bytes
 the file really holds, and every tensor must fit within its storage, so what
 ``load`` allocates is bounded by the size of the file. Anything malformed
 raises :class:`UnpicklingError`.
+
+``load`` also reads what PyTorch's ``torch.save`` wrote (its ZIP format and the
+legacy format before it; see ``flambeau._torch_format``) and ``.safetensors``
+files (``flambeau.safetensors``); ``save(obj, f, _use_torch_format=True)``
+writes PyTorch's ZIP format, for a PyTorch program to load.
 """
 
 from __future__ import annotations
@@ -31,8 +36,10 @@ import io
 import json
 import math
 import os
+import pickle
 import struct
 import sys
+import types
 import zipfile
 from collections import OrderedDict
 
@@ -51,30 +58,65 @@ _INT64 = 1 << 63  # sizes, strides, offsets and byte counts must fit the core's 
 _MAX_NDIM = 1024  # far beyond any real tensor; bounds the work one tensor record asks for
 _TENSOR_KEYS = frozenset(["storage", "dtype", "shape", "stride", "offset"])
 _HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: the class was defined in Python
+_LEGACY_TEXT_MAGIC = b"L119547037146038801333356L\n"  # torch's legacy magic, pickle protocol 0/1
 
 __all__ = ["save", "load", "add_safe_globals", "clear_safe_globals", "get_safe_globals"]
 __all__ += ["safe_globals", "UnpicklingError"]
 
 
-class UnpicklingError(RuntimeError):
-    """An archive that is corrupted, truncated, or asks for something not allowed or available."""
+class UnpicklingError(RuntimeError, pickle.UnpicklingError):
+    """An archive that is corrupted, truncated, or asks for something not allowed or available.
+
+    A ``RuntimeError``, and a ``pickle.UnpicklingError`` as ``torch.load`` raises.
+    """
 
 
-_safe_classes: dict[str, type] = {}
+# Allowed classes and functions by "module:qualname", or by the dotted name given
+# with them as (obj, "module.name") for a checkpoint that names them otherwise.
+_safe_classes: dict[str, object] = {}
+
+# The functions and classes that save writes as references to be found by name again.
+_GLOBAL_KINDS = (type, types.FunctionType, types.BuiltinFunctionType)
 
 
 def _class_name(cls: type) -> str:
     return f"{cls.__module__}:{cls.__qualname__}"
 
 
+def _global_name(obj) -> str | None:
+    """The "module:qualname" under which importing finds obj again, or None."""
+    module, name = getattr(obj, "__module__", None), getattr(obj, "__name__", None)
+    # The core's functions are defined in flambeau._C and public as flambeau.<name>.
+    if module == "flambeau._C" and isinstance(name, str) and getattr(F, name, None) is obj:
+        return f"flambeau:{name}"
+    for qualname in (getattr(obj, "__qualname__", None), name):
+        if isinstance(module, str) and isinstance(qualname, str):
+            if _resolve(f"{module}:{qualname}") is obj:
+                return f"{module}:{qualname}"
+    return None
+
+
+def _safe_global(module: str, qualname: str):
+    """The object allowed under this name, or None."""
+    found = _safe_classes.get(f"{module}:{qualname}")
+    return found if found is not None else _safe_classes.get(f"{module}.{qualname}")
+
+
 def add_safe_globals(classes) -> None:
-    """Allows ``load`` (with ``weights_only=True``) to rebuild objects of these classes."""
-    for cls in classes:
-        _safe_classes[_class_name(cls)] = cls
+    """Allows ``load`` (with ``weights_only=True``) to rebuild objects of these classes.
+
+    Functions may be allowed too (a reference to one, or one a PyTorch checkpoint
+    calls); an entry ``(obj, "module.name")`` allows obj under that name.
+    """
+    for entry in classes:
+        if isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[1], str):
+            _safe_classes[entry[1]] = entry[0]
+        else:
+            _safe_classes[_global_name(entry) or _class_name(entry)] = entry
 
 
-def get_safe_globals() -> list[type]:
-    return list(_safe_classes.values())
+def get_safe_globals() -> list:
+    return [obj if ":" in key else (obj, key) for key, obj in _safe_classes.items()]
 
 
 def clear_safe_globals() -> None:
@@ -128,6 +170,8 @@ class _Encoder:
             return {"$type": type(obj).__name__, "base64": base64.b64encode(obj).decode()}
         if type(obj).__module__ == "numpy":
             return self._numpy(obj)
+        if isinstance(obj, _GLOBAL_KINDS):
+            return {"$type": "global", "name": self._global(obj)}
         if id(obj) in self.active:
             raise ValueError(f"flambeau.save: cannot save a self-referencing {type(obj).__name__}")
         self.active.add(id(obj))
@@ -160,6 +204,17 @@ class _Encoder:
                 "(local or nested in a function), so it could not be loaded"
             )
         return {"$type": "object", "class": _class_name(cls), "state": self.encode(state)}
+
+    def _global(self, obj) -> str:
+        """A function or class (an activation stored on a layer) is saved by its name."""
+        name = _global_name(obj)
+        if name is None:
+            kind = "class" if isinstance(obj, type) else "function"
+            raise TypeError(
+                f"flambeau.save: cannot save the {kind} {getattr(obj, '__qualname__', obj)!r}: "
+                "it cannot be found again by its name (a lambda, or local to a function)"
+            )
+        return name
 
     def _numpy(self, obj):
         import numpy as np
@@ -200,14 +255,22 @@ class _Encoder:
         return len(self.tensors) - 1
 
 
-def save(obj, f) -> None:
+def save(obj, f, *, _use_torch_format: bool = False) -> None:
     """Saves ``obj`` (tensors in nested dicts, lists and tuples, plain values) to ``f``.
 
     ``f`` is a path or a binary file object (seekable or not). Storage bytes go
     from the tensors' memory to the file a chunk at a time, never copied whole,
     each record checksummed as written: saving while another thread writes a
     tensor may store a torn value, but the file always loads.
+
+    With ``_use_torch_format=True`` the file is in PyTorch's ZIP format instead,
+    for ``torch.load`` (``weights_only=True`` included) to read: tensors,
+    parameters, sizes, dtypes, devices, plain values and containers only.
     """
+    if _use_torch_format:
+        from flambeau import _torch_writer
+
+        return _torch_writer.save(obj, f)
     enc = _Encoder()
     root = enc.encode(obj)
     manifest = {
@@ -424,15 +487,30 @@ class _Decoder:
                 return self.device(x["name"])
             if kind == "object":
                 return self.object(x["class"], x["state"])
+            if kind == "global":
+                return self.reference(x["name"])
         except (KeyError, TypeError, ValueError) as e:
             raise self.fail(f"malformed {kind!r} record: {e!r}") from e
         raise self.fail(f"unknown record type {kind!r}")
 
     def device(self, name) -> F.device:
-        try:
-            return F.device(name)
-        except RuntimeError as e:  # also a name of the wrong type
-            raise self.fail(f"unknown device {name!r}") from e
+        return _device(name, self.source)
+
+    def reference(self, name):
+        """A function or class saved by name: allowed ones, or any with weights_only=False."""
+        if not isinstance(name, str):
+            raise self.fail("malformed global record")
+        module, _, qualname = name.partition(":")
+        found = _safe_global(module, qualname)
+        if found is None and not self.weights_only:
+            found = _resolve(name)
+        if found is None:
+            raise self.fail(
+                f"the archive refers to {name!r}, which is not allowed. If you trust this file, "
+                "allow it with flambeau.serialization.add_safe_globals([...]) or the "
+                "safe_globals context manager, or pass weights_only=False"
+            )
+        return found
 
     def object(self, name, state):
         if not isinstance(name, str):
@@ -490,34 +568,13 @@ class _Decoder:
             return where(t, location)
         if isinstance(where, dict):
             where = where.get(location, location)
-        target = self.device(where if where is not None else location)
-        try:
-            return t if target == t.device else t.to(target)
-        except RuntimeError as e:  # no backend for that device here
-            raise self.fail(
-                f"cannot load a tensor saved on {location!r} onto {target} ({e}); "
-                "pass map_location to load it elsewhere"
-            ) from e
+        return _to_device(t, where if where is not None else location, location, self.source)
 
     def storage(self, j: int) -> F.Tensor:
         if j in self.storages:
             return self.storages[j]
         nbytes = self.manifest["storages"][j]["nbytes"]
-        # The record's bytes are found in the file before its declared size is allocated.
-        info, start = self.archive.locate(f"{_DATA}{j}")
-        if info.file_size != nbytes:
-            raise self.fail(
-                f"storage {info.filename} holds {info.file_size} bytes, manifest says {nbytes}"
-            )
-        # Kernels may assume aligned elements: unaligned records are read, not mapped.
-        if self.mmap_path is not None and nbytes and start % _ALIGN == 0:
-            import numpy as np
-
-            s = F.from_numpy(np.memmap(self.mmap_path, np.uint8, "c", start, (nbytes,)))
-        else:
-            # The core's allocator backs large blocks with huge pages: fewer page faults.
-            s = F.empty(nbytes, dtype=F.uint8)
-            self.archive.read_into(info, start, memoryview(s.numpy()))
+        s = _read_storage(self.archive, f"{_DATA}{j}", nbytes, self.mmap_path, "manifest")
         if self.swap:
             self._byteswap(j, s.numpy())
         self.storages[j] = s
@@ -529,6 +586,57 @@ class _Decoder:
             raise self.fail(f"storage {j} mixes element sizes {sorted(sizes)} across byte orders")
         if sizes and (n := min(sizes)) > 1:
             buf.view(f"u{n}").byteswap(inplace=True)
+
+
+def _device(name, source) -> F.device:
+    if isinstance(name, bytes):
+        name = name.decode("ascii", "replace")
+    try:
+        return F.device(name)
+    except RuntimeError as e:
+        raise _fail(source, f"unknown device {name!r}") from e
+
+
+def _to_device(t: F.Tensor, where, location, source) -> F.Tensor:
+    """t on the device where (a name or device) names, for a tensor saved on location."""
+    target = _device(where, source)
+    try:
+        return t if target == t.device else t.to(target)
+    except RuntimeError as e:  # no backend for that device here
+        raise _fail(
+            source,
+            f"cannot load a tensor saved on {location!r} onto {target} ({e}); "
+            "pass map_location to load it elsewhere",
+        ) from e
+
+
+def _read_storage(archive: _Archive, name: str, nbytes: int, mmap_path, claim: str) -> F.Tensor:
+    """The bytes of a storage record as a uint8 tensor, mapped from the file where possible.
+
+    The record is found to lie within the file, and its size to be the nbytes that
+    claim ("manifest", ...) declares, before anything is allocated.
+    """
+    info, start = archive.locate(name)
+    if info.file_size != nbytes:
+        raise _fail(
+            archive.source, f"storage {name} holds {info.file_size} bytes, {claim} says {nbytes}"
+        )
+    # Kernels may assume aligned elements: unaligned records are read, not mapped.
+    if mmap_path is not None and nbytes and start % _ALIGN == 0:
+        import numpy as np
+
+        return F.from_numpy(np.memmap(mmap_path, np.uint8, "c", start, (nbytes,)))
+    # The core's allocator backs large blocks with huge pages: fewer page faults.
+    s = F.empty(nbytes, dtype=F.uint8)
+    archive.read_into(info, start, memoryview(s.numpy()))
+    return s
+
+
+def _byteswap_(raw: F.Tensor, size: int) -> None:
+    """Reverses the bytes of each size-byte element of a uint8 tensor, in place."""
+    if size > 1 and raw.numel() >= size:
+        elements = raw[: raw.numel() - raw.numel() % size].view(-1, size)
+        elements.copy_(elements.flip(-1))
 
 
 def _fileno(fp) -> int | None:
@@ -566,24 +674,43 @@ def _data_offset(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> int:
     return info.header_offset + 30 + name_len + extra_len
 
 
-def load(f, map_location=None, *, weights_only: bool = True, mmap: bool = False):
-    """Loads what :func:`save` wrote.
+def load(f, map_location=None, *, weights_only: bool | None = True, mmap: bool | None = False):
+    """Loads what :func:`save` wrote, what ``torch.save`` wrote, or a ``.safetensors`` file.
 
     ``map_location`` is a device (or its name), a dict from saved device names to
-    new ones, or a callable ``(tensor, saved_device_name) -> tensor``. With
-    ``mmap=True`` (``f`` must be a path) storages are mapped copy-on-write from
-    the file instead of read. ``weights_only=True`` (the default) refuses any
-    class not allowed through :func:`add_safe_globals`.
+    new ones, or a callable ``(tensor, saved_device_name) -> tensor`` (for a
+    PyTorch checkpoint it is given each storage, as a flat tensor, and may return
+    None to keep the saved device). With ``mmap=True`` (``f`` must be a path)
+    storages are mapped copy-on-write from the file instead of read.
+    ``weights_only=True`` (the default, as ``None`` is) refuses any class or
+    function not allowed through :func:`add_safe_globals`.
 
     A file that is not a valid archive, or whose records do not fit the file or
     one another, raises :class:`UnpicklingError` (a ``RuntimeError``).
     """
-    source = os.fspath(f) if isinstance(f, (str, os.PathLike)) else getattr(f, "name", "<file>")
-    if mmap and not isinstance(f, (str, os.PathLike)):
+    weights_only = True if weights_only is None else weights_only
+    is_path = isinstance(f, (str, os.PathLike))
+    source = os.fspath(f) if is_path else getattr(f, "name", "<file>")
+    if mmap and not is_path:
         raise ValueError("flambeau.load: mmap=True needs a file path, not a file object")
+    if is_path and os.fspath(f).endswith(".safetensors"):  # as torch.load does
+        from flambeau import safetensors
+
+        return safetensors._load_for_torch_load(f, map_location)
     try:
+        if _starts_with_pickle(f):  # torch.save(..., _use_new_zipfile_serialization=False)
+            from flambeau import _torch_format
+
+            if mmap:
+                raise _fail(source, "mmap=True needs a file in a ZIP format (this is legacy)")
+            return _torch_format.load_legacy(f, source, map_location, weights_only)
         with zipfile.ZipFile(f, "r") as zf:
             archive = _Archive(zf, source)
+            if _MANIFEST not in archive.names:
+                from flambeau import _torch_format
+
+                mmap_path = f if mmap else None
+                return _torch_format.load_zip(archive, map_location, weights_only, mmap_path)
             manifest = _read_manifest(archive)
             dec = _Decoder(archive, manifest, f if mmap else None, weights_only, map_location)
             return dec.decode(manifest["root"])
@@ -593,6 +720,22 @@ def load(f, map_location=None, *, weights_only: bool = True, mmap: bool = False)
         raise _fail(source, f"not a flambeau archive, or it is truncated or corrupted ({e})") from e
     except RecursionError as e:
         raise _fail(source, "the archive nests containers too deeply") from e
+
+
+def _starts_with_pickle(f) -> bool:
+    """Whether f begins as PyTorch's legacy format does (not ZIP): with a pickle.
+
+    Protocols 2 and later start with the PROTO opcode; 0 and 1 have none, and
+    write the format's magic number as text.
+    """
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "rb") as fp:
+            head = fp.read(len(_LEGACY_TEXT_MAGIC))
+    else:
+        start = f.tell()
+        head = f.read(len(_LEGACY_TEXT_MAGIC))
+        f.seek(start)
+    return head[:1] == b"\x80" or head == _LEGACY_TEXT_MAGIC
 
 
 def _unique_keys(pairs: list) -> dict:
@@ -666,24 +809,27 @@ def _tensor_problem(r, storages: list) -> str | None:
     if not isinstance(r.get("device", "cpu"), str):
         return f"device {r['device']!r} is not a device name"
     shape, stride, offset = r["shape"], r["stride"], r["offset"]
+    if not (isinstance(shape, list) and isinstance(stride, list)):
+        return f"invalid geometry {str(shape)[:80]} / {str(stride)[:80]} / {offset!r}"
+    return _geometry_problem(shape, stride, offset, dtype.itemsize, storages[j]["nbytes"])
+
+
+def _geometry_problem(shape, stride, offset, itemsize: int, nbytes: int) -> str | None:
+    """What is wrong with a view (sizes, strides, offset in elements) of a storage of nbytes."""
     if not (
-        isinstance(shape, list)
-        and isinstance(stride, list)
-        and len(shape) == len(stride) <= _MAX_NDIM
-        and all(map(_is_index, [*shape, *stride, offset]))
+        len(shape) == len(stride) <= _MAX_NDIM and all(map(_is_index, [*shape, *stride, offset]))
     ):
         return f"invalid geometry {str(shape)[:80]} / {str(stride)[:80]} / {offset!r}"
     # Python's integers do not overflow: the core's int64 limits are checked here.
     last = offset + sum((n - 1) * s for n, s in zip(shape, stride) if n)  # its last element
-    nbytes = storages[j]["nbytes"]
-    if 0 not in shape and (last + 1) * dtype.itemsize > nbytes:
+    if 0 not in shape and (last + 1) * itemsize > nbytes:
         return (
-            f"shape {shape} and stride {stride} at offset {offset} reach byte "
-            f"{(last + 1) * dtype.itemsize}, beyond its storage of {nbytes} bytes"
+            f"shape {list(shape)} and stride {list(stride)} at offset {offset} reach byte "
+            f"{(last + 1) * itemsize}, beyond its storage of {nbytes} bytes"
         )
     numel = 1
     for n in shape:
         numel = min(numel * n, _INT64)  # saturated: 1024 sizes would make a huge number
-    if last >= _INT64 or numel * dtype.itemsize >= _INT64:
-        return f"shape {shape} and stride {stride} at offset {offset} overflow int64"
+    if last >= _INT64 or numel * itemsize >= _INT64:
+        return f"shape {list(shape)} and stride {list(stride)} at offset {offset} overflow int64"
     return None

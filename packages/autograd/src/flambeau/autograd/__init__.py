@@ -10,15 +10,26 @@ import weakref
 
 import flambeau as _F
 
-from . import functional  # noqa: F401
+from . import functional, graph  # noqa: F401
+from . import tensor_flags as _tensor_flags
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .engine import run_backward as _run_backward
+from .engine_settings import (
+    enforce_grad_layout_policy,
+    is_multithreading_enabled,
+    is_view_replay_enabled,
+    set_multithreading_enabled,
+)
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .graph import AccumulateGrad, Node, RemovableHandle
+from .nested_io import NestedIOFunction
+from .overrides import handle_torch_function, has_torch_function, is_tensor_like
+from .profiler_types import DeviceType, ProfilerActivity, ProfilerState, kineto_available
 from .recorder import accumulate_node as _accumulate_node
 from .recorder import install as _install
+from .variable import Variable
 
 __all__ = [
     "backward",
@@ -40,6 +51,20 @@ __all__ = [
     "Node",
     "AccumulateGrad",
     "RemovableHandle",
+    "Variable",
+    "NestedIOFunction",
+    "set_multithreading_enabled",
+    "enforce_grad_layout_policy",
+    "graph",
+    "is_multithreading_enabled",
+    "is_view_replay_enabled",
+    "is_tensor_like",
+    "has_torch_function",
+    "handle_torch_function",
+    "kineto_available",
+    "DeviceType",
+    "ProfilerActivity",
+    "ProfilerState",
 ]
 
 
@@ -114,4 +139,5 @@ def retain_grad(t):
 
 
 _F.Tensor.register_post_accumulate_grad_hook = register_post_accumulate_grad_hook
+_tensor_flags.install()
 _install()

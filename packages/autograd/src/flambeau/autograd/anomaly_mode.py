@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import threading
 
-from flambeau import _C
-
 _state = threading.local()
 
 
@@ -31,8 +29,12 @@ class detect_anomaly:  # noqa: N801 - PyTorch's name
 
 
 def _set(enabled: bool) -> None:
+    from . import saved_tensors  # it imports this module
+
     _state.enabled = enabled
-    _C._autograd_set_anomaly(enabled)  # nodes then record tracebacks: Python recorder only
+    # Nodes then record tracebacks, which only the Python recorder does: the core's C++
+    # fast path is off while anomaly mode (or saved tensor hooks) is on.
+    saved_tensors.refresh_fast_path()
 
 
 class set_detect_anomaly(detect_anomaly):  # noqa: N801

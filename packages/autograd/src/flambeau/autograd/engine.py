@@ -7,13 +7,33 @@ of any length is fine.
 
 from __future__ import annotations
 
+import threading
 from collections import deque
 
 import flambeau as F
 
-from . import anomaly_mode
+from . import anomaly_mode, engine_settings
 from .grad_mode import set_grad_enabled
 from .graph import AccumulateGrad
+
+_tasks = threading.local()  # the backward passes running on this thread, innermost last
+
+
+class GraphTask:
+    """One backward pass: the nodes it can reach (and so may run), and callbacks to run
+    when it ends."""
+
+    __slots__ = ("nodes", "callbacks", "__weakref__")
+
+    def __init__(self, nodes):
+        self.nodes = nodes
+        self.callbacks: list = []
+
+
+def current_task() -> GraphTask | None:
+    """The backward pass running on this thread, or None outside backward."""
+    stack = getattr(_tasks, "stack", None)
+    return stack[-1] if stack else None
 
 
 def _as_tuple(x):
@@ -73,13 +93,33 @@ def _dependencies(roots):
     return deps
 
 
+def _dense(t) -> bool:
+    """Whether t's elements tile its memory exactly once (some order of its dims)."""
+    expected = 1
+    for stride, size in sorted((st, sz) for sz, st in zip(t.shape, t.stride()) if sz != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _new_grad(g, leaf):
+    """A leaf's first gradient, laid out as the gradient layout policy says."""
+    like = leaf if engine_settings.is_grad_layout_policy_enforced() else g
+    if _dense(like):
+        out = F.empty_strided(tuple(like.shape), like.stride(), dtype=g.dtype, device=g.device)
+    else:
+        out = F.empty(tuple(g.shape), dtype=g.dtype, device=g.device)
+    return out.copy_(g)
+
+
 def _accumulate(node: AccumulateGrad, g, create_graph):
     leaf = node.variable
     if not create_graph:
         g = g.detach()
     if leaf.grad is None:
-        # A fresh, contiguous tensor: g may be a broadcast view or the caller's own tensor.
-        leaf.grad = g if create_graph else g.clone().contiguous()
+        # A fresh tensor: g may be a broadcast view or the caller's own tensor.
+        leaf.grad = g if create_graph else _new_grad(g, leaf)
     elif create_graph:
         leaf.grad = leaf.grad + g
     else:
@@ -142,60 +182,68 @@ def run_backward(
     ready = deque(n for n in dict.fromkeys(nodes) if deps.get(n, 0) == 0)
     check_nan = anomaly_mode.is_enabled()
 
-    with set_grad_enabled(create_graph):
-        while ready:
-            node = ready.popleft()
-            grads = buffers.pop(node, None) or [None] * node.n_outputs
-            # Hook tables are empty class-level mappings unless something registered.
-            if node._tensor_hooks:
-                grads = _apply_tensor_hooks(node, grads)
-            if node._prehooks:
-                for hook in list(node._prehooks.values()):
-                    r = hook(tuple(grads))
-                    if r is not None:
-                        grads = list(r)
-            if node._retained:
-                for i, ref in node._retained.items():
-                    t = ref()
-                    if t is not None and grads[i] is not None:
-                        t.grad = grads[i] if create_graph else grads[i].detach()
-            if targets:
-                for i in range(node.n_outputs):
-                    for pos in targets.get((node, i), ()):
-                        captured[pos] = grads[i]
-            if type(node) is AccumulateGrad:
-                if (
-                    grads[0] is not None
-                    and (inputs is None or (node, 0) in targets)
-                    and not capture
-                ):
-                    _accumulate(node, grads[0], create_graph)
-                continue
-            if grads.count(None) == len(grads):
-                input_grads = (None,) * len(node.next_functions)
-            else:
-                input_grads = node._backward(tuple(grads))
-            if node._hooks:
-                for hook in list(node._hooks.values()):
-                    r = hook(tuple(input_grads), tuple(grads))
-                    if r is not None:
-                        input_grads = tuple(r)
-            if check_nan:
-                _check_nan(node, input_grads)
-            if not retain_graph:
-                node._release()
-            for (nxt, nr), g in zip(node.next_functions, input_grads):
-                if nxt is None:
+    task = GraphTask(set(deps).union(nodes))
+    stack = _tasks.__dict__.setdefault("stack", [])
+    stack.append(task)
+    try:
+        with set_grad_enabled(create_graph):
+            while ready:
+                node = ready.popleft()
+                grads = buffers.pop(node, None) or [None] * node.n_outputs
+                # Hook tables are empty class-level mappings unless something registered.
+                if node._tensor_hooks:
+                    grads = _apply_tensor_hooks(node, grads)
+                if node._prehooks:
+                    for hook in list(node._prehooks.values()):
+                        r = hook(tuple(grads))
+                        if r is not None:
+                            grads = list(r)
+                if node._retained:
+                    for i, ref in node._retained.items():
+                        t = ref()
+                        if t is not None and grads[i] is not None:
+                            t.grad = grads[i] if create_graph else grads[i].detach()
+                if targets:
+                    for i in range(node.n_outputs):
+                        for pos in targets.get((node, i), ()):
+                            captured[pos] = grads[i]
+                if type(node) is AccumulateGrad:
+                    if (
+                        grads[0] is not None
+                        and (inputs is None or (node, 0) in targets)
+                        and not capture
+                    ):
+                        _accumulate(node, grads[0], create_graph)
                     continue
-                if g is not None:
-                    buf = buffers.get(nxt)
-                    if buf is None:
-                        buffers[nxt] = buf = [None] * nxt.n_outputs
-                    buf[nr] = g if buf[nr] is None else buf[nr] + g
-                left = deps[nxt] - 1
-                deps[nxt] = left
-                if left == 0:
-                    ready.append(nxt)
+                if grads.count(None) == len(grads):
+                    input_grads = (None,) * len(node.next_functions)
+                else:
+                    input_grads = node._backward(tuple(grads))
+                if node._hooks:
+                    for hook in list(node._hooks.values()):
+                        r = hook(tuple(input_grads), tuple(grads))
+                        if r is not None:
+                            input_grads = tuple(r)
+                if check_nan:
+                    _check_nan(node, input_grads)
+                if not retain_graph:
+                    node._release()
+                for (nxt, nr), g in zip(node.next_functions, input_grads):
+                    if nxt is None:
+                        continue
+                    if g is not None:
+                        buf = buffers.get(nxt)
+                        if buf is None:
+                            buffers[nxt] = buf = [None] * nxt.n_outputs
+                        buf[nr] = g if buf[nr] is None else buf[nr] + g
+                    left = deps[nxt] - 1
+                    deps[nxt] = left
+                    if left == 0:
+                        ready.append(nxt)
+        for callback in task.callbacks:  # queued while the pass ran (multi-grad hooks)
+            callback()
+    finally:
+        stack.pop()
 
     if inputs is not None and not capture:  # backward(inputs=...) on non-leaf tensors
         for t, g in zip(inputs, captured):

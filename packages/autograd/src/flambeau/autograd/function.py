@@ -6,7 +6,7 @@ import functools
 
 import flambeau as F
 
-from . import anomaly_mode
+from . import anomaly_mode, saved_tensors
 from .grad_mode import no_grad
 from .graph import Node
 from .recorder import attach, grad_edge, is_differentiable
@@ -36,14 +36,24 @@ class FunctionCtx:
                 "Trying to backward through the graph a second time (or directly access saved "
                 "tensors after they have already been freed). Specify retain_graph=True."
             )
+        if any(type(t) is saved_tensors.Packed for t in self.to_save):
+            return tuple(saved_tensors.unpack(t) for t in self.to_save)
         for t, v in zip(self.to_save, self._saved_versions):
-            if isinstance(t, F.Tensor) and t._version != v:
+            if v is not None and t._version != v:
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by "
                     f"an inplace operation: a tensor of shape {tuple(t.shape)} is at version "
                     f"{t._version}; expected version {v} instead."
                 )
         return self.to_save
+
+    def _pack_saved(self) -> None:
+        """Passes the saved tensors through the saved tensor hooks, if any are set (they
+        are then not checked for in-place changes, as in PyTorch)."""
+        hooks = saved_tensors.current()
+        if hooks is not None and self.to_save:
+            self.to_save = tuple(saved_tensors.pack(t, hooks) for t in self.to_save)
+            self._saved_versions = (None,) * len(self.to_save)
 
     def mark_dirty(self, *tensors):
         self.dirty = tensors
@@ -110,6 +120,7 @@ class Function:
             result = cls.forward(ctx, *args, **kwargs)
         if not (F.is_grad_enabled() and any(ctx.needs_input_grad)):
             return result
+        ctx._pack_saved()
         outputs = result if isinstance(result, tuple) else (result,)
         edges = [grad_edge(a) if isinstance(a, F.Tensor) else (None, 0) for a in args]
         node = BackwardCFunction(

@@ -164,3 +164,19 @@ class ViewInfo:
         self.stride = tuple(view.stride())
         self.offset = view.storage_offset()
         self.dtype = view.dtype
+
+
+# PyTorch's torch.autograd.graph also holds these; they live in their own modules.
+from .saved_tensors import (  # noqa: E402,F401
+    disable_saved_tensors_hooks,
+    save_on_cpu,
+    saved_tensors_hooks,
+)
+
+
+def __getattr__(name):
+    if name == "register_multi_grad_hook":  # it builds on the engine, which imports this
+        from .multi_grad_hook import register_multi_grad_hook
+
+        return register_multi_grad_hook
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

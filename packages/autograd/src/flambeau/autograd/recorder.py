@@ -11,8 +11,9 @@ from __future__ import annotations
 import flambeau
 from flambeau import _C
 
-from . import anomaly_mode, derivatives, schema
+from . import anomaly_mode, derivatives, saved_tensors, schema
 from .graph import AccumulateGrad, FormulaNode, ViewInfo
+from .tensor_flags import RAW_METHODS, raw_set_requires_grad
 
 Tensor = _C.Tensor
 # Operators whose output is a view of their first input.
@@ -60,7 +61,7 @@ def accumulate_node(leaf) -> AccumulateGrad:
 
 
 def attach(out, node, output_nr: int) -> None:
-    out.requires_grad = True
+    raw_set_requires_grad(out, True)  # out may already be a non-leaf (in-place ops)
     out.grad_fn = node
     out._output_nr = output_nr
 
@@ -73,16 +74,31 @@ class SavedArgs:
     result, and re-attached to the node on unpacking.
     """
 
-    def __init__(self, bound: dict, outputs: tuple, check_inputs: bool, check_output):
+    def __init__(
+        self, bound: dict, outputs: tuple, check_inputs: bool, check_output, versions=None
+    ):
+        """versions: the inputs' versions from before the call (an in-place call bumps
+        any input that aliases its target, so reading them after would miss that)."""
         self.bound = bound
+        self.outputs = tuple(o.detach() if isinstance(o, Tensor) else o for o in outputs)
+        hooks = saved_tensors.current()
+        self.hooked = hooks is not None
+        if self.hooked:
+            # The values the formula reads are what it saves: they go through the hooks
+            # (and, as in PyTorch, are not checked for in-place changes).
+            if check_inputs:
+                self.bound = {k: saved_tensors.pack(v, hooks) for k, v in bound.items()}
+            self.outputs = tuple(
+                saved_tensors.pack(o, hooks) if check_output(i) else o
+                for i, o in enumerate(self.outputs)
+            )
+            self.versions, self.output_versions = {}, (None,) * len(self.outputs)
+            return
         # Only values the formula reads are checked for later in-place changes:
         # check_output(i) tells whether it reads output i.
-        self.versions = (
-            {k: v._version for k, v in bound.items() if isinstance(v, Tensor)}
-            if check_inputs
-            else {}
-        )
-        self.outputs = tuple(o.detach() if isinstance(o, Tensor) else o for o in outputs)
+        if versions is None:
+            versions = {k: v._version for k, v in bound.items() if isinstance(v, Tensor)}
+        self.versions = versions if check_inputs else {}
         self.output_versions = tuple(
             o._version if isinstance(o, Tensor) and check_output(i) else None
             for i, o in enumerate(self.outputs)
@@ -95,6 +111,8 @@ class SavedArgs:
                 raise _modified(op, self.bound[k], now, v)
         outs = []
         for i, (o, v) in enumerate(zip(self.outputs, self.output_versions)):
+            if self.hooked:
+                o = saved_tensors.unpack(o)
             if isinstance(o, Tensor):
                 if v is not None and o._version != v:
                     raise _modified(op, o, o._version, v)
@@ -102,7 +120,10 @@ class SavedArgs:
                     o = o.detach()
                     attach(o, node, i)
             outs.append(o)
-        args = dict(self.bound)
+        if self.hooked:
+            args = {k: saved_tensors.unpack(v) for k, v in self.bound.items()}
+        else:
+            args = dict(self.bound)
         args["result"] = outs[0] if len(outs) == 1 else tuple(outs)
         args["results"] = tuple(outs)
         return args
@@ -154,7 +175,7 @@ _NOT_RECORDED = frozenset({"requires_grad_", "detach_"})
 def handle(name: str, args: tuple, kwargs: dict):
     """The handler installed in the core's autograd slot."""
     if name in _NOT_RECORDED:
-        return _call(name, args, kwargs)
+        return RAW_METHODS[name](*args, **kwargs)
     if kwargs.get("out") is not None:
         raise RuntimeError(
             f"{name}(): functions with out=... arguments don't support automatic "
@@ -194,6 +215,7 @@ def handle(name: str, args: tuple, kwargs: dict):
         if fn is not None and not isinstance(fn, AccumulateGrad):
             attach(old, fn, nr)
         bound[first] = old
+    versions = {k: v._version for k, v in bound.items() if isinstance(v, Tensor)}
     result = _call(name, args, kwargs)
     if name == "__setitem__":  # assignment returns nothing; its output is the target
         result = target
@@ -220,6 +242,7 @@ def handle(name: str, args: tuple, kwargs: dict):
         # A view's backward reads only its input's geometry, which in-place ops keep.
         check_inputs=(formula is None or formula.needs_input) and base not in VIEW_OPS,
         check_output=(lambda i: True) if formula is None else formula.reads_output,
+        versions=versions,
     )
     if anomaly_mode.is_enabled():
         node._record_trace()

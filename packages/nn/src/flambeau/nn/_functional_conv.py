@@ -8,6 +8,7 @@ core operators (pixel shuffle, fold/unfold, lp pooling).
 from __future__ import annotations
 
 import math
+import warnings
 
 import flambeau
 
@@ -605,16 +606,26 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", alig
     return getattr(flambeau, kernel)(input, out_size, align_corners, *scales)
 
 
+def _warn_deprecated_upsample(name: str) -> None:
+    warnings.warn(
+        f"`nn.functional.{name}` is deprecated. Use `nn.functional.interpolate` instead.",
+        stacklevel=3,
+    )
+
+
 def upsample(input, size=None, scale_factor=None, mode: str = "nearest", align_corners=None):
     """Deprecated alias of interpolate."""
+    _warn_deprecated_upsample("upsample")
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
 def upsample_nearest(input, size=None, scale_factor=None):
+    _warn_deprecated_upsample("upsample_nearest")
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
 def upsample_bilinear(input, size=None, scale_factor=None):
+    _warn_deprecated_upsample("upsample_bilinear")
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 

@@ -1284,3 +1284,25 @@ from ._functional_rnn import *  # noqa: E402,F401,F403
 from ._functional_rnn import __all__ as _rnn_all  # noqa: E402
 
 __all__ += [*_conv_all, *_rnn_all]
+
+# Grid sampling, the torch-function protocol and the rest of the public functions.
+from ._functional_grid import *  # noqa: E402,F401,F403
+from ._functional_grid import __all__ as _grid_all  # noqa: E402
+from ._functional_misc import *  # noqa: E402,F401,F403
+from ._functional_misc import __all__ as _misc_all  # noqa: E402
+from ._functional_products import *  # noqa: E402,F401,F403
+from ._functional_products import __all__ as _products_all  # noqa: E402
+from ._functional_protocol import *  # noqa: E402,F401,F403
+from ._functional_protocol import __all__ as _protocol_all  # noqa: E402
+
+__all__ += [*_grid_all, *_misc_all, *_products_all, *_protocol_all]
+
+# ---- issue 13, nn modules helper: functions behind the added layers -------------------------
+from ._functional_losses import *  # noqa: E402,F401,F403
+from ._functional_losses import __all__ as _losses_all  # noqa: E402
+from ._functional_shuffle_norm import *  # noqa: E402,F401,F403
+from ._functional_shuffle_norm import __all__ as _shuffle_norm_all  # noqa: E402
+from ._functional_stochastic import *  # noqa: E402,F401,F403
+from ._functional_stochastic import __all__ as _stochastic_all  # noqa: E402
+
+__all__ += [*_losses_all, *_shuffle_norm_all, *_stochastic_all]

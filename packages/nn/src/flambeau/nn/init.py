@@ -1,10 +1,14 @@
 """``flambeau.nn.init``: in-place initialisers with PyTorch's fans, gains and distributions.
 
-Every function fills its tensor without recording gradients and returns it.
+Every function fills its tensor without recording gradients and returns it. The names
+without the trailing underscore are PyTorch's deprecated aliases.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import functools
 import math
 import warnings
 
@@ -29,7 +33,42 @@ __all__ = [
     "kaiming_normal_",
     "orthogonal_",
     "sparse_",
+    "uniform",
+    "normal",
+    "constant",
+    "eye",
+    "dirac",
+    "xavier_uniform",
+    "xavier_normal",
+    "kaiming_uniform",
+    "kaiming_normal",
+    "orthogonal",
+    "sparse",
 ]
+
+# nn.utils.skip_init builds a module with its initialisers turned into no-ops (flambeau has no
+# meta device to build on); the flag is per thread and per async context.
+_skipping = contextvars.ContextVar("flambeau_nn_init_skipping", default=False)
+
+
+@contextlib.contextmanager
+def _skip_initialization():
+    token = _skipping.set(True)
+    try:
+        yield
+    finally:
+        _skipping.reset(token)
+
+
+def _initializer(fill):
+    """Marks an in-place initialiser: under _skip_initialization it returns its tensor as is."""
+
+    @functools.wraps(fill)
+    def initialize(tensor, *args, **kwargs):
+        return tensor if _skipping.get() else fill(tensor, *args, **kwargs)
+
+    return initialize
+
 
 _LINEAR_GAIN_ONE = {
     "linear",
@@ -82,18 +121,21 @@ def _calculate_correct_fan(tensor, mode: str) -> int:
     return fan_in if mode == "fan_in" else fan_out
 
 
+@_initializer
 def uniform_(tensor, a: float = 0.0, b: float = 1.0, generator=None):
     """Fills with U(a, b)."""
     with no_grad():
         return tensor.uniform_(a, b, generator=generator)
 
 
+@_initializer
 def normal_(tensor, mean: float = 0.0, std: float = 1.0, generator=None):
     """Fills with N(mean, std^2)."""
     with no_grad():
         return tensor.normal_(mean, std, generator=generator)
 
 
+@_initializer
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     """Fills with N(mean, std^2) truncated to [a, b], by inverting the normal CDF."""
 
@@ -104,7 +146,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
         warnings.warn(
             "mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of "
             "values may be incorrect.",
-            stacklevel=2,
+            stacklevel=3,  # past the _initializer wrapper
         )
     with no_grad():
         lo, hi = cdf((a - mean) / std), cdf((b - mean) / std)
@@ -116,21 +158,25 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
         return tensor
 
 
+@_initializer
 def constant_(tensor, val: float):
     """Fills with val."""
     with no_grad():
         return tensor.fill_(val)
 
 
+@_initializer
 def ones_(tensor):
     return constant_(tensor, 1.0)
 
 
+@_initializer
 def zeros_(tensor):
     with no_grad():
         return tensor.zero_()
 
 
+@_initializer
 def eye_(tensor):
     """Fills a 2-D tensor with the identity matrix."""
     if tensor.dim() != 2:
@@ -139,6 +185,7 @@ def eye_(tensor):
         return tensor.copy_(flambeau.eye(tensor.size(0), tensor.size(1), dtype=tensor.dtype))
 
 
+@_initializer
 def dirac_(tensor, groups: int = 1):
     """Fills a 3/4/5-D convolution weight with the identity (per group)."""
     dims = tensor.dim()
@@ -157,6 +204,7 @@ def dirac_(tensor, groups: int = 1):
     return tensor
 
 
+@_initializer
 def xavier_uniform_(tensor, gain: float = 1.0, generator=None):
     """U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out)) (Glorot & Bengio, 2010)."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
@@ -165,6 +213,7 @@ def xavier_uniform_(tensor, gain: float = 1.0, generator=None):
     return uniform_(tensor, -bound, bound, generator)
 
 
+@_initializer
 def xavier_normal_(tensor, gain: float = 1.0, generator=None):
     """N(0, std^2) with std = gain * sqrt(2 / (fan_in + fan_out))."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
@@ -174,12 +223,14 @@ def xavier_normal_(tensor, gain: float = 1.0, generator=None):
 
 def _kaiming_std(tensor, a, mode, nonlinearity) -> float | None:
     if 0 in tuple(tensor.shape):
-        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=3)
+        # stacklevel: past _kaiming_std, the initialiser and its _initializer wrapper
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=4)
         return None
     fan = _calculate_correct_fan(tensor, mode)
     return calculate_gain(nonlinearity, a) / math.sqrt(fan)
 
 
+@_initializer
 def kaiming_uniform_(tensor, a: float = 0, mode: str = "fan_in",
                      nonlinearity: str = "leaky_relu", generator=None):  # fmt: skip
     """U(-bound, bound) with bound = gain * sqrt(3 / fan) (He et al., 2015)."""
@@ -190,6 +241,7 @@ def kaiming_uniform_(tensor, a: float = 0, mode: str = "fan_in",
     return uniform_(tensor, -bound, bound, generator)
 
 
+@_initializer
 def kaiming_normal_(tensor, a: float = 0, mode: str = "fan_in",
                     nonlinearity: str = "leaky_relu", generator=None):  # fmt: skip
     """N(0, std^2) with std = gain / sqrt(fan)."""
@@ -199,6 +251,7 @@ def kaiming_normal_(tensor, a: float = 0, mode: str = "fan_in",
     return normal_(tensor, 0.0, std, generator)
 
 
+@_initializer
 def orthogonal_(tensor, gain: float = 1, generator=None):
     """A (semi-)orthogonal matrix from the QR decomposition of a normal sample, times gain.
 
@@ -223,6 +276,7 @@ def orthogonal_(tensor, gain: float = 1, generator=None):
     return tensor
 
 
+@_initializer
 def sparse_(tensor, sparsity: float, std: float = 0.01, generator=None):
     """N(0, std^2) with a fraction `sparsity` of each column set to zero."""
     if tensor.dim() != 2:
@@ -236,3 +290,33 @@ def sparse_(tensor, sparsity: float, std: float = 0.01, generator=None):
             for row in zero_rows.tolist():
                 tensor[row, col] = 0
     return tensor
+
+
+def _deprecated_alias(initializer):
+    new_name = initializer.__name__
+    old_name = new_name[:-1]
+
+    def deprecated(*args, **kwargs):
+        warnings.warn(
+            f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new_name}`.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return initializer(*args, **kwargs)
+
+    deprecated.__name__ = deprecated.__qualname__ = old_name
+    deprecated.__doc__ = f"Deprecated alias of :func:`{new_name}` (warns FutureWarning)."
+    return deprecated
+
+
+uniform = _deprecated_alias(uniform_)
+normal = _deprecated_alias(normal_)
+constant = _deprecated_alias(constant_)
+eye = _deprecated_alias(eye_)
+dirac = _deprecated_alias(dirac_)
+xavier_uniform = _deprecated_alias(xavier_uniform_)
+xavier_normal = _deprecated_alias(xavier_normal_)
+kaiming_uniform = _deprecated_alias(kaiming_uniform_)
+kaiming_normal = _deprecated_alias(kaiming_normal_)
+orthogonal = _deprecated_alias(orthogonal_)
+sparse = _deprecated_alias(sparse_)

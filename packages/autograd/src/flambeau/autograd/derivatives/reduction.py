@@ -164,14 +164,18 @@ def _norm(g, a):
     r = keep(a["result"], a)
     if p == 0:
         return {"input": ge * 0}
-    if p == 2:
-        return {"input": ge * x / r}
     if p == 1:
         return {"input": ge * F.sgn(x)}
     if p in (math.inf, -math.inf):  # shared equally among the extreme elements
         mask = x.abs() == r
         return {"input": ge * F.sgn(x) * mask / mask.sum(dim=tuple(dims), keepdim=True)}
-    return {"input": ge * F.sgn(x) * x.abs().pow(p - 1) / r.pow(p - 1)}
+    # A zero norm has the subgradient 0 (as PyTorch), not 0/0.
+    scale = F.where(r == 0, F.zeros((), dtype=r.dtype), ge / r.pow(p - 1))
+    if p == 2:
+        return {"input": scale * x}
+    # For p < 1, |x|^(p-1) is infinite at x == 0, where sgn(x) is 0: the term is 0.
+    magnitude = F.where(x == 0, F.zeros((), dtype=r.dtype), x.abs().pow(p - 1))
+    return {"input": scale * F.sgn(x) * magnitude}
 
 
 def _reverse_cumsum(t, d):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import weakref
+from collections import OrderedDict
 
 import flambeau
 from flambeau.autograd.graph import Node
@@ -27,6 +28,20 @@ class RemovableHandle:
             table = ref()
             if table is not None and self.id in table:
                 del table[self.id]
+
+    def __getstate__(self):
+        # The tables travel with the module that owns them; pickle keeps them the same objects.
+        tables = tuple(ref() for ref in (self.hooks_dict_ref, *self.extra_dict_ref))
+        return (self.id, tables)
+
+    def __setstate__(self, state) -> None:
+        global _ids
+        self.id, tables = state
+        # Ids made from now on must not collide with the loaded one.
+        _ids = itertools.count(max(next(_ids), self.id + 1))
+        hooks, *extra = [OrderedDict() if t is None else t for t in tables]
+        self.hooks_dict_ref = weakref.ref(hooks)
+        self.extra_dict_ref = tuple(weakref.ref(d) for d in extra)
 
     def __enter__(self):
         return self

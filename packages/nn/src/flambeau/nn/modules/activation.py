@@ -336,3 +336,37 @@ class GLU(Module):
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
+
+
+class RReLU(Module):
+    """Randomized leaky ReLU: negative slope drawn from U(lower, upper) per element in
+    training, (lower + upper) / 2 in eval."""
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False):
+        super().__init__()
+        self.lower = lower
+        self.upper = upper
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return _inplace_repr(self.inplace, f"lower={self.lower}, upper={self.upper}")
+
+
+class Softmax2d(Module):
+    """Softmax over the channels (dim -3) of (N, C, H, W) or (C, H, W) input."""
+
+    def forward(self, input):
+        if input.dim() not in (3, 4):
+            raise ValueError(
+                f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead"
+            )
+        return F.softmax(input, -3, _stacklevel=5)
+
+
+# PyTorch defines MultiheadAttention (with its out_proj class) in this file; programs
+# import them from here.
+from .linear import NonDynamicallyQuantizableLinear  # noqa: E402,F401
+from .transformer import MultiheadAttention  # noqa: E402,F401

@@ -1,4 +1,5 @@
-"""BatchNorm1d/2d/3d and InstanceNorm1d/2d/3d: per-channel normalisation with running stats."""
+"""BatchNorm1d/2d/3d, SyncBatchNorm, InstanceNorm1d/2d/3d and their lazy forms: per-channel
+normalisation with running statistics."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import flambeau
 
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedBuffer, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
 
@@ -96,7 +98,9 @@ class _NormBase(Module):
 class _BatchNorm(_NormBase):
     def forward(self, input):
         self._check_input_dim(input)
-        if input.shape[1] != self.num_features:
+        # Without weights or statistics num_features is unused (a lazy one stays 0).
+        sized = self.weight is not None or self.running_mean is not None
+        if sized and input.shape[1] != self.num_features:
             raise ValueError(
                 f"{type(self).__name__}: expected input with {self.num_features} channels in "
                 f"dim 1, but got input of shape {tuple(input.shape)}"
@@ -207,3 +211,119 @@ class InstanceNorm3d(_InstanceNorm):
 
     _no_batch_dim = 4
     _ranks = "4D or 5D"
+
+
+class SyncBatchNorm(_BatchNorm):
+    """BatchNorm over (N, C, *) whose statistics, in distributed training, are reduced over
+    the process group.
+
+    flambeau's nn runs in one process, where this is BatchNorm (as PyTorch's SyncBatchNorm
+    is when torch.distributed is not initialized); ``process_group`` is kept for the
+    flambeau-distributed package.
+    """
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum=0.1, affine: bool = True,
+                 track_running_stats: bool = True, process_group=None, device=None,
+                 dtype=None, *, bias: bool = True):  # fmt: skip
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype,
+                         bias=bias)  # fmt: skip
+        self.process_group = process_group
+
+    def _check_input_dim(self, input) -> None:
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        if input.shape[1] == 0:
+            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+        return super().forward(input)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        """`module` with every BatchNorm*D inside replaced by a SyncBatchNorm that shares its
+        parameters and running statistics."""
+        converted = module
+        if isinstance(module, _BatchNorm):
+            converted = cls(module.num_features, module.eps, module.momentum, module.affine,
+                            module.track_running_stats, process_group,
+                            bias=module.bias is not None)  # fmt: skip
+            if module.affine:
+                converted.weight = module.weight
+                converted.bias = module.bias
+            converted.running_mean = module.running_mean
+            converted.running_var = module.running_var
+            converted.num_batches_tracked = module.num_batches_tracked
+            converted.training = module.training
+            if hasattr(module, "qconfig"):
+                converted.qconfig = module.qconfig
+        for name, child in module.named_children():
+            converted.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return converted
+
+
+# ---- lazy forms: num_features from the first input --------------------------------------------
+
+
+class _LazyNormBase(LazyModuleMixin, _NormBase):
+    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
+                 device=None, dtype=None, *, bias=True):  # fmt: skip
+        # Made with no parameters or statistics: the uninitialized ones come next.
+        super().__init__(0, eps, momentum, False, False, device, dtype, bias=False)
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = UninitializedParameter(device=device, dtype=dtype)
+            if bias:
+                self.bias = UninitializedParameter(device=device, dtype=dtype)
+        if track_running_stats:
+            self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
+            self.running_var = UninitializedBuffer(device=device, dtype=dtype)
+            self.num_batches_tracked = flambeau.tensor(0, dtype=flambeau.int64, device=device)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input) -> None:
+        if not self.has_uninitialized_params():
+            return
+        self.num_features = input.shape[1]
+        if self.affine:
+            self.weight.materialize((self.num_features,))
+            if self.bias is not None:
+                self.bias.materialize((self.num_features,))
+        if self.track_running_stats:
+            self.running_mean.materialize((self.num_features,))
+            self.running_var.materialize((self.num_features,))
+        self.reset_parameters()
+
+
+class LazyBatchNorm1d(_LazyNormBase, _BatchNorm):
+    """A BatchNorm1d whose num_features is read from its first input."""
+
+    cls_to_become = BatchNorm1d
+
+    def _check_input_dim(self, input) -> None:
+        if input.dim() not in (2, 3):
+            raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
+
+
+class LazyBatchNorm2d(_LazyNormBase, _BatchNorm):
+    """A BatchNorm2d whose num_features is read from its first input."""
+
+    cls_to_become = BatchNorm2d
+
+    def _check_input_dim(self, input) -> None:
+        if input.dim() != 4:
+            raise ValueError(f"expected 4D input (got {input.dim()}D input)")
+
+
+class LazyBatchNorm3d(_LazyNormBase, _BatchNorm):
+    """A BatchNorm3d whose num_features is read from its first input."""
+
+    cls_to_become = BatchNorm3d
+
+    def _check_input_dim(self, input) -> None:
+        if input.dim() != 5:
+            raise ValueError(f"expected 5D input (got {input.dim()}D input)")

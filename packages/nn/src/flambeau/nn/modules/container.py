@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import operator
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 
 from flambeau import Tensor
 
 from ..parameter import Parameter
-from .module import Module, _indent
+from .module import Module, _addindent, _indent  # noqa: F401  (_addindent: PyTorch's path)
 
 
 def _abs_index(idx, length: int) -> int:
@@ -415,3 +416,18 @@ class ParameterDict(Module):
     def __ior__(self, other: ParameterDict):
         self.update(other)
         return self
+
+
+class Container(Module):
+    """A Module made from keyword arguments name=module (deprecated: subclass Module)."""
+
+    def __init__(self, **kwargs):
+        warnings.warn(
+            "`nn.Container` is deprecated. All of its functionality is now implemented in "
+            "`nn.Module`. Subclass that instead.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)

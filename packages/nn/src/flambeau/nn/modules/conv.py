@@ -8,10 +8,25 @@ import flambeau
 
 from .. import _functional_conv as FC
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
+from .utils import _pair, _reverse_repeat_tuple, _single, _triple  # noqa: F401
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
+__all__ = [
+    "Conv1d",
+    "Conv2d",
+    "Conv3d",
+    "ConvTranspose1d",
+    "ConvTranspose2d",
+    "ConvTranspose3d",
+    "LazyConv1d",
+    "LazyConv2d",
+    "LazyConv3d",
+    "LazyConvTranspose1d",
+    "LazyConvTranspose2d",
+    "LazyConvTranspose3d",
+]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
@@ -213,6 +228,9 @@ class _ConvTranspose(_ConvNd):
                     self.groups, self.dilation)  # fmt: skip
 
 
+_ConvTransposeNd = _ConvTranspose  # PyTorch's name for the base
+
+
 class ConvTranspose1d(_ConvTranspose):
     """Transposed 1-D convolution ("deconvolution") over (N, C_in, L)."""
 
@@ -229,3 +247,95 @@ class ConvTranspose3d(_ConvTranspose):
     """Transposed 3-D convolution over (N, C_in, D, H, W)."""
 
     _nd = 3
+
+
+# ---- lazy convolutions: in_channels from the first input ------------------------------------
+
+
+class _LazyConvXdMixin(LazyModuleMixin):
+    def _make_uninitialized(self, out_channels, bias, device, dtype) -> None:
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input, *args, **kwargs) -> None:
+        if not self.has_uninitialized_params():
+            return
+        self.in_channels = self._get_in_channels(input)
+        if self.in_channels % self.groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if self.transposed:
+            shape = (self.in_channels, self.out_channels // self.groups, *self.kernel_size)
+        else:
+            shape = (self.out_channels, self.in_channels // self.groups, *self.kernel_size)
+        self.weight.materialize(shape)
+        if self.bias is not None:
+            self.bias.materialize((self.out_channels,))
+        self.reset_parameters()
+
+    def _get_in_channels(self, input) -> int:
+        unbatched = self._nd + 1
+        if input.dim() not in (unbatched, unbatched + 1):
+            raise RuntimeError(
+                f"Expected {unbatched}D (unbatched) or {unbatched + 1}D (batched) input to "
+                f"{type(self).__name__}, but got input of size: {input.shape}"
+            )
+        return input.shape[1] if input.dim() == unbatched + 1 else input.shape[0]
+
+
+class _LazyConv(_LazyConvXdMixin, _Conv):
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, padding_mode="zeros", device=None, dtype=None):  # fmt: skip
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False,
+                         padding_mode, device, dtype)  # fmt: skip
+        self._make_uninitialized(out_channels, bias, device, dtype)
+
+
+class LazyConv1d(_LazyConv, Conv1d):
+    """A Conv1d whose in_channels is read from its first input."""
+
+    cls_to_become = Conv1d
+
+
+class LazyConv2d(_LazyConv, Conv2d):
+    """A Conv2d whose in_channels is read from its first input."""
+
+    cls_to_become = Conv2d
+
+
+class LazyConv3d(_LazyConv, Conv3d):
+    """A Conv3d whose in_channels is read from its first input."""
+
+    cls_to_become = Conv3d
+
+
+class _LazyConvTranspose(_LazyConvXdMixin, _ConvTranspose):
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0,
+                 groups=1, bias=True, dilation=1, padding_mode="zeros", device=None,
+                 dtype=None):  # fmt: skip
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False,
+                         dilation, padding_mode, device, dtype)  # fmt: skip
+        self._make_uninitialized(out_channels, bias, device, dtype)
+
+
+class LazyConvTranspose1d(_LazyConvTranspose, ConvTranspose1d):
+    """A ConvTranspose1d whose in_channels is read from its first input."""
+
+    cls_to_become = ConvTranspose1d
+
+
+class LazyConvTranspose2d(_LazyConvTranspose, ConvTranspose2d):
+    """A ConvTranspose2d whose in_channels is read from its first input."""
+
+    cls_to_become = ConvTranspose2d
+
+
+class LazyConvTranspose3d(_LazyConvTranspose, ConvTranspose3d):
+    """A ConvTranspose3d whose in_channels is read from its first input."""
+
+    cls_to_become = ConvTranspose3d

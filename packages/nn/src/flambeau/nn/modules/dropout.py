@@ -51,3 +51,13 @@ class AlphaDropout(_DropoutNd):
     """Dropout that keeps SELU's self-normalising mean and variance."""
 
     _fn = staticmethod(F.alpha_dropout)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    """Alpha dropout of whole channels: a dropped channel is set to SELU's saturation value.
+
+    As in PyTorch, ``inplace`` is kept (and shown) but the forward never works in place.
+    """
+
+    def forward(self, input):
+        return F.feature_alpha_dropout(input, self.p, self.training)

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import math
+import warnings
+
 from .. import _reduction
 from .. import functional as F
+from .linear import Linear
+from .linear_cross_entropy_options import LinearCrossEntropyOptions  # noqa: F401
 from .module import Module
 
 
@@ -266,4 +271,99 @@ class MultiLabelSoftMarginLoss(_WeightedLoss):
     def forward(self, input, target):
         return F.multilabel_soft_margin_loss(
             input, target, weight=self.weight, reduction=self.reduction
+        )
+
+
+# ---- multi-class margin losses, the deprecated NLLLoss2d, LinearCrossEntropyLoss -------------
+
+
+class MultiMarginLoss(_WeightedLoss):
+    """Multi-class hinge loss: sum over i != y of w[y] * max(0, margin - x[y] + x[i])^p / C."""
+
+    def __init__(self, p: int = 1, margin: float = 1.0, weight=None, size_average=None,
+                 reduce=None, reduction: str = "mean"):  # fmt: skip
+        super().__init__(weight, size_average, reduce, reduction)
+        if p != 1 and p != 2:
+            raise ValueError("only p == 1 and p == 2 supported")
+        if weight is not None and weight.dim() != 1:
+            raise ValueError(
+                "MultiMarginLoss: expected weight to be None or 1D tensor, got "
+                f"{weight.dim()}D instead"
+            )
+        self.p = p
+        self.margin = margin
+
+    def forward(self, input, target):
+        return F.multi_margin_loss(input, target, p=self.p, margin=self.margin,
+                                   weight=self.weight, reduction=self.reduction)  # fmt: skip
+
+
+class MultiLabelMarginLoss(_Loss):
+    """Multi-label hinge loss; target lists each sample's classes, ended by -1."""
+
+    def forward(self, input, target):
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class NLLLoss2d(NLLLoss):
+    """NLLLoss under its old name for (N, C, H, W) input (deprecated, as in PyTorch)."""
+
+    def __init__(self, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
+                 reduction: str = "mean"):  # fmt: skip
+        warnings.warn(
+            "`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in "
+            "replacement and see https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for "
+            "more details.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """Cross entropy of logits made by an internal Linear layer: in_features to num_classes
+    (times prod(out_features) for a K-dimensional loss, with logits (N, C, *out_features)).
+
+    The Linear's weight is stored flat, (num_classes * prod(out_features), in_features),
+    and reshaped in forward.
+    """
+
+    def __init__(self, in_features: int, num_classes: int, *, out_features=(),
+                 bias: bool = False, device=None, dtype=None, reduction: str = "mean",
+                 weight=None, ignore_index=None, label_smoothing: float = 0.0,
+                 options=None):  # fmt: skip
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise RuntimeError(
+                f"expected weight shape to be {(num_classes,)}, got {tuple(weight.shape)}"
+            )
+        if label_smoothing < 0 or label_smoothing > 1.0:
+            raise RuntimeError(
+                f"expected label_smoothing to be in range [0, 1], got {label_smoothing}"
+            )
+        super().__init__(weight, None, None, reduction)
+        self.num_classes = num_classes
+        self.out_features = out_features
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+        self.linear = Linear(in_features, math.prod(out_features) * num_classes, bias=bias,
+                             device=device, dtype=dtype)  # fmt: skip
+        self.options = options
+
+    def forward(self, input, target):
+        shape = (self.num_classes, *self.out_features)
+        linear_weight = self.linear.weight.reshape(*shape, self.linear.in_features)
+        bias = self.linear.bias
+        return F.linear_cross_entropy(
+            input, linear_weight, target,
+            linear_bias=bias.reshape(shape) if bias is not None else None,
+            weight=self.weight, reduction=self.reduction, ignore_index=self.ignore_index,
+            label_smoothing=self.label_smoothing, options=self.options,
+        )  # fmt: skip
+
+    def extra_repr(self) -> str:
+        return (
+            f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+            f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
+            f"reduction={self.reduction}, ignore_index={self.ignore_index}, "
+            f"label_smoothing={self.label_smoothing}, options={self.options}"
         )

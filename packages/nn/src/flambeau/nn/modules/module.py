@@ -9,7 +9,10 @@ import flambeau
 from flambeau import Tensor
 from flambeau.autograd import no_grad
 
-from ..parameter import Buffer, Parameter
+from ..parameter import Buffer, Parameter, _note_owner, is_lazy
+from . import _global_hooks as G
+from ._global_hooks import *  # noqa: F403  (torch.nn.modules.module's register_module_*)
+from ._global_hooks import _has_any_global_hook  # noqa: F401
 from ._hooks import BackwardHook, RemovableHandle
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
@@ -32,6 +35,9 @@ def _indent(text: str, spaces: int) -> str:
     """Indents every line of `text` but the first."""
     first, *rest = text.split("\n")
     return "\n".join([first] + [" " * spaces + line for line in rest])
+
+
+_addindent = _indent  # PyTorch's name, which custom __repr__ code imports
 
 
 def _shape(t) -> str:
@@ -109,7 +115,10 @@ class Module:
             )
         if isinstance(tensor, Buffer):
             persistent = tensor.persistent
+        tensor = G.run_registration_hooks(G.buffer_registration_hooks, self, name, tensor)
         self._buffers[name] = tensor
+        if is_lazy(tensor):
+            _note_owner(tensor, self, "_buffers", name)
         if persistent:
             self._non_persistent_buffers_set.discard(name)
         else:
@@ -134,13 +143,16 @@ class Module:
                 f"created explicitly. To express '{name}' as a function of another Tensor, "
                 "compute the value in the forward() method."
             )
+        param = G.run_registration_hooks(G.parameter_registration_hooks, self, name, param)
         self._parameters[name] = param
+        _note_owner(param, self, "_parameters", name)
 
     def add_module(self, name: str, module) -> None:
         """Adds a child module, reachable as an attribute of this one."""
         if not isinstance(module, Module) and module is not None:
             raise TypeError(f"{type(module).__name__} is not a Module subclass")
         self._check_new_name("module", name, self._modules)
+        module = G.run_registration_hooks(G.module_registration_hooks, self, name, module)
         self._modules[name] = module
 
     def register_module(self, name: str, module) -> None:
@@ -237,7 +249,7 @@ class Module:
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
             remove_from(d, self._parameters, self._buffers, self._non_persistent_buffers_set)
-            modules[name] = value
+            modules[name] = G.run_registration_hooks(G.module_registration_hooks, self, name, value)
             return
         if modules is not None and name in modules:
             if value is not None:
@@ -245,7 +257,7 @@ class Module:
                     f"cannot assign '{type(value).__name__}' as child module '{name}' "
                     "(flambeau.nn.Module or None expected)"
                 )
-            modules[name] = value
+            modules[name] = G.run_registration_hooks(G.module_registration_hooks, self, name, value)
             return
         buffers = d.get("_buffers")
         if isinstance(value, Buffer) or (buffers is not None and name in buffers):
@@ -260,7 +272,10 @@ class Module:
                 remove_from(d, self._parameters, self._modules)
                 self.register_buffer(name, value, value.persistent)
             else:
+                value = G.run_registration_hooks(G.buffer_registration_hooks, self, name, value)
                 buffers[name] = value
+                if is_lazy(value):
+                    _note_owner(value, self, "_buffers", name)
             return
         super().__setattr__(name, value)
 
@@ -290,6 +305,12 @@ class Module:
 
     def __setstate__(self, state) -> None:
         self.__dict__.update(state)
+        for name, param in self.__dict__.get("_parameters", {}).items():
+            if param is not None:
+                _note_owner(param, self, "_parameters", name)
+        for name, buf in self.__dict__.get("_buffers", {}).items():
+            if is_lazy(buf):
+                _note_owner(buf, self, "_buffers", name)
         # Modules pickled by older versions may lack newer tables.
         for table in self._HOOK_TABLES + (
             "_forward_hooks_with_kwargs",
@@ -401,6 +422,15 @@ class Module:
                 p.grad.requires_grad = False
             p.grad.zero_()
 
+    def _replicate_for_data_parallel(self):
+        """A shallow copy for parallel.replicate, which fills its tables with device copies."""
+        replica = self.__new__(type(self))
+        state = self.__dict__.copy()
+        state.update(_parameters={}, _buffers=dict(self._buffers), _modules=dict(self._modules),
+                     _is_replica=True)  # fmt: skip
+        object.__setattr__(replica, "__dict__", state)
+        return replica
+
     def apply(self, fn) -> Module:
         """Calls fn on every submodule (children first), then on self."""
         for module in self.children():
@@ -429,6 +459,8 @@ class Module:
                     applied = fn(param)
                 if applied is param:
                     new = param
+                elif is_lazy(param):
+                    new = _lazy_like(param, applied)
                 else:
                     new = Parameter(applied, param.requires_grad)
                     if param.grad is not None:
@@ -437,12 +469,17 @@ class Module:
                         new.grad = grad.detach() if grad is not param.grad else grad
                 memo[id(param)] = (param, new)  # keeps param alive so its id stays unique
             self._parameters[key] = memo[id(param)][1]
+            _note_owner(self._parameters[key], self, "_parameters", key)
         for key, buf in self._buffers.items():
             if buf is None:
                 continue
             if id(buf) not in memo:
                 with no_grad():
-                    memo[id(buf)] = (buf, fn(buf))
+                    applied = fn(buf)
+                if is_lazy(buf) and applied is not buf:
+                    applied = _lazy_like(buf, applied)
+                    _note_owner(applied, self, "_buffers", key)
+                memo[id(buf)] = (buf, applied)
             self._buffers[key] = memo[id(buf)][1]
         return self
 
@@ -573,9 +610,12 @@ class Module:
                     f"Tensor-like object from checkpoint but received {type(value)}"
                 )
                 continue
-            if param.dim() == 0 and value.dim() == 1 and value.numel() == 1:
+            # An uninitialized (lazy) entry takes any value; reading an uninitialized
+            # value's shape raises, as in PyTorch.
+            lazy = is_lazy(param)
+            if not lazy and param.dim() == 0 and len(value.shape) == 1 and value.numel() == 1:
                 value = value[0]  # checkpoints of old versions stored scalars as 1-element
-            if tuple(value.shape) != tuple(param.shape):
+            if not lazy and tuple(value.shape) != tuple(param.shape):
                 error_msgs.append(
                     f"size mismatch for {key}: copying a param with shape {_shape(value)} from "
                     f"checkpoint, the shape in current model is {_shape(param)}."
@@ -704,11 +744,24 @@ class Module:
         """hook(module, grad_input, grad_output) -> None or new grad_input."""
         return self._add_hook(self._backward_hooks, hook, prepend)
 
+    def _all_forward_hooks(self):
+        """(id, hook, with_kwargs, always_call) of the global forward hooks, then this
+        module's."""
+        hooks = [
+            (i, h, i in G.forward_hooks_with_kwargs, i in G.forward_hooks_always_called)
+            for i, h in G.forward_hooks.items()
+        ]
+        hooks += [
+            (i, h, i in self._forward_hooks_with_kwargs, i in self._forward_hooks_always_called)
+            for i, h in self._forward_hooks.items()
+        ]
+        return hooks
+
     def _run_forward_hooks(self, args, kwargs, result, called):
-        for hook_id, hook in list(self._forward_hooks.items()):
-            if hook_id in self._forward_hooks_always_called:
+        for hook_id, hook, with_kwargs, always_call in self._all_forward_hooks():
+            if always_call:
                 called.add(hook_id)
-            if hook_id in self._forward_hooks_with_kwargs:
+            if with_kwargs:
                 out = hook(self, args, kwargs, result)
             else:
                 out = hook(self, args, result)
@@ -717,6 +770,10 @@ class Module:
         return result
 
     def _run_pre_hooks(self, args, kwargs):
+        for hook in list(G.forward_pre_hooks.values()):
+            out = hook(self, args)
+            if out is not None:
+                args = out if isinstance(out, tuple) else (out,)
         for hook_id, hook in list(self._forward_pre_hooks.items()):
             if hook_id in self._forward_pre_hooks_with_kwargs:
                 out = hook(self, args, kwargs)
@@ -739,18 +796,20 @@ class Module:
             or self._forward_pre_hooks
             or self._backward_hooks
             or self._backward_pre_hooks
+            or _has_any_global_hook()
         ):
             return self.forward(*args, **kwargs)
         called, result = set(), None
         try:
             args, kwargs = self._run_pre_hooks(args, kwargs)
             bw_hook = None
-            if self._backward_hooks or self._backward_pre_hooks:
-                bw_hook = BackwardHook(
-                    self,
-                    list(self._backward_hooks.values()),
-                    list(self._backward_pre_hooks.values()),
-                )
+            backward_hooks = [*G.backward_hooks.values(), *self._backward_hooks.values()]
+            backward_pre_hooks = [
+                *G.backward_pre_hooks.values(),
+                *self._backward_pre_hooks.values(),
+            ]
+            if backward_hooks or backward_pre_hooks:
+                bw_hook = BackwardHook(self, backward_hooks, backward_pre_hooks)
                 args = bw_hook.setup_input_hook(args)
             result = self.forward(*args, **kwargs)
             result = self._run_forward_hooks(args, kwargs, result, called)
@@ -758,11 +817,11 @@ class Module:
                 result = bw_hook.setup_output_hook(result)
             return result
         except Exception:
-            for hook_id, hook in list(self._forward_hooks.items()):
-                if hook_id not in self._forward_hooks_always_called or hook_id in called:
+            for hook_id, hook, with_kwargs, always_call in self._all_forward_hooks():
+                if not always_call or hook_id in called:
                     continue
                 try:
-                    if hook_id in self._forward_hooks_with_kwargs:
+                    if with_kwargs:
                         out = hook(self, args, kwargs, result)
                     else:
                         out = hook(self, args, result)
@@ -800,6 +859,13 @@ class Module:
         elif lines:
             body = "\n  " + "\n  ".join(lines) + "\n"
         return f"{self._get_name()}({body})"
+
+
+def _lazy_like(old, applied):
+    """An uninitialized tensor like `old` on applied's device and dtype (Module._apply)."""
+    if isinstance(old, Parameter):
+        return type(old)(old.requires_grad, applied.device, applied.dtype)
+    return type(old)(old.requires_grad, applied.device, applied.dtype, persistent=old.persistent)
 
 
 def _parse_to(*args, **kwargs):

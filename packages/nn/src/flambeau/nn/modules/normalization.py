@@ -120,3 +120,73 @@ class LocalResponseNorm(Module):
 
     def extra_repr(self) -> str:
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class RMSNorm(Module):
+    """Root-mean-square normalisation over the trailing normalized_shape dims, with an
+    optional elementwise weight; eps=None uses the input dtype's machine epsilon."""
+
+    def __init__(self, normalized_shape, eps=None, elementwise_affine: bool = True, device=None,
+                 dtype=None):  # fmt: skip
+        super().__init__()
+        if isinstance(normalized_shape, numbers.Integral):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(flambeau.empty(self.normalized_shape, dtype=dtype,
+                                                   device=device))  # fmt: skip
+        else:
+            self.register_parameter("weight", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+
+    def forward(self, x):
+        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        )
+
+
+class CrossMapLRN2d(Module):
+    """Local response normalisation across channels of (N, C, H, W), with the channel windows
+    of Lua Torch's SpatialCrossMapLRN (which PyTorch keeps): channel 0 stays in the sum of
+    every window. Its gradient is the exact derivative of this forward."""
+
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1):
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input):
+        if input.dim() != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D instead.")
+        windows = _cross_map_windows(input.shape[1], self.size).to(input.dtype)
+        sums = flambeau.einsum("cj,njhw->nchw", windows, input * input)
+        scale = sums * (self.alpha / self.size) + self.k
+        return input * scale.pow(-self.beta)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+def _cross_map_windows(channels: int, size: int):
+    """(C, C) 0/1 matrix: row c marks the channels summed for output channel c.
+
+    The reference kernel builds each window from the previous one, adding channel
+    c + pre_pad - 1 and dropping channel c - pre_pad only once c > pre_pad, so channel 0
+    is never dropped: rows are {0} and [c - pre_pad + 1, c + pre_pad - 1], clipped.
+    """
+    pre_pad = int((size - 1) / 2 + 1)
+    c = flambeau.arange(channels).unsqueeze(1)
+    j = flambeau.arange(channels).unsqueeze(0)
+    inside = (j >= c - pre_pad + 1) & (j <= c + pre_pad - 1)
+    return inside | (j == 0)

@@ -118,55 +118,67 @@ class ZeroPad3d(ConstantPad3d):
         return f"{self.padding}"
 
 
-class ReflectionPad1d(_PadNd):
+class _ReflectionPadNd(_PadNd):
+    _mode = "reflect"
+
+
+class ReflectionPad1d(_ReflectionPadNd):
     """Pads the last dim with its mirror image (edge excluded)."""
 
-    _nd, _mode = 1, "reflect"
+    _nd = 1
 
 
-class ReflectionPad2d(_PadNd):
+class ReflectionPad2d(_ReflectionPadNd):
     """Pads the last 2 dims with their mirror image (edge excluded)."""
 
-    _nd, _mode = 2, "reflect"
+    _nd = 2
 
 
-class ReflectionPad3d(_PadNd):
+class ReflectionPad3d(_ReflectionPadNd):
     """Pads the last 3 dims with their mirror image (edge excluded)."""
 
-    _nd, _mode = 3, "reflect"
+    _nd = 3
 
 
-class ReplicationPad1d(_PadNd):
+class _ReplicationPadNd(_PadNd):
+    _mode = "replicate"
+
+
+class ReplicationPad1d(_ReplicationPadNd):
     """Pads the last dim by repeating its edge values."""
 
-    _nd, _mode = 1, "replicate"
+    _nd = 1
 
 
-class ReplicationPad2d(_PadNd):
+class ReplicationPad2d(_ReplicationPadNd):
     """Pads the last 2 dims by repeating their edge values."""
 
-    _nd, _mode = 2, "replicate"
+    _nd = 2
 
 
-class ReplicationPad3d(_PadNd):
+class ReplicationPad3d(_ReplicationPadNd):
     """Pads the last 3 dims by repeating their edge values."""
 
-    _nd, _mode = 3, "replicate"
+    _nd = 3
 
 
-class CircularPad1d(_PadNd):
+class _CircularPadNd(_PadNd):
+    _mode = "circular"
+
+
+class CircularPad1d(_CircularPadNd):
     """Pads the last dim by wrapping around."""
 
-    _nd, _mode = 1, "circular"
+    _nd = 1
 
 
-class CircularPad2d(_PadNd):
+class CircularPad2d(_CircularPadNd):
     """Pads the last 2 dims by wrapping around."""
 
-    _nd, _mode = 2, "circular"
+    _nd = 2
 
 
-class CircularPad3d(_PadNd):
+class CircularPad3d(_CircularPadNd):
     """Pads the last 3 dims by wrapping around."""
 
-    _nd, _mode = 3, "circular"
+    _nd = 3

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from .. import _functional_conv as FC
+from .. import _functional_stochastic as FS
 from .module import Module
+from .utils import _pair, _single, _triple  # noqa: F401  (PyTorch's names here)
 
 __all__ = [
     "MaxPool1d",
@@ -24,6 +26,8 @@ __all__ = [
     "LPPool1d",
     "LPPool2d",
     "LPPool3d",
+    "FractionalMaxPool2d",
+    "FractionalMaxPool3d",
 ]
 
 
@@ -69,7 +73,12 @@ class MaxPool3d(_MaxPoolNd):
     _fn = staticmethod(FC.max_pool3d)
 
 
-class AvgPool1d(Module):
+class _AvgPoolNd(Module):
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool1d(_AvgPoolNd):
     """Mean over sliding windows of (N, C, L)."""
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
@@ -85,11 +94,8 @@ class AvgPool1d(Module):
         return FC.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                              self.count_include_pad)  # fmt: skip
 
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
-
-class _AvgPool(Module):
+class _AvgPool(_AvgPoolNd):
     _fn = None
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
@@ -105,9 +111,6 @@ class _AvgPool(Module):
     def forward(self, input):
         return type(self)._fn(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                               self.count_include_pad, self.divisor_override)  # fmt: skip
-
-    def extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
 class AvgPool2d(_AvgPool):
@@ -259,3 +262,60 @@ class LPPool3d(_LPPool):
     """(sum of x^p over each window)^(1/p) over (N, C, D, H, W)."""
 
     _fn = staticmethod(FC.lp_pool3d)
+
+
+class _FractionalMaxPoolNd(Module):
+    _nd = 0
+    _fn = None
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None,
+                 return_indices: bool = False, _random_samples=None):  # fmt: skip
+        super().__init__()
+        nd, name = self._nd, type(self).__name__
+        expand = _pair if nd == 2 else _triple
+        if nd == 3 and (
+            (isinstance(kernel_size, int) and kernel_size <= 0)
+            or (isinstance(kernel_size, (tuple, list)) and not all(k > 0 for k in kernel_size))
+        ):
+            raise ValueError(f"kernel_size must be greater than 0, but got {kernel_size}")
+        self.kernel_size = expand(kernel_size)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = expand(output_size) if output_size is not None else None
+        self.output_ratio = expand(output_ratio) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(
+                f"{name} requires specifying either an output size, or a pooling ratio"
+            )
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input):
+        return type(self)._fn(
+            input, self.kernel_size, self.output_size, self.output_ratio, self.return_indices,
+            _random_samples=self._random_samples,
+        )  # fmt: skip
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """Max pooling over pseudo-random windows of (N, C, H, W) to output_size (or
+    output_ratio times the input size); Graham, Fractional Max-Pooling (2014)."""
+
+    _nd = 2
+    _fn = staticmethod(FS.fractional_max_pool2d)
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """Max pooling over pseudo-random windows of (N, C, T, H, W)."""
+
+    _nd = 3
+    _fn = staticmethod(FS.fractional_max_pool3d)
+
+
+# PyTorch's names for the bases of its pooling layers.
+_AdaptiveAvgPoolNd = _AdaptiveAvg
+_AdaptiveMaxPoolNd = _AdaptiveMax
+_MaxUnpoolNd = _MaxUnpool
+_LPPoolNd = _LPPool

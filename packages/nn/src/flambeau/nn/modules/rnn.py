@@ -10,6 +10,7 @@ path: a padded batch is a packed one whose every step holds the whole batch.
 from __future__ import annotations
 
 import math
+import warnings
 
 import flambeau
 
@@ -428,3 +429,19 @@ class GRUCell(RNNCellBase):
         h, _ = _rnn_step("GRU", _lin(x, self.weight_ih), h, None, self.weight_hh, self.bias_ih,
                          self.bias_hh, None)  # fmt: skip
         return h.squeeze(0) if unbatched else h
+
+
+def _apply_permutation(tensor, permutation, dim: int = 1):
+    """tensor reordered along dim by permutation (a packed sequence's sort order)."""
+    return tensor.index_select(dim, permutation)
+
+
+def apply_permutation(tensor, permutation, dim: int = 1):
+    """Deprecated form of tensor.index_select(dim, permutation)."""
+    warnings.warn(
+        "`apply_permutation` is deprecated, please use `tensor.index_select(dim, permutation)` "
+        "instead",
+        FutureWarning,
+        stacklevel=2,
+    )
+    return _apply_permutation(tensor, permutation, dim)

@@ -7,10 +7,11 @@ import copy
 import flambeau
 
 from .. import _functional_rnn as FR
+from .. import functional as F
 from .. import init
 from ..parameter import Parameter
 from .container import ModuleList
-from .linear import Linear
+from .linear import Linear, NonDynamicallyQuantizableLinear
 from .module import Module
 
 __all__ = [
@@ -115,7 +116,7 @@ class MultiheadAttention(Module):
             self.in_proj_bias = Parameter(flambeau.empty(3 * embed_dim, **kw))
         else:
             self.register_parameter("in_proj_bias", None)
-        self.out_proj = Linear(embed_dim, embed_dim, bias=bias, **kw)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, **kw)
         if add_bias_kv:
             self.bias_k = Parameter(flambeau.empty((1, 1, embed_dim), **kw))
             self.bias_v = Parameter(flambeau.empty((1, 1, embed_dim), **kw))
@@ -169,14 +170,29 @@ class MultiheadAttention(Module):
         return out, weights
 
 
-def _activation(activation):
-    if callable(activation):
-        return activation
+def _get_activation_fn(activation: str):
+    """F.relu or F.gelu for the names PyTorch's layers accept (stored as PyTorch stores them,
+    so a saved layer refers to the same function)."""
     if activation == "relu":
-        return flambeau.relu
+        return F.relu
     if activation == "gelu":
-        return flambeau.gelu
+        return F.gelu
     raise RuntimeError(f"activation should be relu/gelu, not {activation}")
+
+
+def _activation(activation):
+    return _get_activation_fn(activation) if isinstance(activation, str) else activation
+
+
+def _relu_or_gelu_code(activation) -> int:
+    """1 for ReLU, 2 for GELU, 0 otherwise: PyTorch's TransformerEncoderLayer attribute."""
+    from .activation import GELU, ReLU
+
+    if activation is F.relu or isinstance(activation, ReLU):
+        return 1
+    if activation is F.gelu or isinstance(activation, GELU):
+        return 2
+    return 0
 
 
 class TransformerEncoderLayer(Module):
@@ -198,7 +214,14 @@ class TransformerEncoderLayer(Module):
         self.norm2 = _LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
         self.dropout1 = _Dropout(dropout)
         self.dropout2 = _Dropout(dropout)
-        self.activation = _activation(activation)
+        activation = _activation(activation)
+        self.activation_relu_or_gelu = _relu_or_gelu_code(activation)
+        self.activation = activation
+
+    def __setstate__(self, state) -> None:
+        super().__setstate__(state)
+        if not hasattr(self, "activation"):
+            self.activation = F.relu
 
     def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
         x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
@@ -244,6 +267,10 @@ class TransformerDecoderLayer(Module):
         self.dropout3 = _Dropout(dropout)
         self.activation = _activation(activation)
 
+    def __setstate__(self, state) -> None:
+        state.setdefault("activation", F.relu)
+        super().__setstate__(state)
+
     def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
         x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
                            need_weights=False, is_causal=is_causal)[0]  # fmt: skip
@@ -275,7 +302,7 @@ class TransformerDecoderLayer(Module):
         return x
 
 
-def _clones(module, n: int):
+def _get_clones(module, n: int):
     return ModuleList([copy.deepcopy(module) for _ in range(n)])
 
 
@@ -285,7 +312,7 @@ class TransformerEncoder(Module):
     def __init__(self, encoder_layer, num_layers: int, norm=None, enable_nested_tensor=True,
                  mask_check=True):  # fmt: skip
         super().__init__()
-        self.layers = _clones(encoder_layer, num_layers)
+        self.layers = _get_clones(encoder_layer, num_layers)
         self.num_layers = num_layers
         self.norm = norm
 
@@ -302,7 +329,7 @@ class TransformerDecoder(Module):
 
     def __init__(self, decoder_layer, num_layers: int, norm=None):
         super().__init__()
-        self.layers = _clones(decoder_layer, num_layers)
+        self.layers = _get_clones(decoder_layer, num_layers)
         self.num_layers = num_layers
         self.norm = norm
 
@@ -377,7 +404,12 @@ class Transformer(Module):
     @staticmethod
     def generate_square_subsequent_mask(sz: int, device=None, dtype=None):
         """A float (sz, sz) mask: -inf above the diagonal, 0 elsewhere."""
-        dtype = dtype or flambeau.float32
-        ones = flambeau.ones((sz, sz), dtype=flambeau.bool, device=device)
-        zeros = flambeau.zeros((sz, sz), dtype=dtype, device=device)
-        return zeros.masked_fill(ones.triu(1), float("-inf"))
+        return _generate_square_subsequent_mask(sz, device, dtype)
+
+
+def _generate_square_subsequent_mask(sz: int, device=None, dtype=None):
+    """A float (sz, sz) mask: -inf above the diagonal, 0 elsewhere."""
+    dtype = dtype or flambeau.float32
+    ones = flambeau.ones((sz, sz), dtype=flambeau.bool, device=device)
+    zeros = flambeau.zeros((sz, sz), dtype=dtype, device=device)
+    return zeros.masked_fill(ones.triu(1), float("-inf"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import flambeau
 from flambeau.autograd import no_grad
@@ -57,6 +58,18 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
     total = get_total_norm(grads, norm_type, error_if_nonfinite, foreach)
     clip_grads_with_norm_(parameters, max_norm, total, foreach)
     return total
+
+
+def clip_grad_norm(parameters, max_norm: float, norm_type: float = 2.0,
+                   error_if_nonfinite: bool = False, foreach=None):  # fmt: skip
+    """Deprecated alias of clip_grad_norm_ (warns FutureWarning)."""
+    warnings.warn(
+        "`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
+        "`torch.nn.utils.clip_grad_norm_`.",
+        FutureWarning,
+        stacklevel=2,
+    )
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 
 def clip_grad_value_(parameters, clip_value: float, foreach=None) -> None:

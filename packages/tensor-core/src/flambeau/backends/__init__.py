@@ -21,6 +21,10 @@ Environment variables:
 
 A backend that fails to load never breaks ``import flambeau`` or CPU work: the
 failure is recorded and raised, chained to its cause, when its device is named.
+
+PyTorch's per-library settings live in submodules, as in ``torch.backends``: ``cpu``,
+``cuda``, ``cudnn``, ``mkl``, ``mkldnn``, ``mps``, ``openmp`` and ``opt_einsum``; each
+says what its settings do in flambeau.
 """
 
 from __future__ import annotations
@@ -271,3 +275,20 @@ def _upgrade_hint(req: str, installed: str, plugin: str) -> str:
         if not want.endswith(".*") and _cmp(_release(installed), _release(want)) < 0:
             return f"upgrade {CORE_DIST} (pip install -U {CORE_DIST})"
     return f"upgrade {plugin} (pip install -U {plugin})"
+
+
+# -- PyTorch's per-library settings (torch.backends.cudnn, ...) ---------------------------
+
+# Submodules holding them, imported on first access (``import flambeau.backends.cudnn``
+# works as well).
+_SETTINGS_MODULES = frozenset(
+    {"cpu", "cuda", "cudnn", "mkl", "mkldnn", "mps", "openmp", "opt_einsum"}
+)
+
+
+def __getattr__(name):
+    if name in _SETTINGS_MODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

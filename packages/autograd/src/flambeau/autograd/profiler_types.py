@@ -1,0 +1,68 @@
+"""The profiler's enumerations that PyTorch also exposes in torch.autograd.
+
+flambeau has no profiler yet (``kineto_available()`` is False); the names exist so that
+programs which read them (``ProfilerActivity.CPU``) run, with PyTorch's members.
+"""
+
+from __future__ import annotations
+
+import enum
+
+__all__ = ["DeviceType", "ProfilerActivity", "ProfilerState", "kineto_available"]
+
+
+def kineto_available() -> bool:
+    """False: flambeau is not built with the Kineto profiler."""
+    return False
+
+
+class DeviceType(enum.IntEnum):
+    """Device types, numbered as in PyTorch (c10::DeviceType)."""
+
+    CPU = 0
+    CUDA = 1
+    MKLDNN = 2
+    OPENGL = 3
+    OPENCL = 4
+    IDEEP = 5
+    HIP = 6
+    FPGA = 7
+    MAIA = 8
+    XLA = 9
+    Vulkan = 10
+    Metal = 11
+    XPU = 12
+    MPS = 13
+    Meta = 14
+    HPU = 15
+    VE = 16
+    Lazy = 17
+    IPU = 18
+    MTIA = 19
+    PrivateUse1 = 20
+
+
+class ProfilerActivity(enum.IntEnum):
+    """What a profiler would record."""
+
+    CPU = 0
+    XPU = 1
+    CUDA = 2
+    HPU = 3
+    MTIA = 4
+    PrivateUse1 = 5
+
+
+class ProfilerState(enum.IntEnum):
+    """The profiler's modes."""
+
+    Disabled = 0
+    CPU = 1
+    CUDA = 2
+    NVTX = 3
+    ITT = 4
+    PRIVATEUSE1 = 5
+    KINETO = 6
+    KINETO_GPU_FALLBACK = 7
+    KINETO_PRIVATEUSE1_FALLBACK = 8
+    KINETO_PRIVATEUSE1 = 9

@@ -1,0 +1,133 @@
+"""Saved-tensor hooks: the tensors autograd keeps for backward go through pack and unpack.
+
+Inside ``saved_tensors_hooks(pack_hook, unpack_hook)`` every tensor an operation saves
+for its backward (the inputs a derivative formula reads, the outputs it reads, and
+``ctx.save_for_backward`` of a custom Function) is stored as ``pack_hook(tensor)``
+(computed without recording), and backward reads ``unpack_hook(packed)`` instead. Only
+the innermost pair of hooks applies. Which inputs count as saved is coarser than in
+PyTorch: every tensor input of an operation whose formula reads any input (so
+``x.exp()``, which PyTorch saves only the result of, packs its input as well). As in
+PyTorch, a tensor saved through hooks is not checked for later in-place changes: what
+unpack_hook returns is used as it is.
+
+Operations whose recording the core does in C++ are recorded in Python while hooks are
+set (on that thread), so that every saved tensor meets the hooks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+
+from flambeau import _C
+
+from . import anomaly_mode
+from .grad_mode import no_grad
+
+__all__ = ["disable_saved_tensors_hooks", "save_on_cpu", "saved_tensors_hooks"]
+
+_state = threading.local()  # .hooks: stack of (pack, unpack); .disabled: message or None
+Tensor = _C.Tensor
+
+
+def current():
+    """The innermost (pack_hook, unpack_hook) set on this thread, or None."""
+    stack = getattr(_state, "hooks", None)
+    return stack[-1] if stack else None
+
+
+def refresh_fast_path() -> None:
+    """Records in Python (not the core's C++ fast path) while anomaly detection or saved
+    tensor hooks need to see every recorded operation."""
+    _C._autograd_set_anomaly(anomaly_mode.is_enabled() or current() is not None)
+
+
+class Packed:
+    """A saved tensor as pack_hook made it, and the unpack_hook that restores it."""
+
+    __slots__ = ("value", "unpack_hook")
+
+    def __init__(self, value, unpack_hook):
+        self.value = value
+        self.unpack_hook = unpack_hook
+
+
+def pack(value, hooks):
+    """``value`` (a tensor, or a list or tuple of them) packed with ``hooks``."""
+    if isinstance(value, Tensor):
+        with no_grad():  # as in PyTorch: what pack_hook computes is not recorded
+            return Packed(hooks[0](value), hooks[1])
+    if isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) for v in value):
+        return type(value)(pack(v, hooks) for v in value)
+    return value
+
+
+def unpack(value):
+    """The inverse of :func:`pack` (values that were not packed pass through)."""
+    if type(value) is Packed:
+        result = value.unpack_hook(value.value)
+        if not isinstance(result, Tensor):
+            raise TypeError(
+                "Output of saved tensor unpack_hook expected to be a Tensor but got result "
+                f"of type {type(result).__name__}"
+            )
+        return result
+    if isinstance(value, (list, tuple)) and any(type(v) is Packed for v in value):
+        return type(value)(unpack(v) for v in value)
+    return value
+
+
+class saved_tensors_hooks:  # noqa: N801 - PyTorch's name
+    """Context manager: tensors saved for backward inside it are packed with
+    ``pack_hook(tensor) -> object`` and restored with ``unpack_hook(object) -> tensor``."""
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        message = getattr(_state, "disabled", None)
+        if message is not None:
+            raise RuntimeError(message)
+        _state.__dict__.setdefault("hooks", []).append((self.pack_hook, self.unpack_hook))
+        refresh_fast_path()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _state.hooks.pop()
+        refresh_fast_path()
+
+
+class save_on_cpu(saved_tensors_hooks):  # noqa: N801 - PyTorch's name
+    """Saved tensors are kept in CPU memory and moved back to their device for backward.
+
+    flambeau has no pinned host memory: ``pin_memory=True`` saves to ordinary CPU memory
+    (the copy back is then synchronous). ``device_type`` is accepted for PyTorch's
+    signature; each tensor returns to the device it came from.
+    """
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda"):
+        del pin_memory, device_type  # see the docstring
+
+        def pack_to_cpu(tensor):
+            return tensor.device, tensor.cpu()
+
+        def unpack_from_cpu(packed):
+            device, tensor = packed
+            return tensor.to(device)
+
+        super().__init__(pack_to_cpu, unpack_from_cpu)
+
+
+@contextlib.contextmanager
+def disable_saved_tensors_hooks(error_message: str):
+    """Inside it, setting saved tensor hooks raises RuntimeError(error_message); entering
+    it while hooks are set raises the same."""
+    if current() is not None:
+        raise RuntimeError(error_message)
+    previous = getattr(_state, "disabled", None)
+    _state.disabled = error_message
+    try:
+        yield
+    finally:
+        _state.disabled = previous

@@ -1,0 +1,93 @@
+import flambeau as F
+from flambeau.autograd import no_grad
+
+from . import constraints
+from ._samplers import standard_gamma
+from .distribution import Distribution
+from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+
+__all__ = ["NegativeBinomial"]
+
+
+class NegativeBinomial(Distribution):
+    """Number of successes before ``total_count`` failures of Bernoulli(probs) trials."""
+
+    arg_constraints = {
+        "total_count": constraints.greater_than_eq(0),
+        "probs": constraints.half_open_interval(0.0, 1.0),
+        "logits": constraints.real,
+    }
+    support = constraints.nonnegative_integer
+
+    def __init__(self, total_count, probs=None, logits=None, validate_args=None):
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            self.total_count, self.probs = broadcast_all(total_count, probs)
+            self.total_count = self.total_count.type_as(self.probs)
+        else:
+            self.total_count, self.logits = broadcast_all(total_count, logits)
+            self.total_count = self.total_count.type_as(self.logits)
+        self._param = self.probs if probs is not None else self.logits
+        batch_shape = self._param.size()
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(NegativeBinomial, _instance)
+        batch_shape = F.Size(batch_shape)
+        new.total_count = self.total_count.expand(batch_shape)
+        if "probs" in self.__dict__:
+            new.probs = self.probs.expand(batch_shape)
+            new._param = new.probs
+        if "logits" in self.__dict__:
+            new.logits = self.logits.expand(batch_shape)
+            new._param = new.logits
+        super(NegativeBinomial, new).__init__(batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def mean(self):
+        return self.total_count * F.exp(self.logits)
+
+    @property
+    def mode(self):
+        return ((self.total_count - 1) * self.logits.exp()).floor().clamp(min=0.0)
+
+    @property
+    def variance(self):
+        return self.mean / F.sigmoid(-self.logits)
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self):
+        return self._param.size()
+
+    def sample(self, sample_shape=()):
+        # Poisson-Gamma mixture: rate ~ Gamma(total_count, scale = p / (1 - p))
+        shape = tuple(self._extended_shape(sample_shape))
+        with no_grad():
+            rate = standard_gamma(self.total_count.expand(shape)) * F.exp(self.logits).expand(shape)
+            return F.poisson(rate.contiguous())
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        log_unnormalized_prob = self.total_count * F.log(F.sigmoid(-self.logits)) + value * F.log(
+            F.sigmoid(self.logits)
+        )
+        log_normalization = (
+            -F.lgamma(self.total_count + value) + F.lgamma(1.0 + value) + F.lgamma(self.total_count)
+        )
+        # the normalization is 0 (not NaN) for total_count + value == 0
+        log_normalization = F.where(
+            self.total_count + value == 0.0, F.zeros_like(log_normalization), log_normalization
+        )
+        return log_unnormalized_prob - log_normalization

@@ -1,0 +1,162 @@
+"""The helpers torch.nn.functional re-exports for its own plumbing, made honest for flambeau.
+
+- The ``__torch_function__`` override protocol: flambeau's operators do not consult it, but
+  code that follows PyTorch's pattern (``if has_torch_function(args): return
+  handle_torch_function(fn, args, ...)``) in its own functions works: objects whose type
+  defines ``__torch_function__`` are dispatched to it, everything else (flambeau tensors
+  included) is not.
+- ``boolean_dispatch``: one public function that picks between two by a boolean argument.
+- ``BroadcastingList1/2/3``: annotations for "a T or a sequence of T" arguments.
+- The documentation-note dictionaries PyTorch formats into its docstrings.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "has_torch_function",
+    "has_torch_function_unary",
+    "has_torch_function_variadic",
+    "handle_torch_function",
+    "boolean_dispatch",
+    "BroadcastingList1",
+    "BroadcastingList2",
+    "BroadcastingList3",
+    "reproducibility_notes",
+    "sparse_support_notes",
+    "tf32_notes",
+]
+
+
+# ---- __torch_function__ ---------------------------------------------------------------------
+
+
+def _overrides(obj) -> bool:
+    return getattr(type(obj), "__torch_function__", None) is not None
+
+
+def has_torch_function(relevant_args) -> bool:
+    """Whether any object of the iterable `relevant_args` has a type defining
+    ``__torch_function__``."""
+    return any(_overrides(arg) for arg in relevant_args)
+
+
+def has_torch_function_unary(obj) -> bool:
+    """has_torch_function for one argument."""
+    return _overrides(obj)
+
+
+def has_torch_function_variadic(*args) -> bool:
+    """has_torch_function for the arguments themselves."""
+    return any(_overrides(arg) for arg in args)
+
+
+def _overriding_arguments(relevant_args) -> list:
+    """The arguments whose types override, one per type, in the order they are tried:
+    first appearance, except that a subclass goes before its base class."""
+    chosen: list = []
+    for arg in relevant_args:
+        kind = type(arg)
+        if not _overrides(arg) or any(type(c) is kind for c in chosen):
+            continue
+        position = next((i for i, c in enumerate(chosen) if issubclass(kind, type(c))), len(chosen))
+        chosen.insert(position, arg)
+    return chosen
+
+
+def handle_torch_function(public_api, relevant_args, *args, **kwargs):
+    """Calls ``__torch_function__(public_api, types, args, kwargs)`` of each overriding type
+    of `relevant_args` in turn and returns the first result that is not NotImplemented."""
+    overloaded = _overriding_arguments(relevant_args)
+    types = tuple(type(arg) for arg in overloaded)
+    for arg in overloaded:
+        result = type(arg).__torch_function__(public_api, types, args, kwargs)
+        if result is not NotImplemented:
+            return result
+    name = f"{public_api.__module__}.{public_api.__name__}"
+    raise TypeError(
+        f"no implementation found for '{name}' on types that implement __torch_function__: "
+        f"{list(types)}"
+    )
+
+
+# ---- boolean_dispatch -----------------------------------------------------------------------
+
+
+def boolean_dispatch(arg_name, arg_index, default, if_true, if_false, module_name, func_name):
+    """A function that calls if_true or if_false with its arguments, by the boolean argument
+    `arg_name` (keyword) or at position `arg_index`, `default` when it is not given.
+
+    The docstring is the one of the two that has one (both having one is an error).
+    """
+    if if_true.__doc__ is not None and if_false.__doc__ is not None:
+        raise RuntimeError("only one function can have a docstring")
+    doc = if_true.__doc__ if if_true.__doc__ is not None else if_false.__doc__
+
+    def dispatched(*args, **kwargs):
+        if arg_name in kwargs:
+            flag = kwargs[arg_name]
+        elif arg_index < len(args):
+            flag = args[arg_index]
+        else:
+            flag = default
+        return (if_true if flag else if_false)(*args, **kwargs)
+
+    if_true.__doc__ = if_false.__doc__ = dispatched.__doc__ = doc
+    if module_name is not None:
+        dispatched.__module__ = module_name
+    if func_name is not None:
+        dispatched.__name__ = dispatched.__qualname__ = func_name
+    return dispatched
+
+
+# ---- annotations ----------------------------------------------------------------------------
+
+
+class _BroadcastingList:
+    """``BroadcastingListN[T]``: a T, broadcast to N of them, or a sequence of N T's."""
+
+    def __init__(self, length: int):
+        self.length = length
+
+    def __getitem__(self, item):
+        return item | tuple[item, ...] | list[item]
+
+    def __repr__(self) -> str:
+        return f"BroadcastingList{self.length}"
+
+
+BroadcastingList1 = _BroadcastingList(1)
+BroadcastingList2 = _BroadcastingList(2)
+BroadcastingList3 = _BroadcastingList(3)
+
+
+# ---- documentation notes --------------------------------------------------------------------
+
+reproducibility_notes = {
+    "forward_reproducibility_note": (
+        "flambeau runs this operation deterministically on the CPU; a backend plugin may not. "
+        "See ``flambeau.use_deterministic_algorithms``."
+    ),
+    "backward_reproducibility_note": (
+        "The backward pass of this operation is deterministic on the CPU; a backend plugin "
+        "may accumulate gradients in a nondeterministic order."
+    ),
+    "cudnn_reproducibility_note": (
+        "On a CUDA backend this operation may pick nondeterministic algorithms unless "
+        "deterministic algorithms are requested."
+    ),
+}
+
+sparse_support_notes = {
+    "sparse_beta_warning": (
+        "\n.. warning::\n    flambeau has no sparse tensor layouts yet: this operation takes "
+        "dense tensors only.\n"
+    ),
+}
+
+tf32_notes = {
+    "tf32_note": (
+        "On a CUDA backend this operation may use TensorFloat32 arithmetic where allowed; "
+        "the CPU computes in full precision."
+    ),
+}

@@ -1,0 +1,55 @@
+"""F.channel_shuffle and F.rms_norm, composed of core operators."""
+
+from __future__ import annotations
+
+import flambeau
+
+from ._functional_misc import native_channel_shuffle
+
+__all__ = ["channel_shuffle", "rms_norm"]
+
+
+def channel_shuffle(input, groups: int):
+    """Splits the C channels of (N, C, *) into `groups` groups and interleaves them:
+    output channel k * groups + g is input channel g * (C / groups) + k."""
+    return native_channel_shuffle(input, groups)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """x / sqrt(mean(x^2) + eps) over the trailing normalized_shape dims, times weight.
+
+    eps=None uses the machine epsilon of input's dtype; half-precision input is
+    normalised in float32 and the result cast back.
+    """
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    shape = tuple(int(s) for s in normalized_shape)
+    if not shape:
+        raise RuntimeError(
+            "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least "
+            "one element, but got normalized_shape = []"
+        )
+    if weight is not None and tuple(weight.shape) != shape:
+        raise RuntimeError(
+            "Expected weight to be of same shape as normalized_shape, but got weight of shape "
+            f"{list(weight.shape)} and normalized_shape = {list(shape)}"
+        )
+    k = len(shape)
+    if input.dim() < k or tuple(input.shape[input.dim() - k :]) != shape:
+        raise RuntimeError(
+            f"Given normalized_shape={list(shape)}, expected input with shape [*"
+            f"{', '.join(str(s) for s in shape)}], but got input of size{list(input.shape)}"
+        )
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(
+            f"rms_norm: not implemented for dtype {str(input.dtype).removeprefix('flambeau.')}"
+        )
+    if eps is None:
+        eps = flambeau.finfo(input.dtype).eps
+    low_precision = input.dtype in (flambeau.float16, flambeau.bfloat16)
+    x = input.to(flambeau.float32) if low_precision else input
+    dims = tuple(range(input.dim() - k, input.dim()))
+    out = x * flambeau.rsqrt((x * x).mean(dims, keepdim=True) + eps)
+    if weight is not None:
+        out = out * weight
+    return out.to(input.dtype)

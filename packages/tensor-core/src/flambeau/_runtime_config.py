@@ -1,0 +1,118 @@
+"""Process-wide settings and build facts PyTorch exposes at top level: the default
+device, interop threads, float32 matmul precision, warn-always, flush-denormal, and the
+``has_*`` flags.
+
+flambeau computes on the CPU (other devices come from backend plugins, see
+``flambeau.backends``), always in full float32 precision, and has no interop thread pool;
+these functions accept PyTorch's arguments, validate them as PyTorch does, and report
+the truth about this build.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from flambeau import _C
+
+# The core is linked against OpenBLAS's LAPACK and built with OpenMP; there is no MKL.
+has_lapack = True
+has_mkl = False
+has_openmp = True
+has_spectral = True
+
+_settings_lock = threading.Lock()
+_warn_always = False
+_float32_matmul_precision = "highest"
+_interop_threads: int | None = None
+
+
+def get_default_device() -> _C.device:
+    """The device factory functions use when given none: always the CPU in flambeau."""
+    return _C.device("cpu")
+
+
+def set_default_device(device) -> None:
+    """Accepts ``"cpu"`` (or None, the default). Other devices raise: flambeau's factory
+    functions place tensors on a plugin device only through their ``device=`` argument."""
+    if device is None:
+        return
+    dev = device if isinstance(device, _C.device) else _C.device(device)
+    if dev.type != "cpu":
+        raise RuntimeError(
+            f"set_default_device({str(dev)!r}): flambeau's default device is always the CPU; "
+            f"create tensors on {dev.type!r} with device={str(dev)!r} or move them with .to()"
+        )
+
+
+def is_warn_always_enabled() -> bool:
+    return _warn_always
+
+
+def set_warn_always(b: bool) -> None:
+    """Records the flag PyTorch uses to repeat once-only warnings."""
+    global _warn_always
+    _warn_always = bool(b)
+
+
+def get_float32_matmul_precision() -> str:
+    return _float32_matmul_precision
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    """Records 'highest', 'high' or 'medium'. flambeau's CPU kernels always compute float32
+    matmuls in full precision, which every one of the three settings permits."""
+    global _float32_matmul_precision
+    if precision not in ("highest", "high", "medium"):
+        import warnings
+
+        warnings.warn(
+            f"{precision} is not one of 'highest', 'high', or 'medium'; the current "
+            "set_float32_matmul_precision call has no effect.",
+            UserWarning,
+            stacklevel=2,
+        )
+        return
+    _float32_matmul_precision = precision
+
+
+def get_num_interop_threads() -> int:
+    """The interop thread count set last (flambeau runs ops on one pool, so this is the
+    intra-op count until set)."""
+    return _interop_threads if _interop_threads is not None else _C.get_num_threads()
+
+
+def set_num_interop_threads(num: int) -> None:
+    global _interop_threads
+    if isinstance(num, bool) or not isinstance(num, int) or num <= 0:
+        raise RuntimeError("set_num_interop_threads expects a positive integer")
+    with _settings_lock:
+        _interop_threads = num
+
+
+def init_num_threads() -> None:
+    """Nothing to do: the core's OpenMP pool sizes itself when first used."""
+
+
+def set_flush_denormal(mode: bool) -> bool:
+    """Returns False: flambeau does not switch the CPU's denormal mode (PyTorch returns False
+    too where it cannot), so denormals keep their IEEE values."""
+    del mode
+    return False
+
+
+__all__ = [
+    "has_lapack",
+    "has_mkl",
+    "has_openmp",
+    "has_spectral",
+    "get_default_device",
+    "set_default_device",
+    "is_warn_always_enabled",
+    "set_warn_always",
+    "get_float32_matmul_precision",
+    "set_float32_matmul_precision",
+    "get_num_interop_threads",
+    "set_num_interop_threads",
+    "init_num_threads",
+    "set_flush_denormal",
+]

@@ -1,0 +1,35 @@
+"""Module attributes that check what is assigned to them, for the flag modules here.
+
+PyTorch's flag modules (``torch.backends.cudnn`` and the others) refuse a non-bool
+``enabled = 1`` with a RuntimeError naming the setter; a module gets the same checks
+by taking a ModuleType subclass holding these descriptors as its class.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+
+
+class BoolFlag:
+    """A bool setting; assigning anything but a bool raises RuntimeError."""
+
+    def __init__(self, default: bool, setter: str, doc: str):
+        self.value = default
+        self.setter = setter  # the name PyTorch's error message gives the setter
+        self.__doc__ = doc
+
+    def __get__(self, module, owner=None):
+        return self if module is None else self.value
+
+    def __set__(self, module, value) -> None:
+        if not isinstance(value, bool):
+            raise RuntimeError(f"{self.setter} expects a bool, but got {type(value).__name__}")
+        self.value = value
+
+
+def install(module_name: str, flags: dict) -> types.ModuleType:
+    """Gives module ``module_name`` the attributes ``flags`` (name -> descriptor)."""
+    module = sys.modules[module_name]
+    module.__class__ = type(f"{module_name.rsplit('.', 1)[-1]}_flags", (types.ModuleType,), flags)
+    return module
