@@ -1,6 +1,5 @@
-// CPU kernels of the window functions: each point in double precision (long
-// double for kaiser's Bessel function, whose values overflow double for large
-// beta), rounded once to the output's dtype.
+// CPU kernels of the window functions: each point in double precision, rounded
+// once to the output's dtype.
 #include "ops/window_kernels.h"
 
 #include <algorithm>
@@ -45,13 +44,38 @@ void bartlett_kernel(const Tensor& out, bool periodic, double, double) {
   fill(out, periodic, "bartlett_window", [](double x) { return 1 - std::abs(2 * x - 1); });
 }
 
+// exp(-x) I0(x) for x >= 0, I0 the modified Bessel function of order 0: its power
+// series sum_k (x^2 / 4)^k / k!^2 below 30, its asymptotic expansion
+// (1 / sqrt(2 pi x)) sum_k ((2k - 1)!!)^2 / (k! (8x)^k) above (whose smallest term
+// there is about exp(-2x)). Scaled, so kaiser's ratio never overflows.
+long double scaled_i0(long double x) {
+  if (x < 30) {
+    long double term = 1, sum = 1;
+    const long double q = x * x / 4;
+    for (int k = 1; term > sum * 1e-21L; ++k) {
+      term *= q / (static_cast<long double>(k) * k);
+      sum += term;
+    }
+    return sum * std::exp(-x);
+  }
+  long double term = 1, sum = 1;
+  for (int k = 1; k < 60; ++k) {
+    const long double next = term * (2 * k - 1) * (2 * k - 1) / (k * 8 * x);
+    if (next >= term || next < sum * 1e-21L) break;  // diverging, or small enough
+    term = next;
+    sum += term;
+  }
+  return sum / std::sqrt(2 * 3.14159265358979323846264338327950288L * x);
+}
+
+// I0(beta sqrt(1 - (2x - 1)^2)) / I0(beta), through the scaled I0: exp(a - b) times
+// the ratio of the scaled values. NaN for a NaN or infinite beta.
 void kaiser_kernel(const Tensor& out, bool periodic, double, double beta) {
-  const long double b = std::abs(static_cast<long double>(beta));
-  const long double norm = std::cyl_bessel_il(0.0L, b);
+  const long double b = std::abs(static_cast<long double>(beta)), scaled_b = scaled_i0(b);
   fill(out, periodic, "kaiser_window", [&](double x) {
     const long double r = 2.0L * x - 1.0L;
-    const long double arg = b * std::sqrt(std::max(0.0L, 1.0L - r * r));
-    return static_cast<double>(std::cyl_bessel_il(0.0L, arg) / norm);
+    const long double a = b * std::sqrt(std::max(0.0L, 1.0L - r * r));
+    return static_cast<double>(std::exp(a - b) * scaled_i0(a) / scaled_b);
   });
 }
 

@@ -21,7 +21,7 @@ from flambeau import _openblas  # noqa: E402
 
 _openblas.preload()
 
-from flambeau import _C, _complex, _grad, _pickling, _polygamma, _siblings, _sorting  # noqa: E402,F401
+from flambeau import _C, _complex, _grad, _pickling, _polygamma, _siblings, _sorting, _stft  # noqa: E402,F401
 from flambeau import _printing as _printing  # noqa: E402
 from flambeau._C import *  # noqa: E402,F403
 from flambeau._C import Generator, Tensor, default_generator, device, dtype  # noqa: E402,F401
@@ -52,6 +52,7 @@ from flambeau._printing import (  # noqa: E402,F401
 )
 from flambeau._size import Size  # noqa: E402,F401
 from flambeau._sorting import unique, unique_consecutive  # noqa: E402,F401
+from flambeau._stft import istft, stft  # noqa: E402,F401
 from flambeau.random import (  # noqa: E402,F401
     get_rng_state,
     initial_seed,
@@ -69,6 +70,7 @@ _complex.install()
 _grad.install()
 _pickling.install()
 _sorting.install()
+_stft.install()
 _polygamma.install()
 
 # Submodules of the core that load on first attribute access, as `import torch` has them.

@@ -80,10 +80,10 @@ def _frequencies(name, n, d, count, out, dtype, layout, device, requires_grad):
         k[(n + 1) // 2 :] -= n
     nd = n * float(d)
     scale = 1.0 / nd if nd != 0 else math.copysign(math.inf, nd)
-    result = (k * scale).to(dtype)
     if out is not None:
-        out.resize_(result.shape).copy_(result)
-        result = out
+        result = _C.mul(k, scale, out=out)  # resizes out as any out= does
+    else:
+        result = (k * scale).to(dtype)
     if requires_grad:
         result.requires_grad_(True)
     return result
