@@ -13,6 +13,7 @@
 #include <pybind11/pybind11.h>
 
 #include <string>
+#include <vector>
 
 #include "dispatch/dispatcher.h"
 
@@ -54,20 +55,23 @@ const char* numpy_norm(int64_t normalization, bool forward) {
   return unscaled == forward ? "backward" : "forward";
 }
 
+// Whether NumPy is 2 or later. Called with Python's lock held, which guards the
+// cache (a function-local static's own guard could deadlock: the lock may be
+// released while the static is being initialized, letting a thread in).
 bool numpy_writes_out() {
-  static const bool v2 = [] {
+  static int v2 = -1;
+  if (v2 < 0) {
     py::module_ np = py::module_::import("numpy");
-    return np.attr("__version__").cast<std::string>()[0] >= '2';
-  }();
-  return v2;
+    v2 = np.attr("__version__").cast<std::string>()[0] >= '2' ? 1 : 0;
+  }
+  return v2 == 1;
 }
 
 // Runs numpy.fft.<fn>(in, s, axes, norm) into out. s, the signal's sizes, is
 // always given, so NumPy never crops or pads: the input's sizes, or the
 // output's for c2r (whose input holds half of the last dim).
-void run_numpy(const char* fn, const Tensor& out, const Tensor& in, IntList dims,
-               const char* norm) {
-  const Tensor& signal = std::string(fn) == "irfftn" ? out : in;
+void run_numpy(const char* fn, const Tensor& out, const Tensor& in, const Tensor& signal,
+               IntList dims, const char* norm) {
   FLB_CHECK(Py_IsInitialized(), "fft: the CPU FFT runs NumPy and needs the Python interpreter");
   std::string error;
   {
@@ -88,6 +92,7 @@ void run_numpy(const char* fn, const Tensor& out, const Tensor& in, IntList dims
       }
     } catch (py::error_already_set& e) {
       error = e.what();
+      error = error.substr(0, error.find("\n\nAt:"));  // the message, not the traceback
     }
   }
   if (!error.empty()) fail("fft: NumPy's FFT failed: ", error);
@@ -95,20 +100,16 @@ void run_numpy(const char* fn, const Tensor& out, const Tensor& in, IntList dims
 
 void c2c_kernel(const Tensor& out, const Tensor& in, int64_t normalization, bool forward,
                 IntList dims) {
-  run_numpy(forward ? "fftn" : "ifftn", out, in, dims, numpy_norm(normalization, forward));
+  run_numpy(forward ? "fftn" : "ifftn", out, in, in, dims, numpy_norm(normalization, forward));
 }
 
 void r2c_kernel(const Tensor& out, const Tensor& in, int64_t normalization, bool onesided,
                 IntList dims) {
-  if (onesided) {
-    run_numpy("rfftn", out, in, dims, numpy_norm(normalization, true));
-  } else {
-    run_numpy("fftn", out, in, dims, numpy_norm(normalization, true));
-  }
+  run_numpy(onesided ? "rfftn" : "fftn", out, in, in, dims, numpy_norm(normalization, true));
 }
 
 void c2r_kernel(const Tensor& out, const Tensor& in, int64_t normalization, IntList dims) {
-  run_numpy("irfftn", out, in, dims, numpy_norm(normalization, false));
+  run_numpy("irfftn", out, in, out, dims, numpy_norm(normalization, false));
 }
 
 }  // namespace

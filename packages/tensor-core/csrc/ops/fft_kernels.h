@@ -6,7 +6,8 @@
 // strides (float32/float64 or complex64/complex128, never empty), the
 // normalization (FftNorm) and the dims to transform: non-empty, wrapped into
 // [0, ndim), unique, each of size >= 1. Plugins receive the integer arguments
-// in order, dims last: [normalization, flag, dims...].
+// in order, dims last: [normalization, forward or onesided, dims...] (c2r has
+// no flag: the last dim's size is out's).
 #pragma once
 #include "core/tensor.h"
 
