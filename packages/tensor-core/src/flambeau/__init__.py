@@ -21,7 +21,7 @@ from flambeau import _openblas  # noqa: E402
 
 _openblas.preload()
 
-from flambeau import _C, _complex, _grad, _pickling, _polygamma, _siblings, _sorting  # noqa: E402,F401
+from flambeau import _C, _complex, _grad, _pickling, _polygamma, _siblings, _sorting, _stft  # noqa: E402,F401
 from flambeau import _printing as _printing  # noqa: E402
 from flambeau._C import *  # noqa: E402,F403
 from flambeau._C import Generator, Tensor, default_generator, device, dtype  # noqa: E402,F401
@@ -72,6 +72,7 @@ from flambeau._shape_composites import inclusive_range as range  # noqa: E402,F4
 from flambeau._size import Size  # noqa: E402,F401
 from flambeau._sorting import unique, unique_consecutive  # noqa: E402,F401
 from flambeau._statistics import *  # noqa: E402,F403
+from flambeau._stft import istft, stft  # noqa: E402,F401
 from flambeau._view_copies import *  # noqa: E402,F403
 from flambeau.random import (  # noqa: E402,F401
     get_rng_state,
@@ -90,6 +91,7 @@ _complex.install()
 _grad.install()
 _pickling.install()
 _sorting.install()
+_stft.install()
 _polygamma.install()
 _legacy_constructors.install()
 _shape_composites.install()
@@ -107,6 +109,7 @@ _LAZY_SUBMODULES = frozenset(
         "accelerator",
         "backends",
         "cuda",
+        "fft",
         "linalg",
         "return_types",
         "serialization",

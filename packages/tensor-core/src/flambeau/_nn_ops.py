@@ -1,34 +1,73 @@
 """Neural-network functions PyTorch also has at top level (``flambeau.bilinear``,
-``flambeau.cosine_similarity``, ``flambeau.pixel_shuffle``, ``flambeau.prelu``,
-``flambeau.channel_shuffle``, the in-place activations ``relu_``, ``celu_``, ``selu_``,
-``rrelu_``, ``threshold_``) implemented in the core, so they work without flambeau-nn;
-flambeau.nn.functional can call these instead of keeping its own copies.
+``flambeau.cosine_similarity``, ``flambeau.pairwise_distance``, ``flambeau.pixel_shuffle``,
+``flambeau.channel_shuffle``, ``flambeau.prelu``, ``flambeau.rrelu`` and the in-place
+activations ``relu_``, ``celu_``, ``selu_``, ``rrelu_``, ``threshold_``).
+
+In PyTorch ``torch.nn.functional.<name>`` is the same function, so the single implementation
+lives here and flambeau.nn.functional re-exports it. Each composes core operators, so
+autograd differentiates it through their formulas.
 """
 
 from __future__ import annotations
 
 from flambeau import _C
-from flambeau._shape_composites import broadcast_shapes
+from flambeau._arg_checks import check_tensor, dtype_name, int_argument, require_floating
+from flambeau._grad_mode import no_grad
+from flambeau._shape_composites import broadcast_tensors
+
+# ---- products and distances -----------------------------------------------------------------
 
 
 def bilinear(input1, input2, weight, bias=None):
     """y[..., o] = sum_ij input1[..., i] weight[o, i, j] input2[..., j] (+ bias[o])."""
+    for position, (name, t) in enumerate((("input1", input1), ("input2", input2)), 1):
+        check_tensor("bilinear", name, position, t)
+    check_tensor("bilinear", "weight", 3, weight)
+    check_tensor("bilinear", "bias", 4, bias, optional=True)
+    if input1.dim() != input2.dim():
+        raise RuntimeError(
+            f"bilinear(): input dimensions do not match: got {input1.dim()} and {input2.dim()}"
+        )
+    for d in range(input1.dim() - 1):
+        if input1.shape[d] != input2.shape[d]:
+            raise RuntimeError(
+                f"bilinear(): input batch dimensions do not match at dim {d}: got "
+                f"{input1.shape[d]} and {input2.shape[d]}"
+            )
+    if input1.dim() == 0:
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
     if weight.dim() != 3:
-        raise RuntimeError(f"bilinear(): weight must be 3-D, got shape {tuple(weight.shape)}")
+        # PyTorch indexes weight's size 2 first (IndexError below 3-D).
+        error = IndexError if weight.dim() < 3 else RuntimeError
+        raise error(
+            "bilinear(): weight must be 3-D (out_features, in1_features, in2_features), got "
+            f"shape {list(weight.shape)}"
+        )
+    tensors = {"input1": input1, "input2": input2, "weight": weight}
+    if bias is not None:
+        tensors["bias"] = bias
+    if len({t.dtype for t in tensors.values()}) > 1:
+        got = ", ".join(f"{k}: {dtype_name(t.dtype)}" for k, t in tensors.items())
+        raise RuntimeError(f"All tensors must have the same dtype, got {got}")
     out_f, in1, in2 = weight.shape
-    if input1.shape[-1] != in1 or input2.shape[-1] != in2:
-        raise RuntimeError(
-            f"bilinear(): input sizes {input1.shape[-1]} and {input2.shape[-1]} do not match "
-            f"weight sizes {in1} and {in2}"
-        )
-    if tuple(input1.shape[:-1]) != tuple(input2.shape[:-1]):
-        raise RuntimeError(
-            f"bilinear(): input batch dimensions do not match: got {list(input1.shape[:-1])} "
-            f"and {list(input2.shape[:-1])}"
-        )
+    for which, t, size in (("input1", input1, in1), ("input2", input2, in2)):
+        if t.shape[-1] != size:
+            raise RuntimeError(
+                f"bilinear(): {which} size does not match weight size: got {t.shape[-1]} but "
+                f"expected {size}"
+            )
+    if bias is not None:
+        if bias.dim() == 0:
+            raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+        if bias.shape[0] != out_f:
+            raise RuntimeError(
+                f"bilinear(): bias size does not match weight size: got {bias.shape[0]} but "
+                f"expected {out_f}"
+            )
     batch = tuple(input1.shape[:-1])
     x1 = input1.reshape(-1, in1)
     x2 = input2.reshape(-1, in2)
+    # (N, in1) @ (in1, out*in2) -> (N, out, in2), then contract with x2 over in2.
     w = weight.permute(1, 0, 2).reshape(in1, out_f * in2)
     y = _C.matmul(_C.matmul(x1, w).reshape(-1, out_f, in2), x2.unsqueeze(-1)).squeeze(-1)
     if bias is not None:
@@ -36,30 +75,60 @@ def bilinear(input1, input2, weight, bias=None):
     return y.reshape(batch + (out_f,))
 
 
+def _clamped_norm(x, dim, eps):
+    # The norm clamped below at eps, with the gradient of the unclamped norm (the clamp is a
+    # numerical guard, as in PyTorch, not part of the function differentiated).
+    n = _C.linalg_vector_norm(x, 2, dim, keepdim=True)
+    return n + (n.clamp_min(eps) - n).detach()
+
+
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """sum(x1 * x2) / (max(|x1|, eps) * max(|x2|, eps)) along dim, after broadcasting."""
-    shape = broadcast_shapes(x1.shape, x2.shape)
-    a, b = x1.expand(shape), x2.expand(shape)
-    na = _C.linalg_vector_norm(a, 2, dim, keepdim=True).clamp_min(eps)
-    nb = _C.linalg_vector_norm(b, 2, dim, keepdim=True).clamp_min(eps)
-    return ((a / na) * (b / nb)).sum(dim)
+    check_tensor("cosine_similarity", "x1", 1, x1)
+    check_tensor("cosine_similarity", "x2", 2, x2)
+    dtype = _C.result_type(x1, x2)
+    if not dtype.is_floating_point:
+        raise RuntimeError(
+            "expected common dtype to be floating point, yet common dtype is "
+            f"{dtype_name(dtype)}"
+        )
+    a, b = broadcast_tensors(x1.to(dtype), x2.to(dtype))
+    return ((a / _clamped_norm(a, dim, eps)) * (b / _clamped_norm(b, dim, eps))).sum(dim)
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """|x1 - x2 + eps|_p over the last dim."""
+    check_tensor("pairwise_distance", "x1", 1, x1)
+    check_tensor("pairwise_distance", "x2", 2, x2)
     last = max(x1.dim(), x2.dim()) - 1
     return _C.linalg_vector_norm(x1 - x2 + eps, p, max(last, 0), keepdim=keepdim)
 
 
+# ---- rearrangements -------------------------------------------------------------------------
+
+
+def _shuffle_factor(fn: str, name: str, input, factor) -> int:
+    check_tensor(fn, "input", 1, input)
+    r = int_argument(fn, name, 2, factor)
+    if input.dim() < 3:
+        raise RuntimeError(
+            f"{fn} expects input to have at least 3 dimensions, but got input with "
+            f"{input.dim()} dimension(s)"
+        )
+    if r <= 0:
+        raise RuntimeError(f"{fn} expects a positive {name}, but got {r}")
+    return r
+
+
 def pixel_shuffle(input, upscale_factor):
     """(*, C r^2, H, W) -> (*, C, H r, W r)."""
-    r = int(upscale_factor)
-    if input.dim() < 3 or r <= 0 or input.shape[-3] % (r * r):
-        raise RuntimeError(
-            f"pixel_shuffle expects an input of at least 3 dims whose channel dim (-3) is "
-            f"divisible by upscale_factor^2 = {r * r}, got shape {list(input.shape)}"
-        )
+    r = _shuffle_factor("pixel_shuffle", "upscale_factor", input, upscale_factor)
     *batch, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError(
+            "pixel_shuffle expects its input's 'channel' dimension to be divisible by the "
+            f"square of upscale_factor, but input.size(-3)={c} is not divisible by {r * r}"
+        )
     nb = len(batch)
     x = input.reshape(*batch, c // (r * r), r, r, h, w)
     perm = list(range(nb)) + [nb, nb + 3, nb + 1, nb + 4, nb + 2]
@@ -68,25 +137,27 @@ def pixel_shuffle(input, upscale_factor):
 
 def pixel_unshuffle(input, downscale_factor):
     """(*, C, H r, W r) -> (*, C r^2, H, W)."""
-    r = int(downscale_factor)
-    if input.dim() < 3 or r <= 0 or input.shape[-1] % r or input.shape[-2] % r:
-        raise RuntimeError(
-            f"pixel_unshuffle expects an input of at least 3 dims whose height and width are "
-            f"divisible by downscale_factor = {r}, got shape {list(input.shape)}"
-        )
+    r = _shuffle_factor("pixel_unshuffle", "downscale_factor", input, downscale_factor)
     *batch, c, h, w = input.shape
+    for axis, size, dim in (("height", h, -2), ("width", w, -1)):
+        if size % r:
+            raise RuntimeError(
+                f"pixel_unshuffle expects {axis} to be divisible by downscale_factor, but "
+                f"input.size({dim})={size} is not divisible by {r}"
+            )
     nb = len(batch)
     x = input.reshape(*batch, c, h // r, r, w // r, r)
     perm = list(range(nb)) + [nb, nb + 2, nb + 4, nb + 1, nb + 3]
     return x.permute(perm).reshape(*batch, c * r * r, h // r, w // r)
 
 
-def channel_shuffle(input, groups):
-    """(N, g * k, *) -> channels regrouped as (k, g): channel i*g + j takes j*k + i."""
-    if input.dim() < 3:
+def _channel_shuffle(fn: str, input, groups):
+    check_tensor(fn, "input", 1, input)
+    groups = int_argument(fn, "groups", 2, groups)
+    if input.dim() <= 2:
         raise RuntimeError(
-            f"channel_shuffle expects input to have at least 3 dimensions, but got input with "
-            f"sizes {list(input.shape)}"
+            "channel_shuffle expects input with > 2 dims, but got input with sizes "
+            f"{list(input.shape)}"
         )
     if groups <= 0:
         raise RuntimeError(
@@ -100,58 +171,95 @@ def channel_shuffle(input, groups):
     return input.reshape(n, groups, c // groups, *rest).transpose(1, 2).reshape(input.shape)
 
 
-native_channel_shuffle = channel_shuffle
+def channel_shuffle(input, groups):
+    """(N, g * k, *) -> channels regrouped as (k, g): output channel i*g + j is input
+    channel j*k + i (ShuffleNet's channel shuffle)."""
+    return _channel_shuffle("channel_shuffle", input, groups)
+
+
+def native_channel_shuffle(input, groups):
+    """channel_shuffle under the name of PyTorch's kernel."""
+    return _channel_shuffle("native_channel_shuffle", input, groups)
+
+
+# ---- activations ----------------------------------------------------------------------------
 
 
 def prelu(input, weight):
     """x where x > 0, else weight * x, with one weight or one per channel (dim 1)."""
-    channels = input.shape[1] if input.dim() >= 2 else 1
+    check_tensor("prelu", "input", 1, input)
+    check_tensor("prelu", "weight", 2, weight)
+    if input.dtype != weight.dtype:
+        raise RuntimeError(
+            f"prelu: Type promoting not supported. Got {dtype_name(input.dtype)} and "
+            f"{dtype_name(weight.dtype)}"
+        )
+    require_floating("prelu", input)
+    count = weight.numel()
+    if count != 1:
+        if input.dim() == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channels = input.shape[1] if input.dim() > 1 else 1
+        if count != channels:
+            raise RuntimeError(
+                "Mismatch of parameter numbers and input channel size. Found parameter numbers "
+                f"= {count} and channel size = {channels}."
+            )
     if weight.dim() > 1:
         raise RuntimeError(
             f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}"
         )
-    if weight.numel() not in (1, channels):
-        raise RuntimeError(
-            "Mismatch of parameter numbers and input channel size. Found parameter numbers = "
-            f"{weight.numel()} and channel size = {channels}."
-        )
-    if weight.numel() != 1:
-        weight = weight.reshape((channels,) + (1,) * (input.dim() - 2))
-    return _C.where(input > 0, input, weight * input)
+    # One weight broadcasts as a scalar (the output keeps input's shape, 0-d included).
+    w = weight.reshape(()) if count == 1 else weight.reshape((count,) + (1,) * (input.dim() - 2))
+    return _C.where(input > 0, input, w * input)
 
 
 def relu_(input):
+    check_tensor("relu_", "input", 1, input)
     return input.relu_()
 
 
 def selu_(input):
+    check_tensor("selu_", "input", 1, input)
     return input.selu_()
 
 
 def celu_(input, alpha=1.0):
+    check_tensor("celu_", "input", 1, input)
     return input.celu_(alpha)
 
 
 def threshold_(input, threshold, value):
     """input replaced by value where input <= threshold (in place)."""
+    check_tensor("threshold_", "input", 1, input)
     return input.threshold_(threshold, value)
 
 
-def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
-    """In place: x where x >= 0, else a * x with a ~ U(lower, upper) per element when
-    training, else a = (lower + upper) / 2."""
-    if training:
-        slopes = _C.empty(input.shape, dtype=input.dtype).uniform_(
-            lower, upper, generator=generator
-        )
-    else:
-        slopes = (lower + upper) / 2
-    return input.copy_(_C.where(input >= 0, input, input * slopes))
+def _rrelu(fn, input, lower, upper, training, generator, inplace):
+    check_tensor(fn, "input", 1, input)
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    require_floating(fn, input)
+    if not training:
+        slope = (lower + upper) / 2
+        return input.leaky_relu_(slope) if inplace else _C.leaky_relu(input, slope)
+    with no_grad():
+        # The factor each element is scaled by, a constant of the graph: a uniform slope where
+        # x <= 0 (as PyTorch's kernel, so the gradient at 0 is the slope), else 1.
+        noise = _C.empty_like(input).uniform_(lower, upper, generator=generator)
+        noise.masked_fill_(input.detach() > 0, 1.0)
+    return input.mul_(noise) if inplace else input * noise
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
-    """rrelu_ out of place."""
-    return rrelu_(input.clone(), lower, upper, training, generator)
+    """Leaky ReLU whose negative slope is drawn from U(lower, upper) per element when
+    training, and is (lower + upper) / 2 otherwise."""
+    return _rrelu("rrelu", input, lower, upper, training, generator, inplace=False)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
+    """rrelu in place."""
+    return _rrelu("rrelu_", input, lower, upper, training, generator, inplace=True)
 
 
 __all__ = [

@@ -13,6 +13,7 @@ registers them all.
 
 from . import (  # noqa: F401  (registers formulas)
     complex,
+    fft,
     indexing,
     linalg,
     nn,

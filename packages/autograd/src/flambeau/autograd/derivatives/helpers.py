@@ -60,5 +60,10 @@ def first_name(a) -> str:
 def scattered_into(g, x, place):
     """A zero tensor shaped like x with g written where `place(view)` selects."""
     z = F.zeros(tuple(x.shape), dtype=g.dtype)
+    if needs_grad(g):
+        # create_graph: views are recorded only of tensors that require grad, so z must be
+        # one (a non-leaf: in-place writes into a leaf's view are refused) for the copy to
+        # reach z's history; else double backward would see no path from g.
+        z = z.requires_grad_().clone()
     place(z).copy_(g)
     return z

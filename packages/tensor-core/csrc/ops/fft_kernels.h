@@ -1,0 +1,36 @@
+// Kernel signatures of the three FFT primitives (ops/fft.yaml), the only part
+// of flambeau.fft a backend implements. The CPU kernels (cpu/fft_kernels.cpp)
+// run NumPy's pocketfft; a CUDA plugin would run cuFFT.
+//
+// A kernel gets a freshly allocated contiguous `out`, the input `in` with any
+// strides (float32/float64 or complex64/complex128, never empty), the
+// normalization (FftNorm) and the dims to transform: non-empty, wrapped into
+// [0, ndim), unique, each of size >= 1. Plugins receive the integer arguments
+// in order, dims last: [normalization, forward or onesided, dims...] (c2r has
+// no flag: the last dim's size is out's).
+#pragma once
+#include "core/tensor.h"
+
+namespace flambeau {
+
+// Scaling of a transform, as aten's fft_norm_mode: n is the product of the
+// transformed (signal) sizes.
+enum FftNorm : int64_t {
+  kFftNormNone = 0,     // no scaling
+  kFftNormByRootN = 1,  // by 1 / sqrt(n)
+  kFftNormByN = 2,      // by 1 / n
+};
+
+// out (in's complex dtype and shape) = the DFT of in over dims, with
+// exp(-2 pi i jk / n) when forward, exp(+2 pi i jk / n) otherwise.
+using FftC2CKernel = void(const Tensor& out, const Tensor& in, int64_t normalization, bool forward,
+                          IntList dims);
+// out = the forward DFT of the real `in` over dims; when onesided, out's last
+// transformed dim holds the n // 2 + 1 non-negative frequencies, else all n.
+using FftR2CKernel = void(const Tensor& out, const Tensor& in, int64_t normalization, bool onesided,
+                          IntList dims);
+// out (real) = the backward DFT over dims of the Hermitian signal whose last
+// transformed dim `in` gives by its out.size(last) // 2 + 1 first entries.
+using FftC2RKernel = void(const Tensor& out, const Tensor& in, int64_t normalization, IntList dims);
+
+}  // namespace flambeau
