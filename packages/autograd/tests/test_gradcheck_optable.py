@@ -42,6 +42,8 @@ PIECEWISE_CONSTANT = {
     "sign",
     "sgn",
     "angle",  # of real input (the complex rows are "angle_complex")
+    "heaviside",  # whose formula raises, as PyTorch has none
+    "heaviside_inplace",
 }
 # Random sampling: PyTorch defines the gradient of a sample w.r.t. its parameters as zero
 # (no reparametrization), which finite differences of a seeded sampler do not see;
@@ -130,6 +132,15 @@ ROW_CHECKS |= {
     f"_foreach_{op}.Tensor{inplace}": RowCheck(constants=(3,))
     for op in ("addcmul", "addcdiv")
     for inplace in ("", "_")
+}
+
+
+# zeta, igamma and igammac have a derivative in their second argument only (PyTorch raises
+# for the first).
+ROW_CHECKS |= {
+    name: RowCheck(constants=(0,))
+    for base in ("special_zeta", "igamma", "igammac")
+    for name in (base, f"{base}_large", f"{base}_method", f"{base}_inplace")
 }
 
 

@@ -73,7 +73,7 @@ _polygamma.install()
 
 # Submodules of the core that load on first attribute access, as `import torch` has them.
 _LAZY_SUBMODULES = frozenset(
-    {"backends", "cuda", "linalg", "return_types", "serialization", "utils"}
+    {"backends", "cuda", "linalg", "return_types", "serialization", "special", "utils"}
 )
 
 
