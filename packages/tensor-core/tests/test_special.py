@@ -379,6 +379,8 @@ def test_numeric_errors_follow_pytorch():
         flambeau.nextafter(i, i)
     with pytest.raises(RuntimeError, match="p has to be greater than or equal to 1"):
         flambeau.mvlgamma(f, 0)
+    with pytest.raises(RuntimeError, match="may not be a boolean tensor"):
+        flambeau.mvlgamma(flambeau.tensor([True]), 1)
     with pytest.raises(RuntimeError, match="is too large"):
         f.mvlgamma_(2**31 - 1)
     with pytest.raises(RuntimeError, match="more than 2"):

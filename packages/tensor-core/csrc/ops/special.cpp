@@ -79,6 +79,7 @@ Tensor sinc(const Tensor& input, const OutArg& out) {
 }
 
 Tensor mvlgamma(const Tensor& input, int64_t p, const OutArg& out) {
+  FLB_CHECK(input->dtype() != ScalarType::Bool, "The input tensor may not be a boolean tensor.");
   FLB_CHECK(p >= 1, "p has to be greater than or equal to 1");
   // Each element sums p log-gammas (PyTorch materializes all numel * p of them); these
   // limits keep a call to seconds.
