@@ -166,6 +166,9 @@ def test_ldexp_and_float_power_gradients():
     F.ldexp(x, e).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), [8.0, 0.25])
     np.testing.assert_allclose(e.grad.numpy(), [1.5 * 8 * math.log(2), -0.25 * 0.25 * math.log(2)])
+    big = leaf([1e-300])
+    F.ldexp(big, F.tensor([1030])).sum().backward()
+    assert big.grad.item() == 2.0**1000 * 2.0**30
     # float32 operands: float64 result, float32 gradients.
     b = F.tensor([1.5, 2.0], requires_grad=True)
     p = F.tensor([2.0, 0.5], requires_grad=True)

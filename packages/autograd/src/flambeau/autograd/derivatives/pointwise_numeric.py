@@ -29,7 +29,11 @@ def _nextafter(g, a):
 def _ldexp(g, a):
     # input * 2^other: d/dinput = 2^other, d/dother = input * 2^other * log(2).
     x, e = a["input"], a["other"]
-    scale = F.exp2(e) if isinstance(e, F.Tensor) else 2.0**e
+    if isinstance(e, F.Tensor):
+        # An integer exponent in float64: in the default float32, 2^128 would overflow.
+        scale = F.exp2(e if e.is_floating_point() or e.is_complex() else e.double())
+    else:
+        scale = 2.0**e
     out = {"input": g * conj(scale)}
     if needs_grad(e):
         out["other"] = g * conj(x * scale * math.log(2.0))
