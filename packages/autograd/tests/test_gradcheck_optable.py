@@ -42,6 +42,8 @@ PIECEWISE_CONSTANT = {
     "sign",
     "sgn",
     "angle",  # of real input (the complex rows are "angle_complex")
+    "heaviside",  # whose formula raises, as PyTorch has none
+    "heaviside_inplace",
 }
 # Random sampling: PyTorch defines the gradient of a sample w.r.t. its parameters as zero
 # (no reparametrization), which finite differences of a seeded sampler do not see;
@@ -131,6 +133,13 @@ ROW_CHECKS |= {
     for op in ("addcmul", "addcdiv")
     for inplace in ("", "_")
 }
+
+
+# zeta, igamma and igammac have a derivative in their second argument only (PyTorch raises
+# for the first).
+_SECOND_ARGUMENT_ONLY = "special_zeta igamma igamma_large igamma_method igamma_inplace igammac"
+_SECOND_ARGUMENT_ONLY += " igammac_large igammac_inplace"
+ROW_CHECKS |= {name: RowCheck(constants=(0,)) for name in _SECOND_ARGUMENT_ONLY.split()}
 
 
 def differentiable_rows():

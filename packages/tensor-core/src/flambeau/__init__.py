@@ -113,6 +113,7 @@ _LAZY_SUBMODULES = frozenset(
         "linalg",
         "return_types",
         "serialization",
+        "special",
         "testing",
         "utils",
     }

@@ -22,10 +22,12 @@ from . import (  # noqa: F401  (registers formulas)
     nn_ctc,
     nn_rnn,
     pointwise,
+    pointwise_numeric,
     random,
     reduction,
     shape,
     sorting,
+    special,
 )
 from .helpers import sum_to, unreduce
 from .registry import (
