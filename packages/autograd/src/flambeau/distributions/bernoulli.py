@@ -1,21 +1,20 @@
-from numbers import Number
-
 import flambeau as F
 from flambeau.autograd import no_grad
 
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import (
+    _bce_with_logits,
+    _BinaryProbsLogits,
+    _expand_probs_or_logits,
+    _set_probs_or_logits,
+    broadcast_all,
+)
 
 __all__ = ["Bernoulli"]
 
 
-def _bce_with_logits(logits, target):
-    """-(target * log sigmoid(l) + (1 - target) * log sigmoid(-l)), computed stably."""
-    return logits.clamp(min=0) - logits * target + F.log1p(F.exp(-logits.abs()))
-
-
-class Bernoulli(ExponentialFamily):
+class Bernoulli(_BinaryProbsLogits, ExponentialFamily):
     """Bernoulli distribution on {0, 1}, parameterized by ``probs`` or ``logits`` (not both)."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -24,27 +23,13 @@ class Bernoulli(ExponentialFamily):
     _mean_carrier_measure = 0
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            is_scalar = isinstance(probs, Number)
-            (self.probs,) = broadcast_all(probs)
-        else:
-            is_scalar = isinstance(logits, Number)
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        batch_shape = F.Size() if is_scalar else self._param.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        _set_probs_or_logits(self, probs, logits)
+        super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Bernoulli, _instance)
         batch_shape = F.Size(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
+        _expand_probs_or_logits(self, new, batch_shape)
         super(Bernoulli, new).__init__(batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
@@ -61,18 +46,6 @@ class Bernoulli(ExponentialFamily):
     @property
     def variance(self):
         return self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def sample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)

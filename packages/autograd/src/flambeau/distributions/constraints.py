@@ -369,7 +369,7 @@ class _Symmetric(_Square):
         square_check = super().check(value)
         if not square_check.all():
             return square_check
-        return _isclose(value, value.mT, atol=1e-6).all(-2).all(-1)
+        return F.isclose(value, value.mT, atol=1e-6).all(-2).all(-1)
 
 
 class _PositiveSemidefinite(_Symmetric):
@@ -386,10 +386,6 @@ class _PositiveDefinite(_Symmetric):
         if not sym_check.all():
             return sym_check
         return F.linalg.cholesky_ex(value).info.eq(0)
-
-
-def _isclose(a, b, atol, rtol=1e-5):
-    return (a - b).abs() <= atol + rtol * b.abs()
 
 
 class _Cat(Constraint):

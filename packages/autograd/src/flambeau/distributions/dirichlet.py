@@ -1,8 +1,8 @@
 import flambeau as F
+from flambeau._nn_ops import one_hot
 
 from . import constraints
 from ._samplers import standard_gamma
-from ._special import xlogy
 from .exp_family import ExponentialFamily
 
 __all__ = ["Dirichlet"]
@@ -43,7 +43,7 @@ class Dirichlet(ExponentialFamily):
         if self._validate_args:
             self._validate_sample(value)
         return (
-            xlogy(self.concentration - 1.0, value).sum(-1)
+            F.xlogy(self.concentration - 1.0, value).sum(-1)
             + F.lgamma(self.concentration.sum(-1))
             - F.lgamma(self.concentration).sum(-1)
         )
@@ -58,8 +58,8 @@ class Dirichlet(ExponentialFamily):
         mode = concentrationm1 / concentrationm1.sum(-1, True)
         # with every concentration below one the density peaks at the vertex of the largest
         all_below_one = (self.concentration < 1).all(dim=-1, keepdim=True)
-        argmax = self.concentration.argmax(-1, keepdim=True)
-        vertex = F.zeros_like(mode).scatter(-1, argmax, F.ones_like(mode[..., :1]))
+        largest = self.concentration.argmax(-1)
+        vertex = one_hot(largest, self.concentration.shape[-1]).to(mode.dtype)
         return F.where(all_below_one, vertex, mode)
 
     @property

@@ -4,7 +4,6 @@ import flambeau as F
 
 from . import constraints
 from ._samplers import standard_gamma
-from ._special import gammainc, xlogy
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
@@ -59,8 +58,8 @@ class Gamma(ExponentialFamily):
         if self._validate_args:
             self._validate_sample(value)
         return (
-            xlogy(self.concentration, self.rate)
-            + xlogy(self.concentration - 1, value)
+            F.xlogy(self.concentration, self.rate)
+            + F.xlogy(self.concentration - 1, value)
             - self.rate * value
             - F.lgamma(self.concentration)
         )
@@ -79,4 +78,4 @@ class Gamma(ExponentialFamily):
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return gammainc(self.concentration, self.rate * value)
+        return F.special.gammainc(self.concentration, self.rate * value)

@@ -1,38 +1,28 @@
-from numbers import Number
-
 import flambeau as F
 from flambeau.autograd import no_grad
 
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import (
+    _bce_with_logits,
+    _BinaryProbsLogits,
+    _expand_probs_or_logits,
+    _set_probs_or_logits,
+    broadcast_all,
+)
 
 __all__ = ["Geometric"]
 
 
-def _bce_with_logits(logits, target):
-    return logits.clamp(min=0) - logits * target + F.log1p(F.exp(-logits.abs()))
-
-
-class Geometric(Distribution):
+class Geometric(_BinaryProbsLogits, Distribution):
     """Number of failures before the first success of Bernoulli(probs) trials: {0, 1, ...}."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.nonnegative_integer
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-        else:
-            (self.logits,) = broadcast_all(logits)
-        probs_or_logits = probs if probs is not None else logits
-        if isinstance(probs_or_logits, Number):
-            batch_shape = F.Size()
-        else:
-            batch_shape = probs_or_logits.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        _set_probs_or_logits(self, probs, logits)
+        super().__init__(self._param.size(), validate_args=validate_args)
         if self._validate_args and probs is not None:
             # probs == 0 would mean never succeeding
             value = self.probs
@@ -49,10 +39,7 @@ class Geometric(Distribution):
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Geometric, _instance)
         batch_shape = F.Size(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
+        _expand_probs_or_logits(self, new, batch_shape)
         super(Geometric, new).__init__(batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
@@ -68,14 +55,6 @@ class Geometric(Distribution):
     @property
     def variance(self):
         return (1.0 / self.probs - 1.0) / self.probs
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     def sample(self, sample_shape=()):
         shape = tuple(self._extended_shape(sample_shape))

@@ -10,7 +10,6 @@ import warnings
 import flambeau as F
 from flambeau.autograd import grad
 
-from ._special import xlogy
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
@@ -39,7 +38,7 @@ from .poisson import Poisson
 from .transformed_distribution import TransformedDistribution
 from .transforms import _softplus
 from .uniform import Uniform
-from .utils import _sum_rightmost, broadcast_shape, euler_constant
+from .utils import _sum_rightmost, euler_constant
 
 __all__ = ["register_kl", "kl_divergence"]
 
@@ -320,7 +319,7 @@ def _kl_multivariatenormal_multivariatenormal(p, q):
     n = p.event_shape[0]
     # tr(Σq^-1 Σp) = ||Lq^-1 Lp||_F^2
     q_tril, p_tril = q._unbroadcasted_scale_tril, p._unbroadcasted_scale_tril
-    shape = tuple(broadcast_shape(q_tril.shape, p_tril.shape))
+    shape = tuple(F.broadcast_shapes(q_tril.shape, p_tril.shape))
     term2 = (
         F.linalg.solve_triangular(q_tril.expand(shape), p_tril.expand(shape), upper=False)
         .pow(2)
@@ -349,7 +348,7 @@ def _kl_pareto_pareto(p, q):
 
 @register_kl(Poisson, Poisson)
 def _kl_poisson_poisson(p, q):
-    return xlogy(p.rate, p.rate) - xlogy(p.rate, q.rate) - (p.rate - q.rate)
+    return F.xlogy(p.rate, p.rate) - F.xlogy(p.rate, q.rate) - (p.rate - q.rate)
 
 
 @register_kl(TransformedDistribution, TransformedDistribution)

@@ -5,7 +5,7 @@ import flambeau as F
 from . import constraints
 from .distribution import Distribution
 from .multivariate_normal import _batch_mahalanobis, _batch_mv
-from .utils import _standard_normal, broadcast_shape, lazy_property
+from .utils import _standard_normal, lazy_property
 
 __all__ = ["LowRankMultivariateNormal"]
 
@@ -61,7 +61,7 @@ class LowRankMultivariateNormal(Distribution):
         loc_ = loc.unsqueeze(-1)
         cov_diag_ = cov_diag.unsqueeze(-1)
         try:
-            shape = broadcast_shape(loc_.shape, cov_factor.shape, cov_diag_.shape)
+            shape = F.broadcast_shapes(loc_.shape, cov_factor.shape, cov_diag_.shape)
         except RuntimeError as e:
             raise ValueError(
                 f"Incompatible batch shapes: loc {loc.shape}, cov_factor "

@@ -4,7 +4,6 @@ from . import constraints
 from .binomial import Binomial
 from .categorical import Categorical
 from .distribution import Distribution
-from .utils import broadcast_tensors
 
 __all__ = ["Multinomial"]
 
@@ -81,7 +80,7 @@ class Multinomial(Distribution):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        logits, value = broadcast_tensors(self.logits, value)
+        logits, value = F.broadcast_tensors(self.logits, value)
         logits = logits.clone()
         log_factorial_n = F.lgamma(value.sum(-1) + 1)
         log_factorial_xs = F.lgamma(value + 1).sum(-1)

@@ -4,7 +4,7 @@ import flambeau as F
 
 from . import constraints
 from .distribution import Distribution
-from .utils import _standard_normal, broadcast_shape, lazy_property
+from .utils import _standard_normal, lazy_property
 
 __all__ = ["MultivariateNormal"]
 
@@ -16,7 +16,7 @@ def _batch_mv(bmat, bvec):
 
 def _batch_mahalanobis(bL, bx):
     """x^T (L L^T)^{-1} x for lower-triangular L, by one triangular solve."""
-    shape = broadcast_shape(bL.shape[:-1], bx.shape)
+    shape = F.broadcast_shapes(bL.shape[:-1], bx.shape)
     bL = bL.expand(tuple(shape) + (bL.shape[-1],))
     bx = bx.expand(tuple(shape))
     sol = F.linalg.solve_triangular(bL, bx.unsqueeze(-1), upper=False).squeeze(-1)
@@ -72,7 +72,7 @@ class MultivariateNormal(Distribution):
                 f"{name} matrix must be at least two-dimensional, with optional leading "
                 "batch dimensions"
             )
-        batch_shape = broadcast_shape(matrix.shape[:-2], loc.shape[:-1])
+        batch_shape = F.broadcast_shapes(matrix.shape[:-2], loc.shape[:-1])
         mat_shape = tuple(batch_shape) + (-1, -1)
         setattr(self, name, matrix.expand(mat_shape))
         self.loc = loc.expand(tuple(batch_shape) + (-1,))

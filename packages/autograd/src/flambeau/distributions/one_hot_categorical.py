@@ -1,15 +1,11 @@
 import flambeau as F
+from flambeau._nn_ops import one_hot
 
 from . import constraints
 from .categorical import Categorical
 from .distribution import Distribution
 
 __all__ = ["OneHotCategorical", "OneHotCategoricalStraightThrough"]
-
-
-def _one_hot(indices, num_classes, dtype):
-    out = F.zeros(tuple(indices.shape) + (num_classes,), dtype=dtype)
-    return out.scatter(-1, indices.unsqueeze(-1), F.ones(tuple(indices.shape) + (1,), dtype=dtype))
 
 
 class OneHotCategorical(Distribution):
@@ -55,7 +51,7 @@ class OneHotCategorical(Distribution):
     @property
     def mode(self):
         probs = self._categorical.probs
-        return _one_hot(probs.argmax(dim=-1), probs.shape[-1], probs.dtype)
+        return one_hot(probs.argmax(dim=-1), probs.shape[-1]).to(probs.dtype)
 
     @property
     def variance(self):
@@ -70,7 +66,7 @@ class OneHotCategorical(Distribution):
         probs = self._categorical.probs
         num_events = self._categorical._num_events
         indices = self._categorical.sample(sample_shape)
-        return _one_hot(indices, num_events, probs.dtype)
+        return one_hot(indices, num_events).to(probs.dtype)
 
     def log_prob(self, value):
         if self._validate_args:

@@ -4,7 +4,6 @@ import flambeau as F
 from flambeau.autograd import no_grad
 
 from . import constraints
-from ._special import xlogy
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
@@ -51,7 +50,7 @@ class Poisson(ExponentialFamily):
         if self._validate_args:
             self._validate_sample(value)
         rate, value = broadcast_all(self.rate, value)
-        return xlogy(value, rate) - rate - F.lgamma(value + 1)
+        return F.xlogy(value, rate) - rate - F.lgamma(value + 1)
 
     @property
     def _natural_params(self):

@@ -11,13 +11,7 @@ from numbers import Number
 import flambeau as F
 
 from . import constraints
-from .utils import (
-    _sum_rightmost,
-    broadcast_shape,
-    lazy_property,
-    tril_matrix_to_vec,
-    vec_to_tril_matrix,
-)
+from .utils import _sum_rightmost, lazy_property, tril_matrix_to_vec, vec_to_tril_matrix
 
 __all__ = [
     "AbsTransform",
@@ -495,10 +489,10 @@ class PowerTransform(Transform):
         return (self.exponent * y / x).abs().log()
 
     def forward_shape(self, shape):
-        return broadcast_shape(shape, getattr(self.exponent, "shape", ()))
+        return F.broadcast_shapes(shape, getattr(self.exponent, "shape", ()))
 
     def inverse_shape(self, shape):
-        return broadcast_shape(shape, getattr(self.exponent, "shape", ()))
+        return F.broadcast_shapes(shape, getattr(self.exponent, "shape", ()))
 
 
 def _clipped_sigmoid(x):
@@ -668,12 +662,12 @@ class AffineTransform(Transform):
         return result.expand(tuple(shape))
 
     def forward_shape(self, shape):
-        return broadcast_shape(
+        return F.broadcast_shapes(
             shape, getattr(self.loc, "shape", ()), getattr(self.scale, "shape", ())
         )
 
     def inverse_shape(self, shape):
-        return broadcast_shape(
+        return F.broadcast_shapes(
             shape, getattr(self.loc, "shape", ()), getattr(self.scale, "shape", ())
         )
 

@@ -12,7 +12,6 @@ euler_constant = 0.57721566490153286060  # Euler–Mascheroni constant
 
 __all__ = [
     "broadcast_all",
-    "broadcast_shape",
     "clamp_probs",
     "euler_constant",
     "is_tensor_like",
@@ -26,29 +25,6 @@ __all__ = [
 
 def is_tensor_like(x) -> bool:
     return isinstance(x, F.Tensor)
-
-
-def broadcast_shape(*shapes) -> F.Size:
-    """NumPy broadcasting of several shapes; RuntimeError when they do not broadcast."""
-    ndim = max((len(s) for s in shapes), default=0)
-    out = [1] * ndim
-    for shape in shapes:
-        for i, size in enumerate(shape, start=ndim - len(shape)):
-            if size == 1 or size == out[i]:
-                continue
-            if out[i] != 1:
-                raise RuntimeError(
-                    "shape mismatch: objects cannot be broadcast to a single shape: "
-                    f"{[tuple(s) for s in shapes]}"
-                )
-            out[i] = size
-    return F.Size(out)
-
-
-def broadcast_tensors(*tensors):
-    """Views of ``tensors`` expanded to their common broadcast shape."""
-    shape = broadcast_shape(*(t.shape for t in tensors))
-    return tuple(t.expand(shape) for t in tensors)
 
 
 def broadcast_all(*values):
@@ -66,7 +42,29 @@ def broadcast_all(*values):
     if not dtype.is_floating_point:
         dtype = F.get_default_dtype()
     values = [v if isinstance(v, F.Tensor) else F.tensor(float(v), dtype=dtype) for v in values]
-    return broadcast_tensors(*values)
+    return F.broadcast_tensors(*values)
+
+
+def _set_probs_or_logits(dist, probs, logits, *others):
+    """Stores on dist whichever of probs and logits is given (exactly one must be), broadcast
+    with others (and as dist._param, the parameter the distribution was built from); returns
+    the broadcast others."""
+    if (probs is None) == (logits is None):
+        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+    name, value = ("probs", probs) if probs is not None else ("logits", logits)
+    *others, param = broadcast_all(*others, value)
+    setattr(dist, name, param)  # the instance's value shadows the lazy property
+    dist._param = param
+    return others
+
+
+def _expand_probs_or_logits(dist, new, shape) -> None:
+    """Gives new the probs and the logits dist holds (given or already computed), expanded to
+    shape; new._param is the last of them, as dist's expand has it in PyTorch."""
+    for name in ("probs", "logits"):
+        if name in dist.__dict__:
+            setattr(new, name, getattr(dist, name).expand(shape))
+            new._param = getattr(new, name)
 
 
 def _standard_normal(shape, dtype, device=None):
@@ -78,6 +76,12 @@ def _sum_rightmost(value, dim: int):
     if dim == 0:
         return value
     return value.reshape(tuple(value.shape[: value.dim() - dim]) + (-1,)).sum(-1)
+
+
+def _bce_with_logits(logits, target):
+    """-(target log sigmoid(logits) + (1 - target) log sigmoid(-logits)), element by element
+    (the core's kernel; reduction 0 is none)."""
+    return F.binary_cross_entropy_with_logits(logits, target, reduction=0)
 
 
 def logits_to_probs(logits, is_binary: bool = False):
@@ -123,13 +127,10 @@ class _lazy_property_and_property(lazy_property, property):
         lazy_property.__init__(self, wrapped)
 
 
-def _tril_indices(n: int, diag: int):
-    rows, cols = [], []
-    for r in range(n):
-        for c in range(min(r + diag + 1, n)):
-            rows.append(r)
-            cols.append(c)
-    return rows, cols
+def _tril_flat_indices(n: int, diag: int):
+    """Positions in a row-major flattened n x n matrix of its lower triangle (below diag)."""
+    rows, cols = F.tril_indices(n, n, diag)
+    return rows * n + cols
 
 
 def tril_matrix_to_vec(mat, diag: int = 0):
@@ -137,9 +138,8 @@ def tril_matrix_to_vec(mat, diag: int = 0):
     n = mat.shape[-1]
     if not (-n <= diag < n):
         raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
-    rows, cols = _tril_indices(n, diag)
-    flat = [r * n + c for r, c in zip(rows, cols)]
-    return mat.reshape(tuple(mat.shape[:-2]) + (n * n,))[..., F.tensor(flat)]
+    flat = _tril_flat_indices(n, diag)
+    return mat.reshape(tuple(mat.shape[:-2]) + (n * n,))[..., flat]
 
 
 def vec_to_tril_matrix(vec, diag: int = 0):
@@ -156,8 +156,7 @@ def vec_to_tril_matrix(vec, diag: int = 0):
             "expressed as the lower triangular part of a square D x D matrix."
         )
     n = round(n)
-    rows, cols = _tril_indices(n, diag)
-    flat = F.tensor([r * n + c for r, c in zip(rows, cols)])
+    flat = _tril_flat_indices(n, diag)
     batch = tuple(vec.shape[:-1])
     mat = F.zeros(batch + (n * n,), dtype=vec.dtype)
     mat = _scatter_last(mat, flat, vec)
@@ -168,3 +167,20 @@ def _scatter_last(target, index, src):
     """``target`` with ``src`` written at positions ``index`` of its last dim (differentiable)."""
     idx = index.expand(tuple(src.shape))
     return target.scatter(-1, idx, src)
+
+
+class _BinaryProbsLogits:
+    """probs and logits of a distribution over a success probability, set up by
+    _set_probs_or_logits from one of them; the other is computed on first use."""
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self):
+        return self._param.size()

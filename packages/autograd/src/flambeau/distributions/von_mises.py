@@ -4,11 +4,15 @@ import flambeau as F
 from flambeau.autograd import no_grad
 
 from . import constraints
-from ._special import log_bessel_i
 from .distribution import Distribution
 from .utils import broadcast_all, lazy_property
 
 __all__ = ["VonMises"]
+
+
+def _log_i0(x):
+    """log I0(x) for x >= 0, finite for large x: I0(x) = i0e(x) e^x."""
+    return F.log(F.special.i0e(x)) + x
 
 
 def _rejection_sample(loc, concentration, proposal_r, shape):
@@ -48,7 +52,7 @@ class VonMises(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         log_prob = self.concentration * F.cos(value - self.loc)
-        log_i0 = log_bessel_i(self.concentration.to(F.float64), 0).to(self.concentration.dtype)
+        log_i0 = _log_i0(self.concentration.to(F.float64)).to(self.concentration.dtype)
         return log_prob - math.log(2 * math.pi) - log_i0
 
     @lazy_property
@@ -91,5 +95,5 @@ class VonMises(Distribution):
     def variance(self):
         """Circular variance 1 - I1(kappa) / I0(kappa)."""
         kappa = self.concentration.to(F.float64)
-        ratio = (log_bessel_i(kappa, 1) - log_bessel_i(kappa, 0)).exp()
+        ratio = F.special.i1e(kappa) / F.special.i0e(kappa)  # I1/I0; the e^kappa cancels
         return (1 - ratio).to(self.loc.dtype)
