@@ -376,3 +376,9 @@ def test_no_warnings_from_new_names():
         warnings.simplefilter("error")
         for name in ["Variable", "NestedIOFunction", "graph", "DeviceType", "is_tensor_like"]:
             getattr(autograd, name)
+
+
+def test_output_nr_names_the_output_of_a_multi_output_op():
+    x = F.ones(4, requires_grad=True)
+    first, second = x.split(2)
+    assert (first.output_nr, second.output_nr, x.output_nr) == (0, 1, 0)

@@ -417,7 +417,7 @@ def test_pixel_shuffle_round_trip():
     np.testing.assert_allclose(np_of(nn.PixelUnshuffle(2)(out)), np_of(x))
     assert nn.PixelShuffle(2)(randn64(3, 2, 4, 1, 1)).shape == (3, 2, 1, 2, 2)
     assert gradcheck(lambda x: FC.pixel_shuffle(x, 2), (x,))
-    with pytest.raises(RuntimeError, match="pixel_shuffle.*\\(2, 3, 3, 2\\)"):
+    with pytest.raises(RuntimeError, match="input.size\\(-3\\)=3 is not divisible by 4"):
         FC.pixel_shuffle(randn64(2, 3, 3, 2), 2)
 
 

@@ -28,6 +28,16 @@ def test_broadcasting():
     assert x.broadcast_to((2, 3)).shape == (2, 3)
 
 
+def test_broadcast_tensors_error_names_the_clashing_sizes():
+    # PyTorch's message: the running shape is "a", the next tensor "b", dims from the left.
+    shapes = [((2,), (2,), (3,), 2, 3, 0), ((5, 2, 3), (4, 3), None, 2, 4, 1)]
+    for first, second, third, a, b, dim in shapes:
+        args = [torch.zeros(s) for s in (first, second, third) if s is not None]
+        with pytest.raises(RuntimeError, match=rf"tensor a \({a}\) .* tensor b \({b}\) at "
+                           rf"non-singleton dimension {dim}$"):  # fmt: skip
+            torch.broadcast_tensors(*args)
+
+
 def test_tile():
     a = rng.standard_normal((2, 3))
     for reps in [(2,), (2, 2), (1, 2, 3), 3]:

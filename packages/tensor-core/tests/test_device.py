@@ -50,6 +50,22 @@ def test_cuda_facade_without_a_plugin():
         flambeau.zeros(2, device="cuda")
 
 
+def test_cuda_calls_a_cpu_program_makes_unconditionally():
+    # Seeding and cache calls are no-ops without CUDA, as in PyTorch; queries answer "none".
+    assert flambeau.cuda.manual_seed_all(0) is None
+    assert flambeau.cuda.manual_seed(3) is None
+    with pytest.raises(ValueError):
+        flambeau.cuda.manual_seed("x")
+    assert flambeau.cuda.empty_cache() is None
+    assert flambeau.cuda.is_bf16_supported() is False
+    assert flambeau.cuda.is_initialized() is False
+    assert flambeau.cuda.memory_allocated() == 0 == flambeau.cuda.max_memory_allocated()
+    assert flambeau.cuda.get_rng_state_all() == []
+    state = flambeau.get_rng_state()
+    flambeau.cuda.manual_seed_all(123)  # leaves the CPU generator alone
+    assert flambeau.equal(flambeau.get_rng_state(), state)
+
+
 def test_no_backend_installed():
     assert [b for b in backends.available() if b.name.startswith("testdev")] == []
     with pytest.raises(RuntimeError, match="no flambeau backend provides device type 'nope'"):

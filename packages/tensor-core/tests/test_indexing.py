@@ -234,6 +234,18 @@ def test_mask_select_on_views():
     np.testing.assert_array_equal(t[torch.from_numpy(m)].numpy(), a[m])
 
 
+def test_any_sequence_indexes_like_a_list():
+    # x[range(n), y] is common in real programs (picking one entry per row).
+    t = torch.arange(12.0).reshape(3, 4)
+    expected = np.arange(12.0).reshape(3, 4)[range(3), [1, 0, 3]]
+    np.testing.assert_array_equal(t[range(3), [1, 0, 3]].numpy(), expected)
+    np.testing.assert_array_equal(t[range(1, 3)].numpy(), np.arange(12.0).reshape(3, 4)[1:3])
+    t[range(3), torch.tensor([0, 1, 2])] = -1.0
+    assert t.diagonal().tolist() == [-1.0, -1.0, -1.0]
+    with pytest.raises(TypeError):
+        t[b"ab"]
+
+
 def test_advanced_index_errors():
     t = torch.zeros(3, 4)
     with pytest.raises(IndexError, match="index 5 is out of bounds for dimension 0 with size 3"):

@@ -109,4 +109,8 @@ Tensor where(const Tensor& condition, const Tensor& input, const Tensor& other, 
   return dest;
 }
 
+std::vector<Tensor> where_condition(const Tensor& condition) {
+  return nonzero_tuple(condition, /*as_tuple=*/true);
+}
+
 }  // namespace flambeau::ops

@@ -78,7 +78,10 @@ bool as_bool_index(PyObject* o, bool* out) {
 // arrays converted as flambeau.tensor() does (an empty list is an int64 index).
 Tensor advanced_tensor(PyObject* o) {
   if (is_tensor(o)) return py::handle(o).cast<Tensor>();
-  bool seq = PyList_Check(o) || PyTuple_Check(o);
+  // Any sequence indexes as the tensor of its items (a list, a tuple, a range), as in
+  // PyTorch; strings and bytes are sequences too, but not indices.
+  bool seq =
+      PySequence_Check(o) && !PyUnicode_Check(o) && !PyBytes_Check(o) && !PyByteArray_Check(o);
   if (!seq && !PyObject_HasAttrString(o, "__array__")) unsupported(o);
   Tensor t = g_module.attr("tensor")(py::handle(o)).cast<Tensor>();
   if (seq && t->numel() == 0) t = empty(t->sizes(), ScalarType::Int64);

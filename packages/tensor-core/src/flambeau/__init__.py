@@ -111,11 +111,14 @@ _LAZY_SUBMODULES = frozenset(
         "cuda",
         "fft",
         "linalg",
+        "mps",
+        "mtia",
         "return_types",
         "serialization",
         "special",
         "testing",
         "utils",
+        "xpu",
     }
 )
 

@@ -1,6 +1,7 @@
 """PyTorch's argument errors for the functions the Python face composes (the core's own
 operators get theirs from the generated bindings): a non-tensor where a tensor is expected,
-a non-int where an int is, an operator called on a dtype it has no kernel for.
+a non-int where an int is, a dimension out of range, an operator called on a dtype it has no
+kernel for.
 
 flambeau.nn.functional raises the same errors through these helpers.
 """
@@ -32,6 +33,16 @@ def int_argument(fn: str, name: str, position: int, value) -> int:
             f"{fn}(): argument '{name}' (position {position}) must be int, not "
             f"{type(value).__name__}"
         ) from None
+
+
+def wrap_dim(dim: int, ndim: int) -> int:
+    """dim counted from 0 (a 0-d tensor has one dimension, -1 or 0), or PyTorch's IndexError."""
+    nd = max(ndim, 1)
+    if not -nd <= dim < nd:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dim})"
+        )
+    return dim % nd
 
 
 def dtype_name(dtype) -> str:

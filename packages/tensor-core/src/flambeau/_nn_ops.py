@@ -89,8 +89,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     dtype = _C.result_type(x1, x2)
     if not dtype.is_floating_point:
         raise RuntimeError(
-            "expected common dtype to be floating point, yet common dtype is "
-            f"{dtype_name(dtype)}"
+            f"expected common dtype to be floating point, yet common dtype is {dtype_name(dtype)}"
         )
     a, b = broadcast_tensors(x1.to(dtype), x2.to(dtype))
     return ((a / _clamped_norm(a, dim, eps)) * (b / _clamped_norm(b, dim, eps))).sum(dim)
@@ -102,6 +101,34 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     check_tensor("pairwise_distance", "x2", 2, x2)
     last = max(x1.dim(), x2.dim()) - 1
     return _C.linalg_vector_norm(x1 - x2 + eps, p, max(last, 0), keepdim=keepdim)
+
+
+# ---- one-hot encoding ----------------------------------------------------------------------
+
+
+def one_hot(tensor, num_classes: int = -1):
+    """(*) int64 class indices -> (*, num_classes) int64 with a 1 at each index.
+
+    num_classes=-1 takes one more than the largest index.
+    """
+    check_tensor("one_hot", "input", 1, tensor)
+    num_classes = int_argument("one_hot", "num_classes", 2, num_classes)
+    if tensor.dtype != _C.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    shape = tuple(tensor.shape)
+    if tensor.numel() == 0:
+        if num_classes <= 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        return _C.zeros((*shape, num_classes), dtype=_C.int64)
+    if int(tensor.min()) < 0:
+        raise RuntimeError("Class values must be non-negative.")
+    largest = int(tensor.max())
+    if num_classes == -1:
+        num_classes = largest + 1
+    elif largest >= num_classes:
+        raise RuntimeError("Class values must be smaller than num_classes.")
+    out = _C.zeros((*shape, num_classes), dtype=_C.int64)
+    return out.scatter_(-1, tensor.unsqueeze(-1), 1)
 
 
 # ---- rearrangements -------------------------------------------------------------------------
@@ -262,6 +289,8 @@ def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
     return _rrelu("rrelu_", input, lower, upper, training, generator, inplace=True)
 
 
+# one_hot is torch.nn.functional's only (flambeau.nn.functional re-exports it); it lives here
+# so that the distributions, which cannot import flambeau-nn, share it.
 __all__ = [
     "bilinear",
     "celu_",

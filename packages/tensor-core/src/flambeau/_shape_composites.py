@@ -1,6 +1,6 @@
 """PyTorch's shape and indexing functions that compose the core's operators: tiling,
 broadcasting, splitting, stacking, rotations, index tables (``tril_indices``,
-``combinations``, ...), ``repeat_interleave`` and the one-argument ``where``.
+``combinations``, ...), and ``repeat_interleave``.
 
 Each is written with differentiable core operators (expand, index_select, cat, ...), so
 gradients flow through them when flambeau-autograd is installed.
@@ -13,20 +13,12 @@ import itertools
 import warnings
 
 from flambeau import _C
+from flambeau._arg_checks import wrap_dim
 from flambeau._size import Size
 
 
 def _int(v) -> bool:
     return isinstance(v, builtins.int) and not isinstance(v, builtins.bool)
-
-
-def _check_dim(dim: int, ndim: int) -> int:
-    nd = builtins.max(ndim, 1)
-    if not -nd <= dim < nd:
-        raise IndexError(
-            f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dim})"
-        )
-    return dim % nd
 
 
 # ---- broadcasting ---------------------------------------------------------------------------
@@ -222,7 +214,7 @@ def rot90(input, k=1, dims=(0, 1)):
         raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
     if input.dim() < 2:
         raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.dim()}")
-    d0, d1 = _check_dim(dims[0], input.dim()), _check_dim(dims[1], input.dim())
+    d0, d1 = wrap_dim(dims[0], input.dim()), wrap_dim(dims[1], input.dim())
     if d0 == d1:
         raise RuntimeError(
             f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}"
@@ -377,7 +369,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     if dim is None:
         input = input.reshape(-1)
         dim = 0
-    dim = _check_dim(dim, input.dim())
+    dim = wrap_dim(dim, input.dim())
     if input.dim() == 0:
         input = input.reshape(1)
     size = input.shape[dim]
@@ -394,22 +386,6 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
             raise RuntimeError("Repeats must be non-negative")
         repeats = _C.full((size,), repeats, dtype=_C.int64)
     return input.index_select(dim, _indices_repeated(repeats, output_size))
-
-
-# ---- where ----------------------------------------------------------------------------------
-
-
-def where(condition, input=None, other=None, *, out=None):
-    """Elements of input where condition holds, else of other; ``where(condition)`` alone is
-    ``nonzero(condition, as_tuple=True)``."""
-    if input is None and other is None:
-        if out is not None:
-            raise TypeError("where(condition) takes no out= argument")
-        return _C.nonzero(condition, as_tuple=True)
-    if input is None or other is None:
-        raise TypeError("where() expects condition, input and other (or condition alone)")
-    kwargs = {} if out is None else {"out": out}
-    return _C.where(condition, input, other, **kwargs)
 
 
 def inclusive_range(
@@ -464,7 +440,6 @@ __all__ = [
     "unsafe_split",
     "vander",
     "vsplit",
-    "where",
 ]
 
 # Tensor methods PyTorch has for these (self is the first argument).

@@ -7,24 +7,17 @@ from __future__ import annotations
 
 import builtins
 import math
+import numbers
 import warnings
 
 from flambeau import _C
+from flambeau._arg_checks import check_tensor, wrap_dim
 from flambeau._named_tuples import named_tuple
 from flambeau._shape_composites import broadcast_shapes, triu_indices
 
 
 def _float_dtype(t):
     return t.dtype if (t.is_floating_point() or t.is_complex()) else _C.get_default_dtype()
-
-
-def _check_dim(dim: int, ndim: int) -> int:
-    nd = builtins.max(ndim, 1)
-    if not -nd <= dim < nd:
-        raise IndexError(
-            f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dim})"
-        )
-    return dim % nd
 
 
 # ---- covariance -----------------------------------------------------------------------------
@@ -135,7 +128,7 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
     if dim is None:
         x = input.reshape(-1)
     else:
-        dim = _check_dim(dim, input.dim())
+        dim = wrap_dim(dim, input.dim())
         x = input.reshape(1) if input.dim() == 0 else input.movedim(dim, -1)
     v = x.sort(-1)[0]  # NaNs sort last
     nan = v.isnan()
@@ -326,16 +319,29 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
 
 def pdist(input, p=2):
     """The p-norm distances between the rows of a 2-D input, pairs i < j in row-major order."""
+    check_tensor("pdist", "input", 1, input)
+    if not isinstance(p, numbers.Real):
+        raise TypeError(f"pdist(): argument 'p' (position 2) must be float, not {type(p).__name__}")
     if input.dim() != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
     if not input.is_floating_point():
-        raise RuntimeError(f"pdist only supports floating-point dtypes, got: {input.dtype}")
+        raise RuntimeError("pdist only supports floating-point dtypes")
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
     n = input.shape[0]
     i, j = triu_indices(n, n, 1)
     diff = input.index_select(0, i) - input.index_select(0, j)
-    return _C.linalg_vector_norm(diff, p, -1)
+    if p != math.inf:
+        return _C.linalg_vector_norm(diff, p, -1)
+    magnitude = diff.abs()
+    if diff.shape[1] == 0:
+        return magnitude.sum(-1)  # the largest of no entries: 0, as PyTorch has it
+    largest = magnitude.amax(-1, keepdim=True)
+    # PyTorch's subgradient: every entry that ties for the largest gets the full sign of its
+    # difference (amax would share it among the ties); the added term is 0 in value.
+    largest = largest.detach()
+    ties = (magnitude.detach() == largest).to(diff.dtype)
+    return largest.squeeze(-1) + ((magnitude - magnitude.detach()) * ties).sum(-1)
 
 
 def dist(input, other, p=2):
@@ -353,7 +359,7 @@ def renorm(input, p, dim, maxnorm, *, out=None):
         raise RuntimeError(
             f"renorm: input needs at least 2 dimensions, got {input.dim()} dimensions"
         )
-    dim = _check_dim(dim, input.dim())
+    dim = wrap_dim(dim, input.dim())
     others = tuple(d for d in builtins.range(input.dim()) if d != dim)
     norms = _C.linalg_vector_norm(input, p, others, keepdim=True)
     scale = _C.where(norms > maxnorm, maxnorm / (norms + 1e-7), _C.ones((), dtype=norms.dtype))
@@ -383,7 +389,7 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     """The integral of y along dim by the trapezoidal rule, with sample points x or spacing dx."""
     if x is not None and dx is not None:
         raise TypeError("trapezoid() received both x and dx; pass one")
-    dim = _check_dim(dim, y.dim())
+    dim = wrap_dim(dim, y.dim())
     n = y.shape[dim] if y.dim() else 0
     if n == 0:
         return _C.zeros(tuple(s for i, s in enumerate(y.shape) if i != dim), dtype=_float_dtype(y))
@@ -403,7 +409,7 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     """The running trapezoidal integral of y along dim (one fewer element along dim)."""
     if x is not None and dx is not None:
         raise TypeError("cumulative_trapezoid() received both x and dx; pass one")
-    dim = _check_dim(dim, y.dim())
+    dim = wrap_dim(dim, y.dim())
     n = y.shape[dim]
     widths, step = _trapezoid_widths(y, x, dx, dim)
     pair_sums = y.narrow(dim, 1, builtins.max(n - 1, 0)) + y.narrow(dim, 0, builtins.max(n - 1, 0))
@@ -500,7 +506,7 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
         dims = [dim]
     else:
         dims = list(dim)
-    dims = [_check_dim(d, input.dim()) for d in dims]
+    dims = [wrap_dim(d, input.dim()) for d in dims]
     for d in dims:
         if input.shape[d] < edge_order + 1:
             raise RuntimeError(

@@ -13,6 +13,7 @@ import builtins
 import warnings
 
 from flambeau import _C
+from flambeau._arg_checks import wrap_dim
 from flambeau._dtype_aliases import strided
 
 # Layout/representation predicates no flambeau tensor can satisfy.
@@ -228,12 +229,7 @@ def _index_reduce_(self, dim, index, source, reduce, *, include_self=True):
         )
     if index.dim() > 1:
         raise IndexError("index_reduce_(): Index is supposed to be a vector")
-    nd = builtins.max(self.dim(), 1)
-    if not -nd <= dim < nd:
-        raise IndexError(
-            f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dim})"
-        )
-    dim %= nd
+    dim = wrap_dim(dim, self.dim())
     src_dim_size = source.shape[dim] if source.dim() else 1
     if index.numel() != src_dim_size:
         raise IndexError("index_reduce_(): Number of indices should be equal to source.size(dim)")
@@ -286,7 +282,8 @@ def install() -> None:
     T.dim_order = _dim_order
     T.is_set_to = _is_set_to
     T.const_data_ptr = lambda self: self.data_ptr()
-    T.output_nr = 0
+    # Which output of its grad_fn this tensor is (autograd records it as _output_nr).
+    T.output_nr = property(lambda self: self.__dict__.get("_output_nr", 0))
     T.name = None
     T.volatile = property(_volatile)
     T.new_zeros = _new_factory(_C.zeros)

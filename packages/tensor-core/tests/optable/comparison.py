@@ -153,4 +153,12 @@ TESTS = [
         where_samples,
         dtypes=FLOAT_ALL + ("int32", "int64", "uint8", "bool") + COMPLEX,
     ),
+    OpTest(
+        "where",
+        lambda c: flambeau.where(c),
+        lambda c: tuple(np.nonzero(c)),
+        lambda d, rng: (Sample((a,)) for a in next(where_samples(d, rng)).args[:2]),
+        dtypes=("bool", "float32", "int64"),
+        id="where_condition_only",
+    ),
 ]

@@ -23,11 +23,14 @@ class GraphTask:
     """One backward pass: the nodes it can reach (and so may run), and callbacks to run
     when it ends."""
 
-    __slots__ = ("nodes", "callbacks", "__weakref__")
+    __slots__ = ("nodes", "callbacks", "executes_all", "__weakref__")
 
-    def __init__(self, nodes):
+    def __init__(self, nodes, executes_all=True):
         self.nodes = nodes
         self.callbacks: list = []
+        # backward() without inputs=: every reachable node runs (the reentrant variant
+        # of activation checkpointing relies on it).
+        self.executes_all = executes_all
 
 
 def current_task() -> GraphTask | None:
@@ -182,7 +185,7 @@ def run_backward(
     ready = deque(n for n in dict.fromkeys(nodes) if deps.get(n, 0) == 0)
     check_nan = anomaly_mode.is_enabled()
 
-    task = GraphTask(set(deps).union(nodes))
+    task = GraphTask(set(deps).union(nodes), executes_all=inputs is None and not capture)
     stack = _tasks.__dict__.setdefault("stack", [])
     stack.append(task)
     try:

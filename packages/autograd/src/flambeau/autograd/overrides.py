@@ -13,7 +13,15 @@ from __future__ import annotations
 
 import flambeau as F
 
-__all__ = ["handle_torch_function", "has_torch_function", "is_tensor_like"]
+# flambeau.autograd re-exports these three, as torch.autograd does; flambeau.nn.functional
+# re-exports the has_torch_function family and handle_torch_function.
+__all__ = [
+    "handle_torch_function",
+    "has_torch_function",
+    "has_torch_function_unary",
+    "has_torch_function_variadic",
+    "is_tensor_like",
+]
 
 
 def is_tensor_like(inp) -> bool:
@@ -30,6 +38,16 @@ def _overrides(type_) -> bool:
 def has_torch_function(relevant_args) -> bool:
     """Whether any argument's type defines ``__torch_function__``."""
     return any(_overrides(type(a)) for a in relevant_args)
+
+
+def has_torch_function_unary(obj) -> bool:
+    """has_torch_function for one argument."""
+    return _overrides(type(obj))
+
+
+def has_torch_function_variadic(*args) -> bool:
+    """has_torch_function for the arguments themselves."""
+    return has_torch_function(args)
 
 
 def _overloaded(relevant_args) -> list:

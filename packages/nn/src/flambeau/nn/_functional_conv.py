@@ -1,8 +1,9 @@
-"""F.* convolution, pooling, padding, resampling and pixel-shuffle functions.
+"""F.* convolution, pooling, padding, resampling and fold/unfold functions (pixel_shuffle
+and pixel_unshuffle are the core's, re-exported).
 
 Each one checks its arguments, accepts an unbatched input where PyTorch does, and hands the
 work to the core kernel of the same aten name (whose autograd formula exists), or composes
-core operators (pixel shuffle, fold/unfold, lp pooling).
+core operators (fold/unfold, lp pooling).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import math
 import warnings
 
 import flambeau
+from flambeau import pixel_shuffle, pixel_unshuffle  # noqa: F401 - torch's functions, re-exported
+from flambeau._arg_checks import check_tensor as _check_tensor
 
 __all__ = [
     "conv1d",
@@ -53,20 +56,6 @@ __all__ = [
     "unfold",
     "fold",
 ]
-
-_Tensor = flambeau.Tensor
-
-
-def _check_tensor(fn: str, name: str, position: int, value, optional: bool = False) -> None:
-    """PyTorch's argument-parser error where a tensor (or, if optional, None) is expected.
-
-    Shared by the F modules; called only where PyTorch's own function raises TypeError (its
-    argument parser), not where it fails on an attribute first (AttributeError)."""
-    if not isinstance(value, _Tensor) and not (optional and value is None):
-        raise TypeError(
-            f"{fn}(): argument '{name}' (position {position}) must be Tensor, not "
-            f"{type(value).__name__}"
-        )
 
 
 def _ntuple(value, n: int, name: str, fn: str) -> list[int]:
@@ -630,38 +619,6 @@ def upsample_bilinear(input, size=None, scale_factor=None):
 
 
 # ---- pixel shuffle --------------------------------------------------------------------------
-
-
-def pixel_shuffle(input, upscale_factor: int):
-    """(*, C*r*r, H, W) -> (*, C, H*r, W*r)."""
-    _check_tensor("pixel_shuffle", "input", 1, input)
-    r = int(upscale_factor)
-    if input.dim() < 3 or r <= 0 or input.shape[-3] % (r * r):
-        raise RuntimeError(
-            f"pixel_shuffle(): expected an input of at least 3 dims whose channel dim (-3) is "
-            f"divisible by upscale_factor^2 = {r * r}, got input of shape {_shape(input)}"
-        )
-    *batch, c, h, w = _shape(input)
-    nb = len(batch)
-    x = input.reshape(*batch, c // (r * r), r, r, h, w)
-    perm = list(range(nb)) + [nb, nb + 3, nb + 1, nb + 4, nb + 2]
-    return x.permute(*perm).reshape(*batch, c // (r * r), h * r, w * r)
-
-
-def pixel_unshuffle(input, downscale_factor: int):
-    """(*, C, H*r, W*r) -> (*, C*r*r, H, W)."""
-    _check_tensor("pixel_unshuffle", "input", 1, input)
-    r = int(downscale_factor)
-    if input.dim() < 3 or r <= 0 or input.shape[-1] % r or input.shape[-2] % r:
-        raise RuntimeError(
-            f"pixel_unshuffle(): expected an input of at least 3 dims whose height and width "
-            f"are divisible by downscale_factor = {r}, got input of shape {_shape(input)}"
-        )
-    *batch, c, h, w = _shape(input)
-    nb = len(batch)
-    x = input.reshape(*batch, c, h // r, r, w // r, r)
-    perm = list(range(nb)) + [nb, nb + 2, nb + 4, nb + 1, nb + 3]
-    return x.permute(*perm).reshape(*batch, c * r * r, h // r, w // r)
 
 
 # ---- fold / unfold (im2col via a one-hot grouped convolution) --------------------------------

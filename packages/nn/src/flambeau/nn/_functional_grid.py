@@ -13,9 +13,8 @@ import math
 import warnings
 
 import flambeau
+from flambeau._arg_checks import check_tensor as _check_tensor
 from flambeau.autograd import Function
-
-from ._functional_conv import _check_tensor
 
 __all__ = [
     "GRID_SAMPLE_INTERPOLATION_MODES",

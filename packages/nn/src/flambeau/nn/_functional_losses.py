@@ -7,21 +7,15 @@ the operators' formulas; a hinge at exactly zero has gradient zero, as in PyTorc
 from __future__ import annotations
 
 import flambeau
+from flambeau._arg_checks import check_tensor as _check_tensor
+from flambeau._arg_checks import dtype_name
 
 from . import _reduction
-from ._functional_conv import _check_tensor
 
 __all__ = ["multi_margin_loss", "multilabel_margin_loss"]
 
 
-def _reduce(loss, reduction: str):
-    if reduction == "none":
-        return loss
-    if reduction == "mean":
-        return loss.mean()
-    if reduction == "sum":
-        return loss.sum()
-    raise ValueError(f"{reduction} is not a valid value for reduction")
+_reduce = _reduction.apply
 
 
 def _check_reduction(reduction: str) -> None:
@@ -37,17 +31,13 @@ def _as_matrix(op: str, input):
             f"{list(input.shape)}"
         )
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
-        raise NotImplementedError(f"{op}: not implemented for dtype {_dtype_name(input)}")
+        raise NotImplementedError(f"{op}: not implemented for dtype {dtype_name(input.dtype)}")
     return input.reshape(1, -1) if input.dim() < 2 else input
-
-
-def _dtype_name(t) -> str:
-    return str(t.dtype).removeprefix("flambeau.")
 
 
 def _check_long_target(target) -> None:
     if target.dtype != flambeau.int64:
-        raise RuntimeError(f"expected scalar type Long but found {_dtype_name(target)}")
+        raise RuntimeError(f"expected scalar type Long but found {dtype_name(target.dtype)}")
 
 
 def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=None,
@@ -81,7 +71,8 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
             )
         if weight.dtype != input.dtype:
             raise RuntimeError(
-                f"expected scalar type {_dtype_name(input)} but found {_dtype_name(weight)}"
+                f"expected scalar type {dtype_name(input.dtype)} but found "
+                f"{dtype_name(weight.dtype)}"
             )
     t = target.reshape(-1)
     if t.numel() and bool(((t < 0) | (t >= c)).any()):

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import flambeau
+from flambeau._arg_checks import check_tensor as _check_tensor
+from flambeau._arg_checks import int_argument as _int_argument
 
-from ._functional_conv import _check_tensor
 from ._functional_conv import pad as _pad_tensor
-from ._functional_misc import _int_argument
 
 __all__ = ["conv_tbc", "grouped_mm", "linear_cross_entropy"]
 

@@ -1,16 +1,22 @@
 """The helpers torch.nn.functional re-exports for its own plumbing, made honest for flambeau.
 
-- The ``__torch_function__`` override protocol: flambeau's operators do not consult it, but
-  code that follows PyTorch's pattern (``if has_torch_function(args): return
-  handle_torch_function(fn, args, ...)``) in its own functions works: objects whose type
-  defines ``__torch_function__`` are dispatched to it, everything else (flambeau tensors
-  included) is not.
+- The ``__torch_function__`` override protocol (flambeau.autograd.overrides, re-exported
+  as torch.nn.functional re-exports torch.overrides'): flambeau's operators do not consult
+  it, but code that follows PyTorch's pattern (``if has_torch_function(args): return
+  handle_torch_function(fn, args, ...)``) in its own functions works.
 - ``boolean_dispatch``: one public function that picks between two by a boolean argument.
 - ``BroadcastingList1/2/3``: annotations for "a T or a sequence of T" arguments.
 - The documentation-note dictionaries PyTorch formats into its docstrings.
 """
 
 from __future__ import annotations
+
+from flambeau.autograd.overrides import (  # noqa: F401 - re-exported
+    handle_torch_function,
+    has_torch_function,
+    has_torch_function_unary,
+    has_torch_function_variadic,
+)
 
 __all__ = [
     "has_torch_function",
@@ -25,58 +31,6 @@ __all__ = [
     "sparse_support_notes",
     "tf32_notes",
 ]
-
-
-# ---- __torch_function__ ---------------------------------------------------------------------
-
-
-def _overrides(obj) -> bool:
-    return getattr(type(obj), "__torch_function__", None) is not None
-
-
-def has_torch_function(relevant_args) -> bool:
-    """Whether any object of the iterable `relevant_args` has a type defining
-    ``__torch_function__``."""
-    return any(_overrides(arg) for arg in relevant_args)
-
-
-def has_torch_function_unary(obj) -> bool:
-    """has_torch_function for one argument."""
-    return _overrides(obj)
-
-
-def has_torch_function_variadic(*args) -> bool:
-    """has_torch_function for the arguments themselves."""
-    return any(_overrides(arg) for arg in args)
-
-
-def _overriding_arguments(relevant_args) -> list:
-    """The arguments whose types override, one per type, in the order they are tried:
-    first appearance, except that a subclass goes before its base class."""
-    chosen: list = []
-    for arg in relevant_args:
-        kind = type(arg)
-        if not _overrides(arg) or any(type(c) is kind for c in chosen):
-            continue
-        position = next((i for i, c in enumerate(chosen) if issubclass(kind, type(c))), len(chosen))
-        chosen.insert(position, arg)
-    return chosen
-
-
-def handle_torch_function(public_api, relevant_args, *args, **kwargs):
-    """Calls ``__torch_function__(public_api, types, args, kwargs)`` of each overriding type
-    of `relevant_args` in turn and returns the first result that is not NotImplemented."""
-    overloaded = _overriding_arguments(relevant_args)
-    types = tuple(type(arg) for arg in overloaded)
-    for arg in overloaded:
-        result = type(arg).__torch_function__(public_api, types, args, kwargs)
-        if result is not NotImplemented:
-            return result
-    name = f"{public_api.__module__}.{public_api.__name__}"
-    raise TypeError(
-        f"no implementation found for '{name}' on types that implement __torch_function__: "
-        f"{list(types)}"
-    )
 
 
 # ---- boolean_dispatch -----------------------------------------------------------------------

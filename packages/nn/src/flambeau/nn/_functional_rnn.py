@@ -7,8 +7,7 @@ from __future__ import annotations
 import math
 
 import flambeau
-
-from ._functional_conv import _check_tensor
+from flambeau._arg_checks import check_tensor as _check_tensor
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 

@@ -1,18 +1,13 @@
-"""F.channel_shuffle and F.rms_norm, composed of core operators."""
+"""F.rms_norm, composed of core operators; F.channel_shuffle is the core's function, as in
+PyTorch, re-exported."""
 
 from __future__ import annotations
 
 import flambeau
-
-from ._functional_misc import native_channel_shuffle
+from flambeau import channel_shuffle  # noqa: F401 - torch's function, re-exported
+from flambeau._arg_checks import require_floating
 
 __all__ = ["channel_shuffle", "rms_norm"]
-
-
-def channel_shuffle(input, groups: int):
-    """Splits the C channels of (N, C, *) into `groups` groups and interleaves them:
-    output channel k * groups + g is input channel g * (C / groups) + k."""
-    return native_channel_shuffle(input, groups)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
@@ -40,10 +35,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
             f"Given normalized_shape={list(shape)}, expected input with shape [*"
             f"{', '.join(str(s) for s in shape)}], but got input of size{list(input.shape)}"
         )
-    if not input.dtype.is_floating_point:
-        raise NotImplementedError(
-            f"rms_norm: not implemented for dtype {str(input.dtype).removeprefix('flambeau.')}"
-        )
+    require_floating("rms_norm", input)
     if eps is None:
         eps = flambeau.finfo(input.dtype).eps
     low_precision = input.dtype in (flambeau.float16, flambeau.bfloat16)

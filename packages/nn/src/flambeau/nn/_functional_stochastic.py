@@ -1,5 +1,5 @@
-"""F.* functions whose training forward samples randomness: rrelu, feature_alpha_dropout and
-fractional max pooling.
+"""F.* functions whose training forward samples randomness: rrelu (on the core's rrelu and
+rrelu_), feature_alpha_dropout and fractional max pooling.
 
 Each composes core operators, so autograd differentiates it through their formulas: the
 random factors are constants of the graph, and fractional pooling gathers the input.
@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 
 import flambeau
+from flambeau import rrelu_  # noqa: F401 - torch's function, re-exported
+from flambeau._arg_checks import require_floating
 
 __all__ = [
     "rrelu",
@@ -25,37 +27,14 @@ __all__ = [
 _SELU_SATURATION = 1.7580993408473766
 
 
-def _require_floating(op: str, input) -> None:
-    if not input.dtype.is_floating_point:
-        raise NotImplementedError(
-            f"{op}: not implemented for dtype {str(input.dtype).removeprefix('flambeau.')}"
-        )
-
-
 # ---- randomized leaky ReLU ------------------------------------------------------------------
 
 
 def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
           inplace: bool = False):  # fmt: skip
     """Leaky ReLU whose negative slope is drawn from U(lower, upper) per element when training,
-    and is (lower + upper) / 2 otherwise."""
-    if lower > upper:
-        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
-    _require_floating("rrelu", input)
-    if not training:
-        from . import functional as F
-
-        return F.leaky_relu(input, (lower + upper) / 2, inplace)
-    with flambeau.no_grad():
-        slopes = flambeau.empty_like(input).uniform_(lower, upper)
-        # PyTorch's kernel scales the elements <= 0; a zero stays zero either way.
-        noise = flambeau.where(input.detach() <= 0, slopes, flambeau.ones_like(slopes))
-    return input.mul_(noise) if inplace else input * noise
-
-
-def rrelu_(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False):
-    """In-place rrelu."""
-    return rrelu(input, lower, upper, training, inplace=True)
+    and is (lower + upper) / 2 otherwise (flambeau.rrelu, or flambeau.rrelu_ in place)."""
+    return (flambeau.rrelu_ if inplace else flambeau.rrelu)(input, lower, upper, training)
 
 
 # ---- feature alpha dropout ------------------------------------------------------------------
@@ -126,7 +105,7 @@ def _fractional_max_pool(nd: int, input, kernel_size, output_size, output_ratio,
         raise RuntimeError(
             f"{where}: Expected {nd + 1}D or {nd + 2}D tensor, but got: {list(input.shape)}"
         )
-    _require_floating(fn, input)
+    require_floating(fn, input)
     for d in range(input.dim() - nd - 1, input.dim()):
         if input.shape[d] == 0:
             raise RuntimeError(

@@ -7,6 +7,17 @@ import warnings
 VALID = ("none", "mean", "sum")
 
 
+def apply(loss, reduction: str):
+    """loss itself ('none'), its mean or its sum."""
+    if reduction == "none":
+        return loss
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
 def legacy_get_string(size_average, reduce, emit_warning: bool = True) -> str:
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce

@@ -13,8 +13,20 @@ import warnings
 
 import flambeau
 
+# PyTorch's torch.nn.functional.<name> and torch.<name> are one function: it lives in the core.
+from flambeau import (
+    bilinear,
+    celu_,
+    cosine_similarity,
+    pairwise_distance,
+    prelu,
+    relu_,
+    selu_,
+    threshold_,
+)
+from flambeau._arg_checks import check_tensor as _check_tensor
+
 from . import _reduction
-from ._functional_conv import _check_tensor
 
 __all__ = [
     "linear",
@@ -117,51 +129,6 @@ def linear(input, weight, bias=None):
     return out if bias is None else out + bias
 
 
-def bilinear(input1, input2, weight, bias=None):
-    """y[..., o] = sum_ij input1[..., i] * weight[o, i, j] * input2[..., j] + bias[o]."""
-    _check_tensor("bilinear", "input1", 1, input1)
-    _check_tensor("bilinear", "input2", 2, input2)
-    _check_tensor("bilinear", "weight", 3, weight)
-    _check_tensor("bilinear", "bias", 4, bias, optional=True)
-    if input1.dim() != input2.dim():
-        raise RuntimeError(
-            f"bilinear(): input dimensions do not match: got {input1.dim()} and {input2.dim()}"
-        )
-    if tuple(input1.shape[:-1]) != tuple(input2.shape[:-1]):
-        raise RuntimeError(
-            f"bilinear(): input batch dimensions do not match: got {list(input1.shape[:-1])} "
-            f"and {list(input2.shape[:-1])}"
-        )
-    if weight.dim() != 3:
-        raise RuntimeError(f"bilinear(): weight must be 3-D, got shape {tuple(weight.shape)}")
-    out_f, in1, in2 = weight.shape
-    if input1.shape[-1] != in1:
-        raise RuntimeError(
-            f"bilinear(): input1 size does not match weight size: got {input1.shape[-1]} but "
-            f"expected {in1}"
-        )
-    if input2.shape[-1] != in2:
-        raise RuntimeError(
-            f"bilinear(): input2 size does not match weight size: got {input2.shape[-1]} but "
-            f"expected {in2}"
-        )
-    if bias is not None and (bias.dim() != 1 or bias.shape[0] != out_f):
-        raise RuntimeError(
-            f"bilinear(): bias size does not match weight size: got {tuple(bias.shape)} but "
-            f"expected ({out_f},)"
-        )
-    batch = tuple(input1.shape[:-1])
-    x1 = input1.reshape(-1, in1)
-    x2 = input2.reshape(-1, in2)
-    # (N, in1) @ (in1, out*in2) -> (N, out, in2), then contract with x2 over in2.
-    w = weight.permute(1, 0, 2).reshape(in1, out_f * in2)
-    t = flambeau.matmul(x1, w).reshape(-1, out_f, in2)
-    y = flambeau.matmul(t, x2.unsqueeze(-1)).squeeze(-1)
-    if bias is not None:
-        y = y + bias
-    return y.reshape(*batch, out_f)
-
-
 # ---- activations ----------------------------------------------------------------------------
 
 
@@ -171,21 +138,12 @@ def relu(input, inplace: bool = False):
     return input.relu_() if inplace else flambeau.relu(input)
 
 
-def relu_(input):
-    _check_tensor("relu_", "input", 1, input)
-    return input.relu_()
-
-
 def threshold(input, threshold: float, value: float, inplace: bool = False):
     """input where input > threshold, else value."""
+    if inplace:
+        return threshold_(input, threshold, value)
     _check_tensor("threshold", "input", 1, input)
-    out = flambeau.where(input > threshold, input, flambeau.full((), value, dtype=input.dtype))
-    return input.copy_(out) if inplace else out
-
-
-def threshold_(input, threshold: float, value: float):
-    _check_tensor("threshold_", "input", 1, input)
-    return globals()["threshold"](input, threshold, value, inplace=True)
+    return flambeau.threshold(input, threshold, value)
 
 
 def sigmoid(input):
@@ -217,63 +175,10 @@ def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None)
     return flambeau.div(input, denom, out=out)
 
 
-def _clamped_norm(x, dim, eps):
-    # The norm clamped below at eps, with the gradient of the unclamped norm (the clamp
-    # is a numerical guard, as in PyTorch, not part of the function differentiated).
-    n = x.norm(2, dim, keepdim=True)
-    return n + (n.clamp_min(eps) - n).detach()
-
-
-def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8):
-    """sum(x1 * x2) / (max(||x1||, eps) * max(||x2||, eps)) along dim, after broadcasting."""
-    _check_tensor("cosine_similarity", "x1", 1, x1)
-    _check_tensor("cosine_similarity", "x2", 2, x2)
-    dtype = flambeau.result_type(x1, x2)
-    if not dtype.is_floating_point:
-        raise RuntimeError(
-            f"cosine_similarity(): expected common dtype to be floating point, yet common dtype "
-            f"is {dtype}"
-        )
-    shape = _broadcast_shape("cosine_similarity", x1, x2)
-    x1 = (x1 if x1.dtype == dtype else x1.to(dtype)).expand(shape)
-    x2 = (x2 if x2.dtype == dtype else x2.to(dtype)).expand(shape)
-    return ((x1 / _clamped_norm(x1, dim, eps)) * (x2 / _clamped_norm(x2, dim, eps))).sum(dim)
-
-
-def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
-    """||x1 - x2 + eps||_p over the last dimension."""
-    _check_tensor("pairwise_distance", "x1", 1, x1)
-    _check_tensor("pairwise_distance", "x2", 2, x2)
-    last = max(x1.dim(), x2.dim()) - 1
-    return (x1 - x2 + eps).norm(p, last, keepdim=keepdim)
-
-
-def _broadcast_shape(op, a, b):
-    sa, sb = list(a.shape), list(b.shape)
-    n = max(len(sa), len(sb))
-    sa, sb = [1] * (n - len(sa)) + sa, [1] * (n - len(sb)) + sb
-    out = []
-    for i, (x, y) in enumerate(zip(sa, sb)):
-        if x != y and 1 not in (x, y):
-            raise RuntimeError(
-                f"{op}(): the size of tensor a ({x}) must match the size of tensor b ({y}) at "
-                f"non-singleton dimension {i}"
-            )
-        out.append(y if x == 1 else x)
-    return out
-
-
 # ---- losses ---------------------------------------------------------------------------------
 
 
-def _reduce(loss, reduction: str):
-    if reduction == "none":
-        return loss
-    if reduction == "mean":
-        return loss.mean()
-    if reduction == "sum":
-        return loss.sum()
-    raise ValueError(f"{reduction} is not a valid value for reduction")
+_reduce = _reduction.apply
 
 
 def _zeros_like(t):
@@ -564,23 +469,10 @@ def elu_(input, alpha: float = 1.0):
     return input.elu_(alpha)
 
 
-_SELU_ALPHA = 1.6732632423543772848170429916717
-_SELU_SCALE = 1.0507009873554804934193349852946
-
-
 def selu(input, inplace: bool = False):
     """scale * elu(x, alpha) with the self-normalising constants."""
     _check_tensor("selu", "input", 1, input)
-    if inplace:
-        # elu_ with SELU's constants: Tensor.selu_ records a backward that reads the
-        # overwritten input, elu_'s reads its result.
-        return input.elu_(_SELU_ALPHA, _SELU_SCALE, 1.0)
-    return flambeau.selu(input)
-
-
-def selu_(input):
-    _check_tensor("selu_", "input", 1, input)
-    return selu(input, inplace=True)
+    return selu_(input) if inplace else flambeau.selu(input)
 
 
 def celu(input, alpha: float = 1.0, inplace: bool = False):
@@ -588,14 +480,7 @@ def celu(input, alpha: float = 1.0, inplace: bool = False):
     _check_tensor("celu", "input", 1, input)
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: celu(): alpha must not be 0")
-    if inplace:
-        return input.elu_(alpha, 1.0, 1.0 / alpha)  # as selu: elu_'s backward reads the result
-    return flambeau.celu(input, alpha)
-
-
-def celu_(input, alpha: float = 1.0):
-    _check_tensor("celu_", "input", 1, input)
-    return celu(input, alpha, inplace=True)
+    return celu_(input, alpha) if inplace else flambeau.celu(input, alpha)
 
 
 def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
@@ -687,24 +572,6 @@ def glu(input, dim: int = -1):
         )
     a, b = input.split(n // 2, dim)
     return a * flambeau.sigmoid(b)
-
-
-def prelu(input, weight):
-    """x where x > 0, else weight * x, with one weight or one per channel (dim 1)."""
-    _check_tensor("prelu", "input", 1, input)
-    _check_tensor("prelu", "weight", 2, weight)
-    channels = input.shape[1] if input.dim() >= 2 else 1
-    if weight.numel() != 1 and weight.numel() != channels:
-        raise RuntimeError(
-            "Mismatch of parameter numbers and input channel size. Found parameter numbers = "
-            f"{weight.numel()} and channel size = {channels}."
-        )
-    if weight.dim() > 1:
-        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
-                           f"ndim = {weight.dim()}")  # fmt: skip
-    if weight.numel() != 1:
-        weight = weight.reshape(channels, *([1] * (input.dim() - 2)))
-    return flambeau.where(input > 0, input, weight * input)
 
 
 # ---- normalisation --------------------------------------------------------------------------
@@ -1193,7 +1060,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
             f"({input.shape}) is deprecated. Please ensure they have the same size."
         )
     if weight is not None:
-        weight = weight.expand(_broadcast_shape("binary_cross_entropy", target, weight))
+        weight = weight.expand(flambeau.broadcast_shapes(target.shape, weight.shape))
     return flambeau.binary_cross_entropy(input, target, weight, _reduction_enum(reduction))
 
 

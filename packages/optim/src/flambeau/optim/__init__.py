@@ -43,5 +43,16 @@ __all__ = [
     "Rprop",
     "SparseAdam",
     "lr_scheduler",
+    "swa_utils",
     "swap_in_optimizer_params_and_state",
 ]
+
+
+def __getattr__(name):
+    # swa_utils needs flambeau-nn (AveragedModel is a Module), which flambeau.optim does
+    # not: it loads on first use, and says which distribution is missing if it is.
+    if name == "swa_utils":
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -13,6 +13,7 @@ import types
 import warnings
 from bisect import bisect_right
 from collections import Counter
+from math import inf  # noqa: F401  (torch.optim.lr_scheduler exposes it; programs import it)
 
 from .optimizer import Optimizer
 
@@ -60,7 +61,8 @@ def _per_group(name, optimizer, value) -> list:
     if isinstance(value, (list, tuple)):
         if len(value) != len(optimizer.param_groups):
             raise ValueError(
-                f"expected {len(optimizer.param_groups)} values for {name}, got {len(value)}"
+                f"{name} must have the same length as optimizer.param_groups. {name} has "
+                f"{len(value)} values, param_groups has {len(optimizer.param_groups)}."
             )
         return list(value)
     return [value] * len(optimizer.param_groups)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 import types
+from contextlib import contextmanager
 
 
 class BoolFlag:
@@ -33,3 +34,24 @@ def install(module_name: str, flags: dict) -> types.ModuleType:
     module = sys.modules[module_name]
     module.__class__ = type(f"{module_name.rsplit('.', 1)[-1]}_flags", (types.ModuleType,), flags)
     return module
+
+
+def set_flags(module: types.ModuleType, values: dict) -> tuple:
+    """Assigns module's flags from values (name -> value; None leaves a flag as it is), as the
+    modules' set_flags do; returns the previous values, in the order of values."""
+    old = tuple(getattr(module, name) for name in values)
+    for name, value in values.items():
+        if value is not None:
+            setattr(module, name, value)
+    return old
+
+
+@contextmanager
+def flags_set(set_flags_fn, *values):
+    """A module's flags(...): set_flags_fn(*values) inside the ``with`` block, then the
+    previous values back."""
+    old = set_flags_fn(*values)
+    try:
+        yield
+    finally:
+        set_flags_fn(*old)

@@ -10,8 +10,7 @@ read them, but flambeau's own kernels ignore them. For reproducible results use
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-
+from flambeau.backends import _flags
 from flambeau.backends._flags import BoolFlag, install
 
 # Also the flags enabled, benchmark, deterministic and allow_tf32 (descriptors of the module).
@@ -57,30 +56,18 @@ def set_flags(
     _enabled=None, _benchmark=None, _benchmark_limit=None, _deterministic=None, _allow_tf32=None
 ) -> tuple:
     """Sets the given flags (None leaves one as it is); returns the previous values."""
-    old = (
-        _module.enabled,
-        _module.benchmark,
-        _module.benchmark_limit,
-        _module.deterministic,
-        _module.allow_tf32,
-    )
-    for name, value in (
-        ("enabled", _enabled),
-        ("benchmark", _benchmark),
-        ("benchmark_limit", _benchmark_limit),
-        ("deterministic", _deterministic),
-        ("allow_tf32", _allow_tf32),
-    ):
-        if value is not None:
-            setattr(_module, name, value)
-    return old
+    values = {
+        "enabled": _enabled,
+        "benchmark": _benchmark,
+        "benchmark_limit": _benchmark_limit,
+        "deterministic": _deterministic,
+        "allow_tf32": _allow_tf32,
+    }
+    return _flags.set_flags(_module, values)
 
 
-@contextmanager
 def flags(enabled=False, benchmark=False, benchmark_limit=10, deterministic=False, allow_tf32=True):
     """Sets the flags (with PyTorch's defaults for this call) inside the ``with`` block."""
-    old = set_flags(enabled, benchmark, benchmark_limit, deterministic, allow_tf32)
-    try:
-        yield
-    finally:
-        set_flags(*old)
+    return _flags.flags_set(
+        set_flags, enabled, benchmark, benchmark_limit, deterministic, allow_tf32
+    )

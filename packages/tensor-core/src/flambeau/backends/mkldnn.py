@@ -6,8 +6,7 @@ and checks so programs that set them run unchanged, but no flambeau kernel reads
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-
+from flambeau.backends import _flags
 from flambeau.backends._flags import BoolFlag, install
 
 # Also the flags enabled and deterministic (descriptors of the module).
@@ -32,19 +31,9 @@ _module = install(
 
 def set_flags(_enabled=None, _deterministic=None) -> tuple:
     """Sets the given flags (None leaves one as it is); returns the previous values."""
-    old = (_module.enabled, _module.deterministic)
-    if _enabled is not None:
-        _module.enabled = _enabled
-    if _deterministic is not None:
-        _module.deterministic = _deterministic
-    return old
+    return _flags.set_flags(_module, {"enabled": _enabled, "deterministic": _deterministic})
 
 
-@contextmanager
 def flags(enabled=False, deterministic=False):
     """Sets the flags (with PyTorch's defaults for this call) inside the ``with`` block."""
-    old = set_flags(enabled, deterministic)
-    try:
-        yield
-    finally:
-        set_flags(*old)
+    return _flags.flags_set(set_flags, enabled, deterministic)

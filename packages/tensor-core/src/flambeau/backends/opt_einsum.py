@@ -8,8 +8,7 @@ is missing, rather than pretending to optimize.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-
+from flambeau.backends import _flags
 from flambeau.backends._flags import install
 
 # Also the flags enabled and strategy (descriptors of the module).
@@ -59,19 +58,9 @@ _module = install(__name__, {"enabled": _Enabled(), "strategy": _Strategy()})
 
 def set_flags(_enabled=None, _strategy=None) -> tuple:
     """Sets the given flags (None leaves one as it is); returns the previous values."""
-    old = (_module.enabled, _module.strategy)
-    if _enabled is not None:
-        _module.enabled = _enabled
-    if _strategy is not None:
-        _module.strategy = _strategy
-    return old
+    return _flags.set_flags(_module, {"enabled": _enabled, "strategy": _strategy})
 
 
-@contextmanager
 def flags(enabled=None, strategy=None):
     """Sets the flags inside the ``with`` block (only to what they already are here)."""
-    old = set_flags(enabled, strategy)
-    try:
-        yield
-    finally:
-        set_flags(*old)
+    return _flags.flags_set(set_flags, enabled, strategy)

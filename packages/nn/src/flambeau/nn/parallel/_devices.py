@@ -26,6 +26,17 @@ def device_index(device) -> int:
     return 0 if device.index is None else device.index
 
 
+def resolve_devices(device_ids, output_device) -> tuple[list[int], int]:
+    """device_ids (every device when None) and output_device (the first of them when None)
+    as indices; RuntimeError when there are none."""
+    if device_ids is None:
+        device_ids = all_device_indices()
+    if not device_ids:
+        raise RuntimeError("no available devices were found")
+    ids = [device_index(d) for d in device_ids]
+    return ids, device_index(ids[0] if output_device is None else output_device)
+
+
 def as_device(device):
     """A flambeau.device from an index (-1: CPU, n >= 0: cuda:n), a string or a device."""
     if isinstance(device, int) and not isinstance(device, bool):

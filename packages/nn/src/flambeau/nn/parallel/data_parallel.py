@@ -12,7 +12,7 @@ from itertools import chain
 import flambeau
 
 from ..modules.module import Module
-from ._devices import all_device_indices, available_device_type, device_index
+from ._devices import available_device_type, resolve_devices
 from .parallel_apply import parallel_apply
 from .replicate import replicate
 from .scatter_gather import gather, scatter_kwargs
@@ -41,16 +41,9 @@ class DataParallel(Module):
             self.module = module
             self.device_ids = []
             return
-        if device_ids is None:
-            device_ids = all_device_indices()
-        if not device_ids:
-            raise RuntimeError("no available devices were found")
-        if output_device is None:
-            output_device = device_ids[0]
+        self.device_ids, self.output_device = resolve_devices(device_ids, output_device)
         self.dim = dim
         self.module = module
-        self.device_ids = [device_index(d) for d in device_ids]
-        self.output_device = device_index(output_device)
         self.src_device_obj = flambeau.device(device_type, self.device_ids[0])
         if len(self.device_ids) == 1:
             self.module.to(self.src_device_obj)
@@ -91,14 +84,7 @@ def data_parallel(module, inputs, device_ids=None, output_device=None, dim: int 
     device_type = available_device_type()
     if device_type is None:
         raise RuntimeError("device type could not be determined")
-    if device_ids is None:
-        device_ids = all_device_indices()
-    if not device_ids:
-        raise RuntimeError("no available devices were found")
-    if output_device is None:
-        output_device = device_ids[0]
-    device_ids = [device_index(d) for d in device_ids]
-    output_device = device_index(output_device)
+    device_ids, output_device = resolve_devices(device_ids, output_device)
     _check_on_source(module, flambeau.device(device_type, device_ids[0]))
     inputs, module_kwargs = scatter_kwargs(inputs, module_kwargs, device_ids, dim)
     if not inputs and not module_kwargs:
