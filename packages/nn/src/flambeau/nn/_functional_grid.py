@@ -13,6 +13,7 @@ import math
 import warnings
 
 import flambeau
+from flambeau._autocast_policy import autocast_policy
 from flambeau.autograd import Function
 
 from ._functional_conv import _check_tensor
@@ -271,6 +272,7 @@ def _check_grid_sample_args(input, grid, mode):
         raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
 
 
+@autocast_policy("fp32")
 def grid_sample(input, grid, mode: str = "bilinear", padding_mode: str = "zeros",
                 align_corners=None):  # fmt: skip
     """Samples input (N, C, [D,] H, W) at grid (N, [Do,] Ho, Wo, 2 or 3) -> (N, C, [Do,] Ho, Wo).

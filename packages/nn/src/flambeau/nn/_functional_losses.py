@@ -7,6 +7,7 @@ the operators' formulas; a hinge at exactly zero has gradient zero, as in PyTorc
 from __future__ import annotations
 
 import flambeau
+from flambeau._autocast_policy import autocast_policy
 
 from . import _reduction
 from ._functional_conv import _check_tensor
@@ -50,6 +51,7 @@ def _check_long_target(target) -> None:
         raise RuntimeError(f"expected scalar type Long but found {_dtype_name(target)}")
 
 
+@autocast_policy("fp32")
 def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=None,
                       size_average=None, reduce=None, reduction: str = "mean"):  # fmt: skip
     """Multi-class hinge loss: sum over i != y of w[y] * max(0, margin - x[y] + x[i])^p / C."""
@@ -99,6 +101,7 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
     return _reduce(loss, reduction)
 
 
+@autocast_policy("fp32")
 def multilabel_margin_loss(input, target, size_average=None, reduce=None,
                            reduction: str = "mean"):  # fmt: skip
     """Multi-label hinge loss over each target class y_j and each non-target class i.

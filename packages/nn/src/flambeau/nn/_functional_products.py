@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import flambeau
+from flambeau._autocast_policy import autocast_policy
 
 from ._functional_conv import _check_tensor
 from ._functional_conv import pad as _pad_tensor
@@ -11,6 +12,7 @@ from ._functional_misc import _int_argument
 __all__ = ["conv_tbc", "grouped_mm", "linear_cross_entropy"]
 
 
+@autocast_policy("lower_precision_fp")
 def conv_tbc(input, weight, bias, pad: int = 0):
     """1-D convolution in time-batch-channel layout.
 

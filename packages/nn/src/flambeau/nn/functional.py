@@ -12,6 +12,7 @@ import math
 import warnings
 
 import flambeau
+from flambeau._autocast_policy import autocast_policy
 
 from . import _reduction
 from ._functional_conv import _check_tensor
@@ -97,6 +98,7 @@ __all__ = [
 # ---- linear ---------------------------------------------------------------------------------
 
 
+@autocast_policy("lower_precision_fp")
 def linear(input, weight, bias=None):
     """y = input @ weight.T + bias; weight is (out_features, in_features)."""
     _check_tensor("linear", "input", 1, input)
@@ -324,6 +326,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     return _pointwise_loss((input - target).square(), input, weight, reduction)
 
 
+@autocast_policy("fp32")
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """log(1 + exp(-target * input))."""
     _check_tensor("soft_margin_loss", "input", 1, input)
@@ -332,6 +335,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     return _reduce(flambeau.log1p(flambeau.exp(-input * target)), reduction)
 
 
+@autocast_policy("fp32")
 def margin_ranking_loss(
     input1, input2, target, margin: float = 0, size_average=None, reduce=None, reduction="mean"
 ):
@@ -345,6 +349,7 @@ def margin_ranking_loss(
     return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction)
 
 
+@autocast_policy("fp32")
 def hinge_embedding_loss(
     input, target, margin: float = 1.0, size_average=None, reduce=None, reduction="mean"
 ):
@@ -358,6 +363,7 @@ def hinge_embedding_loss(
     return _reduce(below_margin + itself, reduction)
 
 
+@autocast_policy("fp32")
 def cosine_embedding_loss(
     input1, input2, target, margin: float = 0, size_average=None, reduce=None, reduction="mean"
 ):
@@ -386,6 +392,7 @@ def cosine_embedding_loss(
     return _reduce(pos + neg, reduction)
 
 
+@autocast_policy("fp32")
 def poisson_nll_loss(
     input,
     target,
@@ -440,6 +447,7 @@ def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6,
     return _reduce(loss, reduction)
 
 
+@autocast_policy("fp32")
 def triplet_margin_loss(
     anchor,
     positive,
@@ -689,6 +697,7 @@ def glu(input, dim: int = -1):
     return a * flambeau.sigmoid(b)
 
 
+@autocast_policy("lower_precision_fp")
 def prelu(input, weight):
     """x where x > 0, else weight * x, with one weight or one per channel (dim 1)."""
     _check_tensor("prelu", "input", 1, input)

@@ -38,6 +38,10 @@ def __getattr__(name):
     # Everything else (synchronize, memory_allocated, Stream, ...) is the plugin's.
     if name.startswith("__"):
         raise AttributeError(name)
+    if name == "amp":  # the core's own submodule (deprecated spellings of flambeau.amp)
+        import importlib
+
+        return importlib.import_module(f"{__name__}.amp")
     if "cuda" not in _backends._installed():
         raise AttributeError(
             f"flambeau.cuda.{name} needs a CUDA backend: install a distribution that "
