@@ -301,6 +301,17 @@ def test_composite_policies():
     assert flambeau.prelu(x, w).dtype == F32
 
 
+def test_composites_with_out_are_not_cast():
+    x = flambeau.tensor([1.0, 3.0, 2.0], dtype=BF16)
+    with pytest.raises(RuntimeError, match="must be either float or double"):
+        flambeau.quantile(x, 0.5)
+    with flambeau.autocast("cpu"):
+        median = flambeau.quantile(x, 0.5)  # cast to float32 first
+        assert median.dtype == F32 and median.item() == 2.0
+        with pytest.raises(RuntimeError, match="must be either float or double"):
+            flambeau.quantile(x, 0.5, out=flambeau.empty(()))
+
+
 # ---- regions ----------------------------------------------------------------------------
 
 

@@ -190,6 +190,8 @@ struct DisabledFor {
 py::object autocast_call(const std::string& policy_name, const py::function& fn,
                          const py::tuple& args, const py::dict& kwargs) {
   const Policy policy = policy_from_name(policy_name);
+  // As for the table's operators, a call writing into out= is not cast.
+  if (kwargs.contains("out") && !kwargs["out"].is_none()) return fn(*args, **kwargs);
   std::vector<PyObject*> tensors;
   for (py::handle a : args) collect_tensors(a.ptr(), &tensors);
   for (auto item : kwargs) collect_tensors(item.second.ptr(), &tensors);
