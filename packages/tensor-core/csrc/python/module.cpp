@@ -277,6 +277,7 @@ PYBIND11_MODULE(_C, m) {
             nondeterministic.append(device_type_name(t));
       d["nondeterministic"] = nondeterministic;
       d["nondeterministic_if"] = parsed["nondeterministic_if"];
+      d["autocast"] = parsed["autocast"];
       out.append(d);
     }
     return out;

@@ -107,7 +107,9 @@ globals().update(_legacy_constructors.LEGACY_TYPES)
 _LAZY_SUBMODULES = frozenset(
     {
         "accelerator",
+        "amp",
         "backends",
+        "cpu",
         "cuda",
         "fft",
         "linalg",
@@ -137,7 +139,24 @@ def load(f, map_location=None, *, weights_only=True, mmap=False):
     return serialization.load(f, map_location, weights_only=weights_only, mmap=mmap)
 
 
+# flambeau.amp's names at top level, loaded with it on first access.
+_AMP_NAMES = frozenset(
+    {
+        "GradScaler",
+        "autocast",
+        "_amp_foreach_non_finite_check_and_unscale_",
+        "_amp_update_scale_",
+    }
+)
+
+
 def __getattr__(name):
+    if name in _AMP_NAMES:
+        from flambeau.amp import _scale_ops, autocast_mode, grad_scaler
+
+        for module in (autocast_mode, grad_scaler, _scale_ops):
+            if hasattr(module, name):
+                return getattr(module, name)
     # Submodules of the core and sibling packages (flambeau.nn, ...) load on first
     # access; a sibling that is not installed raises ImportError naming its distribution.
     if name in _LAZY_SUBMODULES or name in _siblings.TOP_LEVEL:

@@ -11,6 +11,7 @@ import math
 import warnings
 
 from flambeau import _C
+from flambeau._autocast_policy import autocast_policy
 from flambeau._named_tuples import named_tuple
 
 
@@ -53,11 +54,13 @@ def logdet(input):
     return _C.where(sign < 0, nan, logabsdet)
 
 
+@autocast_policy("fp32")
 def inverse(input, *, out=None):
     """The inverse of each square matrix (linalg.inv)."""
     return _C.linalg_inv(input) if out is None else _C.linalg_inv(input, out=out)
 
 
+@autocast_policy("fp32")
 def pinverse(input, rcond=1e-15):
     """The pseudo-inverse, singular values below rcond * the largest one taken as zero."""
     return _C.linalg_pinv(input, rtol=rcond)
@@ -89,6 +92,7 @@ def matrix_exp(A):
     return result
 
 
+@autocast_policy("fp32")
 def cholesky(input, upper=False, *, out=None):
     """The Cholesky factor L (A = L L^H), or U (A = U^H U) when upper (linalg.cholesky)."""
     warnings.warn(
@@ -101,6 +105,7 @@ def cholesky(input, upper=False, *, out=None):
     return _C.linalg_cholesky(input, upper=upper, **kwargs)
 
 
+@autocast_policy("fp32")
 def cholesky_solve(B, L, upper=False, *, out=None):
     """X with A X = B, given A's Cholesky factor L (lower, or upper when upper=True)."""
     if L.dim() < 2 or B.dim() < 2:
@@ -121,6 +126,7 @@ def cholesky_solve(B, L, upper=False, *, out=None):
     return X if out is None else out.copy_(X)
 
 
+@autocast_policy("fp32")
 def cholesky_inverse(L, upper=False, *, out=None):
     """The inverse of A = L L^H (or U^H U) from its Cholesky factor."""
     _check_square("cholesky_inverse", L)
@@ -129,6 +135,7 @@ def cholesky_inverse(L, upper=False, *, out=None):
     return res if out is None else out.copy_(res)
 
 
+@autocast_policy("fp32")
 def qr(input, some=True, *, out=None):
     """(Q, R) with input = Q R: reduced when some, else complete (linalg.qr)."""
     _deprecated("qr", "torch.linalg.qr")
@@ -139,6 +146,7 @@ def qr(input, some=True, *, out=None):
     return named_tuple("qr", ("Q", "R"))(Q, R)
 
 
+@autocast_policy("fp32")
 def svd(input, some=True, compute_uv=True, *, out=None):
     """(U, S, V) with input = U diag(S) V^H (V, not V^H). some: reduced U and V;
     compute_uv=False: U and V are zero-filled complete matrices."""
@@ -158,6 +166,7 @@ def svd(input, some=True, compute_uv=True, *, out=None):
     return res
 
 
+@autocast_policy("fp32")
 def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):
     """(X, A.clone()) with op(A) X = b, op(A) = A or A^T, A triangular."""
     coeff = A.mT if transpose else A
@@ -188,6 +197,7 @@ def lu(A, pivot=True, get_infos=False, out=None):
     return res
 
 
+@autocast_policy("fp32")
 def lu_solve(b, LU_data, LU_pivots, *, out=None):
     """X with A X = b, from lu(A) (linalg.lu_solve)."""
     X = _C.linalg_lu_solve(LU_data, LU_pivots, b)
@@ -240,6 +250,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
 # ---- Householder QR (geqrf, orgqr, ormqr) ---------------------------------------------------
 
 
+@autocast_policy("fp32")
 def geqrf(input, *, out=None):
     """LAPACK's QR in Householder form (a, tau): R on and above a's diagonal, the reflector
     vectors (implicit leading 1) below it, and their scales tau."""
@@ -313,6 +324,7 @@ def _apply_reflectors(a, tau, C, left, transpose):
     return C
 
 
+@autocast_policy("fp32")
 def orgqr(input, tau):
     """The first n columns of Q = H_1 ... H_k from geqrf's (a, tau) (linalg.householder_product)."""
     m, n = input.shape[-2], input.shape[-1]
@@ -330,6 +342,7 @@ def orgqr(input, tau):
     return _apply_reflectors(input, tau, eye, left=True, transpose=False)
 
 
+@autocast_policy("fp32")
 def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
     """op(Q) other (left) or other op(Q), Q from geqrf's (a, tau), op = conj-transpose if
     transpose."""

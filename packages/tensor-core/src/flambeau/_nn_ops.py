@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from flambeau import _C
 from flambeau._arg_checks import check_tensor, dtype_name, int_argument, require_floating
+from flambeau._autocast_policy import autocast_policy
 from flambeau._grad_mode import no_grad
 from flambeau._shape_composites import broadcast_tensors
 
@@ -212,6 +213,7 @@ def native_channel_shuffle(input, groups):
 # ---- activations ----------------------------------------------------------------------------
 
 
+@autocast_policy("lower_precision_fp")
 def prelu(input, weight):
     """x where x > 0, else weight * x, with one weight or one per channel (dim 1)."""
     check_tensor("prelu", "input", 1, input)

@@ -12,6 +12,7 @@ import warnings
 
 from flambeau import _C
 from flambeau._arg_checks import check_tensor, wrap_dim
+from flambeau._autocast_policy import autocast_policy
 from flambeau._named_tuples import named_tuple
 from flambeau._shape_composites import broadcast_shapes, triu_indices
 
@@ -161,6 +162,7 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
     return out[0] if scalar_q else out
 
 
+@autocast_policy("fp32")
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """The q-th quantiles of input (flattened, or along dim); NaN where a slice has a NaN.
     A 1-D q adds a leading dim. interpolation: linear, lower, higher, midpoint, nearest."""
@@ -168,6 +170,7 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=N
     return res if out is None else out.copy_(res)
 
 
+@autocast_policy("fp32")
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """quantile ignoring NaNs (NaN only where a slice holds nothing else)."""
     res = _quantile("nanquantile", input, q, dim, keepdim, interpolation, ignore_nan=True)
@@ -296,6 +299,7 @@ _CDIST_MODES = (
 )
 
 
+@autocast_policy("fp32")
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """The p-norm distance between every row of x1 (..., P, M) and of x2 (..., R, M)."""
     _check_cdist(x1, x2, p)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import warnings
 
 from flambeau import _C
+from flambeau._autocast_policy import autocast_policy
 
 _PAD_MODES = ("constant", "reflect", "replicate", "circular")
 
@@ -51,6 +52,7 @@ def _check_window(window, win_length, op, message):
         raise RuntimeError(f"{op}: {message}, but got window with size {list(window.shape)}")
 
 
+@autocast_policy("fp32")
 def stft(
     input,
     n_fft,

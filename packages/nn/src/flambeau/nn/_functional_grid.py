@@ -14,6 +14,7 @@ import warnings
 
 import flambeau
 from flambeau._arg_checks import check_tensor as _check_tensor
+from flambeau._autocast_policy import autocast_policy
 from flambeau.autograd import Function
 
 __all__ = [
@@ -270,6 +271,7 @@ def _check_grid_sample_args(input, grid, mode):
         raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
 
 
+@autocast_policy("fp32")
 def grid_sample(input, grid, mode: str = "bilinear", padding_mode: str = "zeros",
                 align_corners=None):  # fmt: skip
     """Samples input (N, C, [D,] H, W) at grid (N, [Do,] Ho, Wo, 2 or 3) -> (N, C, [Do,] Ho, Wo).

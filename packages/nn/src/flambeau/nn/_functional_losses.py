@@ -9,6 +9,7 @@ from __future__ import annotations
 import flambeau
 from flambeau._arg_checks import check_tensor as _check_tensor
 from flambeau._arg_checks import dtype_name
+from flambeau._autocast_policy import autocast_policy
 
 from . import _reduction
 
@@ -40,6 +41,7 @@ def _check_long_target(target) -> None:
         raise RuntimeError(f"expected scalar type Long but found {dtype_name(target.dtype)}")
 
 
+@autocast_policy("fp32")
 def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=None,
                       size_average=None, reduce=None, reduction: str = "mean"):  # fmt: skip
     """Multi-class hinge loss: sum over i != y of w[y] * max(0, margin - x[y] + x[i])^p / C."""
@@ -90,6 +92,7 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
     return _reduce(loss, reduction)
 
 
+@autocast_policy("fp32")
 def multilabel_margin_loss(input, target, size_average=None, reduce=None,
                            reduction: str = "mean"):  # fmt: skip
     """Multi-label hinge loss over each target class y_j and each non-target class i.

@@ -5,12 +5,14 @@ from __future__ import annotations
 import flambeau
 from flambeau._arg_checks import check_tensor as _check_tensor
 from flambeau._arg_checks import int_argument as _int_argument
+from flambeau._autocast_policy import autocast_policy
 
 from ._functional_conv import pad as _pad_tensor
 
 __all__ = ["conv_tbc", "grouped_mm", "linear_cross_entropy"]
 
 
+@autocast_policy("lower_precision_fp")
 def conv_tbc(input, weight, bias, pad: int = 0):
     """1-D convolution in time-batch-channel layout.
 

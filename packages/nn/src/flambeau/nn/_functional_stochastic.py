@@ -12,6 +12,7 @@ import math
 import flambeau
 from flambeau import rrelu_  # noqa: F401 - torch's function, re-exported
 from flambeau._arg_checks import require_floating
+from flambeau._autocast_policy import autocast_policy
 
 __all__ = [
     "rrelu",
@@ -191,6 +192,7 @@ def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, out
                                 _random_samples)  # fmt: skip
 
 
+@autocast_policy("fp32")
 def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None,
                           return_indices: bool = False, _random_samples=None):  # fmt: skip
     """Fractional max pooling over (N, C, H, W); (values, indices) when return_indices."""
@@ -211,6 +213,7 @@ def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, out
                                 _random_samples)  # fmt: skip
 
 
+@autocast_policy("fp32")
 def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None,
                           return_indices: bool = False, _random_samples=None):  # fmt: skip
     """Fractional max pooling over (N, C, T, H, W); (values, indices) when return_indices."""

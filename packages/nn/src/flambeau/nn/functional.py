@@ -12,6 +12,7 @@ import math
 import warnings
 
 import flambeau
+from flambeau._autocast_policy import autocast_policy
 
 # PyTorch's torch.nn.functional.<name> and torch.<name> are one function: it lives in the core.
 from flambeau import (
@@ -109,6 +110,7 @@ __all__ = [
 # ---- linear ---------------------------------------------------------------------------------
 
 
+@autocast_policy("lower_precision_fp")
 def linear(input, weight, bias=None):
     """y = input @ weight.T + bias; weight is (out_features, in_features)."""
     _check_tensor("linear", "input", 1, input)
@@ -229,6 +231,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     return _pointwise_loss((input - target).square(), input, weight, reduction)
 
 
+@autocast_policy("fp32")
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """log(1 + exp(-target * input))."""
     _check_tensor("soft_margin_loss", "input", 1, input)
@@ -237,6 +240,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     return _reduce(flambeau.log1p(flambeau.exp(-input * target)), reduction)
 
 
+@autocast_policy("fp32")
 def margin_ranking_loss(
     input1, input2, target, margin: float = 0, size_average=None, reduce=None, reduction="mean"
 ):
@@ -250,6 +254,7 @@ def margin_ranking_loss(
     return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction)
 
 
+@autocast_policy("fp32")
 def hinge_embedding_loss(
     input, target, margin: float = 1.0, size_average=None, reduce=None, reduction="mean"
 ):
@@ -263,6 +268,7 @@ def hinge_embedding_loss(
     return _reduce(below_margin + itself, reduction)
 
 
+@autocast_policy("fp32")
 def cosine_embedding_loss(
     input1, input2, target, margin: float = 0, size_average=None, reduce=None, reduction="mean"
 ):
@@ -291,6 +297,7 @@ def cosine_embedding_loss(
     return _reduce(pos + neg, reduction)
 
 
+@autocast_policy("fp32")
 def poisson_nll_loss(
     input,
     target,
@@ -345,6 +352,7 @@ def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6,
     return _reduce(loss, reduction)
 
 
+@autocast_policy("fp32")
 def triplet_margin_loss(
     anchor,
     positive,

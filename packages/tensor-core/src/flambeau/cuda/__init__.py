@@ -15,4 +15,11 @@ _facade = _device_facade.DeviceFacade("cuda", "CUDA", _device_facade.CUDA_LIKE, 
 
 is_available = _facade.is_available
 device_count = _facade.device_count
-__getattr__ = _facade.module_getattr
+
+
+def __getattr__(name):
+    if name == "amp":  # the core's own submodule (deprecated spellings of flambeau.amp)
+        import importlib
+
+        return importlib.import_module(f"{__name__}.amp")
+    return _facade.module_getattr(name)
