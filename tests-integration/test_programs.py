@@ -26,10 +26,6 @@ TIMEOUT_S = 300
 # the text of the errors they raise, in the order the program meets them (a failure with
 # none of these texts is a real failure).
 KNOWN_GAPS = {
-    "nano_gpt.py": (
-        "flambeau.amp (autocast, GradScaler) and flambeau.compile do not exist",
-        ("has no attribute 'amp'", "has no attribute 'compile'"),
-    ),
     "gcn.py": (
         "no sparse tensors: Tensor.to_sparse, torch.sparse_coo_tensor, torch.spmm",
         ("has no attribute 'to_sparse'",),

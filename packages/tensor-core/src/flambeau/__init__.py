@@ -30,15 +30,18 @@ from flambeau._C import Generator, Tensor, default_generator, device, dtype  # n
 # (_foreach_add, _softmax_backward_data, ...) are public all the same.
 globals().update((_name, getattr(_C, _name)) for _name in _C._underscored_ops)
 from flambeau import (  # noqa: E402
+    _hash_tensor,
     _legacy_constructors,
     _legacy_linalg,
     _misc_functions,
     _nn_ops,
     _shape_composites,
     _statistics,
+    _tensor_extras,
     _tensor_methods,
     _view_copies,
 )
+from flambeau._compile import compile  # noqa: E402,F401,A004
 from flambeau._deterministic import (  # noqa: E402,F401
     are_deterministic_algorithms_enabled,
     get_deterministic_debug_mode,
@@ -46,8 +49,10 @@ from flambeau._deterministic import (  # noqa: E402,F401
     set_deterministic_debug_mode,
     use_deterministic_algorithms,
 )
+from flambeau._device_module import get_device_module  # noqa: E402,F401
 from flambeau._dtype_aliases import *  # noqa: E402,F403
 from flambeau._dtype_info import finfo, iinfo  # noqa: E402,F401
+from flambeau._errors import AcceleratorError, OutOfMemoryError  # noqa: E402,F401
 from flambeau._functional import tensordot  # noqa: E402,F401
 from flambeau._grad_mode import (  # noqa: E402,F401
     enable_grad,
@@ -57,8 +62,12 @@ from flambeau._grad_mode import (  # noqa: E402,F401
     no_grad,
     set_grad_enabled,
 )
+from flambeau._hash_tensor import hash_tensor  # noqa: E402,F401
+from flambeau._interop import compiled_with_cxx11_abi, to_dlpack  # noqa: E402,F401
 from flambeau._legacy_constructors import typename  # noqa: E402,F401
 from flambeau._legacy_linalg import *  # noqa: E402,F403
+from flambeau._lobpcg import lobpcg  # noqa: E402,F401
+from flambeau._lowrank import pca_lowrank, svd_lowrank  # noqa: E402,F401
 from flambeau._misc_functions import *  # noqa: E402,F403
 from flambeau._nn_ops import *  # noqa: E402,F403
 from flambeau._printing import (  # noqa: E402,F401
@@ -73,6 +82,7 @@ from flambeau._size import Size  # noqa: E402,F401
 from flambeau._sorting import unique, unique_consecutive  # noqa: E402,F401
 from flambeau._statistics import *  # noqa: E402,F403
 from flambeau._stft import istft, stft  # noqa: E402,F401
+from flambeau._streams import Event, Stream  # noqa: E402,F401
 from flambeau._view_copies import *  # noqa: E402,F403
 from flambeau.random import (  # noqa: E402,F401
     get_rng_state,
@@ -80,9 +90,11 @@ from flambeau.random import (  # noqa: E402,F401
     manual_seed,
     seed,
     set_rng_state,
+    thread_safe_generator,
 )
 
 __version__ = "0.1.0"
+legacy_contiguous_format = _C.contiguous_format  # PyTorch's other name for it
 
 Tensor.__repr__ = _printing.tensor_repr
 Tensor.__str__ = _printing.tensor_repr
@@ -101,6 +113,8 @@ _misc_functions.install()
 _view_copies.install()
 _nn_ops.install()
 _tensor_methods.install()
+_tensor_extras.install()
+_hash_tensor.install()
 globals().update(_legacy_constructors.LEGACY_TYPES)
 
 # Submodules of the core that load on first attribute access, as `import torch` has them.

@@ -10,6 +10,7 @@ naming the package.
 from __future__ import annotations
 
 from flambeau import _C, _siblings
+from flambeau._arg_checks import dtype_name
 
 MISSING = "computing gradients needs flambeau.autograd: " + _siblings.missing_message(
     "flambeau.autograd"
@@ -37,6 +38,40 @@ def _retain_grad(self):
     _autograd().retain_grad(self)
 
 
+def _register_post_accumulate_grad_hook(self, hook):
+    """hook(tensor) runs after backward has accumulated this leaf's .grad; returns a
+    handle whose remove() unregisters it."""
+    return _autograd().register_post_accumulate_grad_hook(self, hook)
+
+
+def _get_grad_dtype(self):
+    if self.grad_fn is not None:
+        raise RuntimeError("grad_dtype can only be accessed on leaf tensors.")
+    return self.__dict__.get("_grad_dtype", self.dtype)
+
+
+def _set_grad_dtype(self, dtype) -> None:
+    if self.grad_fn is not None:
+        raise RuntimeError("grad_dtype can only be set on leaf tensors.")
+    if dtype is not None and not isinstance(dtype, _C.dtype):
+        raise RuntimeError(
+            f"grad_dtype must be a flambeau.dtype or None, but got {type(dtype).__name__}"
+        )
+    grad = self.grad
+    if grad is not None and dtype is not None and grad.dtype != dtype:
+        raise RuntimeError(
+            f"Cannot set grad_dtype to '{dtype_name(dtype)}' because there is already a "
+            f"gradient with dtype '{dtype_name(grad.dtype)}'. Please clear the gradient "
+            "(.grad = None) before changing grad_dtype, or ensure the new grad_dtype matches "
+            "the existing gradient's dtype."
+        )
+    self.__dict__["_grad_dtype"] = dtype
+
+
+_GRAD_DTYPE_DOC = """The dtype allowed for this leaf's .grad (by default the tensor's own). Once set
+to a dtype, backward casts the gradients it accumulates into .grad to it; None allows any."""
+
+
 def install() -> None:
     T = _C.Tensor
     # Plain class attributes give every tensor its defaults; autograd sets
@@ -46,6 +81,8 @@ def install() -> None:
     T.backward = _backward
     T.register_hook = _register_hook
     T.retain_grad = _retain_grad
+    T.register_post_accumulate_grad_hook = _register_post_accumulate_grad_hook
+    T.grad_dtype = property(_get_grad_dtype, _set_grad_dtype, None, _GRAD_DTYPE_DOC)
     T.retains_grad = False  # no tensor retains a gradient before autograd records one
     T.is_leaf = property(lambda self: self.grad_fn is None)
     # The same memory, outside any graph (PyTorch's .data); write into it with copy_.

@@ -104,6 +104,44 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     return _C.linalg_vector_norm(x1 - x2 + eps, p, max(last, 0), keepdim=keepdim)
 
 
+@autocast_policy("lower_precision_fp")
+def conv_tbc(input, weight, bias, pad: int = 0):
+    """1-D convolution in time-batch-channel layout: input (T, B, C_in), weight (K, C_in,
+    C_out), bias (C_out,) -> (T + 2 * pad - K + 1, B, C_out); a negative pad crops."""
+    check_tensor("conv_tbc", "self", 1, input)
+    check_tensor("conv_tbc", "weight", 2, weight)
+    check_tensor("conv_tbc", "bias", 3, bias)
+    padding = int_argument("conv_tbc", "pad", 4, pad)
+    if input.dim() != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.dim() != 3:
+        raise RuntimeError(
+            "Weight tensor must have 3 dims: kernel_width, in_channels, out_channels."
+        )
+    if bias.dim() != 1:
+        raise RuntimeError("Bias must be 1-D")
+    if input.shape[2] != weight.shape[1]:
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    if weight.shape[2] != bias.shape[0]:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    width, in_channels, out_channels = weight.shape
+    batch = input.shape[1]
+    steps = input.shape[0] + 2 * padding - width + 1
+    if steps < 0 or input.shape[0] + 2 * padding < 0:
+        raise RuntimeError(
+            f"conv_tbc(): the kernel width ({width}) exceeds the padded input length "
+            f"({input.shape[0] + 2 * padding})"
+        )
+    padded = _C.constant_pad_nd(input, (0, 0, 0, 0, padding, padding))
+    # out[t] = sum_k padded[t + k] @ weight[k]: one matmul over the stacked windows.
+    if width == 0:
+        windows = _C.zeros((steps, batch, 0), dtype=input.dtype)
+    else:
+        shifted = [padded[k : k + steps] for k in range(width)]
+        windows = _C.stack(shifted, dim=2).reshape(steps, batch, width * in_channels)
+    return _C.matmul(windows, weight.reshape(width * in_channels, out_channels)) + bias
+
+
 # ---- one-hot encoding ----------------------------------------------------------------------
 
 
@@ -297,6 +335,7 @@ __all__ = [
     "bilinear",
     "celu_",
     "channel_shuffle",
+    "conv_tbc",
     "cosine_similarity",
     "native_channel_shuffle",
     "pairwise_distance",

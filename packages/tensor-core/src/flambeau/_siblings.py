@@ -19,6 +19,7 @@ SIBLINGS = {
     "flambeau.optim": ("flambeau-optim", "packages/optim"),
     "flambeau.multiprocessing": ("flambeau-mp", "packages/mp"),
     "flambeau.utils.data": ("flambeau-data", "packages/data"),
+    "flambeau.utils.checkpoint": ("flambeau-autograd", "packages/autograd"),
     "flambeau.legacy": ("flambeau-legacy", "packages/legacy"),
     "flambeau.distributed": ("flambeau-distributed", "packages/distributed"),
 }

@@ -124,6 +124,8 @@ def register_tensor_hook(t, hook):
 
 def register_post_accumulate_grad_hook(t, hook):
     """hook(tensor) runs after a leaf's .grad has been accumulated."""
+    if not t.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     if t.grad_fn is not None:
         raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
     return _accumulate_node(t).register_post_accumulate_grad_hook(hook)

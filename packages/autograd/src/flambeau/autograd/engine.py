@@ -120,6 +120,9 @@ def _accumulate(node: AccumulateGrad, g, create_graph):
     leaf = node.variable
     if not create_graph:
         g = g.detach()
+    grad_dtype = leaf.__dict__.get("_grad_dtype")  # set through Tensor.grad_dtype
+    if grad_dtype is not None and g.dtype != grad_dtype:
+        g = g.to(grad_dtype)
     if leaf.grad is None:
         # A fresh tensor: g may be a broadcast view or the caller's own tensor.
         leaf.grad = g if create_graph else _new_grad(g, leaf)
@@ -128,7 +131,8 @@ def _accumulate(node: AccumulateGrad, g, create_graph):
     else:
         leaf.grad.add_(g)
     for hook in list(node._post_hooks.values()):
-        hook(leaf)
+        if hook(leaf) is not None:
+            raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
 
 def _apply_tensor_hooks(node, grads):

@@ -85,11 +85,13 @@ class SavedArgs:
         self.hooked = hooks is not None
         if self.hooked:
             # The values the formula reads are what it saves: they go through the hooks
-            # (and, as in PyTorch, are not checked for in-place changes).
-            if check_inputs:
+            # (and, as in PyTorch, are not checked for in-place changes). Hooks that take
+            # every tensor get those kept for their metadata too.
+            every = saved_tensors.packs_every_tensor(hooks)
+            if check_inputs or every:
                 self.bound = {k: saved_tensors.pack(v, hooks) for k, v in bound.items()}
             self.outputs = tuple(
-                saved_tensors.pack(o, hooks) if check_output(i) else o
+                saved_tensors.pack(o, hooks) if every or check_output(i) else o
                 for i, o in enumerate(self.outputs)
             )
             self.versions, self.output_versions = {}, (None,) * len(self.outputs)

@@ -8,7 +8,10 @@ the innermost pair of hooks applies. Which inputs count as saved is coarser than
 PyTorch: every tensor input of an operation whose formula reads any input (so
 ``x.exp()``, which PyTorch saves only the result of, packs its input as well). As in
 PyTorch, a tensor saved through hooks is not checked for later in-place changes: what
-unpack_hook returns is used as it is.
+unpack_hook returns is used as it is, with the saved tensor's place in the graph (so a
+copy still counts as requiring grad, and create_graph reaches the original's history).
+Activation checkpointing's hooks (flambeau.utils.checkpoint) take every tensor a
+recorded operation keeps, so that the graph holds none of them itself.
 
 Operations whose recording the core does in C++ are recorded in Python while hooks are
 set (on that thread), so that every saved tensor meets the hooks.
@@ -31,7 +34,8 @@ Tensor = _C.Tensor
 
 
 def current():
-    """The innermost (pack_hook, unpack_hook) set on this thread, or None."""
+    """The innermost (pack_hook, unpack_hook, packs every tensor) set on this thread, or
+    None."""
     stack = getattr(_state, "hooks", None)
     return stack[-1] if stack else None
 
@@ -43,20 +47,49 @@ def refresh_fast_path() -> None:
 
 
 class Packed:
-    """A saved tensor as pack_hook made it, and the unpack_hook that restores it."""
+    """A saved tensor as pack_hook made it, the unpack_hook that restores it, and the
+    original's place in the graph (None unless it required grad)."""
 
-    __slots__ = ("value", "unpack_hook")
+    __slots__ = ("value", "unpack_hook", "edge")
 
-    def __init__(self, value, unpack_hook):
+    def __init__(self, value, unpack_hook, edge):
         self.value = value
         self.unpack_hook = unpack_hook
+        self.edge = edge
+
+
+def _edge(t):
+    if not t.requires_grad:
+        return None
+    from .recorder import grad_edge  # the recorder imports this module
+
+    return grad_edge(t)
+
+
+def _with_history(t, edge):
+    """t, or a detached alias of it, carrying the history ``edge`` of the tensor saved:
+    as PyTorch restores a saved tensor's grad_fn, so that what unpack_hook returns (a
+    copy, a tensor loaded back) is seen by formulas as requiring grad, and create_graph
+    reaches the original's history."""
+    if edge is None:
+        return t
+    node, output_nr = edge
+    current = t.grad_fn or t.__dict__.get("_accumulate")
+    if t.requires_grad and current is node and t.__dict__.get("_output_nr", 0) == output_nr:
+        return t
+    from .recorder import attach
+
+    alias = t.detach()
+    attach(alias, node, output_nr)
+    return alias
 
 
 def pack(value, hooks):
     """``value`` (a tensor, or a list or tuple of them) packed with ``hooks``."""
     if isinstance(value, Tensor):
         with no_grad():  # as in PyTorch: what pack_hook computes is not recorded
-            return Packed(hooks[0](value), hooks[1])
+            packed = hooks[0](value)
+        return Packed(packed, hooks[1], _edge(value))
     if isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) for v in value):
         return type(value)(pack(v, hooks) for v in value)
     return value
@@ -71,15 +104,24 @@ def unpack(value):
                 "Output of saved tensor unpack_hook expected to be a Tensor but got result "
                 f"of type {type(result).__name__}"
             )
-        return result
+        return _with_history(result, value.edge)
     if isinstance(value, (list, tuple)) and any(type(v) is Packed for v in value):
         return type(value)(unpack(v) for v in value)
     return value
 
 
+def packs_every_tensor(hooks) -> bool:
+    """Whether ``hooks`` (as :func:`current` returns them) take every tensor a recorded
+    operation keeps, its metadata-only inputs and its outputs included, so that the graph
+    holds no tensor of its own (activation checkpointing's hooks do)."""
+    return hooks[2]
+
+
 class saved_tensors_hooks:  # noqa: N801 - PyTorch's name
     """Context manager: tensors saved for backward inside it are packed with
     ``pack_hook(tensor) -> object`` and restored with ``unpack_hook(object) -> tensor``."""
+
+    _packs_every_tensor = False  # see packs_every_tensor
 
     def __init__(self, pack_hook, unpack_hook):
         self.pack_hook = pack_hook
@@ -89,7 +131,8 @@ class saved_tensors_hooks:  # noqa: N801 - PyTorch's name
         message = getattr(_state, "disabled", None)
         if message is not None:
             raise RuntimeError(message)
-        _state.__dict__.setdefault("hooks", []).append((self.pack_hook, self.unpack_hook))
+        hooks = (self.pack_hook, self.unpack_hook, self._packs_every_tensor)
+        _state.__dict__.setdefault("hooks", []).append(hooks)
         refresh_fast_path()
         return self
 

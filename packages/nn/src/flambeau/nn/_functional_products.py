@@ -4,53 +4,11 @@ from __future__ import annotations
 
 import flambeau
 from flambeau._arg_checks import check_tensor as _check_tensor
-from flambeau._arg_checks import int_argument as _int_argument
-from flambeau._autocast_policy import autocast_policy
 
-from ._functional_conv import pad as _pad_tensor
+# torch.nn.functional.conv_tbc is torch.conv_tbc: the core's is the one implementation.
+from flambeau._nn_ops import conv_tbc
 
 __all__ = ["conv_tbc", "grouped_mm", "linear_cross_entropy"]
-
-
-@autocast_policy("lower_precision_fp")
-def conv_tbc(input, weight, bias, pad: int = 0):
-    """1-D convolution in time-batch-channel layout.
-
-    input (T, B, C_in), weight (K, C_in, C_out), bias (C_out,) -> (T + 2 * pad - K + 1, B,
-    C_out); a negative pad crops the input.
-    """
-    _check_tensor("conv_tbc", "self", 1, input)
-    _check_tensor("conv_tbc", "weight", 2, weight)
-    _check_tensor("conv_tbc", "bias", 3, bias)
-    padding = _int_argument("conv_tbc", "pad", 4, pad)
-    if input.dim() != 3:
-        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
-    if weight.dim() != 3:
-        raise RuntimeError(
-            "Weight tensor must have 3 dims: kernel_width, in_channels, out_channels."
-        )
-    if bias.dim() != 1:
-        raise RuntimeError("Bias must be 1-D")
-    if input.shape[2] != weight.shape[1]:
-        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
-    if weight.shape[2] != bias.shape[0]:
-        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
-    width, in_channels, out_channels = weight.shape
-    batch = input.shape[1]
-    padded = _pad_tensor(input, (0, 0, 0, 0, padding, padding))
-    steps = padded.shape[0] - width + 1
-    if steps < 0:
-        raise RuntimeError(
-            f"conv_tbc(): the kernel width ({width}) exceeds the padded input length "
-            f"({padded.shape[0]})"
-        )
-    # out[t] = sum_k padded[t + k] @ weight[k]: one matmul over the stacked windows.
-    if width == 0:
-        windows = flambeau.zeros((steps, batch, 0), dtype=input.dtype)
-    else:
-        shifted = [padded[k : k + steps] for k in range(width)]
-        windows = flambeau.stack(shifted, dim=2).reshape(steps, batch, width * in_channels)
-    return flambeau.matmul(windows, weight.reshape(width * in_channels, out_channels)) + bias
 
 
 # ---- grouped_mm -----------------------------------------------------------------------------

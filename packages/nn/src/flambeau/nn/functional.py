@@ -12,7 +12,6 @@ import math
 import warnings
 
 import flambeau
-from flambeau._autocast_policy import autocast_policy
 
 # PyTorch's torch.nn.functional.<name> and torch.<name> are one function: it lives in the core.
 from flambeau import (
@@ -26,6 +25,7 @@ from flambeau import (
     threshold_,
 )
 from flambeau._arg_checks import check_tensor as _check_tensor
+from flambeau._autocast_policy import autocast_policy
 
 from . import _reduction
 

@@ -7,6 +7,7 @@ on first use.
 """
 
 from flambeau import _device_facade
+from flambeau._errors import AcceleratorError, OutOfMemoryError  # noqa: F401 - as torch.cuda's
 
 # Without a backend, what PyTorch answers without CUDA, so that a program that seeds or
 # frees CUDA unconditionally runs on CPU; anything else (synchronize, Stream, ...) is the

@@ -1,7 +1,8 @@
 """flambeau.utils: helpers beside the tensor API (``deterministic``).
 
-Sibling distributions add subpackages here (flambeau-data's ``flambeau.utils.
-data``), so the package path is extended as ``flambeau``'s is.
+Sibling distributions add subpackages and modules here (flambeau-data's ``flambeau.utils.
+data``, flambeau-autograd's ``flambeau.utils.checkpoint``), so the package path is
+extended as ``flambeau``'s is.
 """
 
 from pkgutil import extend_path
@@ -12,8 +13,9 @@ from flambeau.utils import deterministic  # noqa: E402,F401
 
 
 def __getattr__(name):
-    # flambeau.utils.data (flambeau-data) loads on first access, as flambeau.nn does.
-    if name == "data":
+    # flambeau.utils.data (flambeau-data) and flambeau.utils.checkpoint (flambeau-autograd)
+    # load on first access, as flambeau.nn does.
+    if name in ("data", "checkpoint"):
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")
