@@ -11,7 +11,7 @@ from __future__ import annotations
 import flambeau
 from flambeau import _C
 
-from . import anomaly_mode, derivatives, schema
+from . import anomaly_mode, derivatives, inplace_metadata, schema
 from .graph import AccumulateGrad, FormulaNode, ViewInfo
 
 Tensor = _C.Tensor
@@ -48,7 +48,7 @@ def rebase_view(t, view: ViewInfo) -> None:
     from .views import ViewNode  # views builds on Function, which imports this module
 
     view.root_fn = view.root.grad_fn
-    attach(t, ViewNode(grad_edge(view.root), view), 0)
+    attach(t, ViewNode(grad_edge(view.root), view, t), 0)
 
 
 def accumulate_node(leaf) -> AccumulateGrad:
@@ -82,6 +82,7 @@ class SavedArgs:
             if check_inputs
             else {}
         )
+        self.geometry = inplace_metadata.geometry_versions(bound)
         self.outputs = tuple(o.detach() if isinstance(o, Tensor) else o for o in outputs)
         self.output_versions = tuple(
             o._version if isinstance(o, Tensor) and check_output(i) else None
@@ -93,6 +94,7 @@ class SavedArgs:
             now = self.bound[k]._version
             if now != v:
                 raise _modified(op, self.bound[k], now, v)
+        inplace_metadata.check_geometry(op, self.bound, self.geometry)
         outs = []
         for i, (o, v) in enumerate(zip(self.outputs, self.output_versions)):
             if isinstance(o, Tensor):
@@ -155,6 +157,8 @@ def handle(name: str, args: tuple, kwargs: dict):
     """The handler installed in the core's autograd slot."""
     if name in _NOT_RECORDED:
         return _call(name, args, kwargs)
+    if name in inplace_metadata.OPS:
+        return inplace_metadata.record(name, args, kwargs)
     if kwargs.get("out") is not None:
         raise RuntimeError(
             f"{name}(): functions with out=... arguments don't support automatic "
@@ -230,12 +234,13 @@ def handle(name: str, args: tuple, kwargs: dict):
         from .views import CopySlices
 
         root = view.root
-        attach(root, CopySlices(grad_edge(root), view, node), 0)
+        attach(root, CopySlices(grad_edge(root), view, target, node), 0)
         rebase_view(target, view)
         return None if name == "__setitem__" else result
     for i in diff_outputs:
         attach(outputs[i], node, i)
-        if base in VIEW_OPS and not inplace:
+        # (reshape and flatten copy when they cannot view: the copy is not a view)
+        if base in VIEW_OPS and not inplace and outputs[i]._is_view_of(args[0]):
             outputs[i]._view = ViewInfo(args[0], outputs[i])
     return None if name == "__setitem__" else result
 
@@ -333,7 +338,8 @@ def _plan(name: str, sch: schema.Schema) -> None:
 
 def install() -> None:
     _C._set_autograd_handler(handle)
-    _C._autograd_fast_install(FormulaNode, grad_edge, accumulate_node, ViewInfo, _modified)
+    reshaped = inplace_metadata.reshaped_error
+    _C._autograd_fast_install(FormulaNode, grad_edge, accumulate_node, ViewInfo, _modified, reshaped)
     for name in schema.table():
         for sch in schema.overloads(name):
             _plan(name, sch)
