@@ -81,6 +81,9 @@ void point_at(const Tensor& self, const Storage& storage, IntList sizes, IntList
 }
 
 void check_same_kind(const Tensor& self, const Tensor& source, const char* op) {
+  // The table's Tensor parameters take Python numbers; set_ takes tensors only.
+  if (source->is_wrapped_number())
+    fail<TypeError>(op, "(): argument 'source' must be Tensor, not a number");
   FLB_CHECK(source->dtype() == self->dtype(), op, ": could not set tensor of type ",
             dtype_name(source->dtype()), " to a tensor of type ", dtype_name(self->dtype()));
   FLB_CHECK(source->device() == self->device(), op,

@@ -338,8 +338,8 @@ def _plan(name: str, sch: schema.Schema) -> None:
 
 def install() -> None:
     _C._set_autograd_handler(handle)
-    reshaped = inplace_metadata.reshaped_error
-    _C._autograd_fast_install(FormulaNode, grad_edge, accumulate_node, ViewInfo, _modified, reshaped)
+    hooks = (grad_edge, accumulate_node, ViewInfo, _modified, inplace_metadata.reshaped_error)
+    _C._autograd_fast_install(FormulaNode, *hooks)
     for name in schema.table():
         for sch in schema.overloads(name):
             _plan(name, sch)
