@@ -41,7 +41,7 @@ CHECKED_ELSEWHERE = {
 def _classified(name: str, sch) -> bool:
     if name in recorder._NOT_RECORDED or name in derivatives.COMPOSITES:
         return True
-    if name in inplace_metadata.OPS:  # test_metadata_mutation.py
+    if name in inplace_metadata.OPS:  # test_metadata_mutation_grad.py
         return True
     if name.startswith("_foreach_"):
         return foreach.is_recorded(name)

@@ -160,6 +160,13 @@ void saved_dealloc(PyObject* self) {
 // A recorded input's sizes, strides or dtype changed since the call (t_, squeeze_,
 // set_, resize_, `.data =`): the formula would read the new geometry.
 [[noreturn]] void raise_reshaped(PyObject* op, PyObject* t) {
+  if (package().reshaped_error.is_none()) {
+    PyErr_Format(PyExc_RuntimeError,
+                 "a tensor used by %S had its shape, strides or dtype changed in place after "
+                 "the call, and its backward reads that geometry",
+                 op);
+    throw py::error_already_set();
+  }
   py::object e = package().reshaped_error(py::handle(op), py::handle(t));
   PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(e.ptr())), e.ptr());
   throw py::error_already_set();
@@ -352,6 +359,8 @@ void register_bindings(py::module_& m, py::object /*tensor_class*/) {
         p.modified_error = std::move(modified_error);
         p.reshaped_error = std::move(reshaped_error);
       },
+      py::arg("node_type"), py::arg("grad_edge"), py::arg("accumulate_node"), py::arg("view_info"),
+      py::arg("modified_error"), py::arg("reshaped_error") = py::none(),
       "Install the autograd package's hooks for recording in C++ (see autograd_record.h).");
   m.def(
       "_autograd_register_plan",

@@ -122,13 +122,14 @@ def geometry_versions(bound: dict) -> dict:
 
 
 def check_geometry(op: str, bound: dict, recorded: dict) -> None:
+    """Raises if a tensor argument's geometry changed since geometry_versions(bound)."""
     for k, then in recorded.items():
-        v = bound[k]
-        if isinstance(v, Tensor):
-            if v._metadata_version != then:
-                raise reshaped_error(op, v)
-            continue
-        for t, t_then in zip(v, then):
+        v = bound.get(k)
+        if isinstance(then, tuple):
+            pairs = zip(v, then) if isinstance(v, (list, tuple)) else ()
+        else:
+            pairs = ((v, then),)
+        for t, t_then in pairs:  # (values packed by saved-tensor hooks are not tensors)
             if isinstance(t, Tensor) and t._metadata_version != t_then:
                 raise reshaped_error(op, t)
 
