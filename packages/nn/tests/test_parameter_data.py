@@ -52,3 +52,22 @@ def test_optimizer_made_before_repointing_steps_the_new_data():
     lin(F.tensor([[3.0, 4.0]])).sum().backward()
     opt.step()
     assert lin.weight.tolist() == [[1.0 - 3.0, 2.0 - 4.0]]
+
+
+def test_module_conversion_keeps_parameter_and_gradient_objects():
+    lin = nn.Linear(2, 2)
+    shared = nn.Sequential(lin, lin)  # a parameter reached twice is converted once
+    w, b = lin.weight, lin.bias
+    w.grad = F.ones(2, 2)
+    grad = w.grad
+    opt = optim.SGD(shared.parameters(), lr=1.0)
+    running = nn.BatchNorm1d(2)
+    mean = running.running_mean
+    shared.double()
+    running.double()
+    assert lin.weight is w and lin.bias is b and w.grad is grad
+    assert (w.dtype, b.dtype, grad.dtype) == (F.float64,) * 3
+    assert running.running_mean is not mean and running.running_mean.dtype == F.float64
+    before = w.detach().clone()
+    opt.step()  # the optimizer made before .double() steps the converted parameter
+    np.testing.assert_allclose(w.detach().numpy(), before.numpy() - 1.0)

@@ -411,32 +411,28 @@ class Module:
     # ---- conversion ------------------------------------------------------------------------
 
     def _apply(self, fn, recurse: bool = True, _memo=None):
-        """Replaces every parameter and buffer t by fn(t), keeping shared tensors shared.
+        """Converts every parameter and buffer t by fn(t), keeping shared tensors shared.
 
-        The core cannot swap a tensor's data in place, so a converted parameter is a new
-        Parameter object (as PyTorch with overwrite_module_params_on_conversion); a
-        parameter fn leaves unchanged keeps its identity.
+        As in PyTorch, a parameter keeps its identity (``param.data = fn(param)``, and its
+        gradient likewise), so optimizers made before ``.double()`` or ``.to(...)`` still
+        hold the module's parameters; buffers are replaced by fn(buffer).
         """
         memo = {} if _memo is None else _memo
         if recurse:
             for module in self.children():
                 module._apply(fn, True, memo)
-        for key, param in self._parameters.items():
-            if param is None:
+        for param in self._parameters.values():
+            if param is None or id(param) in memo:
                 continue
-            if id(param) not in memo:
-                with no_grad():
-                    applied = fn(param)
-                if applied is param:
-                    new = param
-                else:
-                    new = Parameter(applied, param.requires_grad)
-                    if param.grad is not None:
-                        with no_grad():
-                            grad = fn(param.grad)
-                        new.grad = grad.detach() if grad is not param.grad else grad
-                memo[id(param)] = (param, new)  # keeps param alive so its id stays unique
-            self._parameters[key] = memo[id(param)][1]
+            memo[id(param)] = (param, param)  # keeps param alive so its id stays unique
+            with no_grad():
+                applied = fn(param)
+                grad = param.grad
+                applied_grad = fn(grad) if grad is not None else None
+            if applied is not param:
+                param.data = applied
+            if applied_grad is not None and applied_grad is not grad:
+                grad.data = applied_grad
         for key, buf in self._buffers.items():
             if buf is None:
                 continue
