@@ -176,6 +176,14 @@ def test_set_past_borrowed_memory_raises():
     assert arr[1] == 9.0
 
 
+@pytest.mark.parametrize(
+    "call", [lambda t: t.is_set_to(1.0), lambda t: t.resize_as_(2), lambda t: t.set_(True)]
+)
+def test_numbers_are_not_tensors_here(call):
+    with pytest.raises(TypeError, match="must be Tensor"):
+        call(F.zeros(3))
+
+
 def test_is_set_to_compares_storage_offset_sizes_and_strides():
     a = F.zeros(2, 3)
     assert a.is_set_to(a) and a.is_set_to(a[:]) and a.is_set_to(a.view(2, 3))

@@ -80,10 +80,14 @@ void point_at(const Tensor& self, const Storage& storage, IntList sizes, IntList
   self->set_geometry(sizes, strides, offset);
 }
 
+// The table's Tensor parameters take Python numbers; these operators take tensors only.
+void require_tensor(const Tensor& t, const char* op, const char* arg) {
+  if (t->is_wrapped_number())
+    fail<TypeError>(op, "(): argument '", arg, "' must be Tensor, not a number");
+}
+
 void check_same_kind(const Tensor& self, const Tensor& source, const char* op) {
-  // The table's Tensor parameters take Python numbers; set_ takes tensors only.
-  if (source->is_wrapped_number())
-    fail<TypeError>(op, "(): argument 'source' must be Tensor, not a number");
+  require_tensor(source, op, "source");
   FLB_CHECK(source->dtype() == self->dtype(), op, ": could not set tensor of type ",
             dtype_name(source->dtype()), " to a tensor of type ", dtype_name(self->dtype()));
   FLB_CHECK(source->device() == self->device(), op,
@@ -129,6 +133,7 @@ Tensor set__source_Tensor_storage_offset(const Tensor& self, const Tensor& sourc
 }
 
 bool is_set_to(const Tensor& self, const Tensor& tensor) {
+  require_tensor(tensor, "is_set_to", "tensor");
   return self->storage() == tensor->storage() && self->offset() == tensor->offset() &&
          self->sizes() == tensor->sizes() && self->strides() == tensor->strides();
 }
@@ -158,6 +163,7 @@ Tensor resize_(const Tensor& self, IntList size, MemoryFormat memory_format) {
 }
 
 Tensor resize_as_(const Tensor& self, const Tensor& the_template, MemoryFormat memory_format) {
+  require_tensor(the_template, "resize_as_", "the_template");
   DimVector size(the_template->sizes());  // the template may be self
   return resize_(self, size, memory_format);
 }
