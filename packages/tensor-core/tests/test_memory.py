@@ -34,7 +34,7 @@ def test_from_numpy_keeps_array_alive():
 
 
 def test_tensor_outlives_numpy_view():
-    arr = flambeau.ones(10).numpy()  # the tensor is the array's base
+    arr = flambeau.ones(10).numpy()  # the array holds the storage
     gc.collect()
     assert arr.sum() == 10
 

@@ -4,6 +4,8 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "core/device.h"
 #include "core/refcount.h"
@@ -45,14 +47,17 @@ void set_allocator(DeviceType t, Allocator* a);
 
 class StorageImpl : public RefCounted {
  public:
+  // Memory from an allocator: resizable (resize_ reallocates it in place).
   StorageImpl(size_t nbytes, Device device, Allocator* allocator)
-      : nbytes_(nbytes), device_(allocator->resolve(device)) {
+      : nbytes_(nbytes), device_(allocator->resolve(device)), allocator_(allocator) {
     data_ = allocator->allocate_on(nbytes, device_);
   }
+  // Borrowed memory (a NumPy array, a DLPack capsule): its size is fixed.
   StorageImpl(DataPtr data, size_t nbytes, Device device)
       : data_(data), nbytes_(nbytes), device_(device) {}
   ~StorageImpl() override {
-    if (data_.deleter) data_.deleter(data_.ctx, data_.ptr);
+    release(data_);
+    for (const DataPtr& d : retired_) release(d);
   }
 
   void* data() const { return data_.ptr; }
@@ -61,10 +66,34 @@ class StorageImpl : public RefCounted {
   uint64_t version() const { return version_.load(std::memory_order_relaxed); }
   void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
 
+  bool resizable() const { return allocator_ != nullptr; }
+  Allocator* allocator() const { return allocator_; }
+  // A raw pointer to the memory went to a foreign holder (a NumPy array, a DLPack
+  // capsule) that cannot follow a reallocation.
+  void mark_exported() { exported_ = true; }
+  // Takes other's memory (a larger block the caller filled), giving other this
+  // one's, which dies with other. Exported memory is instead kept until this
+  // storage dies: its foreign holders still read it.
+  void take_memory(StorageImpl& other) {
+    std::swap(data_, other.data_);
+    std::swap(nbytes_, other.nbytes_);
+    if (exported_) {
+      retired_.push_back(other.data_);
+      other.data_ = DataPtr{};
+      other.nbytes_ = 0;
+    }
+  }
+
  private:
+  static void release(const DataPtr& d) {
+    if (d.deleter) d.deleter(d.ctx, d.ptr);
+  }
   DataPtr data_;
   size_t nbytes_;
   Device device_;
+  Allocator* allocator_ = nullptr;
+  bool exported_ = false;
+  std::vector<DataPtr> retired_;  // exported blocks replaced by take_memory
   std::atomic<uint64_t> version_{0};
 };
 

@@ -24,10 +24,27 @@ TensorImpl::TensorImpl(Storage storage, IntList sizes, IntList strides, int64_t 
 }
 
 void TensorImpl::set_geometry(IntList sizes, IntList strides, int64_t offset) {
-  sizes_ = DimVector(sizes);
-  strides_ = DimVector(strides);
+  if (sizes == IntList(sizes_) && strides == IntList(strides_) && offset == offset_) return;
+  // sizes may alias sizes_ (t->set_geometry(t->sizes(), ...)): copy before assigning.
+  DimVector new_sizes(sizes), new_strides(strides);
+  sizes_ = new_sizes;
+  strides_ = new_strides;
   offset_ = offset;
+  ++metadata_version_;
   refresh();
+}
+
+void TensorImpl::set_storage(Storage s, bool count_as_write) {
+  // The version this tensor reports keeps counting from where it was.
+  const uint64_t before = version();
+  storage_ = std::move(s);
+  version_bias_ = before + (count_as_write ? 1 : 0) - storage_->version();
+}
+
+void TensorImpl::set_dtype(ScalarType dtype) {
+  if (dtype == dtype_) return;
+  dtype_ = dtype;
+  ++metadata_version_;
 }
 
 void TensorImpl::refresh() {
@@ -173,6 +190,7 @@ Tensor empty_strided(IntList sizes, IntList strides, ScalarType dtype, Device de
 
 Tensor make_view(const Tensor& base, IntList sizes, IntList strides, int64_t offset) {
   auto t = make_ref<TensorImpl>(base->storage(), sizes, strides, offset, base->dtype());
+  t->start_version_at(*base);
   return t;
 }
 

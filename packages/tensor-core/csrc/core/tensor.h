@@ -45,10 +45,26 @@ class TensorImpl : public RefCounted {
   bool is_wrapped_number() const { return wrapped_number_; }
   void set_wrapped_number(bool w) { wrapped_number_ = w; }
 
-  // Re-points this tensor at new geometry (for in-place view ops and resize).
+  // In-place metadata changes (in-place view ops, resize_, set_, `.data =`, out=
+  // resizing). The caller checks that the geometry fits the storage. A new
+  // storage counts as a write to this tensor (its version goes up) unless
+  // count_as_write is false (`.data =`, which PyTorch keeps out of autograd).
   void set_geometry(IntList sizes, IntList strides, int64_t offset);
-  void set_storage(Storage s) { storage_ = std::move(s); }
+  void set_storage(Storage s, bool count_as_write = true);
+  void set_dtype(ScalarType dtype);
+
+  // The version autograd compares to detect in-place changes: the storage's (which
+  // every write bumps, so views share it) plus this tensor's own offset, which
+  // keeps counting up when the tensor is re-pointed at another storage and which
+  // bump_own_version raises for changes of this tensor's metadata alone.
+  uint64_t version() const { return storage_->version() + version_bias_; }
   void bump_version() { storage_->bump_version(); }
+  void bump_own_version() { ++version_bias_; }
+  // A new view starts at its base's version, as in PyTorch (where they share one).
+  void start_version_at(const TensorImpl& base) { version_bias_ = base.version_bias_; }
+  // Counts changes of this tensor's sizes, strides, offset or dtype: autograd
+  // formulas read a recorded input's geometry at backward.
+  uint64_t metadata_version() const { return metadata_version_; }
 
  private:
   void refresh();
@@ -56,6 +72,8 @@ class TensorImpl : public RefCounted {
   DimVector sizes_, strides_;
   int64_t offset_;
   int64_t numel_ = 1;
+  uint64_t version_bias_ = 0;  // wraps modulo 2^64 like the sum it is added to
+  uint64_t metadata_version_ = 0;
   ScalarType dtype_;
   bool contiguous_ = true;
   bool requires_grad_ = false;

@@ -34,4 +34,8 @@ void fill_uninitialized(const Tensor& t) {
   fill_(make_view(t, {n}, {1}, 0), uninitialized_value(t->dtype()));
 }
 
+void fill_uninitialized_elements(const Tensor& t) {
+  if (t->numel() > 0) fill_(t, uninitialized_value(t->dtype()));
+}
+
 }  // namespace flambeau::ops

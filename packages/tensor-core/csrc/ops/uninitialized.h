@@ -11,6 +11,8 @@ namespace flambeau::ops {
 
 // Fills all of t's storage (gaps between strided elements included).
 void fill_uninitialized(const Tensor& t);
+// Fills t's elements only (the part of a storage that resize_ added).
+void fill_uninitialized_elements(const Tensor& t);
 
 // t's memory is fresh: fill it when deterministic mode asks for that.
 inline const Tensor& maybe_fill_uninitialized(const Tensor& t) {

@@ -20,6 +20,7 @@ struct Package {
   py::object accumulate_node;         // accumulate_node(leaf)
   py::object view_info;               // ViewInfo(base, view)
   py::object modified_error;          // modified_error(op, t, now, then) -> exception
+  py::object reshaped_error;          // reshaped_error(op, t) -> exception
 };
 
 Package& package() {
@@ -104,7 +105,10 @@ const py::object& formula_for(const Plan& plan, uint32_t mask, bool tuple_output
 // ---- SavedCall: what a recorded call keeps for its formula ----
 
 struct SavedOutput {
-  Tensor tensor;  // kept as the C++ tensor: holding its Python object would keep the node alive
+  // A C++ alias of the output (holding its Python object would keep the node alive),
+  // taken at the call: an in-place view op (y.t_()) or set_ on the output later does
+  // not change what the formula reads.
+  Tensor tensor;
   uint64_t version = 0;
   py::object value;  // a non-tensor output
 };
@@ -113,7 +117,8 @@ struct SavedData {
   const Plan* plan = nullptr;
   PyObject* args[kMaxParams] = {};  // owned
   uint64_t versions[kMaxParams] = {};
-  uint32_t checked = 0;  // bit i: args[i]'s version is checked at backward
+  uint64_t geometry[kMaxParams] = {};  // tensor args' metadata versions
+  uint32_t checked = 0;                // bit i: args[i]'s version is checked at backward
   bool tuple_output = false;
   std::vector<SavedOutput> outputs;
 };
@@ -152,14 +157,34 @@ void saved_dealloc(PyObject* self) {
   throw py::error_already_set();
 }
 
+// A recorded input's sizes, strides or dtype changed since the call (t_, squeeze_,
+// set_, resize_, `.data =`): the formula would read the new geometry.
+[[noreturn]] void raise_reshaped(PyObject* op, PyObject* t) {
+  if (package().reshaped_error.is_none()) {
+    PyErr_Format(PyExc_RuntimeError,
+                 "a tensor used by %S had its shape, strides or dtype changed in place after "
+                 "the call, and its backward reads that geometry",
+                 op);
+    throw py::error_already_set();
+  }
+  py::object e = package().reshaped_error(py::handle(op), py::handle(t));
+  PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(e.ptr())), e.ptr());
+  throw py::error_already_set();
+}
+
 // unpack(op, node) -> {param: value, ..., "result": ..., "results": (...)}, after
 // checking that nothing it reads was modified in place since the call.
 py::object unpack(SavedData& d, PyObject* op, PyObject* node) {
   const Plan& plan = *d.plan;
   for (int i = 0; i < plan.n_params; ++i) {
     if (!(d.checked >> i & 1)) continue;
-    uint64_t now = as_tensor(d.args[i])->storage()->version();
+    uint64_t now = as_tensor(d.args[i])->version();
     if (now != d.versions[i]) raise_modified(op, d.args[i], now, d.versions[i]);
+  }
+  // Every formula reads its tensor inputs' shapes (to undo broadcasting, at least).
+  for (int i = 0; i < plan.n_params; ++i) {
+    if (is_tensor(d.args[i]) && as_tensor(d.args[i])->metadata_version() != d.geometry[i])
+      raise_reshaped(op, d.args[i]);
   }
   py::dict args;
   for (int i = 0; i < plan.n_params; ++i)
@@ -173,7 +198,7 @@ py::object unpack(SavedData& d, PyObject* op, PyObject* node) {
       continue;
     }
     py::object out = py::cast(ops::detach(o.tensor));
-    uint64_t now = o.tensor->storage()->version();
+    uint64_t now = o.tensor->version();
     const bool reads = j < 64 && (plan.check_outputs >> j & 1);
     if (reads && now != o.version) raise_modified(op, out, now, o.version);
     if (grad_enabled() && differentiable(o.tensor))  // create_graph: reconnect to the node
@@ -228,8 +253,11 @@ py::object new_saved_call(const Plan& plan, PyObject* const* args) {
   for (int i = 0; i < plan.n_params; ++i) {
     Py_INCREF(args[i]);
     d.args[i] = args[i];
-    if (plan.check_inputs && is_tensor(args[i])) {
-      d.versions[i] = as_tensor(args[i])->storage()->version();
+    if (!is_tensor(args[i])) continue;
+    Tensor t = as_tensor(args[i]);
+    d.geometry[i] = t->metadata_version();
+    if (plan.check_inputs) {
+      d.versions[i] = t->version();
       d.checked |= 1u << i;
     }
   }
@@ -284,8 +312,9 @@ py::object record(const Plan& plan, PyObject* const* args, py::object result) {
   for (Py_ssize_t j = 0; j < n_out; ++j) {
     PyObject* o = output(j);
     if (is_tensor(o)) {
-      data.outputs[j].tensor = as_tensor(o);
-      data.outputs[j].version = data.outputs[j].tensor->storage()->version();
+      Tensor t = as_tensor(o);
+      data.outputs[j].tensor = make_view(t, t->sizes(), t->strides(), t->offset());
+      data.outputs[j].version = data.outputs[j].tensor->version();
     } else {
       data.outputs[j].value = py::reinterpret_borrow<py::object>(o);
     }
@@ -302,11 +331,11 @@ py::object record(const Plan& plan, PyObject* const* args, py::object result) {
   set_in_dict(node.ptr(), n.saved, saved.ptr());
 
   for (Py_ssize_t j = 0; j < n_out; ++j) {
-    const Tensor& t = data.outputs[j].tensor;
-    if (!t || !differentiable(t)) continue;
+    if (!data.outputs[j].tensor || !differentiable(data.outputs[j].tensor)) continue;
     PyObject* o = output(j);
-    attach(o, t, node.ptr(), j);
-    if (plan.view)
+    attach(o, as_tensor(o), node.ptr(), j);
+    // (reshape and flatten copy when they cannot view: the copy is not a view)
+    if (plan.view && as_tensor(o)->storage() == as_tensor(args[0])->storage())
       set_in_dict(o, n.view, package().view_info(py::handle(args[0]), py::handle(o)).ptr());
   }
   return result;
@@ -320,7 +349,7 @@ void register_bindings(py::module_& m, py::object /*tensor_class*/) {
   m.def(
       "_autograd_fast_install",
       [](py::object node_type, py::object grad_edge, py::object accumulate_node,
-         py::object view_info, py::object modified_error) {
+         py::object view_info, py::object modified_error, py::object reshaped_error) {
         if (!PyType_Check(node_type.ptr())) throw py::type_error("node_type must be a class");
         Package& p = package();
         p.node_type = reinterpret_cast<PyTypeObject*>(node_type.release().ptr());
@@ -328,7 +357,10 @@ void register_bindings(py::module_& m, py::object /*tensor_class*/) {
         p.accumulate_node = std::move(accumulate_node);
         p.view_info = std::move(view_info);
         p.modified_error = std::move(modified_error);
+        p.reshaped_error = std::move(reshaped_error);
       },
+      py::arg("node_type"), py::arg("grad_edge"), py::arg("accumulate_node"), py::arg("view_info"),
+      py::arg("modified_error"), py::arg("reshaped_error") = py::none(),
       "Install the autograd package's hooks for recording in C++ (see autograd_record.h).");
   m.def(
       "_autograd_register_plan",

@@ -75,11 +75,12 @@ constexpr const char* kVersionedUsed = "used_dltensor_versioned";
 // ---- export ----
 
 // What an exported capsule owns: the managed struct, a reference to the
-// tensor (keeping its storage alive) and the shape/strides arrays.
+// storage (the tensor itself may be re-pointed by set_ or `.data =`) and the
+// shape/strides arrays.
 template <class Managed>
 struct Export {
   Managed managed{};
-  Tensor tensor;
+  Storage storage;
   std::vector<int64_t> shape, strides;
 };
 
@@ -114,7 +115,8 @@ DLDevice dl_device(Device d) {
 template <class Managed>
 Managed* export_tensor(const Tensor& t) {
   auto* ctx = new Export<Managed>();
-  ctx->tensor = t;
+  ctx->storage = t->storage();
+  ctx->storage->mark_exported();  // a reallocation (resize_) must keep this memory
   ctx->shape.assign(t->sizes().begin(), t->sizes().end());
   ctx->strides.assign(t->strides().begin(), t->strides().end());
   DLTensor& dl = ctx->managed.dl_tensor;

@@ -94,8 +94,12 @@ py::array tensor_to_numpy(const Tensor& t) {
   std::vector<py::ssize_t> shape(t->sizes().begin(), t->sizes().end());
   std::vector<py::ssize_t> strides;
   for (int64_t s : t->strides()) strides.push_back(s * static_cast<int64_t>(t->itemsize()));
-  // The tensor object is the array's base, so the storage outlives the array.
-  return py::array(numpy_dtype(t->dtype()), shape, strides, t->data(), py::cast(t));
+  // The array's base holds the storage itself, not the tensor: set_, resize_ or
+  // `.data =` may re-point the tensor, and a reallocation keeps exported memory.
+  const Storage& storage = t->storage();
+  storage->mark_exported();
+  py::capsule base(new Storage(storage), [](void* p) { delete static_cast<Storage*>(p); });
+  return py::array(numpy_dtype(t->dtype()), shape, strides, t->data(), base);
 }
 
 Tensor tensor_from_numpy(const py::array& arr) {

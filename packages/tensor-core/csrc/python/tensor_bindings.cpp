@@ -43,6 +43,22 @@ py::object item(const Tensor& t) {
   });
 }
 
+// `self.data = value` (PyTorch's Variable.set_data): self, the same Python object with
+// its gradient and flags, views value's storage with value's geometry and dtype. It is
+// not an operator: autograd does not see it, and self's version does not change.
+void set_data(const Tensor& self, py::handle value) {
+  FLB_CHECK_T(TypeError, is_tensor(value.ptr()), "Variable data has to be a tensor, but got ",
+              Py_TYPE(value.ptr())->tp_name);
+  Tensor src = value.cast<Tensor>();
+  FLB_CHECK(!self->requires_grad() || is_floating(src->dtype()) || is_complex(src->dtype()),
+            "data set to a tensor that requires gradients must be floating point or complex "
+            "dtype");
+  DimVector sizes(src->sizes()), strides(src->strides());  // src may be self
+  self->set_storage(src->storage(), /*count_as_write=*/false);
+  self->set_dtype(src->dtype());
+  self->set_geometry(sizes, strides, src->offset());
+}
+
 void bind_tensor(py::module_& m, py::object cls_obj) {
   auto cls = py::reinterpret_borrow<py::class_<TensorImpl, Tensor>>(cls_obj);
   cls.def_property_readonly("shape", [](const Tensor& t) { return size_object(t->sizes()); })
@@ -80,7 +96,9 @@ void bind_tensor(py::module_& m, py::object cls_obj) {
       .def("element_size", [](const Tensor& t) { return t->itemsize(); })
       .def_property_readonly("itemsize", [](const Tensor& t) { return t->itemsize(); })
       .def_property_readonly("nbytes", [](const Tensor& t) { return t->numel() * t->itemsize(); })
-      .def_property_readonly("_version", [](const Tensor& t) { return t->storage()->version(); })
+      .def_property_readonly("_version", [](const Tensor& t) { return t->version(); })
+      .def_property_readonly("_metadata_version",
+                             [](const Tensor& t) { return t->metadata_version(); })
       .def("_storage_ptr",
            [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t->storage()->data()); })
       .def("_storage_nbytes", [](const Tensor& t) { return t->storage()->nbytes(); })
@@ -93,6 +111,8 @@ void bind_tensor(py::module_& m, py::object cls_obj) {
                       "only Tensors of floating point and complex dtype can require gradients");
             t->set_requires_grad(r);
           })
+      .def("_set_data", &set_data, py::arg("value"),
+           "Re-points self at value's storage, geometry and dtype (the `data` setter).")
       .def("item", &item)
       .def("__len__",
            [](const Tensor& t) {

@@ -21,7 +21,7 @@ from flambeau import _openblas  # noqa: E402
 
 _openblas.preload()
 
-from flambeau import _C, _complex, _grad, _pickling, _polygamma, _siblings, _sorting, _stft  # noqa: E402,F401
+from flambeau import _C, _complex, _grad, _pickling, _polygamma, _resize, _siblings, _sorting, _stft  # noqa: E402,F401
 from flambeau import _printing as _printing  # noqa: E402
 from flambeau._C import *  # noqa: E402,F403
 from flambeau._C import Generator, Tensor, default_generator, device, dtype  # noqa: E402,F401
@@ -101,6 +101,7 @@ Tensor.__str__ = _printing.tensor_repr
 Tensor.__format__ = _printing.tensor_format
 _complex.install()
 _grad.install()
+_resize.install()
 _pickling.install()
 _sorting.install()
 _stft.install()

@@ -32,7 +32,6 @@ def get_device_module(device=None):
     module = getattr(flambeau, name, None)
     if not isinstance(module, types.ModuleType):
         raise RuntimeError(
-            f"Device '{name}' does not have a corresponding module registered as "
-            f"'flambeau.{name}'."
+            f"Device '{name}' does not have a corresponding module registered as 'flambeau.{name}'."
         )
     return module

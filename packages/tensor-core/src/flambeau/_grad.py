@@ -72,6 +72,14 @@ _GRAD_DTYPE_DOC = """The dtype allowed for this leaf's .grad (by default the ten
 to a dtype, backward casts the gradients it accumulates into .grad to it; None allows any."""
 
 
+def _set_data(self, value):
+    """``t.data = value``: t (the same object, with its .grad and flags) views value's
+    storage with value's shape, strides and dtype; autograd does not record it."""
+    self._set_data(value)
+    # Autograd's record of where t sat in its base's storage no longer applies.
+    self.__dict__.pop("_view", None)
+
+
 def install() -> None:
     T = _C.Tensor
     # Plain class attributes give every tensor its defaults; autograd sets
@@ -86,4 +94,5 @@ def install() -> None:
     T.retains_grad = False  # no tensor retains a gradient before autograd records one
     T.is_leaf = property(lambda self: self.grad_fn is None)
     # The same memory, outside any graph (PyTorch's .data); write into it with copy_.
-    T.data = property(lambda self: self.detach())
+    # Assigning re-points this very tensor at another's storage, shape and dtype.
+    T.data = property(lambda self: self.detach(), _set_data)

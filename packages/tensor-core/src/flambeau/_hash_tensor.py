@@ -51,7 +51,9 @@ def hash_tensor(input, dim=None, *, keepdim=False, mode=0, out=None):
     if mode != 0:
         raise RuntimeError(f"Unknown hash_tensor mode: {mode}")
     if input.is_complex():
-        raise NotImplementedError(f"hash_tensor: not implemented for dtype {dtype_name(input.dtype)}")
+        raise NotImplementedError(
+            f"hash_tensor: not implemented for dtype {dtype_name(input.dtype)}"
+        )
     if input.numel() == 0 and dim is None:
         raise RuntimeError(
             "hash_tensor: Expected reduction dim to be specified for input.numel() == 0. "

@@ -141,8 +141,7 @@ class _Worker:
         X, E = self.X, self.E
         self.R = _C.matmul(self.A, X) - _mm(self.B, X) * E
         rerr = _C.linalg_vector_norm(self.R, 2, 0) / (
-            _C.linalg_vector_norm(X, 2, 0)
-            * (self.fvars["A_norm"] + E.abs() * self.fvars["B_norm"])
+            _C.linalg_vector_norm(X, 2, 0) * (self.fvars["A_norm"] + E.abs() * self.fvars["B_norm"])
         )
         count = 0
         for ok in (rerr < self.fparams["tol"]).tolist():
@@ -263,7 +262,9 @@ def lobpcg(
     if B is not None:
         _check_square("B", B, tuple(A.shape))
     if A.dtype not in _MACHINE_EPS:
-        raise RuntimeError(f"lobpcg: expected A of dtype float32 or float64, got {dtype_name(A.dtype)}")
+        raise RuntimeError(
+            f"lobpcg: expected A of dtype float32 or float64, got {dtype_name(A.dtype)}"
+        )
     for name, M in (("B", B), ("X", X), ("iK", iK)):
         if M is not None and M.dtype != A.dtype:
             raise RuntimeError(
@@ -314,9 +315,7 @@ def lobpcg(
     values, vectors = [], []
     for b in builtins.range(count):
         with no_grad():
-            start = (
-                _C.randn((m, n), dtype=dtype) if flat_X is None else flat_X[b].detach().clone()
-            )
+            start = _C.randn((m, n), dtype=dtype) if flat_X is None else flat_X[b].detach().clone()
             worker = _Worker(
                 flat_A[b].detach(),
                 None if flat_B is None else flat_B[b].detach(),

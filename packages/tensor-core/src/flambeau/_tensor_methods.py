@@ -1,5 +1,5 @@
 """Tensor attributes and small methods of PyTorch's Tensor that need no kernel: device and
-layout predicates, ``get_device``, ``dim_order``, ``is_set_to``, the ``new_*`` factories,
+layout predicates, ``get_device``, ``dim_order``, the ``new_*`` factories,
 ``sum_to_size``, ``apply_``/``map_``, ``put``/``put_`` and ``index_reduce_``.
 
 flambeau tensors are dense, strided, unquantized and never inference tensors, so the
@@ -54,16 +54,6 @@ def _dim_order(self, *, ambiguity_check=False):
         raise TypeError("The ambiguity_check argument must be a bool or a list of memory formats.")
     strides = self.stride()
     return tuple(sorted(range(self.dim()), key=lambda d: -strides[d]))
-
-
-def _is_set_to(self, tensor) -> bool:
-    """True if self and tensor view the same memory with the same sizes and strides."""
-    return (
-        self._storage_ptr() == tensor._storage_ptr()
-        and self.storage_offset() == tensor.storage_offset()
-        and tuple(self.shape) == tuple(tensor.shape)
-        and tuple(self.stride()) == tuple(tensor.stride())
-    )
 
 
 def _volatile(self) -> bool:
@@ -280,7 +270,6 @@ def install() -> None:
     T.get_device = _get_device
     T.is_signed = _is_signed
     T.dim_order = _dim_order
-    T.is_set_to = _is_set_to
     T.const_data_ptr = lambda self: self.data_ptr()
     # Which output of its grad_fn this tensor is (autograd records it as _output_nr).
     T.output_nr = property(lambda self: self.__dict__.get("_output_nr", 0))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import flambeau
 from flambeau import _C
 
-from . import anomaly_mode, derivatives, saved_tensors, schema
+from . import anomaly_mode, derivatives, inplace_metadata, saved_tensors, schema
 from .graph import AccumulateGrad, FormulaNode, ViewInfo
 from .tensor_flags import RAW_METHODS, raw_set_requires_grad
 
@@ -49,7 +49,7 @@ def rebase_view(t, view: ViewInfo) -> None:
     from .views import ViewNode  # views builds on Function, which imports this module
 
     view.root_fn = view.root.grad_fn
-    attach(t, ViewNode(grad_edge(view.root), view), 0)
+    attach(t, ViewNode(grad_edge(view.root), view, t), 0)
 
 
 def accumulate_node(leaf) -> AccumulateGrad:
@@ -80,6 +80,7 @@ class SavedArgs:
         """versions: the inputs' versions from before the call (an in-place call bumps
         any input that aliases its target, so reading them after would miss that)."""
         self.bound = bound
+        self.geometry = inplace_metadata.geometry_versions(bound)
         self.outputs = tuple(o.detach() if isinstance(o, Tensor) else o for o in outputs)
         hooks = saved_tensors.current()
         self.hooked = hooks is not None
@@ -111,6 +112,7 @@ class SavedArgs:
             now = self.bound[k]._version
             if now != v:
                 raise _modified(op, self.bound[k], now, v)
+        inplace_metadata.check_geometry(op, self.bound, self.geometry)
         outs = []
         for i, (o, v) in enumerate(zip(self.outputs, self.output_versions)):
             if self.hooked:
@@ -178,6 +180,8 @@ def handle(name: str, args: tuple, kwargs: dict):
     """The handler installed in the core's autograd slot."""
     if name in _NOT_RECORDED:
         return RAW_METHODS[name](*args, **kwargs)
+    if name in inplace_metadata.OPS:
+        return inplace_metadata.record(name, args, kwargs)
     if kwargs.get("out") is not None:
         raise RuntimeError(
             f"{name}(): functions with out=... arguments don't support automatic "
@@ -255,12 +259,13 @@ def handle(name: str, args: tuple, kwargs: dict):
         from .views import CopySlices
 
         root = view.root
-        attach(root, CopySlices(grad_edge(root), view, node), 0)
+        attach(root, CopySlices(grad_edge(root), view, target, node), 0)
         rebase_view(target, view)
         return None if name == "__setitem__" else result
     for i in diff_outputs:
         attach(outputs[i], node, i)
-        if base in VIEW_OPS and not inplace:
+        # (reshape and flatten copy when they cannot view: the copy is not a view)
+        if base in VIEW_OPS and not inplace and outputs[i]._is_view_of(args[0]):
             outputs[i]._view = ViewInfo(args[0], outputs[i])
     return None if name == "__setitem__" else result
 
@@ -358,7 +363,8 @@ def _plan(name: str, sch: schema.Schema) -> None:
 
 def install() -> None:
     _C._set_autograd_handler(handle)
-    _C._autograd_fast_install(FormulaNode, grad_edge, accumulate_node, ViewInfo, _modified)
+    hooks = (grad_edge, accumulate_node, ViewInfo, _modified, inplace_metadata.reshaped_error)
+    _C._autograd_fast_install(FormulaNode, *hooks)
     for name in schema.table():
         for sch in schema.overloads(name):
             _plan(name, sch)

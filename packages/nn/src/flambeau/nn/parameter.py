@@ -7,8 +7,6 @@ re-classing that object: the subclass adds no slots, so its layout is the core's
 
 from __future__ import annotations
 
-import weakref
-
 import flambeau
 from flambeau import Tensor
 
@@ -44,14 +42,6 @@ class Parameter(Tensor):
 
     __str__ = __repr__
 
-    @property
-    def data(self):
-        return Tensor.data.fget(self)
-
-    @data.setter
-    def data(self, value):
-        _set_parameter_data(self, value)
-
     def __deepcopy__(self, memo):
         if id(self) in memo:
             return memo[id(self)]
@@ -82,65 +72,6 @@ class Buffer(Tensor):
         pass
 
 
-# ---- the modules that hold a tensor -----------------------------------------------------------
-# The core cannot re-point a tensor at new data of another shape, dtype or device (PyTorch's
-# `param.data = t`, `UninitializedParameter.materialize`). Modules note the parameters (and
-# lazy buffers) they register, so such a change can put a new tensor in every module table
-# that holds the old one.
-
-_OWNERS = "_flambeau_owners"
-
-
-def _note_owner(tensor, module, table: str, key: str) -> None:
-    """Records, weakly, that module.<table>[key] holds tensor."""
-    owners = tensor.__dict__.setdefault(_OWNERS, [])
-    owners[:] = [entry for entry in owners if entry[0]() is not None]
-    if not any(ref() is module and t == table and k == key for ref, t, k in owners):
-        owners.append((weakref.ref(module), table, key))
-
-
-def _replace_in_owners(old, new) -> int:
-    """Puts `new` wherever a module table still holds `old`; returns how many places."""
-    count = 0
-    for ref, table, key in list(old.__dict__.get(_OWNERS, ())):
-        module = ref()
-        entries = None if module is None else module.__dict__.get(table)
-        if entries is not None and entries.get(key) is old:
-            entries[key] = new
-            _note_owner(new, module, table, key)
-            count += 1
-    return count
-
-
-def _set_parameter_data(param, value) -> None:
-    """`param.data = value`: new values, shape, dtype or device for a parameter."""
-    if not isinstance(value, Tensor):
-        raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
-    same_layout = (
-        tuple(value.shape) == tuple(param.shape)
-        and value.dtype == param.dtype
-        and value.device == param.device
-    )
-    if same_layout and not is_lazy(param):
-        with flambeau.no_grad():
-            if value._storage_ptr() == param._storage_ptr():
-                value = value.clone()  # e.g. p.data = p.data.t(): copy from a snapshot
-            Tensor.copy_(param, value)
-        return
-    cls = getattr(type(param), "cls_to_become", None) or type(param)
-    replacement = _reclass(value, cls)
-    replacement.requires_grad = param.requires_grad
-    grad = None if is_lazy(param) else param.grad
-    if grad is not None and tuple(grad.shape) == tuple(value.shape) and grad.dtype == value.dtype:
-        replacement.grad = grad
-    if not _replace_in_owners(param, replacement):
-        raise RuntimeError(
-            "flambeau cannot give a tensor data of another shape, dtype or device in place "
-            f"(from {tuple(param.shape)} {param.dtype} to {tuple(value.shape)} {value.dtype}); "
-            "it can only do so for a Parameter held by a Module, whose entry is replaced"
-        )
-
-
 # ---- uninitialised (lazy) parameters and buffers ----------------------------------------------
 
 # The methods an uninitialised tensor still allows (PyTorch's list, plus detach for saving).
@@ -157,9 +88,6 @@ _LAZY_OPERATORS = (
     "__or__ __ror__ __xor__ __rxor__ __lshift__ __rshift__ __lt__ __le__ __gt__ __ge__ "
     "__getitem__ __setitem__ __len__ __iter__ __bool__ __float__ __int__ __index__ __array__"
 ).split()
-
-
-_MATERIALIZED = "_flambeau_materialized"
 
 
 def _uninitialized_error(cls, what: str) -> ValueError:
@@ -179,21 +107,13 @@ class UninitializedTensorMixin:
     cls_to_become = None
 
     def materialize(self, shape, device=None, dtype=None):
-        """Gives the tensor `shape` (uninitialised values): the module holding it gets a
-        ``cls_to_become`` in its place. Returns the new tensor."""
+        """Gives this very tensor `shape` (uninitialised values) and makes it a
+        ``cls_to_become``, as PyTorch does: whoever holds it (its module, an optimizer
+        made before the first forward) sees the change."""
         device = self.device if device is None else device
         dtype = self.dtype if dtype is None else dtype
-        new = self._become(flambeau.empty(shape, device=device, dtype=dtype))
-        if not _replace_in_owners(self, new):
-            raise RuntimeError(
-                f"{type(self).__name__}.materialize(): flambeau materializes an uninitialized "
-                "tensor by replacing it in the Module that holds it, and no Module holds this "
-                "one"
-            )
-        # Whoever still holds this object (an optimizer made before the first forward) must
-        # hear about it rather than silently use an empty tensor.
-        self.__dict__[_MATERIALIZED] = True
-        return new
+        self.data = flambeau.empty(shape, device=device, dtype=dtype)
+        self.__class__ = type(self).cls_to_become  # (a class is callable: refused on self)
 
     @property
     def shape(self):
@@ -211,13 +131,6 @@ class UninitializedTensorMixin:
         )
 
     def __getattribute__(self, name):
-        if name != "__dict__" and _MATERIALIZED in super().__getattribute__("__dict__"):
-            raise RuntimeError(
-                f"this {type(self).__name__} was materialized: its module now holds a new "
-                "tensor in its place (flambeau cannot change a tensor's shape in place). Take "
-                "the module's parameters again after the first forward; e.g. make the "
-                "optimizer after a dry run"
-            )
         value = super().__getattribute__(name)
         if name in _LAZY_ALLOWED or name.startswith("_") or not callable(value):
             return value
@@ -273,9 +186,6 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
         t.requires_grad = requires_grad
         return t
 
-    def _become(self, data):
-        return Parameter(data, self.requires_grad)
-
 
 class UninitializedBuffer(UninitializedTensorMixin, Buffer):
     """A buffer of a lazy module before its first forward fixes its shape."""
@@ -289,9 +199,6 @@ class UninitializedBuffer(UninitializedTensorMixin, Buffer):
         t.requires_grad = requires_grad
         t.persistent = persistent
         return t
-
-    def _become(self, data):
-        return data.requires_grad_(self.requires_grad)
 
     def __deepcopy__(self, memo):
         if id(self) not in memo:

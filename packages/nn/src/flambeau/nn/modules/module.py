@@ -9,7 +9,7 @@ import flambeau
 from flambeau import Tensor
 from flambeau.autograd import no_grad
 
-from ..parameter import Buffer, Parameter, _note_owner, is_lazy
+from ..parameter import Buffer, Parameter, is_lazy
 from . import _global_hooks as G
 from ._global_hooks import *  # noqa: F403  (torch.nn.modules.module's register_module_*)
 from ._global_hooks import _has_any_global_hook  # noqa: F401
@@ -117,8 +117,6 @@ class Module:
             persistent = tensor.persistent
         tensor = G.run_registration_hooks(G.buffer_registration_hooks, self, name, tensor)
         self._buffers[name] = tensor
-        if is_lazy(tensor):
-            _note_owner(tensor, self, "_buffers", name)
         if persistent:
             self._non_persistent_buffers_set.discard(name)
         else:
@@ -145,7 +143,6 @@ class Module:
             )
         param = G.run_registration_hooks(G.parameter_registration_hooks, self, name, param)
         self._parameters[name] = param
-        _note_owner(param, self, "_parameters", name)
 
     def add_module(self, name: str, module) -> None:
         """Adds a child module, reachable as an attribute of this one."""
@@ -274,8 +271,6 @@ class Module:
             else:
                 value = G.run_registration_hooks(G.buffer_registration_hooks, self, name, value)
                 buffers[name] = value
-                if is_lazy(value):
-                    _note_owner(value, self, "_buffers", name)
             return
         super().__setattr__(name, value)
 
@@ -305,12 +300,6 @@ class Module:
 
     def __setstate__(self, state) -> None:
         self.__dict__.update(state)
-        for name, param in self.__dict__.get("_parameters", {}).items():
-            if param is not None:
-                _note_owner(param, self, "_parameters", name)
-        for name, buf in self.__dict__.get("_buffers", {}).items():
-            if is_lazy(buf):
-                _note_owner(buf, self, "_buffers", name)
         # Modules pickled by older versions may lack newer tables.
         for table in self._HOOK_TABLES + (
             "_forward_hooks_with_kwargs",
@@ -441,35 +430,28 @@ class Module:
     # ---- conversion ------------------------------------------------------------------------
 
     def _apply(self, fn, recurse: bool = True, _memo=None):
-        """Replaces every parameter and buffer t by fn(t), keeping shared tensors shared.
+        """Converts every parameter and buffer t by fn(t), keeping shared tensors shared.
 
-        The core cannot swap a tensor's data in place, so a converted parameter is a new
-        Parameter object (as PyTorch with overwrite_module_params_on_conversion); a
-        parameter fn leaves unchanged keeps its identity.
+        As in PyTorch, a parameter keeps its identity (``param.data = fn(param)``, and its
+        gradient likewise), so optimizers made before ``.double()`` or ``.to(...)`` still
+        hold the module's parameters; buffers are replaced by fn(buffer).
         """
         memo = {} if _memo is None else _memo
         if recurse:
             for module in self.children():
                 module._apply(fn, True, memo)
-        for key, param in self._parameters.items():
-            if param is None:
+        for param in self._parameters.values():
+            if param is None or id(param) in memo:
                 continue
-            if id(param) not in memo:
-                with no_grad():
-                    applied = fn(param)
-                if applied is param:
-                    new = param
-                elif is_lazy(param):
-                    new = _lazy_like(param, applied)
-                else:
-                    new = Parameter(applied, param.requires_grad)
-                    if param.grad is not None:
-                        with no_grad():
-                            grad = fn(param.grad)
-                        new.grad = grad.detach() if grad is not param.grad else grad
-                memo[id(param)] = (param, new)  # keeps param alive so its id stays unique
-            self._parameters[key] = memo[id(param)][1]
-            _note_owner(self._parameters[key], self, "_parameters", key)
+            memo[id(param)] = (param, param)  # keeps param alive so its id stays unique
+            with no_grad():
+                applied = fn(param)
+                grad = param.grad
+                applied_grad = fn(grad) if grad is not None else None
+            if applied is not param:
+                param.data = applied
+            if applied_grad is not None and applied_grad is not grad:
+                grad.data = applied_grad
         for key, buf in self._buffers.items():
             if buf is None:
                 continue
@@ -478,7 +460,6 @@ class Module:
                     applied = fn(buf)
                 if is_lazy(buf) and applied is not buf:
                     applied = _lazy_like(buf, applied)
-                    _note_owner(applied, self, "_buffers", key)
                 memo[id(buf)] = (buf, applied)
             self._buffers[key] = memo[id(buf)][1]
         return self
