@@ -59,6 +59,14 @@ def test_linalg_error_is_a_runtime_error_from_the_core():
             lambda: LA.solve(batch_with_singular(), flambeau.ones(2, 1, dtype=flambeau.float64)),
             r"torch.linalg.solve: \(Batch element 1\): The solver failed",
         ),
+        (
+            lambda: flambeau.cholesky_inverse(flambeau.zeros(2, 2)),
+            "cholesky_inverse: The diagonal element 1 is zero, the inversion could not be",
+        ),
+        (
+            lambda: flambeau.cholesky_inverse(t(np.stack([np.eye(2), [[1.0, 0.0], [1.0, 0.0]]]))),
+            r"cholesky_inverse: \(Batch element 1\): The diagonal element 2 is zero",
+        ),
     ],
 )
 def test_lapack_failures_raise_linalg_error(call, msg):

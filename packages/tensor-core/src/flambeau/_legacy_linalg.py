@@ -88,9 +88,25 @@ def cholesky_solve(B, L, upper=False, *, out=None):
     return X if out is None else out.copy_(X)
 
 
+def _check_nonsingular_factor(name, L):
+    """LinAlgError for a triangular factor with a zero on its diagonal, naming the first
+    one (1-based) as LAPACK's potri does."""
+    zero = _C.diagonal(L, 0, -2, -1) == 0
+    if not zero.any().item():
+        return
+    rows = zero.reshape(-1, L.shape[-1]).tolist()
+    batch = next(b for b, r in enumerate(rows) if any(r))
+    where = f"(Batch element {batch}): " if L.dim() > 2 else ""
+    raise _C._LinAlgError(
+        f"{name}: {where}The diagonal element {rows[batch].index(True) + 1} is zero, the "
+        "inversion could not be completed because the input matrix is singular."
+    )
+
+
 def cholesky_inverse(L, upper=False, *, out=None):
     """The inverse of A = L L^H (or U^H U) from its Cholesky factor."""
     _check_square("cholesky_inverse", L)
+    _check_nonsingular_factor("cholesky_inverse", L)
     eye = _C.eye(L.shape[-1], dtype=L.dtype).expand(L.shape)
     res = cholesky_solve(eye, L, upper)
     return res if out is None else out.copy_(res)
