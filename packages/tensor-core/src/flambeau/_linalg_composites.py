@@ -247,10 +247,6 @@ def multi_dot(tensors, *, out=None):
 # ---- tensorinv, tensorsolve -----------------------------------------------------------------
 
 
-def _prod(shape):
-    return math.prod(shape)
-
-
 def tensorinv(input, ind=2, *, out=None):
     """The inverse of input under tensordot over its first ind dims: shaped
     input.shape[ind:] + input.shape[:ind]."""
@@ -263,12 +259,12 @@ def tensorinv(input, ind=2, *, out=None):
             f"Expected 'ind' to be at most input.dim() = {input.dim()}, but got {ind}"
         )
     before, after = tuple(input.shape[:ind]), tuple(input.shape[ind:])
-    if _prod(before) != _prod(after):
+    if math.prod(before) != math.prod(after):
         raise RuntimeError(
             "Expected self to satisfy the requirement prod(self.shape[ind:]) == "
-            f"prod(self.shape[:ind]), but got {_prod(after)} != {_prod(before)}"
+            f"prod(self.shape[:ind]), but got {math.prod(after)} != {math.prod(before)}"
         )
-    inverse = _C.linalg_inv(input.reshape(_prod(before), _prod(after)))
+    inverse = _C.linalg_inv(input.reshape(math.prod(before), math.prod(after)))
     return into_out(out, inverse.reshape(after + before))
 
 
@@ -289,12 +285,12 @@ def tensorsolve(input, other, dims=None, *, out=None):
         ndim = A.dim()
         A = A.movedim(list(dims), list(builtins.range(ndim - len(dims), ndim)))
     result_shape = tuple(A.shape[other.dim() :])
-    if _prod(result_shape) != other.numel():
+    if math.prod(result_shape) != other.numel():
         raise RuntimeError(
             "Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
-            f"prod(self.shape[:other.ndim]), but got {_prod(result_shape)} != {other.numel()}"
+            f"prod(self.shape[:other.ndim]), but got {math.prod(result_shape)} != {other.numel()}"
         )
-    X = _C.linalg_solve(A.reshape(other.numel(), _prod(result_shape)), other.reshape(-1))
+    X = _C.linalg_solve(A.reshape(other.numel(), math.prod(result_shape)), other.reshape(-1))
     return into_out(out, X.reshape(result_shape))
 
 
