@@ -82,6 +82,9 @@ COMPLEX_SKIP = {
 # singular values (not differentiable, as in PyTorch) and linalg_eigvals' row sorts the
 # eigenvalues through NumPy. See tests/test_linalg_eig_lstsq_grad.py.
 CHECKED_ELSEWHERE = {"linalg_lstsq", "linalg_eigvals"}
+# Formulas that raise, as PyTorch has no derivative: test_linalg_composites_grad.py checks
+# that backward raises.
+NO_DERIVATIVE = {"linalg_ldl_factor", "linalg_ldl_factor_ex", "linalg_ldl_solve"}
 
 
 @dataclass(frozen=True)
@@ -150,7 +153,12 @@ def differentiable_rows():
             f = derivatives.Formula(None)  # recorded as its decomposition
         if f is None or f.nondifferentiable:
             continue
-        skipped = op.id in PIECEWISE_CONSTANT or op.id in ON_KINK or op.id in CHECKED_ELSEWHERE
+        skipped = (
+            op.id in PIECEWISE_CONSTANT
+            or op.id in ON_KINK
+            or op.id in CHECKED_ELSEWHERE
+            or op.id in NO_DERIVATIVE
+        )
         if skipped or op.name in SAMPLED:
             continue
         for dtype in ("float64", "complex128"):

@@ -54,8 +54,17 @@ def rnd(*shape, dtype=np.float64, seed=0):
     return np.random.default_rng(seed).uniform(-1, 1, shape).astype(dtype)
 
 
+# torch.linalg's public names in PyTorch 2.13.
+TORCH_LINALG = """LinAlgError cholesky cholesky_ex cond cross det diagonal eig eigh eigvals
+    eigvalsh householder_product inv inv_ex ldl_factor ldl_factor_ex ldl_solve lstsq lu
+    lu_factor lu_factor_ex lu_solve matmul matrix_exp matrix_norm matrix_power matrix_rank
+    multi_dot norm pinv qr slogdet solve solve_ex solve_triangular svd svdvals tensorinv
+    tensorsolve vander vecdot vector_norm""".split()
+
+
 def test_namespace_matches_pytorch_names():
     assert flambeau.linalg is LA
+    assert sorted(LA.__all__) == sorted(TORCH_LINALG)
     for name in LA.__all__:
         assert callable(getattr(LA, name)), name
     lapack_ops = {r["name"] for r in flambeau.ops_table() if r["category"] == "linalg_lapack"}

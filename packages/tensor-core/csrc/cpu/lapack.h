@@ -20,7 +20,13 @@ using fchar_len = size_t;
   void scipy_##P##potrf_(const char* uplo, const lapack_int* n, T* a, const lapack_int* lda,    \
                          lapack_int* info, fchar_len);                                          \
   void scipy_##P##geqrf_(const lapack_int* m, const lapack_int* n, T* a, const lapack_int* lda, \
-                         T* tau, T* work, const lapack_int* lwork, lapack_int* info);
+                         T* tau, T* work, const lapack_int* lwork, lapack_int* info);           \
+  void scipy_##P##sytrf_(const char* uplo, const lapack_int* n, T* a, const lapack_int* lda,    \
+                         lapack_int* ipiv, T* work, const lapack_int* lwork, lapack_int* info,  \
+                         fchar_len);                                                            \
+  void scipy_##P##sytrs_(const char* uplo, const lapack_int* n, const lapack_int* nrhs,         \
+                         const T* a, const lapack_int* lda, const lapack_int* ipiv, T* b,       \
+                         const lapack_int* ldb, lapack_int* info, fchar_len);
 
 FLB_LAPACK_COMMON(s, float, float)
 FLB_LAPACK_COMMON(d, double, double)
@@ -74,7 +80,13 @@ FLB_LAPACK_REAL(d, double)
   void scipy_##P##gelsd_(const lapack_int* m, const lapack_int* n, const lapack_int* nrhs, T* a,   \
                          const lapack_int* lda, T* b, const lapack_int* ldb, R* s, const R* rcond, \
                          lapack_int* rank, T* work, const lapack_int* lwork, R* rwork,             \
-                         lapack_int* iwork, lapack_int* info);
+                         lapack_int* iwork, lapack_int* info);                                     \
+  void scipy_##P##hetrf_(const char* uplo, const lapack_int* n, T* a, const lapack_int* lda,       \
+                         lapack_int* ipiv, T* work, const lapack_int* lwork, lapack_int* info,     \
+                         fchar_len);                                                               \
+  void scipy_##P##hetrs_(const char* uplo, const lapack_int* n, const lapack_int* nrhs,            \
+                         const T* a, const lapack_int* lda, const lapack_int* ipiv, T* b,          \
+                         const lapack_int* ldb, lapack_int* info, fchar_len);
 
 FLB_LAPACK_COMPLEX(c, std::complex<float>, float)
 FLB_LAPACK_COMPLEX(z, std::complex<double>, double)

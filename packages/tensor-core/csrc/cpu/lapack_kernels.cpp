@@ -47,6 +47,13 @@ constexpr bool kIsComplex = !std::is_same_v<T, real_t<T>>;
   }                                                                                                \
   inline void geqrf(I m, I n, T* a, I lda, T* tau, T* work, I lwork, I* info) {                    \
     scipy_##P##geqrf_(&m, &n, a, &lda, tau, work, &lwork, info);                                   \
+  }                                                                                                \
+  inline void sytrf(char uplo, I n, T* a, I lda, I* piv, T* work, I lwork, I* info) {              \
+    scipy_##P##sytrf_(&uplo, &n, a, &lda, piv, work, &lwork, info, 1);                             \
+  }                                                                                                \
+  inline void sytrs(char uplo, I n, I nrhs, const T* a, I lda, const I* piv, T* b, I ldb,          \
+                    I* info) {                                                                     \
+    scipy_##P##sytrs_(&uplo, &n, &nrhs, a, &lda, piv, b, &ldb, info, 1);                           \
   }
 FLB_COMMON(s, float)
 FLB_COMMON(d, double)
@@ -89,6 +96,19 @@ FLB_REAL(d, double)
 FLB_COMPLEX(c, c64, float)
 FLB_COMPLEX(z, c128, double)
 #undef FLB_COMPLEX
+
+// The Hermitian LDL^H routines (complex only).
+#define FLB_HERMITIAN(P, T)                                                               \
+  inline void hetrf(char uplo, I n, T* a, I lda, I* piv, T* work, I lwork, I* info) {     \
+    scipy_##P##hetrf_(&uplo, &n, a, &lda, piv, work, &lwork, info, 1);                    \
+  }                                                                                       \
+  inline void hetrs(char uplo, I n, I nrhs, const T* a, I lda, const I* piv, T* b, I ldb, \
+                    I* info) {                                                            \
+    scipy_##P##hetrs_(&uplo, &n, &nrhs, a, &lda, piv, b, &ldb, info, 1);                  \
+  }
+FLB_HERMITIAN(c, c64)
+FLB_HERMITIAN(z, c128)
+#undef FLB_HERMITIAN
 
 // The workspace size a query (lwork = -1) returned in work[0].
 template <class T>
@@ -149,6 +169,52 @@ void potrf_kernel(const Tensor& a, bool upper, const Tensor& info) {
     for (int64_t b = 0; b < batch; ++b)
       potrf(upper ? 'U' : 'L', static_cast<I>(n), a->data_as<T>() + b * n * n, ld(n),
             info->data_as<I>() + b);
+  });
+}
+
+// sytrf, or hetrf for a complex Hermitian factorization (the same for real types).
+template <class T>
+void ldl_factor_one(bool hermitian, I n, T* a, I* piv, T* work, I lwork, I* info) {
+  if constexpr (kIsComplex<T>) {
+    if (hermitian) return hetrf('L', n, a, ld(n), piv, work, lwork, info);
+  }
+  sytrf('L', n, a, ld(n), piv, work, lwork, info);
+}
+
+void sytrf_kernel(const Tensor& a, const Tensor& pivots, bool hermitian, const Tensor& info) {
+  LongCall u(a);
+  visit_lapack(a->dtype(), "ldl_factor", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const int64_t batch = a->sizes()[0], n = a->sizes()[1];
+    T query;
+    I qinfo = 0;
+    ldl_factor_one<T>(hermitian, static_cast<I>(n), nullptr, nullptr, &query, -1, &qinfo);
+    const I lwork = lwork_of(query);
+    std::vector<T> work(static_cast<size_t>(lwork));
+    for (int64_t b = 0; b < batch; ++b)
+      ldl_factor_one<T>(hermitian, static_cast<I>(n), a->data_as<T>() + b * n * n,
+                        pivots->data_as<I>() + b * n, work.data(), lwork, info->data_as<I>() + b);
+  });
+}
+
+void sytrs_kernel(const Tensor& ldt, const Tensor& pivots, const Tensor& rhs, bool hermitian) {
+  LongCall u(rhs);
+  visit_lapack(ldt->dtype(), "ldl_solve", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const int64_t batch = ldt->sizes()[0], n = ldt->sizes()[1], nrhs = rhs->sizes()[1];
+    I info = 0;
+    for (int64_t b = 0; b < batch; ++b) {
+      const T* pa = ldt->data_as<T>() + b * n * n;
+      const I* piv = pivots->data_as<I>() + b * n;
+      T* pb = rhs->data_as<T>() + b * n * nrhs;
+      if constexpr (kIsComplex<T>) {
+        if (hermitian) {
+          hetrs('L', static_cast<I>(n), static_cast<I>(nrhs), pa, ld(n), piv, pb, ld(n), &info);
+          continue;
+        }
+      }
+      sytrs('L', static_cast<I>(n), static_cast<I>(nrhs), pa, ld(n), piv, pb, ld(n), &info);
+    }
   });
 }
 
@@ -402,6 +468,8 @@ void trsm_kernel(const Tensor& a, const Tensor& rhs, bool left, bool upper, bool
 FLB_REGISTER_KERNEL("linalg_getrf", kCPU, getrf_kernel);
 FLB_REGISTER_KERNEL("linalg_getrs", kCPU, getrs_kernel);
 FLB_REGISTER_KERNEL("linalg_potrf", kCPU, potrf_kernel);
+FLB_REGISTER_KERNEL("linalg_sytrf", kCPU, sytrf_kernel);
+FLB_REGISTER_KERNEL("linalg_sytrs", kCPU, sytrs_kernel);
 FLB_REGISTER_KERNEL("linalg_geqrf", kCPU, qr_kernel);
 FLB_REGISTER_KERNEL("linalg_gesdd", kCPU, svd_kernel);
 FLB_REGISTER_KERNEL("linalg_syevd", kCPU, eigh_kernel);

@@ -14,6 +14,11 @@ namespace flambeau::lapack {
 using GetrfKernel = void(const Tensor& a, const Tensor& pivots, const Tensor& info);
 // Solves op(A) X = B from getrf's factors, B overwritten; trans is 'N', 'T' or 'C'.
 using GetrsKernel = void(const Tensor& lu, const Tensor& pivots, const Tensor& b, char trans);
+// Bunch-Kaufman LDL^T (LDL^H when hermitian and complex) of the lower triangle, in
+// place; pivots as sytrf's (1-based, both entries of a 2x2 block negative).
+using SytrfKernel = void(const Tensor& a, const Tensor& pivots, bool hermitian, const Tensor& info);
+// Solves A X = B from sytrf's factors, B overwritten.
+using SytrsKernel = void(const Tensor& ld, const Tensor& pivots, const Tensor& b, bool hermitian);
 // Cholesky in place (the other triangle is left as it was).
 using PotrfKernel = void(const Tensor& a, bool upper, const Tensor& info);
 // Householder QR: a -> R in its upper triangle; q (B, q_cols, rows) gets the

@@ -16,82 +16,21 @@
 #include "generated/ops_reduction.h"
 #include "generated/ops_shape.h"
 #include "generated/ops_tensor.h"
+#include "ops/lapack_frontend.h"
 #include "ops/linalg_util.h"
 #include "ops/reduce_util.h"
+#include "ops/sorting_kernels.h"  // write_out, check_out_tuple: tuple out=
 
 namespace flambeau::ops {
 
 using linalg::batch_of;
 using linalg::finish;
 using linalg::real_dtype;
+using namespace lapack_frontend;
 
 namespace {
 
 using namespace flambeau::lapack;
-
-template <class Sig>
-KernelRef<Sig> kernel(const char* name, const Tensor& t) {
-  return kernel_for<Sig>(Dispatcher::op(name), t->device());
-}
-
-void check_dtype(const char* op, const Tensor& a) {
-  ScalarType t = a->dtype();
-  FLB_CHECK(t == ScalarType::Float32 || t == ScalarType::Float64 || is_complex(t), op,
-            ": Expected a floating point or complex tensor as input. Got ", torch_type_name(t));
-}
-
-void check_matrix(const char* op, const Tensor& a, bool square) {
-  FLB_CHECK(a->dim() >= 2, op, ": The input tensor A must have at least 2 dimensions.");
-  check_dtype(op, a);
-  if (square)
-    FLB_CHECK(a->size(-1) == a->size(-2), op,
-              ": A must be batches of square matrices, but they are ", a->size(-2), " by ",
-              a->size(-1), " matrices");
-}
-
-void check_same_dtype(const char* op, const Tensor& a, const Tensor& b) {
-  FLB_CHECK(a->dtype() == b->dtype(), op, ": Expected A and B to have the same dtype, but found A",
-            " of type ", dtype_name(a->dtype()), " and B of type ", dtype_name(b->dtype()),
-            " instead");
-}
-
-DimVector with(IntList batch, std::initializer_list<int64_t> tail) {
-  DimVector s(batch);
-  for (int64_t x : tail) s.push_back(x);
-  return s;
-}
-
-// A fresh (B, cols, rows) column-major copy of a (batch..., rows, cols).
-Tensor colmajor(const Tensor& a) {
-  const int64_t rows = a->size(-2), cols = a->size(-1);
-  DimVector batch = batch_of(a);
-  Tensor w = empty({numel_of(batch), cols, rows}, a->dtype(), a->device());
-  DimVector shape = with(batch, {cols, rows});
-  copy_into(make_view(w, shape, contiguous_strides(shape), 0), transpose(a, -2, -1));
-  return w;
-}
-
-// The column-major batch w (B, cols, rows) seen as (batch..., rows, cols).
-Tensor as_matrices(const Tensor& w, IntList batch, int64_t rows, int64_t cols) {
-  DimVector strides = contiguous_strides(batch);
-  for (int64_t& s : strides) s *= rows * cols;
-  strides.push_back(1);
-  strides.push_back(rows);
-  return make_view(w, with(batch, {rows, cols}), strides, w->offset());
-}
-
-Tensor int32_zeros(IntList shape) { return zeros(shape, ScalarType::Int32, std::nullopt, false); }
-
-// The first non-zero info, with PyTorch's "(Batch element i): " prefix for batches.
-template <class Msg>
-void check_info(const char* op, const Tensor& info, bool batched, Msg&& msg) {
-  const int32_t* p = info->data_as<int32_t>();
-  for (int64_t b = 0; b < info->numel(); ++b) {
-    if (p[b] == 0) continue;
-    std::string where = batched ? str_cat("(Batch element ", b, "): ") : std::string();
-    fail(op, ": ", where, msg(p[b]));
-  }
-}
 
 Tensor info_shaped(const Tensor& info, IntList batch) { return reshape(info, batch); }
 
@@ -113,15 +52,6 @@ std::string singular_msg(int32_t i) {
   return str_cat("The diagonal element ", i,
                  " is zero, the inversion could not be completed because the input matrix is "
                  "singular.");
-}
-
-// Broadcasts the batch dims of a (.., r, c) and b (.., r2, c2).
-DimVector broadcast_batch(const Tensor& a, const Tensor& b, const char* op) {
-  return broadcast_shapes(batch_of(a), batch_of(b), op);
-}
-
-Tensor expand_batch(const Tensor& t, IntList batch, const char* op) {
-  return expand_to(t, with(batch, {t->size(-2), t->size(-1)}), op);
 }
 
 // NaN or inf sends LAPACK's iterative drivers (gesdd, gelsd, syevd, geev) into
@@ -242,35 +172,75 @@ Tensor linalg_inv(const Tensor& A, const OutArg& out) {
   return finish(out, inv, "linalg.inv");
 }
 
-Tensor linalg_solve(const Tensor& A, const Tensor& B, bool left, const OutArg& out) {
+namespace {
+
+// "3x4": the matrix part of a shape, as PyTorch's solver messages print it.
+std::string matrix_shape(const Tensor& t) { return str_cat(t->size(-2), "x", t->size(-1)); }
+
+// The factors of A's own batch seen with the batch dims `batch` (A's broadcast
+// against B's): a copy only when they differ.
+Lu expand_lu(const Lu& f, IntList batch_a, IntList batch, int64_t n, const char* op) {
+  if (batch_a == batch) return f;
+  Lu e;
+  e.lu = colmajor(expand_batch(as_matrices(f.lu, batch_a, n, n), batch, op));
+  Tensor piv = expand_to(reshape(f.pivots, with(batch_a, {n})), with(batch, {n}), op);
+  e.pivots = reshape(contiguous(piv), {numel_of(batch), n});
+  return e;
+}
+
+// A X = B (left) or X A = B for square A, B a matrix or a (batch of) vector(s): the
+// solution and LAPACK's info for each matrix of A's own batch. `api` names the
+// function in the singular-matrix error raised when check_errors.
+std::tuple<Tensor, Tensor> solve_impl(const Tensor& A, const Tensor& B, bool left,
+                                      bool check_errors, const char* api) {
   const char* op = "linalg.solve";
   check_matrix(op, A, true);
   check_same_dtype(op, A, B);
+  const int64_t n = A->size(-1);
   // B is a (batch of) vector(s) when 1-D or shaped like A without its last dim.
   const bool vector = B->dim() == 1 || (B->dim() == A->dim() - 1 &&
                                         B->sizes() == IntList(A->sizes().data(), A->dim() - 1));
-  if (vector) {
-    FLB_CHECK(left, op,
-              ": Vector broadcasting of the left hand side is not supported for left=False");
-    Tensor x = linalg_solve(A, unsqueeze(B, -1), true, {});
-    return finish(out, squeeze(x, DimVector{-1}), op);
+  const Tensor Bm = vector ? unsqueeze(B, -1) : B;
+  FLB_CHECK(Bm->dim() >= 2, op, ": The input tensor B must have at least 2 dimensions.");
+  FLB_CHECK(!vector || left || n != 1, op,
+            ": Vector broadcasting of the left hand side is not supported for left=False. In "
+            "this case linalg.solve is equivalent to B / A.squeeze(-1)");
+  FLB_CHECK((left ? Bm->size(-2) : Bm->size(-1)) == n, op,
+            ": Incompatible shapes of A and B for the equation ", left ? "AX = B" : "XA = B", " (",
+            matrix_shape(A), " and ", matrix_shape(Bm), ")");
+  DimVector batch_a = batch_of(A), batch = broadcast_batch(A, Bm, op);
+  Lu f = lu_factor_cm(A);
+  if (check_errors)
+    check_info(api, f.info, A->dim() > 2, [](int32_t) {
+      return std::string("The solver failed because the input matrix is singular.");
+    });
+  // X A = B  <=>  A^T X^T = B^T: the same factors, solved transposed.
+  Tensor rhs_m = left ? Bm : transpose(Bm, -2, -1);
+  const int64_t k = rhs_m->size(-1);
+  Tensor rhs = colmajor(expand_batch(rhs_m, batch, op));
+  if (rhs->numel() && n > 0) {
+    Lu e = expand_lu(f, batch_a, batch, n, op);
+    kernel<GetrsKernel>("linalg_getrs", A)(e.lu, e.pivots, rhs, left ? 'N' : 'T');
   }
-  FLB_CHECK(B->dim() >= 2, op, ": The input tensor B must have at least 2 dimensions.");
-  if (!left)  // X A = B  <=>  A^T X^T = B^T
-    return finish(
-        out, transpose(linalg_solve(transpose(A, -2, -1), transpose(B, -2, -1), true, {}), -2, -1),
-        op);
-  const int64_t n = A->size(-1), k = B->size(-1);
-  FLB_CHECK(B->size(-2) == n, op, ": Incompatible shapes of A and B for the equation AX = B (",
-            shape_str(A->sizes()), " and ", shape_str(B->sizes()), ")");
-  DimVector batch = broadcast_batch(A, B, op);
-  Lu f = lu_factor_cm(expand_batch(A, batch, op));
-  check_info(op, f.info, !batch.empty(), [](int32_t) {
-    return std::string("The solver failed because the input matrix is singular.");
-  });
-  Tensor rhs = colmajor(expand_batch(B, batch, op));
-  if (rhs->numel() && n > 0) kernel<GetrsKernel>("linalg_getrs", A)(f.lu, f.pivots, rhs, 'N');
-  return finish(out, as_matrices(rhs, batch, n, k), op);
+  Tensor x = as_matrices(rhs, batch, n, k);
+  if (!left) x = transpose(x, -2, -1);
+  if (vector) x = squeeze(x, DimVector{-1});
+  return {x, info_shaped(f.info, batch_a)};
+}
+
+}  // namespace
+
+Tensor linalg_solve(const Tensor& A, const Tensor& B, bool left, const OutArg& out) {
+  return finish(out, std::get<0>(solve_impl(A, B, left, true, "torch.linalg.solve")),
+                "linalg.solve");
+}
+
+std::tuple<Tensor, Tensor> linalg_solve_ex(const Tensor& A, const Tensor& B, bool left,
+                                           bool check_errors, const std::vector<Tensor>& out) {
+  const char* op = "linalg.solve_ex";
+  check_out_tuple(out, 2, op);
+  auto [x, info] = solve_impl(A, B, left, check_errors, "torch.linalg.solve_ex");
+  return {write_out(out, 0, x, op), write_out(out, 1, info, op)};
 }
 
 Tensor linalg_solve_triangular(const Tensor& input, const Tensor& B, bool upper, bool left,
@@ -619,14 +589,42 @@ Tensor linalg_matrix_power(const Tensor& A, int64_t n) { return matrix_power(A, 
 
 // ---- LU ----
 
-std::tuple<Tensor, Tensor> linalg_lu_factor(const Tensor& A, bool pivot) {
-  const char* op = "linalg.lu_factor";
+namespace {
+
+std::tuple<Tensor, Tensor, Tensor> lu_factor_impl(const char* op, const Tensor& A, bool pivot,
+                                                  bool check_errors, const char* api) {
   check_matrix(op, A, false);
-  FLB_CHECK(pivot, op, ": LU without pivoting is not implemented on the CPU");
+  FLB_CHECK(pivot, "linalg.lu_factor: LU without pivoting is not implemented on the CPU");
   const int64_t m = A->size(-2), n = A->size(-1);
   DimVector batch = batch_of(A);
   Lu f = lu_factor_cm(A);
-  return {as_matrices(f.lu, batch, m, n), reshape(f.pivots, with(batch, {std::min(m, n)}))};
+  // A zero pivot is a plain RuntimeError here, not a LinAlgError (as PyTorch).
+  if (check_errors)
+    check_info<Error>(api, f.info, !batch.empty(), [](int32_t i) {
+      return str_cat("U[", i, ",", i,
+                     "] is zero and using it on lu_solve would result in a division by zero. If "
+                     "you still want to perform the factorization, consider calling "
+                     "linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)");
+    });
+  return {as_matrices(f.lu, batch, m, n), reshape(f.pivots, with(batch, {std::min(m, n)})),
+          info_shaped(f.info, batch)};
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor> linalg_lu_factor(const Tensor& A, bool pivot) {
+  auto [lu, pivots, info] =
+      lu_factor_impl("linalg.lu_factor", A, pivot, true, "torch.linalg.lu_factor");
+  return {lu, pivots};
+}
+
+std::tuple<Tensor, Tensor, Tensor> linalg_lu_factor_ex(const Tensor& A, bool pivot,
+                                                       bool check_errors,
+                                                       const std::vector<Tensor>& out) {
+  const char* op = "linalg.lu_factor_ex";
+  check_out_tuple(out, 3, op);
+  auto [lu, pivots, info] = lu_factor_impl(op, A, pivot, check_errors, "torch.linalg.lu_factor_ex");
+  return {write_out(out, 0, lu, op), write_out(out, 1, pivots, op), write_out(out, 2, info, op)};
 }
 
 Tensor linalg_lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B, bool left,

@@ -36,10 +36,24 @@ void reacquire_interpreter(void* token) {
   PyEval_RestoreThread(static_cast<PyThreadState*>(token));
 }
 
-void translate_errors() {
+// flambeau._C._LinAlgError (flambeau.linalg.LinAlgError), as PyTorch's
+// torch._C._LinAlgError: underscored so that `from flambeau._C import *` leaves it
+// out of the top-level namespace, which PyTorch's lacks. Kept for the process.
+PyObject* g_linalg_error = nullptr;
+
+void translate_errors(py::module_& m) {
+  g_linalg_error = PyErr_NewExceptionWithDoc(
+      "flambeau._C._LinAlgError",
+      "Raised by linalg functions when LAPACK reports a singular or not positive-definite "
+      "input (torch.linalg.LinAlgError). A RuntimeError.",
+      PyExc_RuntimeError, nullptr);
+  if (!g_linalg_error) throw py::error_already_set();
+  m.add_object("_LinAlgError", py::handle(g_linalg_error));
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
+    } catch (const LinAlgError& e) {
+      PyErr_SetString(g_linalg_error, e.what());
     } catch (const IndexError& e) {
       PyErr_SetString(PyExc_IndexError, e.what());
     } catch (const TypeError& e) {
@@ -225,7 +239,7 @@ PYBIND11_MODULE(_C, m) {
   using namespace flambeau;
   using namespace flambeau::python;
   m.doc() = "flambeau's C++ core";
-  translate_errors();
+  translate_errors(m);
   g_interpreter_lock = {&release_interpreter, &reacquire_interpreter};
   bind_dtypes(m);
   bind_device(m);

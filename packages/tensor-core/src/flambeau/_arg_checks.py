@@ -50,6 +50,14 @@ def dtype_name(dtype) -> str:
     return str(dtype).removeprefix("flambeau.")
 
 
+def torch_type_name(dtype) -> str:
+    """Float, Long, ComplexDouble, ...: a dtype as PyTorch's C++ errors name it."""
+    from flambeau._legacy_constructors import _TYPE_NAMES
+
+    name = _TYPE_NAMES.get(dtype)
+    return name.removesuffix("Tensor") if name else dtype_name(dtype)
+
+
 def require_floating(fn: str, input) -> None:
     """NotImplementedError, as PyTorch's kernels raise, for a non-floating input."""
     if not input.dtype.is_floating_point:

@@ -14,6 +14,7 @@ import warnings
 
 from flambeau import _C
 from flambeau._arg_checks import wrap_dim
+from flambeau._linalg_composites import powers
 from flambeau._size import Size
 
 
@@ -278,12 +279,10 @@ def vander(x, N=None, increasing=False):
     if n < 0:
         raise RuntimeError("N must be non-negative.")
     dtype = _C.promote_types(x.dtype, _C.int64)
-    cols = x.to(dtype).unsqueeze(1)
     if n == 0:
         out = _C.empty((x.shape[0], 0), dtype=dtype)
     else:
-        ones = _C.ones((x.shape[0], 1), dtype=dtype)
-        out = _C.cat([ones, cols.expand(x.shape[0], n - 1).cumprod(1)], 1)
+        out = powers(x.to(dtype), n)
     return out if increasing else out.flip([1])
 
 

@@ -1,12 +1,14 @@
 """flambeau.linalg: PyTorch's ``torch.linalg`` functions.
 
-Each is a core operator declared in ``ops/linalg_lapack.yaml`` under its aten
-name (``linalg_det``), bound in ``flambeau._C`` under that name, and
-re-exported here under PyTorch's name (``flambeau.linalg.det``).
+Most are core operators declared in ``ops/linalg_lapack.yaml`` under their aten name
+(``linalg_det``), bound in ``flambeau._C`` under that name, and re-exported here under
+PyTorch's name (``flambeau.linalg.det``); the rest are Python compositions of core
+operators (``_linalg_composites``, ``_householder``).
 """
 
 # ruff: noqa: F401, I001  (one import, in PyTorch's names)
 from flambeau._C import (
+    _LinAlgError as LinAlgError,
     linalg_cholesky as cholesky,
     linalg_cholesky_ex as cholesky_ex,
     linalg_cross as cross,
@@ -17,9 +19,13 @@ from flambeau._C import (
     linalg_eigvalsh as eigvalsh,
     linalg_inv as inv,
     linalg_inv_ex as inv_ex,
+    linalg_ldl_factor as ldl_factor,
+    linalg_ldl_factor_ex as ldl_factor_ex,
+    linalg_ldl_solve as ldl_solve,
     linalg_lstsq as lstsq,
     linalg_lu as lu,
     linalg_lu_factor as lu_factor,
+    linalg_lu_factor_ex as lu_factor_ex,
     linalg_lu_solve as lu_solve,
     linalg_matrix_norm as matrix_norm,
     linalg_matrix_power as matrix_power,
@@ -29,39 +35,66 @@ from flambeau._C import (
     linalg_qr as qr,
     linalg_slogdet as slogdet,
     linalg_solve as solve,
+    linalg_solve_ex as solve_ex,
     linalg_solve_triangular as solve_triangular,
     linalg_svd as svd,
     linalg_svdvals as svdvals,
     linalg_vector_norm as vector_norm,
     matmul,
 )
+from flambeau._householder import householder_product
+from flambeau._linalg_composites import (
+    cond,
+    diagonal,
+    matrix_exp,
+    multi_dot,
+    tensorinv,
+    tensorsolve,
+    vander,
+    vecdot,
+)
 
 __all__ = [
+    "LinAlgError",
     "cholesky",
     "cholesky_ex",
+    "cond",
     "cross",
     "det",
+    "diagonal",
     "eig",
     "eigh",
     "eigvals",
     "eigvalsh",
+    "householder_product",
     "inv",
     "inv_ex",
+    "ldl_factor",
+    "ldl_factor_ex",
+    "ldl_solve",
     "lstsq",
     "lu",
     "lu_factor",
+    "lu_factor_ex",
     "lu_solve",
     "matmul",
+    "matrix_exp",
     "matrix_norm",
     "matrix_power",
     "matrix_rank",
+    "multi_dot",
     "norm",
     "pinv",
     "qr",
     "slogdet",
     "solve",
+    "solve_ex",
     "solve_triangular",
     "svd",
     "svdvals",
+    "tensorinv",
+    "tensorsolve",
+    "vander",
+    "vecdot",
     "vector_norm",
 ]

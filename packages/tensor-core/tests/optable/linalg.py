@@ -464,6 +464,11 @@ def _np_lu_factor(a):
     return lu, piv.astype(np.int32)
 
 
+def _no_info(a):
+    """LAPACK's info of a batch of nonsingular matrices: zeros, one per matrix."""
+    return np.zeros(a.shape[:-2], np.int32)
+
+
 def _lu_fn(a):
     p, l_, u = LA.lu(a)
     return p @ l_ @ u, l_.tril(), u.triu()
@@ -674,6 +679,14 @@ TESTS += [
     ),
     OpTest("linalg_solve", LA.solve, np_solve, solve_samples, dtypes=LA_DTYPES, **LAPACK_TOL),
     OpTest(
+        "linalg_solve_ex",
+        LA.solve_ex,
+        lambda a, b, left=True: (np_solve(a, b, left), _no_info(a)),
+        solve_samples,
+        dtypes=LA_DTYPES,
+        **LAPACK_TOL,
+    ),
+    OpTest(
         "linalg_solve_triangular",
         LA.solve_triangular,
         np_solve_triangular,
@@ -752,6 +765,14 @@ TESTS += [
         "linalg_lu_factor",
         _lu_factor_fn,
         _np_lu_factor,
+        square_samples("general"),
+        dtypes=LA_DTYPES,
+        **LAPACK_TOL,
+    ),
+    OpTest(
+        "linalg_lu_factor_ex",
+        LA.lu_factor_ex,
+        lambda a: (*_np_lu_factor(a), _no_info(a)),
         square_samples("general"),
         dtypes=LA_DTYPES,
         **LAPACK_TOL,

@@ -366,10 +366,7 @@ def _inv_ex(g, a):
     return {"A": _inv_grad(g[0], a["results"][0])}
 
 
-@formula("linalg_solve", needs_result=True)
-def _solve(g, a):
-    A, B, X = a["A"], a["B"], a["result"]
-    left = a.get("left", True)
+def _solve_grad(g, A, B, X, left):
     gB = F.linalg.solve(_mH(A), g, left=left)
     if not left:
         return {"A": -(_mH(X) @ gB), "B": gB}
@@ -378,6 +375,18 @@ def _solve(g, a):
     ):
         return {"A": -(gB.unsqueeze(-1) * conj(X).unsqueeze(-2)), "B": gB}
     return {"A": -(gB @ _mH(X)), "B": gB}
+
+
+@formula("linalg_solve", needs_result=True)
+def _solve(g, a):
+    return _solve_grad(g, a["A"], a["B"], a["result"], a.get("left", True))
+
+
+@formula("linalg_solve_ex", needs_result=(0,))
+def _solve_ex(g, a):
+    if g[0] is None:
+        return {}
+    return _solve_grad(g[0], a["A"], a["B"], a["results"][0], a.get("left", True))
 
 
 @formula("linalg_solve_triangular", needs_result=True)
@@ -753,10 +762,10 @@ def _lu_backward(gL, gU, P, L, U):
     return P @ F.cat([_lu_square(gL[..., :k, :], gU, L1, U), gA2], -2)
 
 
-@formula("linalg_lu_factor", needs_result=True)
+@formula("linalg_lu_factor", "linalg_lu_factor_ex", needs_result=True)
 def _lu_factor(g, a):
     A = a["A"]
-    LU, piv = a["results"]
+    LU, piv = a["results"][:2]
     gLU = g[0]
     if gLU is None:
         return {}
@@ -794,3 +803,18 @@ def _lu_solve(g, a):
         PtgA = _mT(P) @ gA
         out["LU"] = (PtgA @ _mH(U)).tril(-1) + (_mH(L) @ PtgA).triu()
     return out
+
+
+# PyTorch has no derivative for the LDL factorization or its solves: their results take
+# part in the graph, and differentiating through them raises.
+def _no_derivative(op):
+    def backward(g, a):
+        raise RuntimeError(f"derivative for aten::{op} is not implemented")
+
+    return backward
+
+
+formula("linalg_ldl_factor", "linalg_ldl_factor_ex", needs_input=False)(
+    _no_derivative("linalg_ldl_factor_ex")
+)
+formula("linalg_ldl_solve", needs_input=False)(_no_derivative("linalg_ldl_solve"))
