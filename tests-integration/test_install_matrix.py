@@ -34,6 +34,8 @@ SIBLINGS = {
     "flambeau.utils.data": "flambeau-data",
     "flambeau.legacy": "flambeau-legacy",
     "flambeau.distributed": "flambeau-distributed",
+    "flambeau.distributions": "flambeau-autograd",
+    "flambeau.utils.checkpoint": "flambeau-autograd",
 }
 
 # Runs inside each environment; its last line of output is a JSON report.

@@ -179,6 +179,10 @@ def _conv_tbc_reference(x, w, b, pad):
     return out
 
 
+def test_conv_tbc_is_the_cores():
+    assert F.conv_tbc is flambeau.conv_tbc
+
+
 @pytest.mark.parametrize("pad", [0, 1, 2, -1])
 def test_conv_tbc_matches_reference_and_gradcheck(pad):
     rng = np.random.default_rng(4)

@@ -191,10 +191,10 @@ def test_parameter_data_assignment_new_shape_or_dtype_updates_the_module():
     assert emb(flambeau.tensor([9])).shape == (1, 3)
 
 
-def test_parameter_data_assignment_errors():
+def test_parameter_data_assignment_repoints_the_same_object():
     free = nn.Parameter(flambeau.ones(2))
-    with pytest.raises(RuntimeError, match="another shape, dtype or device"):
-        free.data = flambeau.ones(3)
+    free.data = flambeau.ones(3)  # as in PyTorch: a new shape, the same Parameter
+    assert free.shape == (3,) and isinstance(free, nn.Parameter) and free.requires_grad
     with pytest.raises(TypeError, match="Variable data has to be a tensor, but got int"):
         free.data = 3
 

@@ -9,10 +9,13 @@ previous search directions P, and solves the eigenproblem projected on span(S)
 ``"ortho"`` (default)
     W and P are made B-orthonormal and B-orthogonal to X with repeated projections and
     SVQB passes (Stathopoulos and Wu 2002; Duersch, Shao, Yang and Gu 2018), dropping
-    directions S already spans, so Rayleigh-Ritz is a standard symmetric eigenproblem.
+    directions S already spans, so S^T B S is close to the identity.
 ``"basic"``
-    S is used as it is and Rayleigh-Ritz reduces the problem through a Cholesky factor of
-    S^T B S, which fails when S is (numerically) rank deficient.
+    S is used as it is, and the Cholesky factorization of S^T B S fails when S is
+    (numerically) rank deficient.
+
+Either way Rayleigh-Ritz reduces the projected problem to a standard one through the
+Cholesky factor of S^T B S.
 
 A pair has converged when ||r|| / (||x|| (||A|| + |lambda| ||B||)) < tol (norms of A and B
 estimated on the initial X); as in PyTorch, pairs count as converged in order, and the
@@ -170,11 +173,11 @@ class _Worker:
         if self.method == "ortho":
             P = self._ortho(P, X) if P.shape[-1] else P
             W = self._ortho(W, _C.cat([X, P], 1))
-            S = _C.cat([X, P, W], 1)
-            theta, C = _eigh(_C.matmul(S.mT, _C.matmul(self.A, S)), self.bparams["largest"])
-        else:
-            S = _C.cat([X, P, W], 1)
-            theta, C = self._rayleigh_ritz_cholesky(S)
+        # With the ortho method S^T B S is the identity up to the orthogonalization's
+        # tolerance; Rayleigh-Ritz through its Cholesky factor keeps that error out of the
+        # Ritz pairs (well conditioned, it cannot fail).
+        S = _C.cat([X, P, W], 1)
+        theta, C = self._rayleigh_ritz_cholesky(S)
         self.S = S
         self.X, self.E = _C.matmul(S, C[:, :n]), theta[:n]
         # The new directions: the part of the unconverged Ritz vectors outside the old X.
@@ -207,7 +210,6 @@ def _differentiable_pairs(A, X, largest: bool):
     gradients) spans, as functions of A whose first derivatives are those of exact
     eigenpairs: dlambda_i = x_i^T dA x_i and dx_i = sum_{j != i} x_j x_j^T dA x_i /
     (lambda_i - lambda_j) over all eigenvectors x_j of A."""
-    A = _sym(A)
     Xd = X.detach()
     # Inside span(X): eigh of the projected matrix gives the terms of the pairs in X.
     theta, Z = _eigh(_C.matmul(Xd.mT, _C.matmul(A, Xd)), largest)
@@ -307,6 +309,8 @@ def lobpcg(
     differentiate = A.requires_grad and _C.is_grad_enabled()
     if differentiate and B is not None:
         raise ValueError("lobpcg.backward does not support backward with B != I yet.")
+    if differentiate:  # as PyTorch: A's gradient is then symmetric too
+        A = _sym(A)
     batch = tuple(A.shape[:-2])
     count = math.prod(batch)
     flat_A = A.reshape((count, m, m))
