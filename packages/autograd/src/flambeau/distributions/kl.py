@@ -36,7 +36,6 @@ from .one_hot_categorical import OneHotCategorical
 from .pareto import Pareto
 from .poisson import Poisson
 from .transformed_distribution import TransformedDistribution
-from .transforms import _softplus
 from .uniform import Uniform
 from .utils import _sum_rightmost, euler_constant
 
@@ -126,10 +125,10 @@ def kl_divergence(p, q):
 
 @register_kl(Bernoulli, Bernoulli)
 def _kl_bernoulli_bernoulli(p, q):
-    t1 = p.probs * (_softplus(-q.logits) - _softplus(-p.logits))
+    t1 = p.probs * (F.softplus(-q.logits) - F.softplus(-p.logits))
     t1 = F.where(q.probs == 0, _infinite_like(t1), t1)
     t1 = F.where(p.probs == 0, F.zeros_like(t1), t1)
-    t2 = (1 - p.probs) * (_softplus(q.logits) - _softplus(p.logits))
+    t2 = (1 - p.probs) * (F.softplus(q.logits) - F.softplus(p.logits))
     t2 = F.where(q.probs == 1, _infinite_like(t2), t2)
     t2 = F.where(p.probs == 1, F.zeros_like(t2), t2)
     return t1 + t2

@@ -3,7 +3,7 @@ import flambeau as F
 from . import constraints
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
-from .transforms import SigmoidTransform, _softplus
+from .transforms import SigmoidTransform
 from .utils import (
     _BinaryProbsLogits,
     _expand_probs_or_logits,
@@ -48,7 +48,7 @@ class LogitRelaxedBernoulli(_BinaryProbsLogits, Distribution):
             self._validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
         diff = logits - value.mul(self.temperature)
-        return _log(self.temperature) + diff - 2 * _softplus(diff)
+        return _log(self.temperature) + diff - 2 * F.softplus(diff)
 
 
 def _log(t):

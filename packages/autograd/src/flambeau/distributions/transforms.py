@@ -37,10 +37,6 @@ __all__ = [
 ]
 
 
-def _softplus(x):
-    return F.logaddexp(x, F.zeros_like(x))
-
-
 def _pad_last(x, before: int, after: int, value: float):
     """``x`` with ``before``/``after`` entries of ``value`` added around its last dim."""
     parts = []
@@ -202,6 +198,15 @@ class _InverseTransform(Transform):
 
     def inverse_shape(self, shape):
         return self._inv.forward_shape(shape)
+
+
+class _ParameterlessTransform(Transform):
+    """A transform without parameters: all its instances are the same map."""
+
+    def __eq__(self, other):
+        return isinstance(other, type(self))
+
+    __hash__ = object.__hash__
 
 
 class ComposeTransform(Transform):
@@ -427,18 +432,13 @@ class ReshapeTransform(Transform):
         return F.Size(tuple(shape[:cut]) + tuple(self.in_shape))
 
 
-class ExpTransform(Transform):
+class ExpTransform(_ParameterlessTransform):
     r"""y = exp(x)."""
 
     domain = constraints.real
     codomain = constraints.positive
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, ExpTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return x.exp()
@@ -500,18 +500,13 @@ def _clipped_sigmoid(x):
     return F.clamp(F.sigmoid(x), min=finfo.tiny, max=1.0 - finfo.eps)
 
 
-class SigmoidTransform(Transform):
+class SigmoidTransform(_ParameterlessTransform):
     r"""y = 1 / (1 + exp(-x)), kept strictly inside (0, 1)."""
 
     domain = constraints.real
     codomain = constraints.unit_interval
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, SigmoidTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return _clipped_sigmoid(x)
@@ -522,10 +517,10 @@ class SigmoidTransform(Transform):
         return y.log() - (-y).log1p()
 
     def log_abs_det_jacobian(self, x, y):
-        return -_softplus(-x) - _softplus(x)
+        return -F.softplus(-x) - F.softplus(x)
 
 
-class SoftplusTransform(Transform):
+class SoftplusTransform(_ParameterlessTransform):
     r"""y = log(1 + exp(x))."""
 
     domain = constraints.real
@@ -533,33 +528,23 @@ class SoftplusTransform(Transform):
     bijective = True
     sign = +1
 
-    def __eq__(self, other):
-        return isinstance(other, SoftplusTransform)
-
-    __hash__ = object.__hash__
-
     def _call(self, x):
-        return _softplus(x)
+        return F.softplus(x)
 
     def _inverse(self, y):
         return (-y).expm1().neg().log() + y
 
     def log_abs_det_jacobian(self, x, y):
-        return -_softplus(-x)
+        return -F.softplus(-x)
 
 
-class TanhTransform(Transform):
+class TanhTransform(_ParameterlessTransform):
     r"""y = tanh(x)."""
 
     domain = constraints.real
     codomain = constraints.interval(-1.0, 1.0)
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, TanhTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return x.tanh()
@@ -569,19 +554,14 @@ class TanhTransform(Transform):
 
     def log_abs_det_jacobian(self, x, y):
         # log(1 - tanh(x)^2) written stably
-        return 2.0 * (math.log(2.0) - x - _softplus(-2.0 * x))
+        return 2.0 * (math.log(2.0) - x - F.softplus(-2.0 * x))
 
 
-class AbsTransform(Transform):
+class AbsTransform(_ParameterlessTransform):
     r"""y = |x| (not bijective: the inverse picks the positive root)."""
 
     domain = constraints.real
     codomain = constraints.positive
-
-    def __eq__(self, other):
-        return isinstance(other, AbsTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return x.abs()
@@ -703,7 +683,7 @@ class CorrCholeskyTransform(Transform):
         y1m_cumsum = 1 - (y * y).cumsum(dim=-1)
         y1m_cumsum_tril = tril_matrix_to_vec(y1m_cumsum, diag=-2)
         stick_breaking_logdet = 0.5 * (y1m_cumsum_tril).log().sum(-1)
-        tanh_logdet = -2 * (x + _softplus(-2 * x) - math.log(2.0)).sum(dim=-1)
+        tanh_logdet = -2 * (x + F.softplus(-2 * x) - math.log(2.0)).sum(dim=-1)
         return stick_breaking_logdet + tanh_logdet
 
     def forward_shape(self, shape):
@@ -724,16 +704,11 @@ class CorrCholeskyTransform(Transform):
         return F.Size(tuple(shape[:-2]) + (d * (d - 1) // 2,))
 
 
-class SoftmaxTransform(Transform):
+class SoftmaxTransform(_ParameterlessTransform):
     """Unconstrained vector -> simplex by softmax (not bijective; the inverse is log)."""
 
     domain = constraints.real_vector
     codomain = constraints.simplex
-
-    def __eq__(self, other):
-        return isinstance(other, SoftmaxTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         probs = (x - x.max(-1, True)[0]).exp()
@@ -753,17 +728,12 @@ class SoftmaxTransform(Transform):
         return shape
 
 
-class StickBreakingTransform(Transform):
+class StickBreakingTransform(_ParameterlessTransform):
     """Unconstrained vector of length K-1 -> simplex of length K by stick breaking (bijective)."""
 
     domain = constraints.real_vector
     codomain = constraints.simplex
     bijective = True
-
-    def __eq__(self, other):
-        return isinstance(other, StickBreakingTransform)
-
-    __hash__ = object.__hash__
 
     @staticmethod
     def _offset(n, dtype):
@@ -786,7 +756,7 @@ class StickBreakingTransform(Transform):
     def log_abs_det_jacobian(self, x, y):
         offset = self._offset(x.shape[-1], x.dtype)
         x = x - offset.log()
-        return (-x - _softplus(-x) + y[..., :-1].log()).sum(-1)
+        return (-x - F.softplus(-x) + y[..., :-1].log()).sum(-1)
 
     def forward_shape(self, shape):
         if len(shape) < 1:
@@ -799,16 +769,11 @@ class StickBreakingTransform(Transform):
         return F.Size(tuple(shape[:-1]) + (shape[-1] - 1,))
 
 
-class LowerCholeskyTransform(Transform):
+class LowerCholeskyTransform(_ParameterlessTransform):
     """Unconstrained square matrix -> lower triangular with positive diagonal (exp)."""
 
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.lower_cholesky
-
-    def __eq__(self, other):
-        return isinstance(other, LowerCholeskyTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return x.tril(-1) + x.diagonal(dim1=-2, dim2=-1).exp().diag_embed()
@@ -817,16 +782,11 @@ class LowerCholeskyTransform(Transform):
         return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
 
 
-class PositiveDefiniteTransform(Transform):
+class PositiveDefiniteTransform(_ParameterlessTransform):
     """Unconstrained square matrix -> positive definite matrix L L^T (L from LowerCholesky)."""
 
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.positive_definite
-
-    def __eq__(self, other):
-        return isinstance(other, PositiveDefiniteTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         x = LowerCholeskyTransform()(x)
