@@ -27,7 +27,20 @@ def python(tmp_path_factory) -> Path:
         pytest.fail(f"no {CORE} wheel in {DIST}: run `nox -s build` first")
     root = tmp_path_factory.mktemp("backends")
     py = make_venv(root / "venv")
-    run(py, "-m", "pip", "install", "-q", wheels[CORE], "scikit-build-core>=0.10", "cmake", "ninja")
+    # flambeau-mp too, when built: the backend registers how its tensors cross processes.
+    extra = [wheels["flambeau-mp"]] if "flambeau-mp" in wheels else []
+    run(
+        py,
+        "-m",
+        "pip",
+        "install",
+        "-q",
+        wheels[CORE],
+        *extra,
+        "scikit-build-core>=0.10",
+        "cmake",
+        "ninja",
+    )
     start = time.monotonic()
     # No build isolation: the backend must build against the core installed here.
     run(
@@ -355,6 +368,35 @@ def test_concurrent_first_use_loads_once(python, tmp_path):
         for t in threads: t.join()
         assert not errors and out == [0.0] * 8, errors
         assert flambeau.backends.load("testdev") is sys.modules["flambeau_testdev"]
+        """,
+        tmp_path,
+    )
+
+
+def test_a_backend_shares_its_tensors_across_processes(python, tmp_path):
+    # The hook of flambeau.multiprocessing: the backend registered a reducer on import.
+    check(
+        python,
+        """
+        try:
+            import flambeau.multiprocessing as mp
+        except ImportError:
+            print("flambeau-mp not installed"); print("ok"); raise SystemExit
+        t = flambeau.arange(6.0).to("testdev")
+
+        def double(conn):
+            x = conn.recv()
+            conn.send((str(x.device), (x * 2).cpu().tolist()))
+
+        ctx = mp.get_context("fork")
+        parent, child = ctx.Pipe()
+        p = ctx.Process(target=double, args=(child,))
+        p.start()
+        parent.send(t)
+        device, values = parent.recv()
+        p.join()
+        assert device.startswith("testdev"), device
+        assert values == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0], values
         """,
         tmp_path,
     )

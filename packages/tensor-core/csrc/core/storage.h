@@ -67,6 +67,12 @@ class StorageImpl : public RefCounted {
   void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
 
   bool resizable() const { return allocator_ != nullptr; }
+  // In memory other processes map (share_memory_): such a storage is never resized.
+  bool shared() const { return shared_; }
+  void mark_shared() { shared_ = true; }
+  // Whether the memory is borrowed with `deleter`, whose context is then context().
+  bool borrowed_from(void (*deleter)(void*, void*)) const { return data_.deleter == deleter; }
+  void* context() const { return data_.ctx; }
   Allocator* allocator() const { return allocator_; }
   // A raw pointer to the memory went to a foreign holder (a NumPy array, a DLPack
   // capsule) that cannot follow a reallocation.
@@ -74,6 +80,17 @@ class StorageImpl : public RefCounted {
   // Takes other's memory (a larger block the caller filled), giving other this
   // one's, which dies with other. Exported memory is instead kept until this
   // storage dies: its foreign holders still read it.
+  // Moves to memory the caller filled with this storage's bytes and that someone else
+  // owns (shared memory): the storage cannot be resized from then on.
+  void adopt(DataPtr data, bool shared) {
+    if (exported_)
+      retired_.push_back(data_);
+    else
+      release(data_);
+    data_ = data;
+    allocator_ = nullptr;
+    shared_ = shared;
+  }
   void take_memory(StorageImpl& other) {
     std::swap(data_, other.data_);
     std::swap(nbytes_, other.nbytes_);
@@ -93,6 +110,7 @@ class StorageImpl : public RefCounted {
   Device device_;
   Allocator* allocator_ = nullptr;
   bool exported_ = false;
+  bool shared_ = false;
   std::vector<DataPtr> retired_;  // exported blocks replaced by take_memory
   std::atomic<uint64_t> version_{0};
 };

@@ -21,6 +21,10 @@ py::object make_return(const py::object& type, const std::tuple<Ts...>& values) 
 }
 
 py::object scalar_to_py(const Scalar& s);
+
+// A DataPtr deleter for memory a Python object keeps alive (ctx is the object, one
+// reference owned): drops the reference with the GIL held.
+void release_py_owner(void* ctx, void* ptr);
 py::object tensors_to_tuple(const std::vector<Tensor>& ts);
 
 struct OpInfo {

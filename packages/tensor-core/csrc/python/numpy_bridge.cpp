@@ -77,13 +77,13 @@ ScalarType from_numpy_dtype(const py::dtype& d) {
                   "complex128, int64, int32, int16, int8, uint8, and bool.");
 }
 
-void release_array(void* ctx, void*) {
+}  // namespace
+
+void release_py_owner(void* ctx, void*) {
   if (!Py_IsInitialized()) return;
   py::gil_scoped_acquire gil;
   Py_DECREF(static_cast<PyObject*>(ctx));
 }
-
-}  // namespace
 
 py::array tensor_to_numpy(const Tensor& t) {
   FLB_CHECK_T(TypeError, t->device().is_cpu(), "can't convert ", t->device().str(),
@@ -141,7 +141,7 @@ Tensor tensor_from_numpy(const py::array& arr) {
   }
   PyObject* owner = arr.ptr();
   Py_INCREF(owner);
-  DataPtr data{const_cast<void*>(arr.data()), owner, &release_array};
+  DataPtr data{const_cast<void*>(arr.data()), owner, &release_py_owner};
   auto storage = make_ref<StorageImpl>(data, static_cast<size_t>(extent * item), Device{});
   return make_ref<TensorImpl>(storage, sizes, strides, 0, dtype);
 }

@@ -40,6 +40,7 @@ from flambeau import (  # noqa: E402
     _tensor_extras,
     _tensor_methods,
     _view_copies,
+    storage,
 )
 from flambeau._compile import compile  # noqa: E402,F401,A004
 from flambeau._deterministic import (  # noqa: E402,F401
@@ -116,7 +117,10 @@ _nn_ops.install()
 _tensor_methods.install()
 _tensor_extras.install()
 _hash_tensor.install()
+storage.install()
 globals().update(_legacy_constructors.LEGACY_TYPES)
+globals().update(storage.LEGACY_STORAGES)
+from flambeau.storage import TypedStorage, is_storage  # noqa: E402,F401
 
 # Submodules of the core that load on first attribute access, as `import torch` has them.
 _LAZY_SUBMODULES = frozenset(

@@ -1,5 +1,5 @@
 """Assorted top-level functions of PyTorch: the arithmetic aliases divide/multiply/subtract,
-predicates (is_storage, is_nonzero, is_inference), tensors from buffers and files
+predicates (is_nonzero, is_inference), tensors from buffers and files
 (frombuffer, from_file, asarray), empty_permuted, nonzero_static, segment_reduce and
 index_reduce.
 """
@@ -33,12 +33,6 @@ def subtract(input, other, *, alpha=1, out=None):
 
 
 # ---- predicates -----------------------------------------------------------------------------
-
-
-def is_storage(obj) -> bool:
-    """False: flambeau has no storage objects separate from tensors."""
-    del obj
-    return False
 
 
 def is_nonzero(input) -> bool:
@@ -314,7 +308,6 @@ __all__ = [
     "index_reduce",
     "is_inference",
     "is_nonzero",
-    "is_storage",
     "multiply",
     "nonzero_static",
     "resolve_neg",

@@ -56,3 +56,25 @@ def reset_peak_memory_stats(device: int = -1) -> None:
 
 def empty_cache(device: int = -1) -> None:
     _C._empty_cache(_NAME, device)
+
+
+# ---- crossing processes ---------------------------------------------------------------------
+# How flambeau.multiprocessing sends testdev tensors: this device's memory is private to
+# its process, so a tensor travels through the host's shared memory and is copied back
+# onto the device on arrival (a CUDA backend would send an IPC handle instead).
+
+
+def _rebuild_tensor(host, requires_grad):
+    return host.to(_NAME).requires_grad_(requires_grad)
+
+
+def _reduce_tensor(tensor):
+    return _rebuild_tensor, (tensor.detach().cpu(), tensor.requires_grad)
+
+
+try:
+    from flambeau.multiprocessing import reductions as _reductions
+except ImportError:  # flambeau-mp is not installed: nothing to register with
+    pass
+else:
+    _reductions.register_device_reducer(_NAME, _reduce_tensor)

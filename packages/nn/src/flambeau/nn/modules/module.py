@@ -487,6 +487,12 @@ class Module:
     def cpu(self) -> Module:
         return self._apply(lambda t: t.cpu())
 
+    def share_memory(self) -> Module:
+        """Moves every parameter and buffer (and gradient) to shared memory in place, so
+        processes that receive the module (flambeau.multiprocessing) train the same
+        tensors, as in Hogwild training."""
+        return self._apply(lambda t: t.share_memory_())
+
     def cuda(self, device=None) -> Module:
         """Moves parameters and buffers to a CUDA device (needs a CUDA backend)."""
         _require_cuda("cuda")

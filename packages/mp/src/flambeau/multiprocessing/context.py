@@ -1,0 +1,115 @@
+"""Contexts whose queues and pipes carry tensors' shared memory (connection.py).
+
+Each of Python's start methods (fork, spawn, forkserver) has a context here that
+differs from Python's only in its channels: `Queue`, `JoinableQueue`, `SimpleQueue` and
+`Pipe` run over descriptor-carrying Unix sockets, and `Pool` uses them. Processes, locks,
+managers and the start method itself are Python's: `set_start_method` here sets
+Python's, so the two modules always agree.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from multiprocessing import context as _context
+from multiprocessing import queues as _queues
+
+from flambeau.multiprocessing import connection
+
+
+def _swap_pipe(queue) -> None:
+    """Replaces the OS pipe Python's queue made with a descriptor-carrying one."""
+    queue._reader.close()
+    queue._writer.close()
+    queue._reader, queue._writer = connection.Pipe(duplex=False)
+
+
+class Queue(_queues.Queue):
+    def __init__(self, maxsize: int = 0, *, ctx):
+        super().__init__(maxsize, ctx=ctx)
+        _swap_pipe(self)
+        self._reset()
+
+
+class JoinableQueue(_queues.JoinableQueue):
+    def __init__(self, maxsize: int = 0, *, ctx):
+        super().__init__(maxsize, ctx=ctx)
+        _swap_pipe(self)
+        self._reset()
+
+
+class SimpleQueue(_queues.SimpleQueue):
+    def __init__(self, *, ctx):
+        super().__init__(ctx=ctx)
+        _swap_pipe(self)
+        self._poll = self._reader.poll
+
+
+class _TensorChannels:
+    """The channel factories every context of this module has."""
+
+    def Queue(self, maxsize: int = 0):
+        """A process-shared queue; tensors put on it arrive as views of the same memory."""
+        return Queue(maxsize, ctx=self.get_context())
+
+    def JoinableQueue(self, maxsize: int = 0):
+        """A Queue with task_done() and join()."""
+        return JoinableQueue(maxsize, ctx=self.get_context())
+
+    def SimpleQueue(self):
+        """A lock-protected pipe; tensors arrive as views of the same memory."""
+        return SimpleQueue(ctx=self.get_context())
+
+    def Pipe(self, duplex: bool = True):
+        """Two connections; tensors sent arrive as views of the same memory."""
+        return connection.Pipe(duplex)
+
+    def get_context(self, method=None):
+        if method is None:
+            return self
+        return _concrete(method)
+
+
+class ForkContext(_TensorChannels, _context.ForkContext):
+    pass
+
+
+class SpawnContext(_TensorChannels, _context.SpawnContext):
+    pass
+
+
+class ForkServerContext(_TensorChannels, _context.ForkServerContext):
+    pass
+
+
+_CONTEXTS = {"fork": ForkContext(), "spawn": SpawnContext(), "forkserver": ForkServerContext()}
+
+
+def _concrete(method: str):
+    try:
+        ctx = _CONTEXTS[method]
+    except KeyError:
+        raise ValueError(f"cannot find context for {method!r}") from None
+    ctx._check_available()
+    return ctx
+
+
+class DefaultContext(_TensorChannels, _context.DefaultContext):
+    """The module-level functions: the context of Python's current start method."""
+
+    def __init__(self):
+        pass
+
+    def get_context(self, method=None):
+        return _concrete(method or multiprocessing.get_start_method())
+
+    def set_start_method(self, method, force: bool = False) -> None:
+        multiprocessing.set_start_method(method, force)
+
+    def get_start_method(self, allow_none: bool = False):
+        return multiprocessing.get_start_method(allow_none)
+
+    def get_all_start_methods(self):
+        return multiprocessing.get_all_start_methods()
+
+
+default_context = DefaultContext()
