@@ -1,6 +1,7 @@
 // The batched matrix product kernel on OpenBLAS. Operands whose last two dims
 // are neither row- nor column-major are copied first; integer and 16-bit float
 // products run in plain loops / through float, as BLAS has no such types.
+#include "core/scratch.h"
 #include "cpu/blas.h"
 #include "cpu/parallel.h"
 #include "dispatch/dispatcher.h"
@@ -52,7 +53,7 @@ void loop_bmm(const Tensor& out, const Tensor& a, const Tensor& b) {
   IntList sa = a->strides(), sb = b->strides();
   parallel_for(0, batch * m, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(n * k, 1)),
                [&](int64_t lo, int64_t hi) {
-                 std::vector<C> row(static_cast<size_t>(n));
+                 Scratch<C> row(static_cast<size_t>(n));
                  for (int64_t r = lo; r < hi; ++r) {
                    int64_t bi = r / m, i = r % m;
                    std::fill(row.begin(), row.end(), C(0));

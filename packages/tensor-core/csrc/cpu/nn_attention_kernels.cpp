@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/interpreter_lock.h"
+#include "core/scratch.h"
 #include "cpu/blas.h"
 #include "cpu/parallel.h"
 #include "cpu/philox_lanes.h"
@@ -46,13 +47,13 @@ void run_tasks(int64_t n, size_t buffer_size, const F& f) {
   const int threads =
       n >= 2 && !omp_in_parallel() ? static_cast<int>(std::min<int64_t>(get_num_threads(), n)) : 1;
   if (threads <= 1) {
-    std::vector<T> buffer(buffer_size);
+    Scratch<T> buffer(buffer_size);
     for (int64_t t = 0; t < n; ++t) f(t, buffer.data());
     return;
   }
 #pragma omp parallel num_threads(threads)
   {
-    std::vector<T> buffer(buffer_size);
+    Scratch<T> buffer(buffer_size);
 #pragma omp for schedule(dynamic, 1)
     for (int64_t t = 0; t < n; ++t) f(t, buffer.data());
   }

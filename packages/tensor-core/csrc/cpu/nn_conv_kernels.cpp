@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/interpreter_lock.h"
+#include "core/scratch.h"
 #include "cpu/blas.h"
 #include "cpu/im2col.h"
 #include "cpu/parallel.h"
@@ -41,13 +42,13 @@ struct SampleLoop {
   template <class T, class F>
   void run(size_t col_size, const F& f) const {
     if (threads <= 1) {
-      std::vector<T> col(col_size);
+      Scratch<T> col(col_size);
       for (int64_t n = 0; n < batch; ++n) f(n, col.data(), 0);
       return;
     }
 #pragma omp parallel num_threads(threads)
     {
-      std::vector<T> col(col_size);
+      Scratch<T> col(col_size);
 #pragma omp for schedule(static)
       for (int64_t n = 0; n < batch; ++n) f(n, col.data(), omp_get_thread_num());
     }
@@ -68,9 +69,9 @@ void fill_bias(T* out, const Tensor& bias, int64_t batch, int64_t channels, int6
 // Weight (groups * og, cg, 1, kH, kW) as one (og, cg * kW) matrix per (group, kh),
 // the layout rows_im2col's column matrix multiplies with.
 template <class T>
-std::vector<T> weight_by_kernel_row(const T* w, const ConvGeometry& g) {
+Scratch<T> weight_by_kernel_row(const T* w, const ConvGeometry& g) {
   const int64_t cg = g.in_channels / g.groups, kh_n = g.kernel[1], kw_n = g.kernel[2];
-  std::vector<T> r(static_cast<size_t>(g.out_channels * cg * kh_n * kw_n));
+  Scratch<T> r(static_cast<size_t>(g.out_channels * cg * kh_n * kw_n));
   T* p = r.data();
   for (int64_t grp = 0; grp < g.groups; ++grp)
     for (int64_t kh = 0; kh < kh_n; ++kh)
@@ -97,7 +98,7 @@ void forward(const Tensor& out, const Tensor& input, const Tensor& weight, const
   if (rows == 0) return fill_bias<T>(y, bias, g.batch, g.out_channels, cols);
   const int64_t kh_n = g.kernel[1], krow = cg * g.kernel[2];  // by_rows: K of each GEMM
   const int64_t zcols = by_rows ? rows_im2col_height(g) * g.out[2] : 0;
-  const std::vector<T> wr = by_rows ? weight_by_kernel_row(w, g) : std::vector<T>();
+  const Scratch<T> wr = by_rows ? weight_by_kernel_row(w, g) : Scratch<T>();
   const size_t col_size = direct ? 0 : static_cast<size_t>(by_rows ? krow * zcols : rows * cols);
   SampleLoop(g.batch).run<T>(col_size, [&](int64_t n, T* col, int) {
     T* yn = y + n * g.out_channels * cols;
@@ -157,7 +158,7 @@ void backward_weight(const Tensor& grad_weight, const Tensor& grad_output, const
   if (og == 0 || rows == 0 || cols == 0) return;
   SampleLoop loop(g.batch);
   // Slot 0 accumulates into grad_weight itself, the other threads into their own copy.
-  std::vector<T> partial(static_cast<size_t>((loop.slots() - 1) * wn), T(0));
+  Scratch<T> partial(static_cast<size_t>((loop.slots() - 1) * wn), T(0));
   loop.run<T>(direct ? 0 : rows * cols, [&](int64_t n, T* col, int slot) {
     T* acc = slot == 0 ? gw : partial.data() + (slot - 1) * wn;
     for (int64_t grp = 0; grp < g.groups; ++grp) {

@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/scratch.h"
 #include "cpu/parallel.h"
 #include "dispatch/dispatcher.h"
 #include "ops/nn_kernels.h"
@@ -45,7 +46,7 @@ void embedding_bag_kernel(const Tensor& out, const Tensor& offset2bag, const Ten
     int64_t* bs = bag_size->data_as<int64_t>();
     int64_t* mi = mode == 2 ? max_indices->data_as<int64_t>() : nullptr;
     parallel_for(0, bags, 1, [&](int64_t lo, int64_t hi) {
-      std::vector<A> acc(d);
+      Scratch<A> acc(d);
       for (int64_t b = lo; b < hi; ++b) {
         const bool is_max = mode == 2;
         std::fill(acc.begin(), acc.end(), is_max ? -std::numeric_limits<A>::infinity() : A(0));
@@ -94,7 +95,7 @@ void embedding_backward_kernel(const Tensor& grad_weight, const Tensor& grad, co
     const int64_t rows = grad_weight->size(0), d = grad_weight->size(1);
     const T* g = grad->data_as<const T>();
     // Accumulate in A (float for 16-bit floats), then store.
-    std::vector<A> acc(static_cast<size_t>(rows * d), A(0));
+    Scratch<A> acc(static_cast<size_t>(rows * d), A(0));
     if (mode == 2) {
       const int64_t* mi = max_indices->data_as<const int64_t>();
       const int64_t bags = grad->size(0);

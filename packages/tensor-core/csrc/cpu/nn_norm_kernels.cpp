@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/scratch.h"
 #include "cpu/parallel.h"
 #include "dispatch/dispatcher.h"
 #include "ops/nn_kernels.h"
@@ -154,7 +155,7 @@ void layer_norm_backward_kernel(const Tensor& grad_input, const Tensor& grad_wei
       T* pgb = grad_bias ? grad_bias->data_as<T>() : nullptr;
       parallel_for(0, n, std::max<int64_t>(16, kGrainSize / std::max<int64_t>(rows, 1)),
                    [&](int64_t lo, int64_t hi) {
-                     std::vector<A> sw(hi - lo, A(0)), sb(hi - lo, A(0));
+                     Scratch<A> sw(hi - lo, A(0)), sb(hi - lo, A(0));
                      for (int64_t r = 0; r < rows; ++r) {
                        const A m = static_cast<A>(pm[r]), rs = static_cast<A>(pr[r]);
                        const T* xr = px + r * n;

@@ -7,6 +7,7 @@
 #include <limits>
 #include <vector>
 
+#include "core/scratch.h"
 #include "cpu/parallel.h"
 #include "dispatch/dispatcher.h"
 #include "ops/nn_pool_geometry.h"
@@ -88,7 +89,7 @@ void max_pool_rows(const Tensor& out, const Tensor& indices, const Tensor& input
   const int64_t rows = g.planes * g.out[0] * g.out[1];
   parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(oW * 8, 1)),
                [&](int64_t lo, int64_t hi) {
-                 std::vector<I> buffer(static_cast<size_t>(oW));
+                 Scratch<I> buffer(static_cast<size_t>(oW));
                  I* at = buffer.data();
                  for (int64_t row = lo; row < hi; ++row) {
                    const int64_t p = row / (g.out[0] * g.out[1]);
@@ -164,12 +165,12 @@ void avg_pool(const Tensor& out, const Tensor& input, const PoolGeometry& g) {
   const T* x = input->data_as<T>();
   T* y = out->data_as<T>();
   const int64_t H = g.in[1], W = g.in[2], oW = g.out[2];
-  std::vector<int64_t> ws(oW), we(oW), wpad(oW);
+  Scratch<int64_t> ws(oW), we(oW), wpad(oW);
   for (int64_t ow = 0; ow < oW; ++ow) avg_window(g, 2, ow, ws[ow], we[ow], wpad[ow]);
   const int64_t rows = g.planes * g.out[0] * g.out[1];
   parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(oW * 8, 1)),
                [&](int64_t lo, int64_t hi) {
-                 std::vector<T> buffer(static_cast<size_t>(W));
+                 Scratch<T> buffer(static_cast<size_t>(W));
                  T* __restrict__ col = buffer.data();
                  for (int64_t row = lo; row < hi; ++row) {
                    const int64_t p = row / (g.out[0] * g.out[1]);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/scratch.h"
 #include "cpu/parallel.h"
 #include "dispatch/dispatcher.h"
 #include "ops/nn_resize_geometry.h"
@@ -60,7 +61,7 @@ void resample(const Tensor& out, const Tensor& input, const ResampleGeometry& g)
   const int64_t rows = g.planes * oD * oH;
   parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(oW * 4, 1)),
                [&](int64_t lo, int64_t hi) {
-                 std::vector<T> mix(static_cast<size_t>(W));
+                 Scratch<T> mix(static_cast<size_t>(W));
                  T* __restrict__ m = mix.data();
                  for (int64_t r = lo; r < hi; ++r) {
                    const int64_t p = r / (oD * oH), od = (r / oH) % oD, oh = r % oH;

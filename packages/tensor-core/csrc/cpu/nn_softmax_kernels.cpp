@@ -8,6 +8,7 @@
 #include <limits>
 #include <vector>
 
+#include "core/scratch.h"
 #include "cpu/parallel.h"
 #include "cpu/vec_math.h"
 #include "dispatch/dispatcher.h"
@@ -91,7 +92,7 @@ template <class T>
 void softmax_backward_rows(T* gi, const T* g, const T* y, int64_t rows, int64_t n, bool log) {
   parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(n, 1)),
                [&](int64_t lo, int64_t hi) {
-                 std::vector<T> e(log ? n : 0);
+                 Scratch<T> e(log ? n : 0);
                  for (int64_t r = lo; r < hi; ++r) {
                    const int64_t o = r * n;
                    if (log) {
@@ -111,7 +112,7 @@ template <class T, class A>
 void softmax_blocks(T* out, const T* in, int64_t outer, int64_t n, int64_t inner, bool log) {
   parallel_for(0, outer, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(n * inner, 1)),
                [&](int64_t lo, int64_t hi) {
-                 std::vector<A> m(inner), s(inner);
+                 Scratch<A> m(inner), s(inner);
                  for (int64_t o = lo; o < hi; ++o) {
                    const T* x = in + o * n * inner;
                    T* y = out + o * n * inner;
@@ -142,7 +143,7 @@ void softmax_backward_blocks(T* gi, const T* g, const T* y, int64_t outer, int64
                              bool log) {
   parallel_for(0, outer, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(n * inner, 1)),
                [&](int64_t lo, int64_t hi) {
-                 std::vector<A> s(inner);
+                 Scratch<A> s(inner);
                  for (int64_t o = lo; o < hi; ++o) {
                    const int64_t base = o * n * inner;
                    std::fill(s.begin(), s.end(), A(0));

@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/scratch.h"
 #include "cpu/parallel.h"
 #include "cpu/sort_keys.h"
 
@@ -61,8 +62,8 @@ void radix_sort(U* keys, I* index, int64_t n) {
   auto bound = [&](int64_t p) { return n / pieces * p + std::min(p, n % pieces); };
   U any = 0, all = static_cast<U>(~U(0));
   for (int64_t i = 0; i < n; ++i) any |= keys[i], all &= keys[i];
-  std::vector<U> key_buf(static_cast<size_t>(n));
-  std::vector<I> index_buf(index ? static_cast<size_t>(n) : 0);
+  Scratch<U> key_buf(static_cast<size_t>(n));
+  Scratch<I> index_buf(index ? static_cast<size_t>(n) : 0);
   U *src = keys, *dst = key_buf.data();
   I *isrc = index, *idst = index_buf.data();
   std::vector<std::array<int64_t, 256>> offset(static_cast<size_t>(pieces));

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <vector>
 
+#include "core/scratch.h"
 #include "cpu/parallel.h"
 #include "cpu/philox_lanes.h"
 #include "dispatch/dispatcher.h"
@@ -156,8 +157,8 @@ void multinomial_kernel(const Tensor& samples, Generator& gen, const Tensor& pro
   int64_t* out = samples->data_as<int64_t>();
   for_rows(rows, cats + n, [&](int64_t lo, int64_t hi) {
     Lanes l(key, base);
-    std::vector<double> scratch(cats);
-    std::vector<int64_t> order(replacement ? 0 : cats);
+    Scratch<double> scratch(cats);
+    Scratch<int64_t> order(replacement ? 0 : cats);
     for (int64_t r = lo; r < hi; ++r) {
       const double* row = p + r * cats;
       int64_t* dst = out + r * n;

@@ -4,6 +4,7 @@
 // along an outer dim still reads rows contiguously.
 #include <vector>
 
+#include "core/scratch.h"
 #include "cpu/tensor_iterator.h"
 #include "dispatch/dispatcher.h"
 #include "ops/reduce_util.h"
@@ -33,7 +34,7 @@ void scan_kernel(const Tensor& out, const Tensor& in, int64_t dim) {
     using Acc = scan_acc_t<T>;
     it.for_each(
         [&](char** d, const int64_t* s, int64_t n) {
-          std::vector<Acc> acc(static_cast<size_t>(n), Acc(IsSum ? 0 : 1));
+          Scratch<Acc> acc(static_cast<size_t>(n), Acc(IsSum ? 0 : 1));
           for (int64_t k = 0; k < len; ++k) {
             char* o = d[0] + k * so;
             const char* x = d[1] + k * si;

@@ -6,6 +6,7 @@
 #include <functional>
 #include <vector>
 
+#include "core/scratch.h"
 #include "cpu/parallel.h"
 #include "cpu/sort_keys.h"
 #include "dispatch/dispatcher.h"
@@ -93,7 +94,7 @@ void sort_kernel(const Tensor& values, const Tensor& indices, const Tensor& in, 
     int64_t* iout = indices->data_as<int64_t>();
     const bool one_long_row = rows < get_num_threads() && n >= (1 << 16);
     parallel_for(0, rows, one_long_row ? rows : row_grain(n), [&](int64_t r0, int64_t r1) {
-      std::vector<Keyed<K>> buf(static_cast<size_t>(n));
+      Scratch<Keyed<K>> buf(static_cast<size_t>(n));
       for (int64_t r = r0; r < r1; ++r) {
         const T* x = src + r * n;
         const bool nan = load_row(x, n, buf.data());
@@ -120,7 +121,7 @@ void sort_kernel(const Tensor& values, const Tensor& indices, const Tensor& in, 
 // few passed: the caller then selects from the whole row).
 template <class T, class K = sort_key_t<T>>
 int64_t gather_candidates(const T* x, int64_t n, int64_t k, bool largest, std::vector<K>& sample,
-                          std::vector<int64_t>& cand) {
+                          Scratch<int64_t>& cand) {
   const int64_t s = 256;
   sample.resize(s);
   for (int64_t i = 0; i < s; ++i) {
@@ -166,9 +167,9 @@ void topk_kernel(const Tensor& values, const Tensor& indices, const Tensor& in, 
     T* vout = values->data_as<T>();
     int64_t* iout = indices->data_as<int64_t>();
     parallel_for(0, rows, row_grain(n), [&](int64_t r0, int64_t r1) {
-      std::vector<Keyed<K>> buf(static_cast<size_t>(n));
+      Scratch<Keyed<K>> buf(static_cast<size_t>(n));
       std::vector<K> keys;
-      std::vector<int64_t> cand(static_cast<size_t>(n));
+      Scratch<int64_t> cand(static_cast<size_t>(n));
       for (int64_t r = r0; r < r1; ++r) {
         const T* x = src + r * n;
         const int64_t m = small_k ? gather_candidates(x, n, k, largest, keys, cand) : -1;
@@ -203,7 +204,7 @@ void select_kernel(const Tensor& values, const Tensor& indices, const Tensor& in
     T* vout = values->data_as<T>();
     int64_t* iout = indices->data_as<int64_t>();
     parallel_for(0, rows, row_grain(n), [&](int64_t r0, int64_t r1) {
-      std::vector<Keyed<K>> buf(static_cast<size_t>(n));
+      Scratch<Keyed<K>> buf(static_cast<size_t>(n));
       for (int64_t r = r0; r < r1; ++r) {
         const T* x = src + r * n;
         int64_t m = 0, first_nan = -1;
@@ -242,7 +243,7 @@ void mode_kernel(const Tensor& values, const Tensor& indices, const Tensor& in) 
     T* vout = values->data_as<T>();
     int64_t* iout = indices->data_as<int64_t>();
     parallel_for(0, rows, row_grain(n), [&](int64_t r0, int64_t r1) {
-      std::vector<Keyed<K>> buf(static_cast<size_t>(n));
+      Scratch<Keyed<K>> buf(static_cast<size_t>(n));
       for (int64_t r = r0; r < r1; ++r) {
         const T* x = src + r * n;
         const bool nan = load_row(x, n, buf.data());

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/scratch.h"
 #include "cpu/parallel.h"
 #include "cpu/sort_keys.h"
 #include "dispatch/dispatcher.h"
@@ -82,7 +83,7 @@ void scatter_add_rows_kernel(const Tensor& out, const Tensor& grad, const Tensor
     const T* g = grad->data_as<T>();
     T* dst = out->data_as<T>();
     parallel_for(0, rows, row_grain(n + k), [&](int64_t r0, int64_t r1) {
-      std::vector<C> acc(static_cast<size_t>(n));
+      Scratch<C> acc(static_cast<size_t>(n));
       for (int64_t r = r0; r < r1; ++r) {
         std::fill(acc.begin(), acc.end(), C(0));
         for (int64_t j = 0; j < k; ++j) acc[idx[r * k + j]] += static_cast<C>(g[r * k + j]);

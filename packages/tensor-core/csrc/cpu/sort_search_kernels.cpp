@@ -4,6 +4,7 @@
 #include <limits>
 #include <vector>
 
+#include "core/scratch.h"
 #include "cpu/parallel.h"
 #include "cpu/radix_sort.h"
 #include "cpu/sort_keys.h"
@@ -25,8 +26,8 @@ std::tuple<Tensor, Tensor, Tensor> unique_sorted_elements(const Tensor& in, bool
   const int64_t N = in->sizes()[0];
   const T* x = in->data_as<T>();
   const bool with_index = want_inverse || !std::is_integral_v<K>;
-  std::vector<U> keys(static_cast<size_t>(N));
-  std::vector<I> index(with_index ? static_cast<size_t>(N) : 0);
+  Scratch<U> keys(static_cast<size_t>(N));
+  Scratch<I> index(with_index ? static_cast<size_t>(N) : 0);
   parallel_for(0, N, kGrainSize, [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i) keys[i] = radix_key(static_cast<K>(x[i]));
     if (with_index)
@@ -74,7 +75,7 @@ std::tuple<Tensor, Tensor, Tensor> unique_kernel(const Tensor& in, bool sort, bo
       return unique_sorted_elements<T, int64_t>(in, want_inverse);
     }
     const T* x = in->data_as<T>();
-    std::vector<int64_t> order(static_cast<size_t>(N));
+    Scratch<int64_t> order(static_cast<size_t>(N));
     auto row_equal = [&](int64_t a, int64_t b) {
       for (int64_t j = 0; j < m; ++j)
         if (!(static_cast<K>(x[a * m + j]) == static_cast<K>(x[b * m + j]))) return false;
@@ -173,7 +174,7 @@ void bincount_kernel(const Tensor& out, const Tensor& in, const Tensor& weights)
 void histc_kernel(const Tensor& out, const Tensor& in, double lo, double hi) {
   const int64_t bins = out->numel(), n = in->numel();
   const double* x = in->data_as<double>();
-  std::vector<double> counts(static_cast<size_t>(bins), 0.0);
+  Scratch<double> counts(static_cast<size_t>(bins), 0.0);
   const double scale = static_cast<double>(bins) / (hi - lo);
   for (int64_t i = 0; i < n; ++i) {
     if (!(x[i] >= lo && x[i] <= hi)) continue;  // outside, or NaN

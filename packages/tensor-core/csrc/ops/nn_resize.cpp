@@ -110,10 +110,24 @@ std::array<int64_t, 3> resized(const Stack& s, IntList output_size) {
   return out;
 }
 
+// Claims the output and records the output grid; true when there is nothing to compute
+// (a zero-size grid). Taps are then not built: their tables grow with the output axes,
+// which may be huge beside an empty one.
+bool claim_grid(Stack& s, const std::array<int64_t, 3>& out) {
+  claim_output(s, out);
+  s.g.out = out;
+  return s.g.planes == 0 || out[0] == 0 || out[1] == 0 || out[2] == 0;
+}
+
+bool empty_grid(const Stack& s) {
+  return s.g.planes == 0 || s.g.out[0] == 0 || s.g.out[1] == 0 || s.g.out[2] == 0;
+}
+
 Tensor run_forward(const Stack& s) {
   static const OperatorEntry& entry = Dispatcher::op("resample");
   const Tensor& out = s.result;
-  if (out->numel()) kernel_for<ResampleKernel>(entry, s.x->device())(out, s.x, s.g);
+  if (out->numel() && !empty_grid(s))
+    kernel_for<ResampleKernel>(entry, s.x->device())(out, s.x, s.g);
   return to_dtype(reshape(out, shape_of(s, s.g.out)), s.dtype);
 }
 
@@ -123,7 +137,10 @@ Tensor run_backward(const Stack& s, const Tensor& grad_output) {
   Tensor go = reshape(contiguous(to_dtype(grad_output, s.compute)),
                       {s.g.planes, s.g.out[0], s.g.out[1], s.g.out[2]});
   const Tensor& gi = s.result;
-  if (gi->numel()) kernel_for<ResampleBackwardKernel>(entry, grad_output->device())(gi, go, s.g);
+  if (gi->numel() && empty_grid(s))
+    zero_(gi);  // nothing flows back from an empty grad_output
+  else if (gi->numel())
+    kernel_for<ResampleBackwardKernel>(entry, grad_output->device())(gi, go, s.g);
   return to_dtype(reshape(gi, shape_of(s, s.g.in)), s.dtype);
 }
 
@@ -153,7 +170,7 @@ void pad_taps(Stack& s, IntList pad, PadMode mode) {
               r, ") gives output size ", out, ", which is invalid (should be at least 1)");
     outs[j] = out;
   }
-  claim_output(s, outs);
+  if (claim_grid(s, outs)) return;
   for (size_t i = 0; i < k; ++i) {
     const size_t j = 3 - 1 - i;
     const int64_t n = s.g.in[j], l = pad[2 * i], out = outs[j];
@@ -189,7 +206,7 @@ Stack pad_stack(const char* op, const Tensor& input, IntList pad, PadMode mode,
 
 // Nearest: src = min(floor(o * scale), in - 1), with PyTorch's float scale.
 void nearest_taps(Stack& s, IntList output_size, std::array<std::optional<double>, 3> scales) {
-  claim_output(s, resized(s, output_size));
+  if (claim_grid(s, resized(s, output_size))) return;
   for (size_t i = 0; i < s.k; ++i) {
     const size_t j = 3 - s.k + i;
     const int64_t in = s.g.in[j], out = output_size[i];
@@ -212,7 +229,7 @@ void nearest_taps(Stack& s, IntList output_size, std::array<std::optional<double
 // Linear: PyTorch's area_pixel_compute_source_index, two taps per output.
 void linear_taps(Stack& s, IntList output_size, bool align_corners,
                  std::array<std::optional<double>, 3> scales) {
-  claim_output(s, resized(s, output_size));
+  if (claim_grid(s, resized(s, output_size))) return;
   for (size_t i = 0; i < s.k; ++i) {
     const size_t j = 3 - s.k + i;
     const int64_t in = s.g.in[j], out = output_size[i];
@@ -305,7 +322,7 @@ Tensor linear_backward(const char* op, size_t k, const Tensor& grad_output, IntL
 using AxisFn = std::function<AxisTaps(int64_t in, int64_t out, std::optional<double> scale)>;
 
 void mode_taps(Stack& s, IntList output_size, const Scales& sc, const AxisFn& axis) {
-  claim_output(s, resized(s, output_size));
+  if (claim_grid(s, resized(s, output_size))) return;
   for (size_t i = 0; i < s.k; ++i) {
     const size_t j = 3 - s.k + i;
     s.g.out[j] = output_size[i];

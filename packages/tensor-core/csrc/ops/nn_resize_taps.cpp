@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/scratch.h"
+
 namespace flambeau {
 
 namespace {
@@ -72,7 +74,7 @@ AxisTaps antialias_axis_taps(int64_t in, int64_t out, bool align_corners,
   AxisTaps a;
   // At most the whole input per output (support is infinite for a tiny scale factor).
   a.taps = static_cast<int64_t>(std::min(std::ceil(support), static_cast<double>(in))) * 2 + 1;
-  std::vector<double> w(static_cast<size_t>(a.taps));
+  Scratch<double> w(static_cast<size_t>(a.taps));
   for (int64_t o = 0; o < out; ++o) {
     const double center = r * (static_cast<double>(o) + 0.5);
     // Truncation (not floor) as PyTorch; the max with 0 makes them agree.

@@ -559,19 +559,19 @@ def _source_tensor(self, source):
 def _install_set(T) -> None:
     tensor_set_ = T.set_
 
-    def set_(self, source=None, storage_offset=None, size=None, stride=None):
-        if isinstance(source, (UntypedStorage, TypedStorage)):
-            storage = source.untyped() if isinstance(source, TypedStorage) else source
-            if size is None:
-                size = (storage.nbytes() // self.element_size() - (storage_offset or 0),)
-            return tensor_set_(
-                self, _source_tensor(self, source), storage_offset or 0, size, stride
-            )
-        if source is None:
-            return tensor_set_(self)
-        if storage_offset is None and size is None and stride is None:
-            return tensor_set_(self, source)
-        return tensor_set_(self, source, storage_offset or 0, size, stride)
+    def set_(self, *args, **kwargs):
+        source = args[0] if args else kwargs.get("source")
+        if not isinstance(source, (UntypedStorage, TypedStorage)):
+            return tensor_set_(self, *args, **kwargs)
+        # A storage: PyTorch's set_(source, storage_offset=0, size=None, stride=None).
+        names = ("source", "storage_offset", "size", "stride")
+        bound = dict(zip(names, args), **kwargs)
+        offset = bound.get("storage_offset", 0)
+        size, stride = bound.get("size"), bound.get("stride")
+        storage = source.untyped() if isinstance(source, TypedStorage) else source
+        if size is None:
+            size = (storage.nbytes() // self.element_size() - offset,)
+        return tensor_set_(self, _source_tensor(self, source), offset, size, stride)
 
     set_.__doc__ = tensor_set_.__doc__
     T.set_ = set_
