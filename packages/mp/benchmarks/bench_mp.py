@@ -22,7 +22,7 @@ import flambeau
 import flambeau.multiprocessing as flambeau_mp
 
 
-def _producer(lib_name, queue, go, count, numel):
+def _producer(lib_name, queue, go, done, count, numel):
     lib = flambeau if lib_name == "flambeau" else torch
     tensors = [lib.ones(numel) for _ in range(count)]
     for t in tensors:
@@ -32,23 +32,28 @@ def _producer(lib_name, queue, go, count, numel):
     for t in tensors:
         queue.put(t)
     queue.put(start)
-    time.sleep(1)  # keep the fds alive for PyTorch's file_descriptor strategy
+    done.wait(600)  # PyTorch's file_descriptor strategy needs the sender alive until then
 
 
 def trip(mp, lib_name, count: int, numel: int, repeat: int = 3) -> Timing:
     ctx = mp.get_context("fork")
     runs = []
     for _ in range(repeat):
-        queue, go = ctx.Queue(), ctx.Event()
-        p = ctx.Process(target=_producer, args=(lib_name, queue, go, count, numel))
+        queue, go, done = ctx.Queue(), ctx.Event(), ctx.Event()
+        p = ctx.Process(target=_producer, args=(lib_name, queue, go, done, count, numel))
         p.start()
-        go.set()
-        got = [queue.get(timeout=300) for _ in range(count)]
-        start = queue.get(timeout=300)
-        runs.append(time.perf_counter() - start)
-        assert float(got[-1][0]) == 1.0
-        del got
-        p.join()
+        try:
+            go.set()
+            got = [queue.get(timeout=300) for _ in range(count)]
+            start = queue.get(timeout=300)
+            runs.append(time.perf_counter() - start)
+            assert float(got[-1][0]) == 1.0
+            del got
+        finally:
+            done.set()
+            p.join(60)
+            if p.is_alive():
+                p.kill()
     runs.sort()
     return Timing(runs[0], runs[len(runs) // 2])
 
