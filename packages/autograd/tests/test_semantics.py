@@ -358,3 +358,34 @@ def test_inplace_composites_keep_their_saved_input(method):
     b = a.detach().clone().requires_grad_()
     getattr(F, method.rstrip("_"))(b * 2).sum().backward()
     assert a.grad.tolist() == b.grad.tolist()
+
+
+def test_grad_runs_only_the_part_of_the_graph_that_reaches_its_inputs():
+    # As PyTorch: autograd.grad(out, inputs) skips nodes from which no input is reachable.
+    calls = []
+
+    class Spy(autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            calls.append("spy")
+            return g * 2
+
+    x = F.ones(3, requires_grad=True)
+    y = F.ones(3, requires_grad=True)
+    h = y * 3
+    out = (Spy.apply(x) + h * h).sum()
+    (gy,) = autograd.grad(out, [y], retain_graph=True)
+    assert calls == [] and gy.tolist() == [18.0] * 3
+    (gh,) = autograd.grad(out, [h], retain_graph=True)  # an intermediate: nothing below it runs
+    assert calls == [] and gh.tolist() == [6.0] * 3
+    gx, gy = autograd.grad(out, [x, y])
+    assert calls == ["spy"] and gx.tolist() == [2.0] * 3 and gy.tolist() == [18.0] * 3
+    assert x.grad is None and y.grad is None
+    z = F.ones(2, requires_grad=True)
+    loss = (Spy.apply(z) * z).sum()
+    loss.backward(inputs=[z])
+    assert z.grad.tolist() == [4.0, 4.0]

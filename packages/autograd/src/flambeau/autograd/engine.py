@@ -96,6 +96,33 @@ def _dependencies(roots):
     return deps
 
 
+def _needed_nodes(roots, target_nodes) -> set:
+    """The nodes from which a target node can be reached (the targets included): with
+    inputs= given, only they run, as in PyTorch."""
+    order = []  # post-order: every node after the nodes it leads to
+    entered = set()
+    for root in roots:
+        if root in entered:
+            continue
+        entered.add(root)
+        stack = [(root, iter(root.next_functions))]
+        while stack:
+            node, edges = stack[-1]
+            for nxt, _ in edges:
+                if nxt is not None and nxt not in entered:
+                    entered.add(nxt)
+                    stack.append((nxt, iter(nxt.next_functions)))
+                    break
+            else:
+                stack.pop()
+                order.append(node)
+    needed = set()
+    for node in order:
+        if node in target_nodes or any(n in needed for n, _ in node.next_functions):
+            needed.add(node)
+    return needed
+
+
 def _dense(t) -> bool:
     """Whether t's elements tile its memory exactly once (some order of its dims)."""
     expected = 1
@@ -186,10 +213,15 @@ def run_backward(
     for (node, nr), g in zip(root_edges, roots):
         buf = buffers.setdefault(node, [None] * node.n_outputs)
         buf[nr] = g if buf[nr] is None else buf[nr] + g
-    ready = deque(n for n in dict.fromkeys(nodes) if deps.get(n, 0) == 0)
+    # With inputs=, the part of the graph that cannot reach them does not run.
+    needed = _needed_nodes(nodes, {node for node, _ in targets}) if inputs is not None else None
+    ready = deque(
+        n for n in dict.fromkeys(nodes) if deps.get(n, 0) == 0 and (needed is None or n in needed)
+    )
     check_nan = anomaly_mode.is_enabled()
 
-    task = GraphTask(set(deps).union(nodes), executes_all=inputs is None and not capture)
+    reachable = set(deps).union(nodes) if needed is None else needed
+    task = GraphTask(reachable, executes_all=inputs is None and not capture)
     stack = _tasks.__dict__.setdefault("stack", [])
     stack.append(task)
     try:
@@ -222,6 +254,8 @@ def run_backward(
                     ):
                         _accumulate(node, grads[0], create_graph)
                     continue
+                if needed is not None and not any(n in needed for n, _ in node.next_functions):
+                    continue  # a target whose own inputs lead to no other target
                 if grads.count(None) == len(grads):
                     input_grads = (None,) * len(node.next_functions)
                 else:
@@ -236,7 +270,7 @@ def run_backward(
                 if not retain_graph:
                     node._release()
                 for (nxt, nr), g in zip(node.next_functions, input_grads):
-                    if nxt is None:
+                    if nxt is None or (needed is not None and nxt not in needed):
                         continue
                     if g is not None:
                         buf = buffers.get(nxt)
