@@ -409,3 +409,21 @@ def test_unfold_with_a_step_beyond_the_size_keeps_a_valid_stride():
     r = F.randn(8, 4, 1, 3, dtype=F.float64).unfold(2, 1, step=2**62)
     assert r.shape == (8, 4, 1, 3, 1) and min(r.stride()) >= 0
     np.testing.assert_array_equal(r.clone().numpy(), r.numpy())
+
+
+@pytest.mark.parametrize(
+    "op, args",
+    [
+        ("mv", lambda: (F.ones(5, 4), F.ones(4))),
+        ("mm", lambda: (F.ones(3, 4), F.ones(4, 2))),
+        ("bmm", lambda: (F.ones(2, 3, 4), F.ones(2, 4, 2))),
+        ("matmul", lambda: (F.ones(2, 3, 4), F.ones(4, 2))),
+        ("dot", lambda: (F.ones(4), F.ones(4))),
+    ],
+)
+def test_products_refuse_an_out_of_another_dtype(op, args):
+    # The sanitizer fuzz run: a float64 out= made the float32 product run as float64 over
+    # float32 memory (reads past its end). PyTorch raises.
+    out = F.empty(0, dtype=F.float64)
+    with pytest.raises(RuntimeError, match="expected out tensor to have dtype float32"):
+        getattr(F, op)(*args(), out=out)

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "cpu/parallel.h"
 #include "dispatch/dispatcher.h"
 
 namespace flambeau {
@@ -22,7 +23,10 @@ void fill(const Tensor& out, bool periodic, const char* op, F&& f) {
   visit_dtype<kFloatTypes>(out->dtype(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* p = out->data_as<T>();
-    for (int64_t i = 0; i < n; ++i) p[i] = convert<T>(n == 1 ? 1.0 : f(static_cast<double>(i) / m));
+    parallel_for(0, n, kGrainSize / 16, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i)
+        p[i] = convert<T>(n == 1 ? 1.0 : f(static_cast<double>(i) / m));
+    });
   });
 }
 
@@ -48,34 +52,34 @@ void bartlett_kernel(const Tensor& out, bool periodic, double, double) {
 // series sum_k (x^2 / 4)^k / k!^2 below 30, its asymptotic expansion
 // (1 / sqrt(2 pi x)) sum_k ((2k - 1)!!)^2 / (k! (8x)^k) above (whose smallest term
 // there is about exp(-2x)). Scaled, so kaiser's ratio never overflows.
-long double scaled_i0(long double x) {
+double scaled_i0(double x) {
   if (x < 30) {
-    long double term = 1, sum = 1;
-    const long double q = x * x / 4;
-    for (int k = 1; term > sum * 1e-21L; ++k) {
-      term *= q / (static_cast<long double>(k) * k);
+    double term = 1, sum = 1;
+    const double q = x * x / 4;
+    for (int k = 1; term > sum * 1e-17; ++k) {
+      term *= q / (static_cast<double>(k) * k);
       sum += term;
     }
     return sum * std::exp(-x);
   }
-  long double term = 1, sum = 1;
+  double term = 1, sum = 1;
   for (int k = 1; k < 60; ++k) {
-    const long double next = term * (2 * k - 1) * (2 * k - 1) / (k * 8 * x);
-    if (next >= term || next < sum * 1e-21L) break;  // diverging, or small enough
+    const double next = term * (2 * k - 1) * (2 * k - 1) / (k * 8 * x);
+    if (next >= term || next < sum * 1e-17) break;  // diverging, or small enough
     term = next;
     sum += term;
   }
-  return sum / std::sqrt(2 * 3.14159265358979323846264338327950288L * x);
+  return sum / std::sqrt(2 * kPi * x);
 }
 
 // I0(beta sqrt(1 - (2x - 1)^2)) / I0(beta), through the scaled I0: exp(a - b) times
 // the ratio of the scaled values. NaN for a NaN or infinite beta.
 void kaiser_kernel(const Tensor& out, bool periodic, double, double beta) {
-  const long double b = std::abs(static_cast<long double>(beta)), scaled_b = scaled_i0(b);
+  const double b = std::abs(beta), scaled_b = scaled_i0(b);
   fill(out, periodic, "kaiser_window", [&](double x) {
-    const long double r = 2.0L * x - 1.0L;
-    const long double a = b * std::sqrt(std::max(0.0L, 1.0L - r * r));
-    return static_cast<double>(std::exp(a - b) * scaled_i0(a) / scaled_b);
+    const double r = 2.0 * x - 1.0;
+    const double a = b * std::sqrt(std::max(0.0, 1.0 - r * r));
+    return std::exp(a - b) * scaled_i0(a) / scaled_b;
   });
 }
 

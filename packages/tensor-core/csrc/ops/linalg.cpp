@@ -27,6 +27,11 @@ void check_operands(const char* op, const Tensor& a, const Tensor& b) {
 Tensor run_bmm(const char* op, const Tensor& a, const Tensor& b, IntList result_shape,
                const OutArg& out) {
   static const OperatorEntry& entry = Dispatcher::op("bmm");
+  // As PyTorch: the product's out= must have the operands' dtype (the kernel writes
+  // out's memory in the operands' dtype).
+  FLB_CHECK(!out.given() || out.tensor->dtype() == a->dtype(), op,
+            ": expected out tensor to have dtype ", dtype_name(a->dtype()), ", but got ",
+            dtype_name(out.tensor->dtype()), " instead");
   Tensor dest = prepare_out(out, result_shape, a->dtype(), a->device(), op);
   DimVector bmn = {a->sizes()[0], a->sizes()[1], b->sizes()[2]};
   Tensor target = dest->is_contiguous()
