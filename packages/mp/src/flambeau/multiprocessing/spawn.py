@@ -148,8 +148,8 @@ def start_processes(
     daemon: bool = False,
     start_method: str = "spawn",
 ):
-    """Runs fn(i, *args) in nprocs processes started with start_method. With join, waits
-    for all and returns None; otherwise returns their ProcessContext."""
+    """Runs ``fn(i, *args)`` in ``nprocs`` processes started with ``start_method``. With
+    ``join``, waits for all and returns None; otherwise returns their ProcessContext."""
     from flambeau.multiprocessing import get_context
 
     ctx = get_context(start_method)
