@@ -22,6 +22,16 @@ from .module import Module
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
 _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
+# PyTorch's autocast runs LSTM and the plain RNNs in its lower precision (GRU is not on
+# its list): inputs, states and weights are cast, so the outputs have that dtype too.
+_AUTOCAST_MODES = frozenset({"LSTM", "RNN_TANH", "RNN_RELU"})
+
+
+def _autocast_dtype(mode: str, t):
+    device = t.device.type
+    if mode in _AUTOCAST_MODES and t.is_floating_point() and flambeau.is_autocast_enabled(device):
+        return flambeau.get_autocast_dtype(device)
+    return None
 
 
 def _lin(x, weight):
@@ -32,7 +42,13 @@ def _rnn_step(mode, igates, h, c, w_hh, b_ih, b_hh, w_hr):
     """One step of one direction: returns (h, c) for the rows in igates."""
     hgates = _lin(h, w_hh)
     if mode == "LSTM":
-        h, c, _ = flambeau._thnn_fused_lstm_cell(igates, hgates, c, b_ih, b_hh)
+        if igates.dtype in (flambeau.float32, flambeau.float64):
+            h, c, _ = flambeau._thnn_fused_lstm_cell(igates, hgates, c, b_ih, b_hh)
+        else:  # autocast's 16-bit dtypes: the cell's arithmetic in float32, as oneDNN's
+            low = igates.dtype
+            up = [None if t is None else t.float() for t in (igates, hgates, c, b_ih, b_hh)]
+            h, c, _ = flambeau._thnn_fused_lstm_cell(*up)
+            h, c = h.to(low), c.to(low)
         if w_hr is not None:
             h = _lin(h, w_hr)
         return h, c
@@ -159,7 +175,11 @@ class RNNBase(Module):
         get = lambda n: getattr(self, f"{n}{suffix}", None)  # noqa: E731
         b_ih, b_hh = (get("bias_ih"), get("bias_hh")) if self.bias else (None, None)
         w_hr = get("weight_hr") if self.proj_size > 0 else None
-        return get("weight_ih"), get("weight_hh"), b_ih, b_hh, w_hr
+        weights = (get("weight_ih"), get("weight_hh"), b_ih, b_hh, w_hr)
+        dtype = _autocast_dtype(self.mode, weights[0])
+        if dtype is None:
+            return weights
+        return tuple(None if w is None else w.to(dtype) for w in weights)
 
     def _check_hidden(self, hx, expected, what: str):
         if tuple(hx.shape) != expected:
@@ -229,6 +249,10 @@ class RNNBase(Module):
             if packed and input.sorted_indices is not None:
                 h0 = h0.index_select(1, input.sorted_indices)
                 c0 = c0.index_select(1, input.sorted_indices) if lstm else None
+        dtype = _autocast_dtype(self.mode, data)
+        if dtype is not None:
+            data, h0 = data.to(dtype), h0.to(dtype)
+            c0 = c0.to(dtype) if lstm else None
         h_n, c_n = [], []
         layer_in = data
         for layer in range(self.num_layers):
