@@ -146,3 +146,21 @@ def test_conv_tbc_errors():
         torch.conv_tbc(torch.ones(3, 2, 3), w, b, -2)
     with pytest.raises(TypeError, match="'pad' \\(position 4\\) must be int"):
         torch.conv_tbc(x, w, b, 1.5)
+
+
+def test_assigning_grad_checks_what_pytorch_checks():
+    x = torch.ones(2)
+    with pytest.raises(TypeError, match="Tensor or None but got grad of type list"):
+        x.grad = [1.0, 2.0]
+    with pytest.raises(RuntimeError, match=r"gradient of size '\[3\]' to a tensor of size '\[2\]'"):
+        x.grad = torch.ones(3)
+    with pytest.raises(RuntimeError, match="dtype 'float64' to a tensor with grad_dtype 'float32'"):
+        x.grad = torch.ones(2, dtype=torch.float64)
+    assert x.grad is None
+    x.grad = torch.full((2,), 3.0)
+    assert x.grad.tolist() == [3.0, 3.0]
+    x.grad = None
+    assert x.grad is None
+    y = torch.ones(2, 3)
+    y.grad = torch.ones(3, 2).t()  # any strides
+    assert y.grad.stride() == (1, 2)

@@ -215,7 +215,7 @@ def test_stage_errors():
 
 
 def test_fp16_gradients_are_refused():
-    p = flambeau.zeros(1)
+    p = flambeau.zeros(1, dtype=flambeau.float16)  # an fp16 parameter, as PyTorch's test
     p.grad = flambeau.ones(1, dtype=flambeau.float16)
     scaler = cpu_scaler()
     scaler.scale(flambeau.tensor(1.0))

@@ -68,6 +68,45 @@ def _set_grad_dtype(self, dtype) -> None:
     self.__dict__["_grad_dtype"] = dtype
 
 
+def _get_grad(self):
+    return self.__dict__.get("grad")
+
+
+def _set_grad(self, value) -> None:
+    # PyTorch's checks: a tensor (or None) on the same device, of the same size, and of the
+    # leaf's grad_dtype (its own dtype unless set; None allows any).
+    if value is not None:
+        if not isinstance(value, _C.Tensor):
+            raise TypeError(
+                "assigned grad expected to be a Tensor or None but got grad of type "
+                f"{type(value).__name__}"
+            )
+        if value.device != self.device:
+            raise RuntimeError(
+                f"attempting to assign a gradient located on device '{value.device}' to a "
+                f"tensor located on device '{self.device}'. Please ensure that the gradient "
+                "and the tensor are on the same device"
+            )
+        if value.shape != self.shape:
+            raise RuntimeError(
+                f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of "
+                f"size '{list(self.shape)}'. Please ensure that the gradient and the tensor are "
+                "the same size"
+            )
+        allowed = self.__dict__.get("_grad_dtype", self.dtype)
+        if allowed is not None and value.dtype != allowed:
+            raise RuntimeError(
+                f"attempting to assign a gradient with dtype '{dtype_name(value.dtype)}' to a "
+                f"tensor with grad_dtype '{dtype_name(allowed)}'. The gradient must match the "
+                "tensor's grad_dtype (defaults to the tensor's dtype). You can set the tensor's "
+                "grad_dtype attribute with a specific dtype, or None to allow any dtype."
+            )
+    self.__dict__["grad"] = value
+
+
+_GRAD_DOC = """The gradient accumulated into this tensor by backward (None until then). Assigning
+checks what PyTorch checks: a tensor or None, same device, same size, the grad_dtype."""
+
 _GRAD_DTYPE_DOC = """The dtype allowed for this leaf's .grad (by default the tensor's own). Once set
 to a dtype, backward casts the gradients it accumulates into .grad to it; None allows any."""
 
@@ -83,8 +122,8 @@ def _set_data(self, value):
 def install() -> None:
     T = _C.Tensor
     # Plain class attributes give every tensor its defaults; autograd sets
-    # per-tensor values in the instance dict.
-    T.grad = None
+    # per-tensor values in the instance dict (.grad through a checking property).
+    T.grad = property(_get_grad, _set_grad, None, _GRAD_DOC)
     T.grad_fn = None
     T.backward = _backward
     T.register_hook = _register_hook
