@@ -149,8 +149,8 @@ void versioned_capsule_destructor(PyObject* c) {
 
 py::object dlpack(const Tensor& self, py::handle stream, py::handle max_version,
                   py::handle dl_device_arg, py::handle copy) {
-  FLB_CHECK(!self->requires_grad(),
-            "Can't export tensors that require gradient, use tensor.detach()");
+  if (self->requires_grad())  // PyTorch's BufferError, the DLPack protocol's "cannot export"
+    throw py::buffer_error("Can't export tensors that require gradient, use tensor.detach()");
   FLB_CHECK_T(TypeError, stream.is_none() || PyLong_Check(stream.ptr()),
               "__dlpack__: stream must be an int or None, not ", Py_TYPE(stream.ptr())->tp_name);
   if (!dl_device_arg.is_none()) {
