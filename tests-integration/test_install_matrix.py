@@ -82,8 +82,8 @@ def wheels() -> dict[str, Path]:
     return found
 
 
-# Distributions that must install on the core alone (each with only the core beside it).
-ON_THE_CORE_ALONE = ["flambeau-mp"]
+# Distributions that must install with nothing but the core and their own siblings.
+ON_THE_CORE_ALONE = {"flambeau-mp": [], "flambeau-data": ["flambeau-mp"]}
 
 
 @pytest.mark.parametrize("subset", ["core-alone", *ON_THE_CORE_ALONE, "every-wheel"])
@@ -93,9 +93,10 @@ def test_wheels_install_cleanly(wheels, subset, tmp_path):
     elif subset == "core-alone":
         chosen = {CORE: wheels[CORE]}
     else:
-        if subset not in wheels:
-            pytest.fail(f"no {subset} wheel in {DIST}: run `nox -s build` first")
-        chosen = {CORE: wheels[CORE], subset: wheels[subset]}
+        names = [CORE, subset, *ON_THE_CORE_ALONE[subset]]
+        if missing := [n for n in names if n not in wheels]:
+            pytest.fail(f"no {', '.join(missing)} wheel in {DIST}: run `nox -s build` first")
+        chosen = {n: wheels[n] for n in names}
     python = make_venv(tmp_path / "venv")
     # Our wheels by path, so that none can come from an index; their third-party
     # dependencies (numpy, ...) from the index as a user would get them.

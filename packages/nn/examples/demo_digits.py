@@ -19,6 +19,7 @@ import numpy as np
 import flambeau
 import flambeau.nn as nn
 import flambeau.optim as optim
+from flambeau.utils.data import DataLoader, TensorDataset
 
 EPOCHS = 12
 BATCH = 64
@@ -66,24 +67,22 @@ def predict(model: nn.Module, images) -> np.ndarray:
 
 
 def train(model, train_set, test_set):
-    images, labels = train_set
+    loader = DataLoader(TensorDataset(*train_set), batch_size=BATCH, shuffle=True)
     loss_fn = nn.CrossEntropyLoss()
     opt = optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     history = {"loss": [], "accuracy": []}
-    n = len(labels)
+    n = len(loader.dataset)
     for epoch in range(1, EPOCHS + 1):
         model.train()
-        order = flambeau.randperm(n)
-        total = 0.0
-        for start in range(0, n, BATCH):
-            idx = order[start : start + BATCH]
+        total, seen = 0.0, 0
+        for step, (x, y) in enumerate(loader):
             opt.zero_grad()
-            loss = loss_fn(model(images[idx]), labels[idx])
+            loss = loss_fn(model(x), y)
             loss.backward()
             opt.step()
-            total += loss.item() * len(idx)
-            seen = min(start + BATCH, n)
-            if (start // BATCH) % 4 == 0 or seen == n:
+            total += loss.item() * len(y)
+            seen += len(y)
+            if step % 4 == 0 or seen == n:
                 progress(epoch, seen, n, total / seen)
         accuracy = (predict(model, test_set[0]) == test_set[1].numpy()).mean()
         history["loss"].append(total / n)

@@ -95,7 +95,10 @@ class Connection(_connection.Connection):
             got += n
         return buf
 
-    def _recv_bytes(self, maxsize=None):
+    def recv_message(self, maxsize: int | None = None) -> bytearray | None:
+        """The next message's bytes, without the copy recv_bytes makes (None when it is
+        longer than maxsize). Descriptors that came with it go to this thread's incoming
+        list, for the unpickling that follows."""
         _descriptors.start_message()
         while True:
             (size,) = struct.unpack("!i", self._recv_exact(4, first=True))
@@ -105,10 +108,11 @@ class Connection(_connection.Connection):
             (size,) = struct.unpack("!Q", self._recv_exact(8, first=False))
         if maxsize is not None and size > maxsize:
             return None
-        out = io.BytesIO()
-        if size:
-            out.write(self._recv_exact(size, first=False))
-        return out
+        return self._recv_exact(size, first=False) if size else bytearray()
+
+    def _recv_bytes(self, maxsize=None):
+        message = self.recv_message(maxsize)
+        return None if message is None else io.BytesIO(message)
 
 
 def _fds_of(ancillary, flags) -> list[int]:

@@ -1,0 +1,63 @@
+"""Fetchers: how a worker (or the main process) turns indices into a collated batch."""
+
+from __future__ import annotations
+
+from flambeau.utils.data._utils import collate as _collate
+
+
+class _BaseDatasetFetcher:
+    def __init__(self, dataset, auto_collation, collate_fn, drop_last) -> None:
+        self.dataset = dataset
+        self.auto_collation = auto_collation
+        self.collate_fn = collate_fn
+        self.drop_last = drop_last
+
+    def fetch(self, possibly_batched_index):
+        raise NotImplementedError
+
+
+class _IterableDatasetFetcher(_BaseDatasetFetcher):
+    def __init__(self, dataset, auto_collation, collate_fn, drop_last) -> None:
+        super().__init__(dataset, auto_collation, collate_fn, drop_last)
+        self.dataset_iter = iter(dataset)
+        self.ended = False
+
+    def fetch(self, possibly_batched_index):
+        if self.ended:
+            raise StopIteration
+        if self.auto_collation:
+            data = []
+            for _ in possibly_batched_index:
+                try:
+                    data.append(next(self.dataset_iter))
+                except StopIteration:
+                    self.ended = True
+                    break
+            if len(data) == 0 or (self.drop_last and len(data) < len(possibly_batched_index)):
+                raise StopIteration
+        else:
+            data = next(self.dataset_iter)
+        return self.collate_fn(data)
+
+
+class _MapDatasetFetcher(_BaseDatasetFetcher):
+    def __init__(self, dataset, auto_collation, collate_fn, drop_last) -> None:
+        super().__init__(dataset, auto_collation, collate_fn, drop_last)
+        # The batched fast path: a dataset that can gather a whole batch (TensorDataset,
+        # a Subset of one) when the batch is collated by default_collate.
+        fast = getattr(dataset, "_fast_batch", None)
+        self._fast = fast if auto_collation and collate_fn is _collate.default_collate else None
+
+    def fetch(self, possibly_batched_index):
+        if self.auto_collation:
+            if self._fast is not None:
+                data = self._fast(possibly_batched_index, _collate._out_allocator)
+                if data is not None:
+                    return data
+            if hasattr(self.dataset, "__getitems__") and self.dataset.__getitems__:
+                data = self.dataset.__getitems__(possibly_batched_index)
+            else:
+                data = [self.dataset[idx] for idx in possibly_batched_index]
+        else:
+            data = self.dataset[possibly_batched_index]
+        return self.collate_fn(data)

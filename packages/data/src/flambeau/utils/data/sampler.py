@@ -1,0 +1,240 @@
+"""Samplers: PyTorch's ``torch.utils.data.sampler`` with the same names, errors and defaults."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Iterator, Sequence, Sized
+from typing import Generic, TypeVar
+
+import flambeau
+
+__all__ = [
+    "BatchSampler",
+    "RandomSampler",
+    "Sampler",
+    "SequentialSampler",
+    "SubsetRandomSampler",
+    "WeightedRandomSampler",
+]
+
+_T_co = TypeVar("_T_co", covariant=True)
+
+
+class Sampler(Generic[_T_co]):
+    """Base class of samplers: ``__iter__`` yields dataset keys (or lists of them), and
+    ``__len__``, when defined, says how many."""
+
+    def __iter__(self) -> Iterator[_T_co]:
+        raise NotImplementedError
+
+
+class SequentialSampler(Sampler[int]):
+    """0, 1, ..., len(data_source) - 1."""
+
+    data_source: Sized
+
+    def __init__(self, data_source: Sized) -> None:
+        self.data_source = data_source
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(len(self.data_source)))
+
+    def _chunks(self):
+        # The same indices as __iter__, as sliceable runs (BatchSampler's fast path).
+        yield range(len(self.data_source))
+
+    def __len__(self) -> int:
+        return len(self.data_source)
+
+
+def _fresh_generator():
+    # PyTorch's: a generator seeded from the global one, so that manual_seed repeats it.
+    seed = int(flambeau.empty((), dtype=flambeau.int64).random_().item())
+    generator = flambeau.Generator()
+    generator.manual_seed(seed)
+    return generator
+
+
+class RandomSampler(Sampler[int]):
+    """Random indices: a permutation (or `num_samples` of them, in whole permutations
+    and a part of one), or `num_samples` drawn with replacement."""
+
+    data_source: Sized
+    replacement: bool
+
+    def __init__(
+        self,
+        data_source: Sized,
+        replacement: bool = False,
+        num_samples: int | None = None,
+        generator=None,
+    ) -> None:
+        self.data_source = data_source
+        self.replacement = replacement
+        self._num_samples = num_samples
+        self.generator = generator
+        if not isinstance(self.replacement, bool):
+            raise TypeError(
+                f"replacement should be a boolean value, but got replacement={self.replacement}"
+            )
+        if not isinstance(self.num_samples, int) or self.num_samples <= 0:
+            raise ValueError(
+                "num_samples should be a positive integer value, "
+                f"but got num_samples={self.num_samples}"
+            )
+
+    @property
+    def num_samples(self) -> int:
+        if self._num_samples is None:
+            return len(self.data_source)
+        return self._num_samples
+
+    def __iter__(self) -> Iterator[int]:
+        for chunk in self._chunks():
+            yield from chunk
+
+    def _chunks(self):
+        # The indices in runs, drawn as PyTorch draws them (BatchSampler slices the runs
+        # instead of taking the indices one by one).
+        n = len(self.data_source)
+        generator = _fresh_generator() if self.generator is None else self.generator
+        if self.replacement:
+            for _ in range(self.num_samples // 32):
+                yield flambeau.randint(
+                    high=n, size=(32,), dtype=flambeau.int64, generator=generator
+                ).tolist()
+            yield flambeau.randint(
+                high=n, size=(self.num_samples % 32,), dtype=flambeau.int64, generator=generator
+            ).tolist()
+        else:
+            for _ in range(self.num_samples // n):
+                yield flambeau.randperm(n, generator=generator).tolist()
+            yield flambeau.randperm(n, generator=generator).tolist()[: self.num_samples % n]
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+class SubsetRandomSampler(Sampler[int]):
+    """The given indices in random order, without replacement."""
+
+    indices: Sequence[int]
+
+    def __init__(self, indices: Sequence[int], generator=None) -> None:
+        self.indices = indices
+        self.generator = generator
+
+    def __iter__(self) -> Iterator[int]:
+        for i in flambeau.randperm(len(self.indices), generator=self.generator).tolist():
+            yield self.indices[i]
+
+    def __len__(self) -> int:
+        return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler[int]):
+    """`num_samples` indices in ``[0, len(weights))`` drawn with probability proportional
+    to `weights` (with or without replacement)."""
+
+    weights: flambeau.Tensor
+    num_samples: int
+    replacement: bool
+
+    def __init__(
+        self,
+        weights: Sequence[float],
+        num_samples: int,
+        replacement: bool = True,
+        generator=None,
+    ) -> None:
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
+            raise ValueError(
+                f"num_samples should be a positive integer value, but got num_samples={num_samples}"
+            )
+        if not isinstance(replacement, bool):
+            raise ValueError(
+                f"replacement should be a boolean value, but got replacement={replacement}"
+            )
+        weights_tensor = flambeau.as_tensor(weights, dtype=flambeau.double)
+        if len(weights_tensor.shape) != 1:
+            raise ValueError(
+                "weights should be a 1d sequence but given weights have shape "
+                f"{tuple(weights_tensor.shape)}"
+            )
+        self.weights = weights_tensor
+        self.num_samples = num_samples
+        self.replacement = replacement
+        self.generator = generator
+
+    def __iter__(self) -> Iterator[int]:
+        rand_tensor = flambeau.multinomial(
+            self.weights, self.num_samples, self.replacement, generator=self.generator
+        )
+        yield from iter(rand_tensor.tolist())
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+class BatchSampler(Sampler[list[int]]):
+    """Groups another sampler's indices into lists of `batch_size` (the last one shorter
+    unless `drop_last`)."""
+
+    def __init__(
+        self, sampler: Sampler[int] | Iterable[int], batch_size: int, drop_last: bool
+    ) -> None:
+        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:
+            raise ValueError(
+                f"batch_size should be a positive integer value, but got batch_size={batch_size}"
+            )
+        if not isinstance(drop_last, bool):
+            raise ValueError(f"drop_last should be a boolean value, but got drop_last={drop_last}")
+        self.sampler = sampler
+        self.batch_size = batch_size
+        self.drop_last = drop_last
+
+    def __iter__(self) -> Iterator[list[int]]:
+        if type(self.sampler).__iter__ in _CHUNKED:
+            # RandomSampler and SequentialSampler give their indices in runs: slice them.
+            yield from _batches_of(self.sampler._chunks(), self.batch_size, self.drop_last)
+            return
+        sampler_iter = iter(self.sampler)
+        if self.drop_last:
+            args = [sampler_iter] * self.batch_size
+            for batch_droplast in zip(*args):
+                yield [*batch_droplast]
+        else:
+            batch = [*itertools.islice(sampler_iter, self.batch_size)]
+            while batch:
+                yield batch
+                batch = [*itertools.islice(sampler_iter, self.batch_size)]
+
+    def __len__(self) -> int:
+        if self.drop_last:
+            return len(self.sampler) // self.batch_size  # type: ignore[arg-type]
+        return (len(self.sampler) + self.batch_size - 1) // self.batch_size  # type: ignore[arg-type]
+
+
+_CHUNKED = (RandomSampler.__iter__, SequentialSampler.__iter__)
+
+
+def _batches_of(chunks, batch_size: int, drop_last: bool):
+    """Consecutive lists of `batch_size` from the concatenation of `chunks`."""
+    buf: list = []
+    for chunk in chunks:
+        n = len(chunk)
+        i = 0
+        if buf:
+            need = batch_size - len(buf)
+            buf.extend(chunk[:need])
+            if len(buf) < batch_size:
+                continue
+            yield buf
+            buf = []
+            i = need
+        while i + batch_size <= n:
+            yield list(chunk[i : i + batch_size])
+            i += batch_size
+        buf = list(chunk[i:])
+    if buf and not drop_last:
+        yield buf
