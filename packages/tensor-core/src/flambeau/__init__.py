@@ -24,7 +24,7 @@ _openblas.preload()
 from flambeau import _C, _complex, _grad, _pickling, _polygamma, _resize, _siblings, _sorting, _stft  # noqa: E402,F401
 from flambeau import _printing as _printing  # noqa: E402
 from flambeau._C import *  # noqa: E402,F403
-from flambeau._C import Generator, Tensor, default_generator, device, dtype  # noqa: E402,F401
+from flambeau._C import Generator, Tensor, UntypedStorage, default_generator, device, dtype  # noqa: E402,F401
 
 # `import *` skips names starting with "_"; the table's underscored operators
 # (_foreach_add, _softmax_backward_data, ...) are public all the same.
@@ -121,6 +121,15 @@ storage.install()
 globals().update(_legacy_constructors.LEGACY_TYPES)
 globals().update(storage.LEGACY_STORAGES)
 from flambeau.storage import TypedStorage, is_storage  # noqa: E402,F401
+
+# The core's classes under the names PyTorch users see: type(x) is <class
+# 'flambeau.Tensor'> and errors say "'Tensor' object has no attribute ..." (assigning
+# __name__ also drops the "flambeau._C." prefix CPython keeps for messages).
+for _cls, _module in ((Tensor, "flambeau"), (device, "flambeau"), (dtype, "flambeau"),
+                      (UntypedStorage, "flambeau.storage")):  # fmt: skip
+    _cls.__module__ = _module
+    _cls.__name__ = _cls.__name__
+del _cls, _module
 
 # Submodules of the core that load on first attribute access, as `import torch` has them.
 _LAZY_SUBMODULES = frozenset(
