@@ -1,0 +1,42 @@
+"""Nesterov's accelerated gradient (Torch7's optim.nag, after Sutskever et al. 2013)."""
+
+from __future__ import annotations
+
+from ._common import as_tensor, evaluate, setup, weight_decay
+
+
+def nag(opfunc, x, config=None, state=None):
+    """One NAG step; returns `(x, [f])`. The gradient is taken after moving along the
+    momentum vector.
+
+    config: learningRate (1e-3), learningRateDecay (0), weightDecay (0), momentum (0.9,
+    must be positive), learningRates (per element).
+    """
+    config, state = setup(config, state)
+    lr = config.get("learningRate", 1e-3)
+    lrd = config.get("learningRateDecay", 0)
+    wd = config.get("weightDecay", 0)
+    mom = config.get("momentum", 0.9)
+    lrs = config.get("learningRates")
+    if mom <= 0:
+        raise ValueError("Momentum must be positive for Nesterov Accelerated Gradient")
+    state.setdefault("evalCounter", 0)
+    nevals = state["evalCounter"]
+
+    if "dfdx" in state:
+        x.add_(state["dfdx"], alpha=mom)
+    fx, dfdx = evaluate(opfunc, x)
+    weight_decay(dfdx, x, wd)
+    clr = lr / (1 + nevals * lrd)
+    if "dfdx" not in state:
+        state["dfdx"] = x.new_zeros(x.shape)
+    else:
+        state["dfdx"].mul_(mom)
+    step = dfdx
+    if lrs is not None:
+        state["deltaParameters"] = as_tensor(lrs, x) * dfdx
+        step = state["deltaParameters"]
+    x.add_(step, alpha=-clr)
+    state["dfdx"].add_(step, alpha=-clr)
+    state["evalCounter"] += 1
+    return x, [fx]
