@@ -83,7 +83,8 @@ def wheels() -> dict[str, Path]:
 
 
 # Distributions that must install with nothing but the core and their own siblings.
-ON_THE_CORE_ALONE = {"flambeau-mp": [], "flambeau-data": ["flambeau-mp"], "flambeau-legacy": []}
+ON_THE_CORE_ALONE = {"flambeau-mp": [], "flambeau-data": ["flambeau-mp"], "flambeau-legacy": [],
+                     "flambeau-distributed": []}  # fmt: skip
 
 
 @pytest.mark.parametrize("subset", ["core-alone", *ON_THE_CORE_ALONE, "every-wheel"])

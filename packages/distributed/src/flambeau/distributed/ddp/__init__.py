@@ -1,0 +1,18 @@
+"""DistributedDataParallel and its parts (buckets, reducer, join), needing flambeau's
+autograd and nn packages (the ``ddp`` extra)."""
+
+from __future__ import annotations
+
+try:
+    import flambeau.autograd  # noqa: F401
+    import flambeau.nn  # noqa: F401
+except ImportError as e:
+    raise ImportError(
+        "DistributedDataParallel needs flambeau-autograd and flambeau-nn: "
+        "pip install 'flambeau-distributed[ddp]'",
+        name=e.name,
+    ) from e
+
+from .distributed import DistributedDataParallel
+
+__all__ = ["DistributedDataParallel"]

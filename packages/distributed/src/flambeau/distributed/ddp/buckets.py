@@ -1,0 +1,65 @@
+"""Which gradients travel together: DDP's bucket assignment.
+
+Parameters go into buckets in reverse registration order, which approximates the order
+backward produces their gradients, so the first bucket fills (and its all-reduce starts)
+while backward still computes the earlier layers. The first bucket is kept small
+(1 MiB, PyTorch's _DEFAULT_FIRST_BUCKET_BYTES) so that communication starts early; the
+others hold up to bucket_cap_mb. A bucket holds one dtype.
+"""
+
+from __future__ import annotations
+
+import flambeau
+
+DEFAULT_FIRST_BUCKET_BYTES = 1024 * 1024
+DEFAULT_BUCKET_CAP_MB = 25
+
+
+class Bucket:
+    """One flat tensor holding the gradients of some parameters, and their views into it."""
+
+    def __init__(self, index: int, members: list[tuple[int, object]]):
+        self.index = index
+        self.members = members  # (parameter index, parameter)
+        dtype = members[0][1].dtype
+        total = sum(p.numel() for _, p in members)
+        self.flat = flambeau.zeros(total, dtype=dtype)
+        self.views = {}
+        offset = 0
+        for i, p in members:
+            n = p.numel()
+            self.views[i] = self.flat[offset : offset + n].view(tuple(p.shape))
+            offset += n
+        self.nbytes = total * self.flat.element_size()
+        self.reset()
+
+    def reset(self) -> None:
+        self.pending = len(self.members)
+        self.launched = False
+        self.work = None
+        self.launched_at = None
+
+
+def assign(params, bucket_cap_bytes: int, first_bucket_bytes: int) -> list[Bucket]:
+    """Buckets over `params` (indexed in registration order), filled from the last."""
+    buckets: list[Bucket] = []
+    open_by_dtype: dict = {}  # dtype -> (members, bytes)
+    order: list = []  # closed member lists, in the order they filled
+
+    def limit() -> int:
+        return first_bucket_bytes if not order else bucket_cap_bytes
+
+    for i in reversed(range(len(params))):
+        p = params[i]
+        members, size = open_by_dtype.get(p.dtype, ([], 0))
+        members.append((i, p))
+        size += p.numel() * p.element_size()
+        if size >= limit():
+            order.append(members)
+            open_by_dtype.pop(p.dtype, None)
+        else:
+            open_by_dtype[p.dtype] = (members, size)
+    order.extend(members for members, _ in open_by_dtype.values())
+    for index, members in enumerate(order):
+        buckets.append(Bucket(index, members))
+    return buckets

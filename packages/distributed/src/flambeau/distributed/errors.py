@@ -1,0 +1,22 @@
+"""The exception types of torch.distributed (all RuntimeErrors, as there)."""
+
+from __future__ import annotations
+
+__all__ = ["DistError", "DistBackendError", "DistNetworkError", "DistStoreError"]
+
+
+class DistError(RuntimeError):
+    """An error in the distributed library."""
+
+
+class DistBackendError(DistError):
+    """An error in the communication backend: a dead peer, a timeout, a mismatch of
+    collectives between ranks, or an error MPI reported."""
+
+
+class DistNetworkError(DistError):
+    """A network error (raised by rendezvous in PyTorch; kept for compatible handlers)."""
+
+
+class DistStoreError(DistError):
+    """An error of a key-value store (kept for compatible handlers)."""

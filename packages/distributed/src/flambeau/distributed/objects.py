@@ -1,0 +1,125 @@
+"""Collectives of picklable Python objects.
+
+As in PyTorch these pickle, and unpickling runs code chosen by the sender: use them
+only among ranks you trust (your own job). Tensors go through the byte buffers of the
+tensor collectives; only the pickled bytes are new.
+"""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+
+from .process_group import resolve_group
+from .work import Operation
+
+__all__ = [
+    "all_gather_object",
+    "broadcast_object_list",
+    "gather_object",
+    "scatter_object_list",
+]
+
+
+def _dumps(obj) -> np.ndarray:
+    return np.frombuffer(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL), dtype=np.uint8)
+
+
+def _loads(buf: np.ndarray):
+    return pickle.loads(buf.tobytes())
+
+
+def _offsets(counts):
+    return [int(v) for v in np.concatenate(([0], np.cumsum(counts)[:-1]))]
+
+
+def _gather_sizes(pg, desc, n: int) -> list[int]:
+    sizes = np.zeros(pg.size(), dtype=np.int64)
+    Operation(pg, [pg.comm.Iallgather(np.array([n], np.int64), sizes)], desc).drive()
+    return [int(s) for s in sizes]
+
+
+def broadcast_object_list(object_list, src=None, group=None, device=None, group_src=None):
+    """Replace the items of `object_list` on every rank with those of rank `src`."""
+    pg = resolve_group(group)
+    if pg is None:
+        return
+    root = pg.root(src, group_src, "src")
+    desc = pg.begin("broadcast_object_list", root=root)
+    size = np.zeros(1, np.int64)
+    data = _dumps(list(object_list)) if pg.rank() == root else None
+    if data is not None:
+        size[0] = data.size
+    Operation(pg, [pg.comm.Ibcast(size, root=root)], desc).drive()
+    if data is None:
+        data = np.empty(int(size[0]), np.uint8)
+    Operation(pg, [pg.comm.Ibcast(data, root=root)], desc).drive()
+    if pg.rank() != root:
+        got = _loads(data)
+        for i in range(min(len(object_list), len(got))):
+            object_list[i] = got[i]
+
+
+def all_gather_object(object_list, obj, group=None) -> None:
+    """object_list[i] = `obj` of group rank i, on every rank."""
+    pg = resolve_group(group)
+    if pg is None:
+        return
+    if len(object_list) != pg.size():
+        raise ValueError("all_gather_object: object_list must have one entry per rank")
+    desc = pg.begin("all_gather_object")
+    mine = _dumps(obj)
+    counts = _gather_sizes(pg, desc, mine.size)
+    out = np.empty(sum(counts), np.uint8)
+    Operation(pg, [pg.comm.Iallgatherv(mine, [out, (counts, _offsets(counts))])], desc).drive()
+    for i, (start, n) in enumerate(zip(_offsets(counts), counts)):
+        object_list[i] = _loads(out[start : start + n])
+
+
+def gather_object(obj, object_gather_list=None, dst=None, group=None, group_dst=None) -> None:
+    """object_gather_list[i] = `obj` of group rank i, on rank `dst`."""
+    pg = resolve_group(group)
+    if pg is None:
+        return
+    root = pg.root(dst, group_dst, "dst")
+    if pg.rank() == root and (object_gather_list is None or len(object_gather_list) != pg.size()):
+        raise ValueError("gather_object: object_gather_list must have one entry per rank on dst")
+    desc = pg.begin("gather_object", root=root)
+    mine = _dumps(obj)
+    counts = _gather_sizes(pg, desc, mine.size)
+    if pg.rank() != root:
+        Operation(pg, [pg.comm.Igatherv(mine, None, root=root)], desc).drive()
+        return
+    out = np.empty(sum(counts), np.uint8)
+    req = pg.comm.Igatherv(mine, [out, (counts, _offsets(counts))], root=root)
+    Operation(pg, [req], desc).drive()
+    for i, (start, n) in enumerate(zip(_offsets(counts), counts)):
+        object_gather_list[i] = _loads(out[start : start + n])
+
+
+def scatter_object_list(
+    scatter_object_output_list, scatter_object_input_list=None, src=None, group=None, group_src=None
+) -> None:
+    """scatter_object_output_list[0] = scatter_object_input_list[i] of rank `src`, on group
+    rank i."""
+    pg = resolve_group(group)
+    if pg is None:
+        return
+    if not isinstance(scatter_object_output_list, list) or len(scatter_object_output_list) < 1:
+        raise ValueError(
+            "Expected argument scatter_object_output_list to be a list of size at least 1."
+        )
+    root = pg.root(src, group_src, "src")
+    desc = pg.begin("scatter_object_list", root=root)
+    counts = np.zeros(pg.size(), np.int64)
+    send = None
+    if pg.rank() == root:
+        parts = [_dumps(o) for o in scatter_object_input_list]
+        counts[:] = [p.size for p in parts]
+        send = np.concatenate(parts)
+    Operation(pg, [pg.comm.Ibcast(counts, root=root)], desc).drive()
+    mine = np.empty(int(counts[pg.rank()]), np.uint8)
+    spec = [send, ([int(c) for c in counts], _offsets(counts))] if send is not None else None
+    Operation(pg, [pg.comm.Iscatterv(spec, mine, root=root)], desc).drive()
+    scatter_object_output_list[0] = _loads(mine)

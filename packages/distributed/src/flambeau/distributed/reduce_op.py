@@ -1,0 +1,72 @@
+"""ReduceOp: the reductions of all_reduce, reduce and reduce_scatter, as torch's."""
+
+from __future__ import annotations
+
+import enum
+
+__all__ = ["ReduceOp", "RedOpType"]
+
+
+class RedOpType(enum.IntEnum):
+    SUM = 0
+    AVG = 1
+    PRODUCT = 2
+    MIN = 3
+    MAX = 4
+    BAND = 5
+    BOR = 6
+    BXOR = 7
+    PREMUL_SUM = 8
+
+    def __repr__(self) -> str:
+        return f"<RedOpType.{self.name}: {self.value}>"
+
+    def __str__(self) -> str:
+        return f"RedOpType.{self.name}"
+
+
+class ReduceOp:
+    """``ReduceOp.SUM``, ``AVG``, ``PRODUCT``, ``MIN``, ``MAX``, ``BAND``, ``BOR``, ``BXOR``.
+
+    As in PyTorch the members are ``ReduceOp.RedOpType`` values, and ``ReduceOp(op)``
+    wraps one. PREMUL_SUM is NCCL's and is refused by the MPI backend.
+    """
+
+    RedOpType = RedOpType
+    SUM = RedOpType.SUM
+    AVG = RedOpType.AVG
+    PRODUCT = RedOpType.PRODUCT
+    MIN = RedOpType.MIN
+    MAX = RedOpType.MAX
+    BAND = RedOpType.BAND
+    BOR = RedOpType.BOR
+    BXOR = RedOpType.BXOR
+    PREMUL_SUM = RedOpType.PREMUL_SUM
+
+    def __init__(self, op: RedOpType = RedOpType.SUM) -> None:
+        self.op = RedOpType(int(op))
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, ReduceOp):
+            return self.op == other.op
+        return isinstance(other, int) and int(self.op) == int(other)
+
+    def __hash__(self) -> int:
+        return hash(self.op)
+
+    def __repr__(self) -> str:
+        return f"ReduceOp({self.op!r})"
+
+
+def as_red_op(op) -> RedOpType:
+    """The RedOpType of `op` (a RedOpType, a ReduceOp, or torch's deprecated reduce_op)."""
+    if isinstance(op, ReduceOp):
+        return op.op
+    if isinstance(op, RedOpType):
+        return op
+    if isinstance(op, int) and not isinstance(op, bool):
+        try:
+            return RedOpType(op)
+        except ValueError:
+            pass
+    raise TypeError(f"expected a ReduceOp, got {op!r}")

@@ -1,0 +1,287 @@
+"""Waiting for MPI requests without ever hanging, and Work for async_op=True.
+
+Every collective is posted as a nonblocking MPI call and then polled, never waited on
+inside MPI: a poll can give up. Between polls the waiter checks, four times a second,
+that its peers are alive (liveness.py) and that the process group's timeout has not
+passed, and raises DistBackendError naming the dead rank and the operation otherwise.
+
+A synchronous call polls in the caller's thread (no hand-over: a 4-byte all_reduce
+costs a few microseconds). Operations posted with async_op=True belong to one
+communication thread per process, which polls all of them: MPI advances a nonblocking
+collective only while some thread is inside the library, so without that thread
+DistributedDataParallel's bucket all-reduces would not move while backward computes.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import timedelta
+
+from ._runtime import mpi, oversubscribed
+from .errors import DistBackendError
+
+_CHECK_INTERVAL = 0.25  # seconds between liveness checks while waiting
+_MIN_SLEEP, _MAX_SLEEP = 20e-6, 250e-6
+
+
+class _PollPolicy:
+    """Spin first (cheap when every rank has a core), then sleep with a growing pause.
+    Oversubscribed, a spinning rank steals the core its peer needs: sleep at once."""
+
+    def __init__(self):
+        self.spins = 0 if oversubscribed() else 2000
+
+
+_policy: _PollPolicy | None = None
+
+
+def policy() -> _PollPolicy:
+    global _policy
+    if _policy is None:
+        _policy = _PollPolicy()
+    return _policy
+
+
+class Operation:
+    """Posted MPI requests, what they are (for messages), and what to run once done."""
+
+    __slots__ = (
+        "pg",
+        "requests",
+        "desc",
+        "finish",
+        "result",
+        "statuses",
+        "deadline",
+        "done",
+        "error",
+        "event",
+        "posted_at",
+        "completed_at",
+    )
+
+    def __init__(self, pg, requests, desc, finish=None, result=None, statuses=None):
+        self.pg = pg
+        self.requests = requests
+        self.desc = desc
+        self.finish = finish
+        self.result = result
+        self.statuses = statuses
+        self.posted_at = time.perf_counter()
+        self.completed_at = None
+        self.deadline = time.monotonic() + pg.timeout_seconds
+        self.done = False
+        self.error: BaseException | None = None
+        self.event = threading.Event()
+
+    def test(self) -> bool:
+        """One poll; completes the operation (running finish) when its requests are done."""
+        MPI = mpi()
+        try:
+            if self.statuses is not None:
+                ready = MPI.Request.Testall(self.requests, self.statuses)
+            else:
+                ready = MPI.Request.Testall(self.requests)
+        except MPI.Exception as e:
+            raise DistBackendError(
+                f"[rank {self.pg.global_rank_of_self}] {self.desc} failed: MPI reported "
+                f"{e.Get_error_string()}"
+            ) from e
+        if ready:
+            self.completed_at = time.perf_counter()
+            if self.finish is not None:
+                self.finish()
+            self.done = True
+        return ready
+
+    def check(self, now: float) -> None:
+        """Raise if a peer is gone or the deadline has passed."""
+        failure = self.pg.world_liveness.check()
+        if failure is not None:
+            raise DistBackendError(
+                f"[rank {self.pg.global_rank_of_self}] {self.desc} cannot complete: "
+                f"{failure.describe()}"
+            )
+        if now >= self.deadline:
+            timeout = timedelta(seconds=self.pg.timeout_seconds)
+            from .liveness import Failure
+
+            me = self.pg.global_rank_of_self
+            self.pg.world_liveness.announce(
+                Failure(me, f"gave up: {self.desc} timed out after {timeout}")
+            )
+            raise DistBackendError(
+                f"[rank {self.pg.global_rank_of_self}] {self.desc} timed out after "
+                f"{timeout} (the process group's timeout): some rank of "
+                f"{self.pg.describe()} has not joined it; is one stuck, or running a "
+                "different collective? (TORCH_DISTRIBUTED_DEBUG=DETAIL checks that ranks "
+                "agree)"
+            )
+
+    def drive(self) -> None:
+        """Poll in this thread until done; raises on a dead peer, a timeout or an MPI error."""
+        try:
+            spins = policy().spins
+            polls, pause, next_check = 0, 0.0, 0.0
+            while not self.test():
+                polls += 1
+                if polls > spins:
+                    time.sleep(pause)
+                    pause = min(max(pause * 2, _MIN_SLEEP), _MAX_SLEEP)
+                elif polls & 255:
+                    continue
+                now = time.monotonic()
+                if now >= next_check:
+                    self.check(now)
+                    next_check = now + _CHECK_INTERVAL
+        except BaseException as e:
+            self.error = e
+            self.event.set()
+            self.pg.mark_broken(e)
+            raise
+        self.event.set()
+
+
+class Engine:
+    """The communication thread: polls every operation posted with async_op=True."""
+
+    def __init__(self):
+        self._pending: list[Operation] = []
+        self._cond = threading.Condition()
+        self._stop = False
+        self._thread = threading.Thread(
+            target=self._run, name="flambeau-distributed-comm", daemon=True
+        )
+        self._thread.start()
+
+    def submit(self, op: Operation) -> None:
+        with self._cond:
+            self._pending.append(op)
+            self._cond.notify()
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stop = True
+            self._cond.notify()
+        self._thread.join(5)
+
+    def _run(self) -> None:
+        pause, next_check = 0.0, 0.0
+        while True:
+            with self._cond:
+                while not self._pending and not self._stop:
+                    self._cond.wait()
+                    pause = 0.0
+                if self._stop:
+                    for op in self._pending:
+                        self._fail(op, DistBackendError(f"{op.desc}: process group destroyed"))
+                    self._pending.clear()
+                    return
+                ops = list(self._pending)
+            finished = []
+            for op in ops:
+                try:
+                    if op.test():
+                        finished.append(op)
+                        op.event.set()
+                except BaseException as e:
+                    self._fail(op, e)
+                    finished.append(op)
+            now = time.monotonic()
+            if now >= next_check:
+                next_check = now + _CHECK_INTERVAL
+                for op in ops:
+                    if op in finished:
+                        continue
+                    try:
+                        op.check(now)
+                    except BaseException as e:
+                        self._fail(op, e)
+                        finished.append(op)
+            if finished:
+                with self._cond:
+                    self._pending = [op for op in self._pending if op not in finished]
+                pause = 0.0
+            else:
+                # sleep releases the interpreter lock to the computing thread.
+                time.sleep(pause)
+                pause = min(max(pause * 2, _MIN_SLEEP), _MAX_SLEEP)
+
+    @staticmethod
+    def _fail(op: Operation, e: BaseException) -> None:
+        op.error = e
+        op.pg.mark_broken(e)
+        op.event.set()
+
+
+class Work:
+    """A handle on an operation posted with async_op=True (torch.distributed.Work)."""
+
+    def __init__(self, op: Operation, owned_by_engine: bool):
+        self._op = op
+        self._engine = owned_by_engine
+
+    def is_completed(self) -> bool:
+        if not self._op.event.is_set() and not self._engine:
+            try:
+                if self._op.test():
+                    self._op.event.set()
+            except BaseException as e:
+                self._op.error = e
+                self._op.event.set()
+        return self._op.event.is_set()
+
+    def is_success(self) -> bool:
+        return self.is_completed() and self._op.error is None
+
+    def exception(self):
+        return self._op.error
+
+    def wait(self, timeout: timedelta | float | None = None) -> bool:
+        """Block until done; raise the operation's error (a DistBackendError naming a dead
+        rank, a timeout, ...). `timeout` bounds this wait only."""
+        op = self._op
+        if not self._engine and not op.event.is_set():
+            op.drive()
+        limit = timeout.total_seconds() if isinstance(timeout, timedelta) else timeout
+        if not op.event.wait(limit):
+            raise DistBackendError(
+                f"[rank {op.pg.global_rank_of_self}] Work.wait: {op.desc} did not complete "
+                f"within {timedelta(seconds=limit)}"
+            )
+        if op.error is not None:
+            raise op.error
+        return True
+
+    def result(self) -> list:
+        self.wait()
+        return list(self._op.result or [])
+
+    def _source_rank(self) -> int:
+        self.wait()
+        status = self._op.statuses[0]
+        return self._op.pg.global_rank(status.Get_source())
+
+    def get_future(self):
+        from concurrent.futures import Future
+
+        future: Future = Future()
+
+        def complete():
+            try:
+                self.wait()
+                future.set_result(self.result())
+            except BaseException as e:
+                future.set_exception(e)
+
+        threading.Thread(target=complete, daemon=True).start()
+        return future
+
+    @property
+    def _posted_at(self) -> float:
+        return self._op.posted_at
+
+    @property
+    def _completed_at(self) -> float | None:
+        return self._op.completed_at
