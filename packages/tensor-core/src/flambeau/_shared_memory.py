@@ -149,7 +149,8 @@ class _Arena:
         # Blocks other processes still reference, by (segment key, offset).
         self.waiting: dict = {}
 
-    def _collect(self) -> None:
+    def _drain_returned(self) -> None:
+        """Frees the returned blocks nobody else references; the others wait."""
         waiting = self.waiting
         while self.returned:
             segment, offset, nbytes, left = self.returned.popleft()
@@ -159,6 +160,11 @@ class _Arena:
                 segment.release(offset, _round_up(HEADER + nbytes, _ALIGN))
             else:
                 waiting[key] = (segment, offset, nbytes)
+
+    def _sweep_waiting(self) -> None:
+        """Frees the waiting blocks other processes have let go of since (a pass over all
+        of them: done only when no free range fits, not at every allocation)."""
+        waiting = self.waiting
         for key, (segment, offset, nbytes) in list(waiting.items()):
             if segment.counter(offset, 0) == 0 and key not in _live_blocks:
                 del waiting[key]
@@ -171,12 +177,12 @@ class _Arena:
             offset = 0
         else:
             with self.lock:
-                self._collect()
-                for segment in self.segments:
-                    offset = segment.allocate(length)
-                    if offset is not None:
-                        break
-                else:
+                self._drain_returned()
+                segment, offset = self._first_fit(length)
+                if offset is None:
+                    self._sweep_waiting()
+                    segment, offset = self._first_fit(length)
+                if offset is None:
                     segment = self._new_segment(SEGMENT_BYTES, nbytes, False)
                     self.segments.append(segment)
                     offset = segment.allocate(length)
@@ -191,6 +197,13 @@ class _Arena:
             raise _no_memory(nbytes, err) from None
         segment.counter(offset, 1)  # a free block's count is 0
         return Block(segment, offset, nbytes)
+
+    def _first_fit(self, length: int):
+        for segment in self.segments:
+            offset = segment.allocate(length)
+            if offset is not None:
+                return segment, offset
+        return None, None
 
     @staticmethod
     def _new_segment(size: int, nbytes: int, dedicated: bool) -> Segment:
