@@ -17,15 +17,8 @@ def _batched(module, x, nd):
     return x, False
 
 
-class _MaxPooling(Module):
-    nd = 2
-
-    def __init__(self, kernel, stride, padding):
-        super().__init__()
-        self.kernel, self.stride_, self.padding = list(kernel), list(stride), list(padding)
-        self.ceil_mode = False
-        self.indices = flambeau.empty(0, dtype=flambeau.int64)
-        self._buffers = ("indices",)
+class _CeilMode:
+    """Torch7's :ceil() / :floor(): how the output size rounds."""
 
     def ceil(self):
         self.ceil_mode = True
@@ -34,6 +27,17 @@ class _MaxPooling(Module):
     def floor(self):
         self.ceil_mode = False
         return self
+
+
+class _MaxPooling(_CeilMode, Module):
+    nd = 2
+
+    def __init__(self, kernel, stride, padding):
+        super().__init__()
+        self.kernel, self.stride_, self.padding = list(kernel), list(stride), list(padding)
+        self.ceil_mode = False
+        self.indices = flambeau.empty(0, dtype=flambeau.int64)
+        self._buffers = ("indices",)
 
     def _kernels(self):
         if self.nd == 2:
@@ -140,7 +144,7 @@ class TemporalMaxPooling(Module):
         return f"nn.TemporalMaxPooling({self.kW}, {self.dW})"
 
 
-class SpatialAveragePooling(Module):
+class SpatialAveragePooling(_CeilMode, Module):
     """Mean over kH x kW windows; `ceil()`, `setCountIncludePad()`/`setCountExcludePad()`.
     With divide=False it sums instead (Torch7's legacy option)."""
 
@@ -150,14 +154,6 @@ class SpatialAveragePooling(Module):
         self.ceil_mode = False
         self.count_include_pad = True
         self.divide = True
-
-    def ceil(self):
-        self.ceil_mode = True
-        return self
-
-    def floor(self):
-        self.ceil_mode = False
-        return self
 
     def setCountIncludePad(self):
         self.count_include_pad = True
