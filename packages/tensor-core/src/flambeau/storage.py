@@ -17,6 +17,7 @@ import warnings
 
 from flambeau import _C, _shared_memory
 from flambeau._C import UntypedStorage
+from flambeau._misc_functions import frombuffer
 
 __all__ = ["TypedStorage", "UntypedStorage"]
 
@@ -170,14 +171,23 @@ def _new_shared(cls, size, *, device=None):
     return UntypedStorage._from_buffer(block.view, block, True)
 
 
+def _storage_of_bytes(data, device="cpu") -> UntypedStorage:
+    """A new storage holding a copy of `data` (any buffer), copied as a block."""
+    view = memoryview(data).cast("B")
+    out = UntypedStorage(len(view))
+    if len(view):
+        _bytes(out).copy_(frombuffer(bytearray(view), dtype=_C.uint8))
+    return out if _device(device).type == "cpu" else _untyped_to(out, device=device)
+
+
 def _from_buffer(cls, buffer, byte_order="native", count=-1, offset=0, *, dtype=None):
     """A storage holding a copy of a Python buffer's bytes (PyTorch's from_buffer)."""
     del byte_order
-    data = bytes(memoryview(buffer).cast("B"))[offset:]
+    data = memoryview(buffer).cast("B")[offset:]
     if count >= 0:
         item = _C.empty(0, dtype=dtype or _C.uint8).element_size()
         data = data[: count * item]
-    return UntypedStorage(list(data))
+    return _storage_of_bytes(data)
 
 
 def _untyped_reduce_ex(self, protocol):
@@ -186,7 +196,7 @@ def _untyped_reduce_ex(self, protocol):
 
 
 def _rebuild_untyped(data: bytes, device: str):
-    return UntypedStorage(list(data), device=device)
+    return _storage_of_bytes(data, device)
 
 
 def _pin_memory(self, device="cuda"):
@@ -475,7 +485,7 @@ class TypedStorage:
     def from_buffer(cls, buffer, byte_order="native", count=-1, offset=0, *, dtype=None):
         dtype = cls.__dict__.get("dtype") or dtype or _C.get_default_dtype()
         item = _C.empty(0, dtype=dtype).element_size()
-        data = bytes(memoryview(buffer).cast("B"))[offset:]
+        data = memoryview(buffer).cast("B")[offset:]
         n = len(data) // item if count < 0 else count
         if n * item > len(data):
             raise ValueError(
@@ -483,7 +493,7 @@ class TypedStorage:
             )
         if byte_order not in ("native", "little", "big"):
             raise ValueError(f"byte_order must be 'native', 'little' or 'big', got {byte_order!r}")
-        raw = UntypedStorage(list(data[: n * item]))
+        raw = _storage_of_bytes(data[: n * item])
         if byte_order not in ("native", sys.byteorder):
             raw.byteswap(dtype)
         return TypedStorage(wrap_storage=raw, dtype=dtype, _internal=True)
