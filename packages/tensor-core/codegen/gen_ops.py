@@ -346,7 +346,16 @@ def deterministic_check(op: Op, indent: str) -> list[str]:
     ]
 
 
-def gen_group(name: str, ops: list[Op], method: bool) -> list[str]:
+def torch_function_check(py_name: str, method: bool, args: str = "args, kwargs") -> list[str]:
+    """Hands the call to a Tensor subclass's ``__torch_function__`` (python/torch_function.h)."""
+    self_ = "self" if method else "py::handle()"
+    return [
+        "  if (FLB_UNLIKELY(torch_function::wants(p)))",
+        f'    return torch_function::call("{py_name}", {str(method).lower()}, {self_}, {args});',
+    ]
+
+
+def gen_group(name: str, ops: list[Op], method: bool, py_name: str) -> list[str]:
     """A pybind11 lambda body dispatching a group of overloads."""
     with_out = [o.entry.get("out", False) and not method for o in ops]
     schemas = ", ".join(f'"{schema_for_parser(o, w)}"' for o, w in zip(ops, with_out))
@@ -355,6 +364,7 @@ def gen_group(name: str, ops: list[Op], method: bool) -> list[str]:
         f"  static const OverloadSet sigs({{{schemas}}});",
         f"  ParsedArgs p = sigs.parse({self_arg}, args.ptr(), kwargs.ptr());",
     ]
+    lines += torch_function_check(py_name, method)
     lines += autocast_check(ops, method)
     lines += [
         "  auto run = [&]() -> py::object {",
@@ -396,7 +406,7 @@ def gen_group(name: str, ops: list[Op], method: bool) -> list[str]:
     return lines
 
 
-def gen_inplace(ops: list[Op]) -> list[str]:
+def gen_inplace(ops: list[Op], py_name: str) -> list[str]:
     """The in-place ``name_`` method of a group's in-place overloads (tried in order)."""
     name = ops[0].name
     schemas = ", ".join(
@@ -405,6 +415,7 @@ def gen_inplace(ops: list[Op]) -> list[str]:
     lines = [
         f"  static const OverloadSet sigs({{{schemas}}});",
         "  ParsedArgs p = sigs.parse(self.ptr(), args.ptr(), kwargs.ptr());",
+        *torch_function_check(py_name + "_", True),
         "  if (FLB_UNLIKELY(autograd_slot::wants(p)))",
         f'    return autograd_slot::call("{name}_", self, args, kwargs);',
         "  switch (p.overload) {",
@@ -424,6 +435,12 @@ def gen_dunder(op: Op, dunder: str) -> list[str]:
     rest = [cpp_literal(p) for p in op.params[nin:]]
     reflected = dunder.startswith("__r") and dunder not in ("__rshift__",)
     inplace = dunder.startswith("__i") and dunder not in ("__invert__",)
+    operand_ptrs = "self.ptr(), other.ptr()" if nin == 2 else "self.ptr(), nullptr"
+    call_args_tf = "py::make_tuple(other), py::dict()" if nin == 2 else "py::tuple(), py::dict()"
+    tf_check = [
+        f"  if (FLB_UNLIKELY(torch_function::wants_operands({operand_ptrs})))",
+        f'    return torch_function::call("{dunder}", true, self, {call_args_tf});',
+    ]
     if nin == 1:
         head = ["  Tensor a = py::cast<Tensor>(self);"]
         operands = ["a"]
@@ -437,6 +454,7 @@ def gen_dunder(op: Op, dunder: str) -> list[str]:
         ]
         operands = ["b", "a"] if reflected else ["a", "b"]
         slot_args = "py::make_tuple(other, self)" if reflected else "py::make_tuple(self, other)"
+    head = tf_check + head
     slot_name = op.name + ("_" if inplace else "")
     call_list = operands + rest
     if op.has_out:
@@ -529,6 +547,7 @@ def main() -> None:
         '#include "python/autocast.h"',
         '#include "python/binding_support.h"',
         '#include "python/deterministic.h"',
+        '#include "python/torch_function.h"',
         "namespace flambeau::python {",
         "namespace {",
     ]
@@ -554,14 +573,14 @@ def main() -> None:
             src.append(
                 f'  m.def("{py_name}", [](py::args args, py::kwargs kwargs) -> py::object {{'
             )
-            src += gen_group(name, group, method=False)
+            src += gen_group(name, group, method=False, py_name=py_name)
             src.append(f'  }}, "{full_doc}");')
         if "method" in variants:
             src.append(
                 f'  tensor_cls.def("{py_name}", [](py::handle self, py::args args, '
                 "py::kwargs kwargs) -> py::object {"
             )
-            src += gen_group(name, group, method=True)
+            src += gen_group(name, group, method=True, py_name=py_name)
             src.append(f'  }}, "{full_doc}");')
         inplace = [op for op in group if op.entry.get("inplace")]
         if inplace:
@@ -569,7 +588,7 @@ def main() -> None:
                 f'  tensor_cls.def("{py_name}_", [](py::handle self, py::args args, '
                 "py::kwargs kwargs) -> py::object {"
             )
-            src += gen_inplace(inplace)
+            src += gen_inplace(inplace, py_name)
             src.append(f'  }}, "In-place version of {py_name}.");')
         for op in group:
             for dunder in op.entry.get("dunder", []):

@@ -11,6 +11,7 @@
 #include "generated/ops_tensor.h"
 #include "python/binding_support.h"
 #include "python/registry.h"
+#include "python/torch_function.h"
 
 namespace flambeau::python {
 
@@ -280,7 +281,21 @@ py::object basic_step(py::handle self, const py::tuple& basic) {
   return py::cast(basic_index(t, classify(basic.ptr(), &advanced)));
 }
 
+// Indexing with or into a Tensor subclass that overrides __torch_function__.
+bool index_wants_torch_function(std::initializer_list<py::handle> objects) {
+  if (FLB_LIKELY(!torch_function::g_any_override) || torch_function::t_disabled) return false;
+  for (py::handle h : objects) {
+    if (torch_function::overrides(h.ptr())) return true;
+    if (PyTuple_Check(h.ptr()))
+      for (py::handle item : py::reinterpret_borrow<py::tuple>(h))
+        if (torch_function::overrides(item.ptr())) return true;
+  }
+  return false;
+}
+
 py::object getitem(py::handle self, py::handle index) {
+  if (FLB_UNLIKELY(index_wants_torch_function({self, index})))
+    return torch_function::call("__getitem__", true, self, py::make_tuple(index), py::dict());
   Tensor t = py::cast<Tensor>(self);
   bool advanced;
   std::vector<Item> items = classify(index.ptr(), &advanced);
@@ -298,6 +313,10 @@ py::object getitem(py::handle self, py::handle index) {
 }
 
 void setitem(py::handle self, py::handle index, py::handle value) {
+  if (FLB_UNLIKELY(index_wants_torch_function({self, index, value}))) {
+    torch_function::call("__setitem__", true, self, py::make_tuple(index, value), py::dict());
+    return;
+  }
   Tensor t = py::cast<Tensor>(self);
   Tensor v = is_tensor(value.ptr()) ? py::cast<Tensor>(value) : Tensor();
   if (FLB_UNLIKELY(autograd_slot::wants_tensors(t, v))) {

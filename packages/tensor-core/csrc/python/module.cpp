@@ -14,6 +14,7 @@
 #include "python/binding_support.h"
 #include "python/device_bindings.h"
 #include "python/registry.h"
+#include "python/torch_function.h"
 
 namespace flambeau::python {
 
@@ -249,6 +250,7 @@ PYBIND11_MODULE(_C, m) {
   set_python_types(tensor.ptr(), m.attr("dtype").ptr(), m.attr("device").ptr(),
                    m.attr("Generator").ptr());
   autograd_slot::register_bindings(m);
+  torch_function::register_bindings(m);
 
   m.def("get_default_dtype",
         [] { return py::reinterpret_borrow<py::object>(dtype_object(default_dtype())); });

@@ -16,6 +16,7 @@ from __future__ import annotations
 import warnings
 
 from flambeau import _C
+from flambeau.overrides import DisableTorchFunctionSubclass
 
 _NOT_SUBCLASS = (
     "Creating a Tensor subclass from a class that does not inherit from Tensor is not "
@@ -30,7 +31,8 @@ def _as_subclass(self, cls):
         raise TypeError(f"cls must be a type (got {type(cls).__name__})")
     if not issubclass(cls, _C.Tensor):
         raise TypeError(_NOT_SUBCLASS)
-    out = self.view_as(self)
+    with DisableTorchFunctionSubclass():  # the alias itself, not the subclass's view_as
+        out = self.view_as(self)
     if cls is _C.Tensor:
         return out
     try:

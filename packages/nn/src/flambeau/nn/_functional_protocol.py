@@ -1,9 +1,9 @@
 """The helpers torch.nn.functional re-exports for its own plumbing, made honest for flambeau.
 
-- The ``__torch_function__`` override protocol (flambeau.autograd.overrides, re-exported
-  as torch.nn.functional re-exports torch.overrides'): flambeau's operators do not consult
-  it, but code that follows PyTorch's pattern (``if has_torch_function(args): return
-  handle_torch_function(fn, args, ...)``) in its own functions works.
+- The ``__torch_function__`` override protocol (flambeau.overrides, re-exported as
+  torch.nn.functional re-exports torch.overrides'): the core's operators dispatch to a
+  Tensor subclass's ``__torch_function__``, and functions written in Python take part with
+  PyTorch's pattern (``if has_torch_function(args): return handle_torch_function(fn, ...)``).
 - ``boolean_dispatch``: one public function that picks between two by a boolean argument.
 - ``BroadcastingList1/2/3``: annotations for "a T or a sequence of T" arguments.
 - The documentation-note dictionaries PyTorch formats into its docstrings.
@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from flambeau.autograd.overrides import (  # noqa: F401 - re-exported
+from flambeau.overrides import (  # noqa: F401 - re-exported
     handle_torch_function,
     has_torch_function,
     has_torch_function_unary,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import flambeau
 from flambeau import Tensor
+from flambeau.overrides import _disabled_torch_function_impl
 
 
 def _reclass(data, cls):
@@ -27,6 +28,8 @@ class Parameter(Tensor):
     """A tensor that is a module parameter: assigning one to a Module attribute registers it."""
 
     __slots__ = ()
+    # As in PyTorch: operations on a parameter return plain tensors, at full speed.
+    __torch_function__ = _disabled_torch_function_impl
 
     def __new__(cls, data=None, requires_grad=True):
         t = _reclass(data, cls)
@@ -62,6 +65,7 @@ class Buffer(Tensor):
     """
 
     __slots__ = ()
+    __torch_function__ = _disabled_torch_function_impl
 
     def __new__(cls, data=None, *, persistent=True):
         t = _reclass(data, cls)

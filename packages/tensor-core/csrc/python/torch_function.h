@@ -1,0 +1,37 @@
+// The __torch_function__ protocol: PyTorch's way for a Tensor subclass to take
+// over the functions and methods called on its instances. Tensor.__init_subclass__
+// (flambeau/_torch_function.py) registers each subclass whose __torch_function__
+// is not the disabled one; a binding whose tensor arguments include an instance
+// of such a class hands its call to the Python handler, which calls the
+// classes' __torch_function__ in PyTorch's order. While no such class exists,
+// the check costs one branch.
+#pragma once
+#include <pybind11/pybind11.h>
+
+#include "python/arg_parser.h"
+
+namespace flambeau::python::torch_function {
+
+namespace py = pybind11;
+
+extern bool g_any_override;          // an overriding subclass has been defined
+extern thread_local int t_disabled;  // DisableTorchFunctionSubclass nesting depth
+
+bool overrides(PyObject* o);  // o is an instance of a registered subclass
+bool wants_slow(const ParsedArgs& p);
+
+inline bool wants(const ParsedArgs& p) {
+  return g_any_override && t_disabled == 0 && wants_slow(p);
+}
+// For Python operators: the operands as given (other may be a number).
+inline bool wants_operands(PyObject* self, PyObject* other) {
+  return g_any_override && t_disabled == 0 && (overrides(self) || (other && overrides(other)));
+}
+
+// Calls handler(name, is_method, args, kwargs), `self` prepended to args when given.
+py::object call(const char* name, bool is_method, py::handle self, const py::tuple& args,
+                const py::dict& kwargs);
+
+void register_bindings(py::module_& m);
+
+}  // namespace flambeau::python::torch_function

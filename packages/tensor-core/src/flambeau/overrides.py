@@ -1,0 +1,182 @@
+"""The ``__torch_function__`` protocol (PyTorch's ``torch.overrides``).
+
+A Tensor subclass that defines ``__torch_function__(cls, func, types, args=(), kwargs=None)``
+takes over every flambeau function and Tensor method called with one of its instances:
+the core's bindings see such an argument and hand the call here, and the subclasses'
+``__torch_function__`` run in PyTorch's order (subclasses before their bases, otherwise
+left to right) until one returns something other than ``NotImplemented``.
+
+``Tensor.__torch_function__`` itself runs the function with the protocol disabled and
+returns results re-classed as the subclass, so a subclass that only adds methods keeps
+its class through operations. A subclass that sets ``__torch_function__ =
+_disabled_torch_function_impl`` (as ``nn.Parameter`` does) opts out: operations on it
+run at full speed and return plain tensors.
+
+Functions written in Python can take part with ``has_torch_function`` and
+``handle_torch_function``, as in PyTorch.
+"""
+
+from __future__ import annotations
+
+from flambeau import _C
+
+__all__ = [
+    "DisableTorchFunctionSubclass",
+    "handle_torch_function",
+    "has_torch_function",
+    "has_torch_function_unary",
+    "has_torch_function_variadic",
+    "is_tensor_like",
+    "is_tensor_method_or_property",
+]
+
+Tensor = _C.Tensor
+
+
+class DisableTorchFunctionSubclass:
+    """Within it, subclasses' ``__torch_function__`` is not called (this thread)."""
+
+    def __enter__(self):
+        _C._torch_function_disable(1)
+        return self
+
+    def __exit__(self, *exc):
+        _C._torch_function_disable(-1)
+        return False
+
+
+def _disabled_torch_function_impl(cls, func, types, args=(), kwargs=None):
+    """The ``__torch_function__`` of subclasses that opt out of the protocol."""
+    with DisableTorchFunctionSubclass():
+        return func(*args, **(kwargs or {}))
+
+
+def _overriding(t: type) -> bool:
+    """Whether instances of t take part: a Tensor subclass (or any type) whose
+    ``__torch_function__`` is neither Tensor's nor the disabled one."""
+    if t is Tensor:
+        return False
+    for klass in t.__mro__:
+        impl = klass.__dict__.get("__torch_function__")
+        if impl is None:
+            continue
+        impl = getattr(impl, "__func__", impl)
+        return impl is not _disabled_torch_function_impl
+    return False
+
+
+def is_tensor_like(inp) -> bool:
+    """True for tensors and for anything whose type has ``__torch_function__``."""
+    return type(inp) is Tensor or hasattr(inp, "__torch_function__")
+
+
+def has_torch_function(relevant_args) -> bool:
+    """Whether any argument takes part in the protocol (plain tensors do not)."""
+    return _C._torch_function_enabled() and any(_overriding(type(a)) for a in relevant_args)
+
+
+def has_torch_function_unary(obj) -> bool:
+    """has_torch_function for one argument."""
+    return has_torch_function((obj,))
+
+
+def has_torch_function_variadic(*args) -> bool:
+    """has_torch_function for the arguments themselves."""
+    return has_torch_function(args)
+
+
+def _overloaded_args(relevant_args) -> list:
+    """One argument per overriding type, each subclass before its base classes."""
+    out: list = []
+    seen: set = set()
+    for arg in relevant_args:
+        t = type(arg)
+        if t in seen or not _overriding(t):
+            continue
+        seen.add(t)
+        at = len(out)
+        for i, other in enumerate(out):
+            if issubclass(t, type(other)):
+                at = i
+                break
+        out.insert(at, arg)
+    return out
+
+
+def handle_torch_function(public_api, relevant_args, *args, **kwargs):
+    """Calls ``__torch_function__(public_api, types, args, kwargs)`` of the overriding
+    arguments in turn and returns the first result that is not NotImplemented;
+    TypeError when every one declines."""
+    overloaded = _overloaded_args(relevant_args)
+    types = tuple(type(a) for a in overloaded)
+    for arg in overloaded:
+        result = arg.__torch_function__(public_api, types, args, kwargs)
+        if result is not NotImplemented:
+            return result
+    name = getattr(public_api, "__qualname__", None) or getattr(public_api, "__name__", "?")
+    raise TypeError(
+        f"no implementation found for '{name}' on types that implement __torch_function__: "
+        f"{list(types)}"
+    )
+
+
+def is_tensor_method_or_property(func) -> bool:
+    """Whether func is a Tensor method or property (called with the tensor first)."""
+    name = getattr(func, "__name__", None)
+    return name is not None and getattr(Tensor, name, None) is func
+
+
+def _flatten(args, kwargs):
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, (list, tuple)):
+            yield from a
+        else:
+            yield a
+
+
+def _dispatch(name, is_method, args, kwargs):
+    """The core's bindings call this when an argument overrides __torch_function__."""
+    func = getattr(Tensor, name) if is_method else getattr(_C, name)
+    relevant = list(_flatten(args, kwargs))
+    if name.startswith("__"):
+        # A Python operator may answer NotImplemented (x == None): Python then tries the
+        # reflected operator, so it is an answer here, not a failure.
+        try:
+            return handle_torch_function(func, relevant, *args, **kwargs)
+        except TypeError as e:
+            if "no implementation found" in str(e):
+                return NotImplemented
+            raise
+    return handle_torch_function(func, relevant, *args, **kwargs)
+
+
+def _convert(ret, cls):
+    if isinstance(ret, Tensor) and not isinstance(ret, cls):
+        return ret.as_subclass(cls)
+    if isinstance(ret, (tuple, list)) and type(ret) in (tuple, list):
+        return type(ret)(_convert(r, cls) for r in ret)
+    return ret
+
+
+def _default_torch_function(cls, func, types, args=(), kwargs=None):
+    """Tensor's own ``__torch_function__``: run func with the protocol off, and return
+    tensors as instances of cls."""
+    if not all(issubclass(cls, t) for t in types):
+        return NotImplemented
+    with DisableTorchFunctionSubclass():
+        ret = func(*args, **(kwargs or {}))
+    return _convert(ret, cls)
+
+
+def _register_subclass(cls, **kwargs):
+    super(Tensor, cls).__init_subclass__(**kwargs)
+    if _overriding(cls):
+        _C._torch_function_register(cls)
+
+
+def install() -> None:
+    Tensor.__torch_function__ = classmethod(_default_torch_function)
+    Tensor.__init_subclass__ = classmethod(_register_subclass)
+    _C._disabled_torch_function_impl = _disabled_torch_function_impl
+    _C.DisableTorchFunctionSubclass = DisableTorchFunctionSubclass
+    _C._set_torch_function_handler(_dispatch)

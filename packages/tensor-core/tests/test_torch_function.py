@@ -1,0 +1,194 @@
+"""The __torch_function__ protocol: Tensor subclasses take over the operators called on them."""
+
+import numpy as np
+import pytest
+
+import flambeau as F
+from flambeau.overrides import (
+    DisableTorchFunctionSubclass,
+    _disabled_torch_function_impl,
+    handle_torch_function,
+    has_torch_function,
+)
+
+
+class Tagged(F.Tensor):
+    """Adds nothing: Tensor's own __torch_function__ keeps results in the subclass."""
+
+    __slots__ = ()
+
+
+class Logged(F.Tensor):
+    __slots__ = ()
+    calls: list = []
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        cls.calls.append(func.__name__)
+        return super().__torch_function__(func, types, args, kwargs)
+
+
+class Answer(F.Tensor):
+    """Answers 42 to everything."""
+
+    __slots__ = ()
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        return 42
+
+
+class Declines(F.Tensor):
+    __slots__ = ()
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        return NotImplemented
+
+
+class OptedOut(F.Tensor):
+    __slots__ = ()
+    __torch_function__ = _disabled_torch_function_impl
+
+
+def _t(cls, values=(1.0, 2.0, 3.0)):
+    return F.tensor(list(values)).as_subclass(cls)
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda x: x + 1,
+        lambda x: 2 * x,
+        lambda x: -x,
+        lambda x: F.exp(x),
+        lambda x: x.exp(),
+        lambda x: F.add(x, F.ones(3)),
+        lambda x: F.ones(3) - x,
+        lambda x: x.reshape(3, 1),
+        lambda x: F.cat([F.ones(3), x]),
+        lambda x: F.where(x > 1, x, F.zeros(3)),
+    ],
+)
+def test_results_keep_the_subclass_and_the_values(op):
+    x = _t(Tagged)
+    out = op(x)
+    assert type(out) is Tagged
+    np.testing.assert_allclose(out.numpy(), op(x.as_subclass(F.Tensor)).numpy())
+
+
+def test_the_override_sees_functions_methods_operators_and_inplace_methods():
+    Logged.calls.clear()
+    x = _t(Logged)
+    F.mm(x.reshape(3, 1), F.ones(1, 2))
+    x.add_(1)
+    _ = F.ones(3) * x
+    assert Logged.calls == ["reshape", "mm", "add_", "__mul__"]
+    np.testing.assert_allclose(x.numpy(), [2.0, 3.0, 4.0])
+
+
+def test_the_function_object_is_the_public_one():
+    seen = []
+
+    class Spy(F.Tensor):
+        __slots__ = ()
+
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            seen.append((func, types, args, kwargs))
+            return super().__torch_function__(func, types, args, kwargs)
+
+    x = _t(Spy)
+    F.sum(x, dim=0)
+    func, types, args, kwargs = seen[0]
+    assert func is F.sum and types == (Spy,) and args == (x,) and kwargs == {"dim": 0}
+    seen.clear()
+    x.sum()
+    assert seen[0][0] is F.Tensor.sum
+
+
+def test_an_override_replaces_the_operator():
+    x = _t(Answer)
+    assert x + 1 == 42 and F.exp(x) == 42 and x.sum() == 42 and F.cat([x]) == 42
+
+
+def test_every_override_declining_is_a_type_error():
+    with pytest.raises(TypeError, match="no implementation found"):
+        F.exp(_t(Declines))
+
+
+def test_subclasses_are_asked_before_their_bases():
+    order = []
+
+    class Base(F.Tensor):
+        __slots__ = ()
+
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            order.append("Base")
+            return NotImplemented
+
+    class Derived(Base):
+        __slots__ = ()
+
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            order.append("Derived")
+            return NotImplemented
+
+    with pytest.raises(TypeError):
+        F.add(_t(Base), _t(Derived))
+    assert order == ["Derived", "Base"]
+
+
+def test_opting_out_gives_plain_tensors():
+    x = _t(OptedOut)
+    assert type(x + 1) is F.Tensor
+    assert not has_torch_function((x,))
+
+
+def test_disable_torch_function_subclass():
+    x = _t(Answer)
+    with DisableTorchFunctionSubclass():
+        out = x + 1
+    assert type(out) is F.Tensor
+    np.testing.assert_allclose(out.as_subclass(F.Tensor).numpy(), [2.0, 3.0, 4.0])
+
+
+def test_operators_may_answer_not_implemented():
+    x = _t(Tagged)
+    assert (x == None) is False  # noqa: E711 - Python falls back to identity
+    assert x != "a"
+
+
+def test_plain_tensors_take_no_part():
+    assert not has_torch_function((F.ones(1), 2.0))
+    assert has_torch_function((F.ones(1), _t(Logged)))
+
+
+def test_handle_torch_function_for_python_functions():
+    def scaled(x, factor=2.0):
+        if has_torch_function((x,)):
+            return handle_torch_function(scaled, (x,), x, factor=factor)
+        return x * factor
+
+    assert scaled(_t(Answer)) == 42
+    np.testing.assert_allclose(scaled(F.ones(2)).numpy(), [2.0, 2.0])
+
+
+def test_gradients_flow_through_a_subclass():
+    base = F.tensor([1.0, 2.0], requires_grad=True)
+    x = base.as_subclass(Tagged)
+    (x * x).sum().backward()
+    np.testing.assert_allclose(base.grad.numpy(), [2.0, 4.0])
+
+
+def test_indexing_dispatches_too():
+    Logged.calls.clear()
+    x = _t(Logged)
+    y = x[1:]
+    x[0] = 5.0
+    assert Logged.calls[:2] == ["__getitem__", "__setitem__"]
+    assert type(y) is Logged
+    np.testing.assert_allclose(x.as_subclass(F.Tensor).numpy(), [5.0, 2.0, 3.0])
+    assert F.arange(3.0)[_t(Answer, [0])] == 42
