@@ -25,12 +25,7 @@ TIMEOUT_S = 300
 # Programs that stop at a piece of PyTorch's API flambeau does not have yet: the gaps, and
 # the text of the errors they raise, in the order the program meets them (a failure with
 # none of these texts is a real failure).
-KNOWN_GAPS = {
-    "gcn.py": (
-        "no sparse tensors: Tensor.to_sparse, torch.sparse_coo_tensor, torch.spmm",
-        ("has no attribute 'to_sparse'",),
-    ),
-}
+KNOWN_GAPS: dict[str, tuple[str, tuple[str, ...]]] = {}
 
 
 class KnownGap(Exception):

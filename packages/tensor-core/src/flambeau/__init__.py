@@ -11,6 +11,7 @@ from pkgutil import extend_path
 __path__ = extend_path(__path__, __name__)
 
 import os as _os  # noqa: E402
+import sys as _sys  # noqa: E402
 
 # OpenMP threads that spin after a parallel loop starve OpenBLAS's own threads
 # in the GEMM that usually follows (10x slower on two cores); idle OpenMP
@@ -36,10 +37,12 @@ from flambeau import (  # noqa: E402
     _misc_functions,
     _nn_ops,
     _shape_composites,
+    _sparse_entry,
     _statistics,
     _tensor_extras,
     _tensor_methods,
     _view_copies,
+    overrides,
     storage,
 )
 from flambeau._compile import compile  # noqa: E402,F401,A004
@@ -81,6 +84,7 @@ from flambeau._shape_composites import *  # noqa: E402,F403
 from flambeau._shape_composites import inclusive_range as range  # noqa: E402,F401,A001
 from flambeau._size import Size  # noqa: E402,F401
 from flambeau._sorting import unique, unique_consecutive  # noqa: E402,F401
+from flambeau._sparse_entry import *  # noqa: E402,F403
 from flambeau._statistics import *  # noqa: E402,F403
 from flambeau._stft import istft, stft  # noqa: E402,F401
 from flambeau._streams import Event, Stream  # noqa: E402,F401
@@ -117,6 +121,8 @@ _nn_ops.install()
 _tensor_methods.install()
 _tensor_extras.install()
 _hash_tensor.install()
+_sparse_entry.install()
+overrides.install()
 storage.install()
 globals().update(_legacy_constructors.LEGACY_TYPES)
 globals().update(storage.LEGACY_STORAGES)
@@ -140,11 +146,13 @@ _LAZY_SUBMODULES = frozenset(
         "cpu",
         "cuda",
         "fft",
+        "library",
         "linalg",
         "mps",
         "mtia",
         "return_types",
         "serialization",
+        "sparse",
         "special",
         "testing",
         "utils",
@@ -191,6 +199,10 @@ def __getattr__(name):
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")
+    if name == "ops":  # flambeau.ops.<namespace>.<operator> (custom operators, aten)
+        from flambeau._custom_ops import ops
+
+        return ops
     # flambeau.<device type>: the module of the backend plugin providing it.
     if not name.startswith("_"):
         from flambeau import backends
@@ -199,6 +211,19 @@ def __getattr__(name):
             backends._on_device_named(name)  # honours FLAMBEAU_BACKEND_AUTOLOAD
             return backends.load(name)
     raise AttributeError(f"module 'flambeau' has no attribute {name!r}")
+
+
+def ops_table() -> list:
+    """The operator table: one dict per operator overload (name, schema, params, ...).
+
+    The built-in operators, then the custom operators flambeau.library has defined
+    (category "custom", name "namespace::name").
+    """
+    rows = _C.ops_table()
+    custom = _sys.modules.get("flambeau._custom_ops")  # only once a library was used
+    if custom is not None:
+        rows.extend(custom.ops_table_rows())
+    return rows
 
 
 def get_include() -> str:

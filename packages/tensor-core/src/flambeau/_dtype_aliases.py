@@ -1,6 +1,9 @@
 """PyTorch's alternative dtype names (``flambeau.float``, ``flambeau.long``, ...), the
 math constants ``pi``, ``e``, ``inf``, ``nan``, ``newaxis``, and ``flambeau.layout``
-with its one layout, ``strided``.
+with its layouts: ``strided`` (dense tensors), the sparse ones (``sparse_coo``,
+``sparse_csr``, ``sparse_csc``, ``sparse_bsr``, ``sparse_bsc``: see flambeau.sparse)
+and ``jagged`` (PyTorch's nested-tensor layout: a constant only, flambeau has no nested
+tensors).
 
 The aliases are the same objects as the canonical dtypes, so ``flambeau.float is
 flambeau.float32`` holds as in PyTorch. They are exported from here rather than defined in
@@ -30,7 +33,7 @@ newaxis = None
 
 
 class layout:  # noqa: N801 - PyTorch's name
-    """How a tensor's elements are laid out in memory; flambeau has dense (strided) tensors."""
+    """How a tensor's elements are laid out in memory: dense (strided) or sparse."""
 
     __slots__ = ("_name",)
 
@@ -51,6 +54,12 @@ def _layouts_module():
 
 
 strided = layout("strided")
+sparse_coo = layout("sparse_coo")
+sparse_csr = layout("sparse_csr")
+sparse_csc = layout("sparse_csc")
+sparse_bsr = layout("sparse_bsr")
+sparse_bsc = layout("sparse_bsc")
+jagged = layout("jagged")
 
 __all__ = [
     "float",
@@ -68,4 +77,10 @@ __all__ = [
     "newaxis",
     "layout",
     "strided",
+    "sparse_coo",
+    "sparse_csr",
+    "sparse_csc",
+    "sparse_bsr",
+    "sparse_bsc",
+    "jagged",
 ]

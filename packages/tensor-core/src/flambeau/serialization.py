@@ -138,6 +138,9 @@ def safe_globals(classes):
 # ---- saving ------------------------------------------------------------------
 
 
+_SPARSE_LAYOUTS = ("sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc")
+
+
 class _Encoder:
     def __init__(self):
         self.storages: list[F.Tensor] = []  # flat uint8 CPU views, one per storage
@@ -159,6 +162,8 @@ class _Encoder:
         if isinstance(obj, F.Tensor):
             if type(obj) is F.Tensor:
                 return {"$type": "tensor", "id": self._tensor(obj)}
+            if obj.layout is not F.strided:
+                return self._sparse(obj)
             return self._object(obj, {"data": obj.detach(), "requires_grad": obj.requires_grad})
         if isinstance(obj, (F.dtype, F.device)):
             kind = "dtype" if isinstance(obj, F.dtype) else "device"
@@ -191,6 +196,25 @@ class _Encoder:
             items = [[self.encode(k), self.encode(v)] for k, v in obj.items()]
             return {"$type": "dict" if t is dict else "odict", "items": items}
         return self._object(obj, obj.__getstate__())
+
+    def _sparse(self, t) -> dict:
+        """A sparse tensor as the arguments of its public constructor (its index and
+        value tensors), rebuilt through that constructor's checks on load."""
+        layout = str(t.layout).removeprefix("flambeau.")
+        if layout == "sparse_coo":
+            parts = [t._indices(), t._values()]
+        elif layout in ("sparse_csr", "sparse_bsr"):
+            parts = [t.crow_indices(), t.col_indices(), t.values()]
+        else:
+            parts = [t.ccol_indices(), t.row_indices(), t.values()]
+        return {
+            "$type": "sparse",
+            "layout": layout,
+            "size": list(t.shape),
+            "parts": [self.encode(part.detach()) for part in parts],
+            "coalesced": layout == "sparse_coo" and t.is_coalesced(),
+            "requires_grad": t.requires_grad,
+        }
 
     def _object(self, obj, state):
         cls = type(obj)
@@ -487,11 +511,33 @@ class _Decoder:
                 return self.device(x["name"])
             if kind == "object":
                 return self.object(x["class"], x["state"])
+            if kind == "sparse":
+                return self.sparse(x)
             if kind == "global":
                 return self.reference(x["name"])
         except (KeyError, TypeError, ValueError) as e:
             raise self.fail(f"malformed {kind!r} record: {e!r}") from e
         raise self.fail(f"unknown record type {kind!r}")
+
+    def sparse(self, x) -> F.Tensor:
+        layout = x["layout"]
+        if layout not in _SPARSE_LAYOUTS:
+            raise self.fail(f"unknown sparse layout {layout!r}")
+        parts = [self.decode(v) for v in _list(x["parts"])]
+        size = _list(x["size"])
+        if not all(type(p) is F.Tensor for p in parts) or not all(_is_index(d) for d in size):
+            raise TypeError("a sparse record holds tensors and a size")
+        if len(parts) != (2 if layout == "sparse_coo" else 3):
+            raise TypeError(f"a {layout} record holds {len(parts)} tensors")
+        if layout == "sparse_coo":  # the constructors check the indices against the size
+            t = F.sparse_coo_tensor(*parts, tuple(size))
+            if x.get("coalesced") is True:
+                t = t.coalesce()
+        else:
+            t = F.sparse_compressed_tensor(*parts, tuple(size), layout=getattr(F, layout))
+        if x.get("requires_grad") is True:
+            t.requires_grad_(True)
+        return t
 
     def device(self, name) -> F.device:
         return _device(name, self.source)

@@ -1,0 +1,103 @@
+"""A sparse tensor never computes on its dense placeholder: every Tensor method it does
+not implement raises (NotImplementedError in PyTorch's words, or RuntimeError/TypeError),
+never returns a value."""
+
+from __future__ import annotations
+
+import pytest
+
+import flambeau as F
+
+SAMPLE = [
+    "numpy", "tolist", "item", "data_ptr", "stride", "storage_offset", "untyped_storage",
+    "exp", "cos", "log", "view", "reshape", "flatten", "contiguous", "expand", "repeat",
+    "__getitem__", "__setitem__", "__iter__", "__bool__", "__float__", "__int__", "__index__",
+    "__array__", "__eq__", "__lt__", "__and__", "__invert__", "__rtruediv__", "__mod__",
+    "mean", "max", "argmax", "norm", "cumsum", "sort", "topk", "copy_", "fill_", "uniform_",
+    "normal_", "masked_fill", "where", "gather", "scatter", "unsqueeze", "squeeze", "permute",
+    "backward", "register_hook", "retain_grad", "storage", "share_memory_", "pin_memory",
+    "new_zeros", "new_tensor", "resize_", "set_", "bmm", "outer", "dot", "mv",
+]  # fmt: skip
+
+
+def _sparse_tensors():
+    coo = F.sparse_coo_tensor([[0, 1], [1, 0]], [1.0, 2.0], (2, 2))
+    csr = coo.to_sparse_csr()
+    return [pytest.param(coo, id="coo"), pytest.param(csr, id="csr")]
+
+
+def _arguments(name):
+    if name in ("__getitem__",):
+        return ((0, 0),)
+    if name in ("__setitem__",):
+        return (0, 1.0)
+    if name in ("view", "reshape"):
+        return (4,)
+    if name in ("expand", "repeat"):
+        return (2, 2)
+    if name in ("__eq__", "__lt__", "__and__", "__rtruediv__", "__mod__", "copy_", "dot", "outer"):
+        return (F.ones(2, 2),)
+    if name in ("fill_",):
+        return (1.0,)
+    if name in ("masked_fill",):
+        return (F.ones(2, 2, dtype=F.bool), 0.0)
+    if name in ("gather", "scatter"):
+        return (0, F.zeros(2, 2, dtype=F.int64)) + ((F.ones(2, 2),) if name == "scatter" else ())
+    if name in ("unsqueeze", "cumsum"):
+        return (0,)
+    if name == "permute":
+        return (1, 0)
+    if name in ("register_hook",):
+        return (lambda g: g,)
+    if name in ("resize_",):
+        return (4,)
+    if name in ("bmm", "mv"):
+        return (F.ones(2),)
+    return ()
+
+
+@pytest.mark.parametrize("s", _sparse_tensors())
+@pytest.mark.parametrize("name", SAMPLE)
+def test_unsupported_methods_raise(s, name):
+    method = getattr(s, name, None)
+    if method is None:
+        pytest.skip(f"flambeau.Tensor has no {name}")
+    with pytest.raises((NotImplementedError, RuntimeError, TypeError)):
+        method(*_arguments(name))
+
+
+@pytest.mark.parametrize("s", _sparse_tensors())
+def test_functions_raise_pytorchs_error(s):
+    backend = "SparseCPU" if s.layout is F.sparse_coo else "SparseCsrCPU"
+    with pytest.raises(NotImplementedError, match=f"Could not run 'aten::exp' .*'{backend}'"):
+        F.exp(s)
+    with pytest.raises(NotImplementedError, match="aten::cumsum"):
+        F.cumsum(s, 0)
+    with pytest.raises(NotImplementedError, match="aten::clamp"):
+        F.clamp(s, 0)
+
+
+@pytest.mark.parametrize("s", _sparse_tensors())
+def test_properties_that_read_memory_raise(s):
+    for name in ("real", "imag", "H", "mH"):
+        with pytest.raises((NotImplementedError, RuntimeError)):
+            getattr(s, name)
+
+
+def test_tensor_methods_added_later_are_blocked():
+    """Blocking comes from dir(Tensor): the list of safe attributes is short and known."""
+    import inspect
+
+    from flambeau.sparse._base import SAFE
+
+    coo = F.sparse_coo_tensor([[0]], [1.0], (2,))
+    sparse_classes = type(coo).__mro__[: type(coo).__mro__.index(F.Tensor)]
+    for name in dir(F.Tensor):
+        attr = inspect.getattr_static(F.Tensor, name)
+        if (
+            name in SAFE
+            or name.startswith("is_")
+            or not (callable(attr) or isinstance(attr, property))
+        ):
+            continue
+        assert any(name in k.__dict__ for k in sparse_classes), name
