@@ -36,6 +36,7 @@ SIBLINGS = {
     "flambeau.distributed": "flambeau-distributed",
     "flambeau.distributions": "flambeau-autograd",
     "flambeau.utils.checkpoint": "flambeau-autograd",
+    "flambeau.utils.cpp_extension": "flambeau-cpp-extension",
 }
 
 # Runs inside each environment; its last line of output is a JSON report.
@@ -84,7 +85,7 @@ def wheels() -> dict[str, Path]:
 
 # Distributions that must install with nothing but the core and their own siblings.
 ON_THE_CORE_ALONE = {"flambeau-mp": [], "flambeau-data": ["flambeau-mp"], "flambeau-legacy": [],
-                     "flambeau-distributed": []}  # fmt: skip
+                     "flambeau-distributed": [], "flambeau-cpp-extension": []}  # fmt: skip
 
 
 @pytest.mark.parametrize("subset", ["core-alone", *ON_THE_CORE_ALONE, "every-wheel"])

@@ -20,20 +20,39 @@ SIBLINGS = {
     "flambeau.multiprocessing": ("flambeau-mp", "packages/mp"),
     "flambeau.utils.data": ("flambeau-data", "packages/data"),
     "flambeau.utils.checkpoint": ("flambeau-autograd", "packages/autograd"),
+    "flambeau.utils.cpp_extension": ("flambeau-cpp-extension", "packages/cpp-extension"),
     "flambeau.legacy": ("flambeau-legacy", "packages/legacy"),
     "flambeau.distributed": ("flambeau-distributed", "packages/distributed"),
+}
+# The flambeau distributions each sibling needs besides the core (its pyproject's
+# dependencies), so that an install command names all of them.
+NEEDS = {
+    "flambeau-nn": ("flambeau-autograd",),
+    "flambeau-optim": ("flambeau-autograd",),
+    "flambeau-data": ("flambeau-mp",),
 }
 # Their names as attributes of flambeau (flambeau.utils is the core's own).
 TOP_LEVEL = frozenset(m.split(".")[1] for m in SIBLINGS if m.count(".") == 1)
 
 
-def missing_message(module: str) -> str:
-    dist, folder = SIBLINGS[module]
+def install_hint(dist: str) -> str:
+    """Commands that install `dist` from a flambeau checkout (none is on a package index)."""
+    folders = {d: folder for d, folder in SIBLINGS.values()}
+    needed = [folders[d] for d in (*NEEDS.get(dist, ()), dist) if d in folders]
+    short = folders.get(dist, dist).rsplit("/", 1)[-1]
     return (
-        f"{module} is provided by the distribution '{dist}', which is not installed. "
-        f"Install it from a package index that has it (pip install {dist}) or from a "
-        f"flambeau source checkout: pip install ./{folder} (wheels that `nox -s build` "
-        f"made: pip install --find-links dist {dist})"
+        "flambeau's packages are not on a package index yet. From the top folder of a "
+        f"flambeau source checkout: `python3 -m nox -s install -- {short}` builds the wheels "
+        "and installs them into the python3 on PATH; with the wheels `nox -s build` made: "
+        f"pip install --find-links dist {dist}; from the sources: pip install "
+        + " ".join("./" + folder for folder in needed)
+    )
+
+
+def missing_message(module: str) -> str:
+    dist, _ = SIBLINGS[module]
+    return f"{module} is provided by the distribution '{dist}', which is not installed. " + (
+        install_hint(dist)
     )
 
 

@@ -13,9 +13,10 @@ from flambeau.utils import deterministic  # noqa: E402,F401
 
 
 def __getattr__(name):
-    # flambeau.utils.data (flambeau-data) and flambeau.utils.checkpoint (flambeau-autograd)
-    # load on first access, as flambeau.nn does.
-    if name in ("data", "checkpoint"):
+    # flambeau.utils.data (flambeau-data), flambeau.utils.checkpoint (flambeau-autograd) and
+    # flambeau.utils.cpp_extension (flambeau-cpp-extension) load on first access, as
+    # flambeau.nn does.
+    if name in ("data", "checkpoint", "cpp_extension"):
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")
