@@ -3,9 +3,11 @@
     nox -s build    wheels of every package under packages/ into dist/
     nox -s tests    every package's tests/ and tests-integration/, against those wheels
     nox -s lint     ruff and clang-format checks          (nox -s format applies them)
-    nox -s docs     the Sphinx site into docs/_build/html
+    nox -s docs     the Sphinx site into docs/_build/html, then its doctests
     nox -s bench    packages/*/benchmarks/bench_*.py beside NumPy and PyTorch
     nox -s demo     packages/*/examples/demo*.py
+    nox -s install  chosen packages (and their flambeau siblings) into your own Python:
+                    `nox -s install -- nn optim [--python PATH]` (default: python3 on PATH)
     nox -s conformance  tests-conformance/: autograd against PyTorch (optional, not in `tests`)
     nox -s coverage torch's public names flambeau has and lacks, per namespace (optional)
     nox -s fuzz     schema-driven fuzzing of every operator in child processes (CI: 3 minutes)
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 import xml.etree.ElementTree as ET
@@ -151,10 +154,71 @@ def build(session: nox.Session) -> None:
                 session.install("--no-deps", "--force-reinstall", str(_wheels(sibling)[-1]))
         for old in _wheels(pkg):  # keep one wheel per package in dist/
             old.unlink()
+        # A compiled package prints CMake's and ninja's progress ([42/281] Building CXX
+        # object ...): pip shows a backend's output only with -v.
+        compiled = _project(pkg)["build-system"].get("build-backend", "").startswith("scikit")
         session.run(
             "python", "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-            "-w", str(DIST), str(pkg),
+            *(["-v"] if compiled else []), "-w", str(DIST), str(pkg),
         )  # fmt: skip
+
+
+# The Python `install` installs into unless told otherwise: the python3 first on PATH
+# when nox started (an activated virtual environment's), read before any session runs.
+USER_PYTHON = shutil.which("python3") or shutil.which("python")
+
+
+def _flambeau_needs(pkg: Path, by_name: dict[str, Path]) -> list[Path]:
+    """The flambeau packages `pkg` depends on (transitively), then `pkg` itself."""
+    found: list[Path] = []
+    for dep in _project(pkg)["project"].get("dependencies", []):
+        sibling = by_name.get(canonicalize_name(Requirement(dep).name))
+        if sibling is not None:
+            found += [p for p in _flambeau_needs(sibling, by_name) if p not in found]
+    return [*found, pkg]
+
+
+def _chosen_packages(session: nox.Session, names: list[str]) -> list[Path]:
+    """Packages named by folder (`nn`, `tensor-core`) or distribution (`flambeau-nn`)."""
+    by_name = {**{p.name: p for p in PACKAGES}, **{_dist_name(p): p for p in PACKAGES}}
+    unknown = [n for n in names if n not in by_name and canonicalize_name(n) not in by_name]
+    if unknown:
+        session.error(
+            f"no package {', '.join(unknown)}; choose among {' '.join(p.name for p in PACKAGES)}"
+        )
+    chosen = [by_name.get(n) or by_name[canonicalize_name(n)] for n in names] or PACKAGES
+    closure: list[Path] = []
+    for pkg in chosen:
+        closure += [p for p in _flambeau_needs(pkg, by_name) if p not in closure]
+    return closure
+
+
+@nox.session(venv_backend="none", requires=["build"])
+def install(session: nox.Session) -> None:
+    """Install chosen packages, and the flambeau packages they need, into your Python.
+
+    `nox -s install -- nn optim` installs flambeau-nn and flambeau-optim with the core and
+    autograd from the wheels in dist/ (built first when stale) into the python3 first on
+    PATH, e.g. your activated virtual environment; `--python PATH` picks another one. No
+    names: every package. Third-party dependencies (NumPy, ...) come from pip's index
+    unless that Python already has them.
+    """
+    args, target = list(session.posargs), USER_PYTHON
+    if "--python" in args:
+        at = args.index("--python")
+        if at + 1 == len(args):
+            session.error("--python needs the path of a Python interpreter")
+        target = args.pop(at + 1)
+        args.pop(at)
+    if not target:
+        session.error("no python3 on PATH: name one with --python PATH")
+    packages = _chosen_packages(session, args)
+    wheels = [str(_wheels(pkg)[-1]) for pkg in packages]
+    session.log(f"installing {' '.join(_dist_name(p) for p in packages)} into {target}")
+    pip = [target, "-m", "pip", "install", "--find-links", str(DIST)]
+    session.run(*pip, *wheels, external=True)
+    # A rebuilt wheel keeps its version, and pip keeps an installed version.
+    session.run(*pip, "--no-deps", "--force-reinstall", "--quiet", *wheels, external=True)
 
 
 # Run from a temporary directory, `flambeau` must come from site-packages.
@@ -277,12 +341,16 @@ def format_(session: nox.Session) -> None:
 
 @nox.session(requires=["build"])
 def docs(session: nox.Session) -> None:
-    """Build the Sphinx site; any warning fails. Autodoc reads the installed wheels."""
-    install_wheels(session, "sphinx", "furo")
+    """Build the Sphinx site, then run its examples as doctests; any warning fails.
+
+    Autodoc reads the installed wheels. The doctests (guides and API pages) train small
+    models and start processes: about a minute.
+    """
+    install_wheels(session, "sphinx", "furo", "numpy", "safetensors")
     # -E: the API pages come from the installed wheels, which Sphinx does not track.
-    session.run(
-        "sphinx-build", "-W", "--keep-going", "-E", "-b", "html", "docs", "docs/_build/html"
-    )
+    build = ["sphinx-build", "-W", "--keep-going", "-E"]
+    session.run(*build, "-b", "html", "docs", "docs/_build/html")
+    session.run(*build, "-b", "doctest", "docs", "docs/_build/doctest")
 
 
 @nox.session(requires=["build"])

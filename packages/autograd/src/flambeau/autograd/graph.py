@@ -26,6 +26,13 @@ def zeros_for_none(grads, like) -> tuple:
     )
 
 
+def backward_name(op: str) -> str:
+    """The name of the node that differentiates `op`, as PyTorch names it: the operator's
+    words in CamelCase, leading and trailing underscores dropped, then ``Backward0``
+    (``mse_loss`` -> ``MseLossBackward0``, ``_softmax`` -> ``SoftmaxBackward0``)."""
+    return "".join(word.capitalize() for word in op.split("_")) + "Backward0"
+
+
 class RemovableHandle:
     """Returned by hook registration; ``remove()`` unregisters the hook."""
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from flambeau import _C
 
 from . import anomaly_mode, derivatives, schema
-from .graph import FormulaNode, Node
+from .graph import FormulaNode, Node, backward_name
 
 Tensor = _C.Tensor
 
@@ -89,7 +89,7 @@ def _record_view(recorder, name: str, args: tuple, kwargs: dict):
     bound[first] = before
     formula = derivatives.FORMULAS.get(sch.key) or derivatives.FORMULAS.get(sch.name)
     node = FormulaNode(
-        f"{base.capitalize()}Backward0",
+        backward_name(base),
         [edge],
         1,
         derivatives.bind_formula(sch.key, formula, [(first, None)], False),

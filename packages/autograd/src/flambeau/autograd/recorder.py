@@ -12,7 +12,7 @@ import flambeau
 from flambeau import _C
 
 from . import anomaly_mode, derivatives, inplace_metadata, saved_tensors, schema
-from .graph import AccumulateGrad, FormulaNode, ViewInfo
+from .graph import AccumulateGrad, FormulaNode, ViewInfo, backward_name
 from .tensor_flags import RAW_METHODS, raw_set_requires_grad
 
 Tensor = _C.Tensor
@@ -236,7 +236,7 @@ def handle(name: str, args: tuple, kwargs: dict):
     if not diff_outputs or (formula is not None and formula.nondifferentiable):
         return result
     node = FormulaNode(
-        f"{base.strip('_').capitalize()}Backward0",
+        backward_name(base),
         edges,
         len(outputs),
         derivatives.bind_formula(sch.key, formula, inputs, isinstance(result, tuple)),
@@ -350,7 +350,7 @@ def _plan(name: str, sch: schema.Schema) -> None:
 
     _C._autograd_register_plan(
         sch.key,
-        f"{name.strip('_').capitalize()}Backward0",
+        backward_name(name),
         names,
         tuple(p.default for p in sch.params),
         check_inputs=formula.needs_input and name not in VIEW_OPS,

@@ -12,8 +12,6 @@ import functools
 import math
 import warnings
 
-import numpy as np
-
 import flambeau
 from flambeau.autograd import no_grad
 
@@ -261,6 +259,8 @@ def orthogonal_(tensor, gain: float = 1, generator=None):
         raise ValueError("Only tensors with 2 or more dimensions are supported")
     if tensor.numel() == 0:
         return tensor
+    import numpy as np  # here: importing NumPy would triple the time of `import flambeau.nn`
+
     rows = tensor.size(0)
     cols = tensor.numel() // rows
     sample = flambeau.empty((rows, cols), dtype=flambeau.float64).normal_(0, 1, generator=generator)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 import flambeau
 from flambeau.autograd import no_grad
 
@@ -154,6 +152,8 @@ def _householder_product(a, tau):
 
 def _make_orthogonal(a):
     """The Q of a = QR with R's diagonal made positive (unique), through NumPy."""
+    import numpy as np  # here: importing NumPy would triple the time of `import flambeau.nn`
+
     arr = a.detach().numpy()
     q, r = np.linalg.qr(arr)
     signs = np.sign(np.diagonal(r, axis1=-2, axis2=-1))
