@@ -14,13 +14,19 @@ import random
 DTYPES = (
     "bool", "uint8", "int8", "int16", "int32", "int64",
     "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
+    # PyTorch's dtypes of limited support: most operators must refuse them cleanly.
+    "uint16", "uint32", "uint64", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
+    "float8_e5m2fnuz", "float8_e8m0fnu", "complex32", "uint4", "int2", "bits16",
 )  # fmt: skip
 # Mostly float32/float64, the dtypes real programs use, but every dtype often enough.
-DTYPE_WEIGHTS = (4, 3, 3, 2, 4, 9, 3, 3, 30, 12, 4, 4)
+DTYPE_WEIGHTS = (4, 3, 3, 2, 4, 9, 3, 3, 30, 12, 4, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1)
 FLOATS = ("float16", "bfloat16", "float32", "float64")
-COMPLEX = ("complex64", "complex128")
+COMPLEX = ("complex64", "complex128", "complex32")
 INT_RANGE = {
     "uint8": (0, 255),
+    "uint16": (0, 2**16 - 1),
+    "uint32": (0, 2**32 - 1),
+    "uint64": (0, 2**64 - 1),
     "int8": (-128, 127),
     "int16": (-(2**15), 2**15 - 1),
     "int32": (-(2**31), 2**31 - 1),

@@ -50,8 +50,8 @@ def test_view_as_complex_roundtrip_and_sharing():
         (lambda: flambeau.arange(9.0).reshape(3, 3)[:, :2], "stride divisible by 2"),
         (lambda: flambeau.arange(7.0)[1:].reshape(3, 2), "storage_offset divisible by 2"),
         (lambda: flambeau.tensor(1.0), "one or more dimensions"),
-        (lambda: flambeau.arange(6).reshape(3, 2), "float32 and float64"),
-        (lambda: flambeau.zeros(3, 2, dtype=flambeau.float16), "float32 and float64"),
+        (lambda: flambeau.arange(6).reshape(3, 2), "float16, float32 and float64"),
+        (lambda: flambeau.zeros(3, 2, dtype=flambeau.bfloat16), "float16, float32 and float64"),
     ],
 )
 def test_view_as_complex_errors(make_x, message):

@@ -11,23 +11,86 @@ int category(ScalarType t) {  // bool < integral < floating < complex
   if (is_floating(t)) return 2;
   return 3;
 }
+
+struct DTypeInfo {
+  const char* name;
+  const char* torch_name;  // PyTorch's C++ name, which its error messages use
+  size_t itemsize;
+  bool floating_point, complex, is_signed;  // as PyTorch's dtype attributes report them
+};
+// In ScalarType order.
+constexpr DTypeInfo kInfo[kNumScalarTypes] = {
+    {"bool", "Bool", 1, false, false, false},
+    {"uint8", "Byte", 1, false, false, false},
+    {"int8", "Char", 1, false, false, true},
+    {"int16", "Short", 2, false, false, true},
+    {"int32", "Int", 4, false, false, true},
+    {"int64", "Long", 8, false, false, true},
+    {"float16", "Half", 2, true, false, true},
+    {"bfloat16", "BFloat16", 2, true, false, true},
+    {"float32", "Float", 4, true, false, true},
+    {"float64", "Double", 8, true, false, true},
+    {"complex64", "ComplexFloat", 8, false, true, true},
+    {"complex128", "ComplexDouble", 16, false, true, true},
+    {"uint16", "UInt16", 2, false, false, false},
+    {"uint32", "UInt32", 4, false, false, false},
+    {"uint64", "UInt64", 8, false, false, false},
+    {"float8_e4m3fn", "Float8_e4m3fn", 1, true, false, true},
+    {"float8_e5m2", "Float8_e5m2", 1, true, false, true},
+    {"float8_e4m3fnuz", "Float8_e4m3fnuz", 1, true, false, true},
+    {"float8_e5m2fnuz", "Float8_e5m2fnuz", 1, true, false, true},
+    {"float8_e8m0fnu", "Float8_e8m0fnu", 1, true, false, false},
+    {"complex32", "ComplexHalf", 4, false, true, true},
+    {"float4_e2m1fn_x2", "Float4_e2m1fn_x2", 1, true, false, true},
+    {"uint1", "UInt1", 1, false, false, false},
+    {"uint2", "UInt2", 1, false, false, false},
+    {"uint3", "UInt3", 1, false, false, false},
+    {"uint4", "UInt4", 1, false, false, false},
+    {"uint5", "UInt5", 1, false, false, false},
+    {"uint6", "UInt6", 1, false, false, false},
+    {"uint7", "UInt7", 1, false, false, false},
+    {"int1", "Int1", 1, false, false, true},
+    {"int2", "Int2", 1, false, false, true},
+    {"int3", "Int3", 1, false, false, true},
+    {"int4", "Int4", 1, false, false, true},
+    {"int5", "Int5", 1, false, false, true},
+    {"int6", "Int6", 1, false, false, true},
+    {"int7", "Int7", 1, false, false, true},
+    {"bits1x8", "Bits1x8", 1, false, false, false},
+    {"bits2x4", "Bits2x4", 1, false, false, false},
+    {"bits4x2", "Bits4x2", 1, false, false, false},
+    {"bits8", "Bits8", 1, false, false, false},
+    {"bits16", "Bits16", 2, false, false, false},
+};
+
+// The dtypes PyTorch's promotion refuses (it promotes complex32 like complex-of-float16).
+bool promotes(ScalarType t) { return t <= ScalarType::Complex128 || t == ScalarType::ComplexHalf; }
 }  // namespace
 
-size_t itemsize(ScalarType t) {
-  static constexpr size_t sizes[] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8, 8, 16};
-  return sizes[static_cast<int>(t)];
-}
+size_t itemsize(ScalarType t) { return kInfo[static_cast<int>(t)].itemsize; }
 
 const char* dtype_name(ScalarType t) {
-  static constexpr const char* names[] = {"bool",    "uint8",   "int8",      "int16",
-                                          "int32",   "int64",   "float16",   "bfloat16",
-                                          "float32", "float64", "complex64", "complex128"};
   if (t == ScalarType::Undefined) return "undefined";
-  return names[static_cast<int>(t)];
+  return kInfo[static_cast<int>(t)].name;
+}
+
+const char* torch_type_name(ScalarType t) {
+  if (t == ScalarType::Undefined) return "Undefined";
+  return kInfo[static_cast<int>(t)].torch_name;
+}
+
+bool is_floating_point_dtype(ScalarType t) {
+  return t != ScalarType::Undefined && kInfo[static_cast<int>(t)].floating_point;
+}
+bool is_complex_dtype(ScalarType t) {
+  return t != ScalarType::Undefined && kInfo[static_cast<int>(t)].complex;
+}
+bool is_signed_dtype(ScalarType t) {
+  return t != ScalarType::Undefined && kInfo[static_cast<int>(t)].is_signed;
 }
 
 void fail_dtype(const char* op, ScalarType t) {
-  fail(op, ": not implemented for dtype ", dtype_name(t));
+  fail<NotImplementedError>(op, ": not implemented for dtype ", dtype_name(t));
 }
 
 ScalarType to_complex(ScalarType t) {
@@ -42,6 +105,8 @@ ScalarType to_complex(ScalarType t) {
 
 ScalarType to_real(ScalarType t) {
   switch (t) {
+    case ScalarType::ComplexHalf:
+      return ScalarType::Float16;
     case ScalarType::Complex64:
       return ScalarType::Float32;
     case ScalarType::Complex128:
@@ -56,6 +121,17 @@ ScalarType promote_types(ScalarType a, ScalarType b) {
   if (a == b) return a;
   if (a == S::Undefined) return b;
   if (b == S::Undefined) return a;
+  if (!promotes(a) || !promotes(b)) {
+    fail("Promotion for ", dtype_name(a), " and ", dtype_name(b),
+         " is not supported: the 8-bit floats, uint16, uint32, uint64 and the shell dtypes "
+         "promote with no other dtype; convert one operand first");
+  }
+  if (a == S::ComplexHalf || b == S::ComplexHalf) {
+    // complex32 is complex-of-float16: the complex type of the promoted parts.
+    S ra = to_real(a), rb = to_real(b);
+    S parts = promote_types(is_floating(ra) ? ra : S::Float16, is_floating(rb) ? rb : S::Float16);
+    return parts == S::Float16 ? S::ComplexHalf : to_complex(parts);
+  }
   int ca = category(a), cb = category(b);
   if (ca != cb) {
     S hi = ca > cb ? a : b, lo = ca > cb ? b : a;
@@ -80,8 +156,9 @@ ScalarType promote_types(ScalarType a, ScalarType b) {
 }
 
 bool can_cast(ScalarType from, ScalarType to) {
-  if (is_complex(from) && !is_complex(to)) return false;
-  if (is_floating(from) && is_integral(to, true)) return false;
+  if (is_complex_dtype(from) && !is_complex_dtype(to)) return false;
+  if (is_floating_point_dtype(from) && !is_floating_point_dtype(to) && !is_complex_dtype(to))
+    return false;
   if (from != ScalarType::Bool && to == ScalarType::Bool) return false;
   return true;
 }

@@ -40,9 +40,9 @@ void copy_kernel(const Tensor& dst, const Tensor& src) {
         return it.for_each(copy_run<16>);
     }
   }
-  visit_dtype<kAllTypes>(dst->dtype(), "copy_", [&](auto out_tag) {
+  visit_dtype<kValueTypes>(dst->dtype(), "copy_", [&](auto out_tag) {
     using Out = typename decltype(out_tag)::type;
-    visit_dtype<kAllTypes>(src->dtype(), "copy_", [&](auto in_tag) {
+    visit_dtype<kValueTypes>(src->dtype(), "copy_", [&](auto in_tag) {
       using In = typename decltype(in_tag)::type;
       cpu_kernel<Out, In, 1>(it, [](In v) { return convert<Out>(v); });
     });
@@ -52,7 +52,18 @@ void copy_kernel(const Tensor& dst, const Tensor& src) {
 void fill_kernel(const Tensor& dst, const Scalar& value) {
   Tensor ops[] = {dst};
   auto it = TensorIterator::build(Span<Tensor>(ops, 1));
-  visit_dtype<kAllTypes>(dst->dtype(), "fill_", [&](auto tag) {
+  if (is_shell(dst->dtype())) {
+    // A shell dtype has no values, only bytes: zeros (as PyTorch's zeros) is the one fill.
+    FLB_CHECK_T(NotImplementedError, value.to<double>() == 0 && !value.is_complex(),
+                "fill_: not implemented for dtype ", dtype_name(dst->dtype()),
+                " (only zero-filling a shell dtype is supported)");
+    it.for_each([n_bytes = static_cast<int64_t>(dst->itemsize())](char** data, const int64_t* s,
+                                                                  int64_t n) {
+      for (int64_t i = 0; i < n; ++i) std::memset(data[0] + i * s[0], 0, n_bytes);
+    });
+    return;
+  }
+  visit_dtype<kValueTypes>(dst->dtype(), "fill_", [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T v = value.to<T>();
     it.for_each([v](char** data, const int64_t* s, int64_t n) {

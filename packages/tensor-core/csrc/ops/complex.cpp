@@ -51,7 +51,7 @@ Tensor from_parts(const char* name, const Tensor& a, const Tensor& b, const OutA
 }  // namespace
 
 Tensor view_as_real(const Tensor& input) {
-  FLB_CHECK(is_complex(input->dtype()),
+  FLB_CHECK(is_complex_dtype(input->dtype()),
             "view_as_real is only supported for complex tensors, but got a tensor of dtype ",
             dtype_name(input->dtype()));
   return parts_view(input, true, 0);
@@ -59,9 +59,9 @@ Tensor view_as_real(const Tensor& input) {
 
 Tensor view_as_complex(const Tensor& input) {
   const ScalarType dt = input->dtype();
-  FLB_CHECK(dt == ScalarType::Float32 || dt == ScalarType::Float64,
-            "view_as_complex is only supported for float32 and float64 tensors, but got a tensor "
-            "of dtype ",
+  FLB_CHECK(dt == ScalarType::Float32 || dt == ScalarType::Float64 || dt == ScalarType::Float16,
+            "view_as_complex is only supported for float16, float32 and float64 tensors, but "
+            "got a tensor of dtype ",
             dtype_name(dt));
   FLB_CHECK(input->dim() > 0, "view_as_complex: Input tensor must have one or more dimensions");
   const int64_t last = input->dim() - 1;
@@ -87,28 +87,28 @@ Tensor view_as_complex(const Tensor& input) {
   FLB_CHECK(input->offset() % 2 == 0,
             "view_as_complex: Tensor must have a storage_offset divisible by 2, but got ",
             input->offset());
-  return make_ref<TensorImpl>(input->storage(), sizes, strides, input->offset() / 2,
-                              to_complex(dt));
+  const ScalarType complex = dt == ScalarType::Float16 ? ScalarType::ComplexHalf : to_complex(dt);
+  return make_ref<TensorImpl>(input->storage(), sizes, strides, input->offset() / 2, complex);
 }
 
 Tensor real(const Tensor& input) {
-  return is_complex(input->dtype()) ? parts_view(input, false, 0) : input;
+  return is_complex_dtype(input->dtype()) ? parts_view(input, false, 0) : input;
 }
 
 Tensor imag(const Tensor& input) {
-  FLB_CHECK(is_complex(input->dtype()),
+  FLB_CHECK(is_complex_dtype(input->dtype()),
             "imag is not implemented for tensors with non-complex dtypes (got ",
             dtype_name(input->dtype()), ")");
   return parts_view(input, false, 1);
 }
 
 Tensor conj(const Tensor& input) {
-  return is_complex(input->dtype()) ? conj_physical(input, OutArg::none()) : input;
+  return is_complex_dtype(input->dtype()) ? conj_physical(input, OutArg::none()) : input;
 }
 
 Tensor conj_physical(const Tensor& input, const OutArg& out) {
   // The conjugate of a real tensor is itself: only out= needs a copy.
-  if (!is_complex(input->dtype()) && (!out.given() || out.inplace)) return input;
+  if (!is_complex_dtype(input->dtype()) && (!out.given() || out.inplace)) return input;
   static const OperatorEntry& op = Dispatcher::op("conj_physical");
   return elementwise(op, {"conj_physical"}, {input}, {}, out);
 }

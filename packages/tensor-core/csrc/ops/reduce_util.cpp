@@ -32,14 +32,6 @@ Tensor keep_view(const Tensor& t, const ReduceShape& r) {
   return make_view(t, r.keep_shape, contiguous_strides(r.keep_shape), t->offset());
 }
 
-const char* torch_type_name(ScalarType t) {
-  static const char* names[] = {"Bool",  "Byte",   "Char",         "Short",
-                                "Int",   "Long",   "Half",         "BFloat16",
-                                "Float", "Double", "ComplexFloat", "ComplexDouble"};
-  int i = static_cast<int>(t);
-  return i >= 0 && i < kNumScalarTypes ? names[i] : "Undefined";
-}
-
 void check_nonempty(const Tensor& in, const ReduceShape& r, bool all_dims, const char* op) {
   if (in->numel() != 0) return;
   FLB_CHECK(!all_dims || in->dim() == 0, op,

@@ -19,7 +19,7 @@ ReduceShape reduce_shape(const Tensor& in, const std::optional<DimVector>& dim, 
 // Contiguous `t` (of r.out_shape) viewed with the reduced dims kept as 1.
 Tensor keep_view(const Tensor& t, const ReduceShape& r);
 
-// PyTorch's name of a dtype in messages: "Long", "Float", ...
+// PyTorch's name of a dtype in messages: "Long", "Float", ... (core/dtype.cpp's table).
 const char* torch_type_name(ScalarType t);
 
 // Max/min-style reductions have no identity: an empty reduced dim is an

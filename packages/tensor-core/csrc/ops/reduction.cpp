@@ -27,6 +27,8 @@ ScalarType mean_type(const char* op, ScalarType in, std::optional<ScalarType> dt
 
 Tensor sum_family(const char* name, const Tensor& input, const std::optional<DimVector>& dim,
                   bool keepdim, ScalarType t, const OutArg& out) {
+  // Refused before the conversion, which may be large (an expanded input materializes).
+  if (!is_floating(t) && !is_complex(t) && !is_integral(t, true)) fail_dtype(name, t);
   const OperatorEntry& op = Dispatcher::op(name);
   return reduce(op, name, to_dtype(input, t), dim, keepdim, t, {}, out);
 }

@@ -12,6 +12,7 @@ Tensor scan(const char* name, const Tensor& input, int64_t dim, std::optional<Sc
   const int64_t d = wrap_dim(dim, input->dim(), name);
   // In-place keeps self's dtype; otherwise integers and bool accumulate in int64.
   ScalarType t = out.inplace ? out.tensor->dtype() : sum_type(input->dtype(), dtype);
+  if (!is_floating(t) && !is_complex(t) && !is_integral(t, true)) fail_dtype(name, t);
   Tensor src = to_dtype(input, t);
   Tensor dest = prepare_out(out, input->sizes(), t, input->device(), name);
   Tensor target = dest->dtype() == t && dest->is_contiguous() && dest != input

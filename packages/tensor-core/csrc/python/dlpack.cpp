@@ -98,11 +98,18 @@ DLDataType dl_dtype(ScalarType t) {
       return {kDLUInt, 8, 1};
     case ScalarType::BFloat16:
       return {kDLBfloat, 16, 1};
+    case ScalarType::UInt16:
+    case ScalarType::UInt32:
+    case ScalarType::UInt64:
+      return {kDLUInt, bits, 1};
     case ScalarType::Complex64:
     case ScalarType::Complex128:
+    case ScalarType::ComplexHalf:
       return {kDLComplex, bits, 1};
     default:
-      return {is_floating(t) ? kDLFloat : kDLInt, bits, 1};
+      if (is_floating(t)) return {kDLFloat, bits, 1};
+      if (is_integral(t, false)) return {kDLInt, bits, 1};
+      throw py::buffer_error(str_cat("__dlpack__: DLPack has no type for dtype ", dtype_name(t)));
   }
 }
 
@@ -199,7 +206,16 @@ ScalarType from_dl_dtype(DLDataType d) {
       if (d.bits == 8) return ScalarType::Bool;
       break;
     case kDLUInt:
-      if (d.bits == 8) return ScalarType::UInt8;
+      switch (d.bits) {
+        case 8:
+          return ScalarType::UInt8;
+        case 16:
+          return ScalarType::UInt16;
+        case 32:
+          return ScalarType::UInt32;
+        case 64:
+          return ScalarType::UInt64;
+      }
       break;
     case kDLInt:
       switch (d.bits) {

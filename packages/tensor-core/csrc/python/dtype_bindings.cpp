@@ -33,10 +33,13 @@ void bind_dtype_queries(py::module_& m, py::object) {
       "True if obj is a flambeau Tensor.");
   m.def(
       "is_floating_point",
-      [](py::handle o) { return is_floating(tensor_arg(o, "is_floating_point")->dtype()); },
+      [](py::handle o) {
+        return is_floating_point_dtype(tensor_arg(o, "is_floating_point")->dtype());
+      },
       py::arg("input"), "True if input's dtype is a floating point type.");
   m.def(
-      "is_complex", [](py::handle o) { return is_complex(tensor_arg(o, "is_complex")->dtype()); },
+      "is_complex",
+      [](py::handle o) { return is_complex_dtype(tensor_arg(o, "is_complex")->dtype()); },
       py::arg("input"), "True if input's dtype is a complex type.");
   m.def(
       "numel", [](py::handle o) { return tensor_arg(o, "numel")->numel(); }, py::arg("input"),

@@ -75,9 +75,9 @@ void bind_dtypes(py::module_& m) {
   py::class_<DType> cls(m, "dtype");
   cls.def_property_readonly("_scalar_type", [](const DType& d) { return d.type; })
       .def_property_readonly("is_floating_point",
-                             [](const DType& d) { return is_floating(d.type); })
-      .def_property_readonly("is_complex", [](const DType& d) { return is_complex(d.type); })
-      .def_property_readonly("is_signed", [](const DType& d) { return is_signed(d.type); })
+                             [](const DType& d) { return is_floating_point_dtype(d.type); })
+      .def_property_readonly("is_complex", [](const DType& d) { return is_complex_dtype(d.type); })
+      .def_property_readonly("is_signed", [](const DType& d) { return is_signed_dtype(d.type); })
       .def_property_readonly("itemsize", [](const DType& d) { return itemsize(d.type); })
       .def("__repr__", [](const DType& d) { return std::string("flambeau.") + dtype_name(d.type); })
       .def("__reduce__", [](const DType& d) { return std::string(dtype_name(d.type)); });

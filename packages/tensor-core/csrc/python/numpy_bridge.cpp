@@ -16,6 +16,12 @@ py::dtype numpy_dtype(ScalarType t) {
       return py::dtype("bool");
     case ScalarType::UInt8:
       return py::dtype("uint8");
+    case ScalarType::UInt16:
+      return py::dtype("uint16");
+    case ScalarType::UInt32:
+      return py::dtype("uint32");
+    case ScalarType::UInt64:
+      return py::dtype("uint64");
     case ScalarType::Int8:
       return py::dtype("int8");
     case ScalarType::Int16:
@@ -47,7 +53,18 @@ ScalarType from_numpy_dtype(const py::dtype& d) {
   char kind = d.kind();
   size_t size = d.itemsize();
   if (kind == 'b') return ScalarType::Bool;
-  if (kind == 'u' && size == 1) return ScalarType::UInt8;
+  if (kind == 'u') {
+    switch (size) {
+      case 1:
+        return ScalarType::UInt8;
+      case 2:
+        return ScalarType::UInt16;
+      case 4:
+        return ScalarType::UInt32;
+      case 8:
+        return ScalarType::UInt64;
+    }
+  }
   if (kind == 'i') {
     switch (size) {
       case 1:

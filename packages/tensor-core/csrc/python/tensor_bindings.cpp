@@ -28,7 +28,7 @@ py::object item(const Tensor& t) {
             " elements cannot be converted to Scalar");
   FLB_CHECK(t->device().is_cpu(), "item(): copy the tensor to the CPU first (it is on ",
             t->device().str(), ")");
-  return visit_dtype<kAllTypes>(t->dtype(), "item", [&](auto tag) -> py::object {
+  return visit_dtype<kValueTypes>(t->dtype(), "item", [&](auto tag) -> py::object {
     using T = typename decltype(tag)::type;
     T v = *t->data_as<T>();
     if constexpr (std::is_same_v<T, bool>)
@@ -37,7 +37,7 @@ py::object item(const Tensor& t) {
       return py::reinterpret_steal<py::object>(
           PyComplex_FromDoubles(static_cast<double>(v.real()), static_cast<double>(v.imag())));
     else if constexpr (std::is_integral_v<T>)
-      return py::int_(static_cast<int64_t>(v));
+      return py::int_(v);
     else
       return py::float_(static_cast<double>(static_cast<compute_t<T>>(v)));
   });
@@ -89,8 +89,8 @@ void bind_tensor(py::module_& m, py::object cls_obj) {
       .def_property_readonly("is_cpu", [](const Tensor& t) { return t->device().is_cpu(); })
       .def_property_readonly("is_cuda", [](const Tensor& t) { return t->device().type == kCUDA; })
       // is_contiguous(memory_format=...) is bound in memory_format_bindings.cpp.
-      .def("is_floating_point", [](const Tensor& t) { return is_floating(t->dtype()); })
-      .def("is_complex", [](const Tensor& t) { return is_complex(t->dtype()); })
+      .def("is_floating_point", [](const Tensor& t) { return is_floating_point_dtype(t->dtype()); })
+      .def("is_complex", [](const Tensor& t) { return is_complex_dtype(t->dtype()); })
       .def("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t->data()); })
       .def("storage_offset", [](const Tensor& t) { return t->offset(); })
       .def("element_size", [](const Tensor& t) { return t->itemsize(); })

@@ -156,6 +156,13 @@ T number_as(PyObject* o) {
   if (PyLong_CheckExact(o)) {
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if constexpr (std::is_same_v<T, uint64_t>) {  // uint64 holds what int64 cannot
+      if (overflow > 0) {
+        unsigned long long u = PyLong_AsUnsignedLongLong(o);
+        if (!(u == static_cast<unsigned long long>(-1) && PyErr_Occurred())) return u;
+        PyErr_Clear();
+      }
+    }
     if (overflow) fail("Overflow when unpacking long: ", py::str(o).cast<std::string>());
     return convert<T>(static_cast<int64_t>(v));
   }
@@ -180,7 +187,7 @@ Tensor from_nested(PyObject* data, std::optional<ScalarType> dtype) {
     if (dt == ScalarType::Undefined) dt = default_dtype();
   }
   Tensor out = flambeau::empty(c.shape, dt);
-  visit_dtype<kAllTypes>(dt, "tensor", [&](auto tag) {
+  visit_dtype<kValueTypes>(dt, "tensor", [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* p = out->data_as<T>();
     for (size_t i = 0; i < c.numbers.size(); ++i) p[c.number_pos[i]] = number_as<T>(c.numbers[i]);
@@ -243,6 +250,8 @@ PyObject* to_py(const T& v) {
     return PyBool_FromLong(v);
   } else if constexpr (is_complex_t<T>::value) {
     return PyComplex_FromDoubles(static_cast<double>(v.real()), static_cast<double>(v.imag()));
+  } else if constexpr (std::is_unsigned_v<T>) {
+    return PyLong_FromUnsignedLongLong(static_cast<unsigned long long>(v));
   } else if constexpr (std::is_integral_v<T>) {
     return PyLong_FromLongLong(static_cast<long long>(v));
   } else {
@@ -283,7 +292,7 @@ PyObject* to_list(const char* p, const Tensor& t, int64_t dim, int64_t edge) {
 py::object tolist(const Tensor& t, int64_t edge) {
   FLB_CHECK(t->device().is_cpu(), "tolist(): copy the tensor to the CPU first (it is on ",
             t->device().str(), ")");
-  return visit_dtype<kAllTypes>(t->dtype(), "tolist", [&](auto tag) {
+  return visit_dtype<kValueTypes>(t->dtype(), "tolist", [&](auto tag) {
     using T = typename decltype(tag)::type;
     return py::reinterpret_steal<py::object>(to_list<T>(t->data(), t, 0, edge));
   });

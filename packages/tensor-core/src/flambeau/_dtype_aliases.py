@@ -24,6 +24,8 @@ int = _C.int32  # noqa: A001 - PyTorch's name
 short = _C.int16
 cfloat = _C.complex64
 cdouble = _C.complex128
+chalf = _C.complex32
+bit = _C.uint1  # PyTorch's old name of the 1-bit shell dtype
 
 pi = math.pi
 e = math.e
@@ -70,6 +72,8 @@ __all__ = [
     "short",
     "cfloat",
     "cdouble",
+    "chalf",
+    "bit",
     "pi",
     "e",
     "inf",

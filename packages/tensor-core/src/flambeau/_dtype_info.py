@@ -16,7 +16,16 @@ _FLOAT_LAYOUT = {
     "float32": (32, 23, 8),
     "float64": (64, 52, 11),
 }
-_COMPLEX_PART = {"complex64": "float32", "complex128": "float64"}
+# The 8-bit floats are not IEEE-shaped (no infinities, or one NaN, or powers of two
+# only): their limits as PyTorch reports them, (eps, max, min, tiny).
+_FLOAT8_LIMITS = {
+    "float8_e4m3fn": (0.125, 448.0, -448.0, 2.0**-6),
+    "float8_e5m2": (0.25, 57344.0, -57344.0, 2.0**-14),
+    "float8_e4m3fnuz": (0.125, 240.0, -240.0, 2.0**-7),
+    "float8_e5m2fnuz": (0.125, 57344.0, -57344.0, 2.0**-15),
+    "float8_e8m0fnu": (1.0, 2.0**127, 2.0**-127, 2.0**-127),
+}
+_COMPLEX_PART = {"complex32": "float16", "complex64": "float32", "complex128": "float64"}
 # name -> (bits, signed)
 _INT_LAYOUT = {
     "uint8": (8, False),
@@ -24,6 +33,9 @@ _INT_LAYOUT = {
     "int16": (16, True),
     "int32": (32, True),
     "int64": (64, True),
+    "uint16": (16, False),
+    "uint32": (32, False),
+    "uint64": (64, False),
 }
 
 
@@ -46,6 +58,13 @@ class finfo:
     def __init__(self, type=None) -> None:
         name = _name(type, "finfo")
         name = _COMPLEX_PART.get(name, name)
+        if name in _FLOAT8_LIMITS:
+            self.bits = 8
+            self.eps, self.max, self.min, self.tiny = _FLOAT8_LIMITS[name]
+            self.smallest_normal = self.tiny
+            self.resolution = 1.0
+            self.dtype = name
+            return
         if name not in _FLOAT_LAYOUT:
             raise TypeError(f"finfo(): flambeau.{name} is not a floating point dtype")
         bits, mant, exp = _FLOAT_LAYOUT[name]
