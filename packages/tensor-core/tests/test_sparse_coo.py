@@ -362,3 +362,19 @@ def test_load_checks_a_sparse_record_like_the_constructor(tmp_path):
     F.save(t, tmp_path / "bad.pt")
     with pytest.raises(RuntimeError, match="index"):
         F.load(tmp_path / "bad.pt")
+
+
+def test_a_sparse_parameter_keeps_its_layout():
+    nn = pytest.importorskip("flambeau.nn")
+    dense = F.tensor([[0.0, 2.0], [3.0, 0.0]])
+    p = nn.Parameter(dense.to_sparse())
+    assert isinstance(p, nn.Parameter) and p.layout is F.sparse_coo and p.requires_grad
+    x = F.tensor([[1.0], [1.0]])
+    np.testing.assert_array_equal(F.sparse.mm(p, x).detach().numpy(), [[2.0], [3.0]])
+    module = nn.Module()
+    module.w = p
+    assert dict(module.named_parameters())["w"] is p
+    import copy
+
+    clone = copy.deepcopy(module)
+    assert isinstance(clone.w, nn.Parameter) and clone.w.layout is F.sparse_coo

@@ -192,3 +192,11 @@ def test_indexing_dispatches_too():
     assert type(y) is Logged
     np.testing.assert_allclose(x.as_subclass(F.Tensor).numpy(), [5.0, 2.0, 3.0])
     assert F.arange(3.0)[_t(Answer, [0])] == 42
+
+
+def test_save_and_load_a_subclass(tmp_path):
+    x = _t(Tagged)
+    F.save({"x": x}, tmp_path / "a.pt")
+    back = F.load(tmp_path / "a.pt", weights_only=False)["x"]
+    assert type(back) is Tagged
+    np.testing.assert_allclose(back.as_subclass(F.Tensor).numpy(), [1.0, 2.0, 3.0])

@@ -45,6 +45,7 @@ from collections import OrderedDict
 
 import flambeau as F
 from flambeau import _C
+from flambeau.overrides import DisableTorchFunctionSubclass
 
 FORMAT = "flambeau-archive"
 VERSION = 1
@@ -116,10 +117,15 @@ def add_safe_globals(classes) -> None:
 
 
 def get_safe_globals() -> list:
+    """The classes and functions :func:`add_safe_globals` allowed, as a list: each entry is
+    the object, or an ``(obj, "module.name")`` pair for one allowed under a given name."""
     return [obj if ":" in key else (obj, key) for key, obj in _safe_classes.items()]
 
 
 def clear_safe_globals() -> None:
+    """Forgets every class and function :func:`add_safe_globals` allowed, so that
+    ``load(..., weights_only=True)`` again accepts only tensors, dtypes, devices and plain
+    Python containers and values."""
     _safe_classes.clear()
 
 
@@ -164,7 +170,15 @@ class _Encoder:
                 return {"$type": "tensor", "id": self._tensor(obj)}
             if obj.layout is not F.strided:
                 return self._sparse(obj)
-            return self._object(obj, {"data": obj.detach(), "requires_grad": obj.requires_grad})
+            if type(obj).__module__.startswith("flambeau.sparse"):  # semi-structured
+                raise TypeError(
+                    f"flambeau.save: cannot save a {type(obj).__name__}; save its dense "
+                    "form (to_dense()) and compress it again after loading"
+                )
+            # The plain tensor under a subclass (a subclass's own detach keeps its class).
+            with DisableTorchFunctionSubclass():
+                data = obj.detach()
+            return self._object(obj, {"data": data, "requires_grad": obj.requires_grad})
         if isinstance(obj, (F.dtype, F.device)):
             kind = "dtype" if isinstance(obj, F.dtype) else "device"
             return {"$type": kind, "name": str(obj).removeprefix("flambeau.")}
@@ -576,7 +590,11 @@ class _Decoder:
             data, grad = state.get("data"), state.get("requires_grad")
             if not isinstance(data, F.Tensor) or type(grad) is not bool:
                 raise self.fail(f"cannot restore the state of {name}")
-            return cls(data, grad)
+            # Parameter-like classes construct from (data, requires_grad); others re-class.
+            own = cls.__mro__[: cls.__mro__.index(F.Tensor)]
+            if any("__new__" in klass.__dict__ for klass in own):
+                return cls(data, grad)
+            return data.as_subclass(cls).requires_grad_(grad)
         obj = cls.__new__(cls)
         if hasattr(obj, "__setstate__"):
             obj.__setstate__(state)

@@ -9,7 +9,21 @@ from __future__ import annotations
 
 import flambeau
 from flambeau import Tensor
-from flambeau.overrides import _disabled_torch_function_impl
+from flambeau.overrides import _disabled_torch_function_impl, _overriding
+
+
+class _ParameterMeta(type(Tensor)):
+    """isinstance(t, Parameter) also holds for a tensor of a subclass that overrides
+    __torch_function__ (a sparse tensor, a user's subclass) marked as a parameter:
+    ``Parameter(t)`` returns such a tensor itself, as PyTorch does, since re-classing
+    it would lose the class its operations depend on."""
+
+    def __instancecheck__(cls, instance):
+        if type(instance) is cls:
+            return True
+        if cls is Parameter and getattr(instance, "_is_param", False) is True:
+            return True
+        return super().__instancecheck__(instance)
 
 
 def _reclass(data, cls):
@@ -24,7 +38,7 @@ def _reclass(data, cls):
     return t
 
 
-class Parameter(Tensor):
+class Parameter(Tensor, metaclass=_ParameterMeta):
     """A tensor that is a module parameter: assigning one to a Module attribute registers it."""
 
     __slots__ = ()
@@ -32,6 +46,10 @@ class Parameter(Tensor):
     __torch_function__ = _disabled_torch_function_impl
 
     def __new__(cls, data=None, requires_grad=True):
+        if isinstance(data, Tensor) and _overriding(type(data)):
+            t = data.detach().requires_grad_(requires_grad)
+            t._is_param = True
+            return t
         t = _reclass(data, cls)
         t.requires_grad = requires_grad
         return t

@@ -5,8 +5,8 @@ constructors) or ``Tensor.to_sparse*``; this module holds the functions PyTorch 
 in ``torch.sparse``. How sparse tensors are built is in docs/design/sparse.rst.
 
 PyTorch's semi-structured (2:4) formats, ``SparseSemiStructuredTensor*`` and
-``to_sparse_semi_structured``, run only on CUDA's sparse tensor cores: flambeau
-leaves them out.
+``to_sparse_semi_structured`` (``flambeau.sparse.semi_structured``), run on the CPU
+with dense ops on the compressed form.
 """
 
 from __future__ import annotations
@@ -22,17 +22,30 @@ from flambeau.sparse import (  # noqa: F401  # noqa: F401
     _coo_linalg,
     _coo_ops,
     _coo_shape,
+    _semi_structured_ops,
 )
 from flambeau.sparse._base import SparseData, seal
 from flambeau.sparse._compressed import SparseCompressedTensor
 from flambeau.sparse._coo import SparseCooTensor, make_coo
 from flambeau.sparse._invariants import check_sparse_tensor_invariants
+from flambeau.sparse.semi_structured import (
+    SparseSemiStructuredTensor,
+    SparseSemiStructuredTensorCUSPARSELT,
+    SparseSemiStructuredTensorCUTLASS,
+    to_sparse_semi_structured,
+)
 
 _coo.OPS.update(_compressed_ops.TO_LAYOUT)
 seal(SparseCooTensor)
 seal(SparseCompressedTensor)
+seal(SparseSemiStructuredTensor)
+seal(SparseSemiStructuredTensorCUTLASS)
+seal(SparseSemiStructuredTensorCUSPARSELT)
 
 __all__ = [
+    "SparseSemiStructuredTensor",
+    "SparseSemiStructuredTensorCUSPARSELT",
+    "SparseSemiStructuredTensorCUTLASS",
     "addmm",
     "as_sparse_gradcheck",
     "check_sparse_tensor_invariants",
@@ -43,6 +56,7 @@ __all__ = [
     "spdiags",
     "spsolve",
     "sum",
+    "to_sparse_semi_structured",
 ]
 
 

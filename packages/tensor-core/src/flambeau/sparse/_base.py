@@ -15,6 +15,7 @@ a Tensor method added later is blocked by default.
 
 from __future__ import annotations
 
+import copy
 import inspect
 
 from flambeau import _C
@@ -315,6 +316,11 @@ class SparseData(SparseTensorBase):
             _sp_values=self._sp_values.detach().clone().requires_grad_(self.requires_grad),
             **{k: v.clone() for k, v in self._index_tensors().items()},
         )
+        # The user's attributes (and nn.Parameter's mark, _is_param) copy along, as a
+        # dense tensor's __dict__ does.
+        for k, v in self.__dict__.items():
+            if not k.startswith("_sp_"):
+                out.__dict__[k] = copy.deepcopy(v, memo)
         memo[id(self)] = out
         return out
 
