@@ -1,5 +1,6 @@
 """What needs no MPI job: import, errors before init, names, environment handling."""
 
+import os
 import subprocess
 import sys
 
@@ -67,3 +68,20 @@ def test_yield_settings_only_when_oversubscribed(monkeypatch):
     user = {"MPIR_CVAR_ENABLE_HEAVY_YIELD": "0"}
     _runtime.configure_environment(user)
     assert user["MPIR_CVAR_ENABLE_HEAVY_YIELD"] == "0"  # the user's choice stands
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "init_method='tcp://127.0.0.1:29500', rank=0, world_size=2",
+        "init_method='tcp://127.0.0.1:29500?world_size=2&rank=0'",
+    ],
+)
+def test_tcp_rendezvous_of_separately_started_ranks_says_how_to_launch(call):
+    code = f"import flambeau.distributed as d; d.init_process_group('gloo', {call})"
+    env = {k: v for k, v in os.environ.items() if k not in ("WORLD_SIZE", "RANK")}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env
+    )
+    assert out.returncode != 0
+    assert "ValueError" in out.stderr and "mpiexec -n 2" in out.stderr, out.stderr

@@ -5,3 +5,11 @@ from conftest import expect_ok, run_workers
 @pytest.mark.parametrize("n", [2, 4])
 def test_ddp_matches_single_process_training(n):
     expect_ok(run_workers("ddp.py", n, timeout=40), n)
+
+
+def test_comm_hooks_and_bucket_rebuild():
+    expect_ok(run_workers("ddp_hooks.py", 2, timeout=40), 2)
+
+
+def test_join_with_uneven_inputs():
+    expect_ok(run_workers("ddp_join.py", 2, timeout=40), 2)

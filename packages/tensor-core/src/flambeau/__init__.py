@@ -31,6 +31,7 @@ from flambeau._C import Generator, Tensor, UntypedStorage, default_generator, de
 # (_foreach_add, _softmax_backward_data, ...) are public all the same.
 globals().update((_name, getattr(_C, _name)) for _name in _C._underscored_ops)
 from flambeau import (  # noqa: E402
+    _class_docs,
     _hash_tensor,
     _legacy_constructors,
     _legacy_linalg,
@@ -119,6 +120,7 @@ _misc_functions.install()
 _view_copies.install()
 _nn_ops.install()
 _tensor_methods.install()
+_class_docs.install()
 _tensor_extras.install()
 _hash_tensor.install()
 _sparse_entry.install()
@@ -146,6 +148,7 @@ _LAZY_SUBMODULES = frozenset(
         "cpu",
         "cuda",
         "fft",
+        "futures",
         "library",
         "linalg",
         "mps",

@@ -27,6 +27,7 @@ from .collectives import (
 )
 from .debug import DebugLevel, get_debug_level, set_debug_level, set_debug_level_from_env
 from .errors import DistBackendError, DistError, DistNetworkError, DistStoreError
+from .grad_bucket import GradBucket
 from .objects import all_gather_object, broadcast_object_list, gather_object, scatter_object_list
 from .p2p import P2POp, batch_isend_irecv, irecv, isend, recv, send
 from .process_group import (
@@ -59,6 +60,7 @@ __all__ = [
     "DistNetworkError",
     "DistStoreError",
     "DistributedDataParallel",
+    "GradBucket",
     "GroupMember",
     "P2POp",
     "ProcessGroup",
@@ -115,14 +117,20 @@ def is_available() -> bool:
 
 
 def is_mpi_available() -> bool:
+    """Whether the MPI backend can be used: True when mpi4py and an MPI library are
+    installed. It is the backend every flambeau process group runs on."""
     return _mpi_importable()
 
 
 def is_gloo_available() -> bool:
+    """Always False: flambeau has no Gloo backend. ``init_process_group("gloo")`` still
+    works, served by MPI, so scripts written for Gloo run unchanged."""
     return False
 
 
 def is_nccl_available() -> bool:
+    """Always False: flambeau has no NCCL backend (it runs collectives on CPU tensors
+    through MPI), and ``init_process_group("nccl")`` raises RuntimeError."""
     return False
 
 

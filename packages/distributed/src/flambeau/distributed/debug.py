@@ -19,6 +19,10 @@ __all__ = ["DebugLevel", "get_debug_level", "set_debug_level", "set_debug_level_
 
 
 class DebugLevel(enum.IntEnum):
+    """How much checking collectives do, set by ``TORCH_DISTRIBUTED_DEBUG``: ``OFF`` (the
+    default), ``INFO``, or ``DETAIL``, where every rank checks before each collective that
+    all ranks of the group are making the same call."""
+
     OFF = 0
     INFO = 1
     DETAIL = 2
@@ -49,6 +53,9 @@ _DTYPES: list = []  # dtype codes, filled on first use
 
 
 def set_debug_level_from_env() -> None:
+    """Sets the debug level from the ``TORCH_DISTRIBUTED_DEBUG`` environment variable:
+    ``OFF`` (also when unset), ``INFO`` or ``DETAIL``, in any case. Any other value raises
+    ValueError."""
     global _level
     value = os.environ.get("TORCH_DISTRIBUTED_DEBUG", "OFF").strip().upper() or "OFF"
     if value not in DebugLevel.__members__:
@@ -60,11 +67,17 @@ def set_debug_level_from_env() -> None:
 
 
 def set_debug_level(level: DebugLevel) -> None:
+    """Sets the debug level (a :class:`DebugLevel` or its int value), overriding
+    ``TORCH_DISTRIBUTED_DEBUG`` for the rest of the process. With ``DebugLevel.DETAIL``
+    each collective first checks that every rank of the group makes the same call and
+    raises, naming each rank's call, when they differ."""
     global _level
     _level = DebugLevel(level)
 
 
 def get_debug_level() -> DebugLevel:
+    """The current :class:`DebugLevel`: the one :func:`set_debug_level` set, or else the
+    one ``TORCH_DISTRIBUTED_DEBUG`` names (read on the first call)."""
     if _level is None:
         set_debug_level_from_env()
     return _level

@@ -72,6 +72,15 @@ group = GroupMember  # torch.distributed.group.WORLD
 
 
 class ProcessGroup:
+    """A set of ranks that run collectives together, over their own MPI communicator.
+
+    :func:`init_process_group` creates the default group of all ranks
+    (``GroupMember.WORLD``) and :func:`new_group` creates subgroups; pass one as
+    ``group=`` to a collective. Ranks inside a group are numbered from 0 (group ranks),
+    which :func:`get_group_rank` and :func:`get_global_rank` translate. Not meant to be
+    constructed directly.
+    """
+
     def __init__(self, comm, ranks: list[int], timeout: timedelta, world: _World, name: str):
         self.comm = comm
         self._ranks = ranks  # global rank of each group rank
@@ -87,12 +96,15 @@ class ProcessGroup:
 
     # torch.distributed.ProcessGroup's queries
     def rank(self) -> int:
+        """This process's rank within the group."""
         return self._rank
 
     def size(self) -> int:
+        """The number of ranks in the group."""
         return self._size
 
     def name(self) -> str:
+        """The name of the group's backend: always ``"mpi"``."""
         return "mpi"
 
     def describe(self) -> str:
@@ -235,6 +247,35 @@ def _resolve_backend(backend) -> str:
     raise ValueError(f"Invalid backend: '{backend}'; flambeau.distributed provides 'mpi'")
 
 
+def _rendezvous_world_size(init_method: str | None, world_size) -> int:
+    """The world size a PyTorch-style rendezvous names: the argument, else ``world_size=``
+    in a tcp:// or file:// URL, else WORLD_SIZE for env:// (init_process_group's default).
+
+    The processes themselves are brought together by the MPI launcher, never by the URL:
+    a script started once per rank (``RANK=0 python train.py & RANK=1 python train.py``)
+    is a set of independent single-process MPI jobs, which MPI cannot merge without a
+    name server the PyPI wheels do not run. The size check then names the launchers."""
+    if world_size not in (None, -1):
+        return world_size
+    if init_method is None or init_method.startswith("env://"):
+        value = os.environ.get("WORLD_SIZE")
+        return int(value) if value and value.isdigit() else -1
+    from urllib.parse import parse_qs, urlparse
+
+    url = urlparse(init_method)
+    if url.scheme not in ("tcp", "file"):
+        raise ValueError(
+            f"init_method {init_method!r}: expected an env://, tcp://host:port or file:// URL"
+        )
+    value = parse_qs(url.query).get("world_size", ["-1"])[0]
+    try:
+        return int(value)
+    except ValueError:
+        raise ValueError(
+            f"init_method {init_method!r}: world_size={value!r} is not an int"
+        ) from None
+
+
 def init_process_group(
     backend: str | None = None,
     init_method: str | None = None,
@@ -264,6 +305,7 @@ def init_process_group(
         raise TypeError(
             f"Expected timeout argument to be of type datetime.timedelta, got {timeout}"
         )
+    world_size = _rendezvous_world_size(init_method, world_size)
     MPI = mpi()
     world = MPI.COMM_WORLD
     size = world.Get_size()
@@ -387,10 +429,15 @@ def destroy_process_group(group=None) -> None:
 
 
 def is_initialized() -> bool:
+    """Whether :func:`init_process_group` has created the default group in this process
+    (and :func:`destroy_process_group` has not destroyed it since)."""
     return _world.default is not None
 
 
 def get_backend(group=None) -> str:
+    """The backend of ``group`` (the default group when None), as a :class:`Backend`:
+    always ``"mpi"``. Raises ValueError before :func:`init_process_group` or when this
+    rank is not a member of ``group``."""
     pg = resolve_group(group)
     if pg is None:
         raise ValueError("Invalid process group specified")
@@ -398,16 +445,25 @@ def get_backend(group=None) -> str:
 
 
 def get_rank(group=None) -> int:
+    """This process's rank in ``group`` (the default group when None), from 0 to
+    ``get_world_size(group) - 1``; -1 when this process is not a member of ``group``.
+    Raises ValueError before :func:`init_process_group`."""
     pg = resolve_group(group)
     return -1 if pg is None else pg.rank()
 
 
 def get_world_size(group=None) -> int:
+    """The number of ranks in ``group`` (the default group when None: every process of
+    the job); -1 when this process is not a member of ``group``. Raises ValueError
+    before :func:`init_process_group`."""
     pg = resolve_group(group)
     return -1 if pg is None else pg.size()
 
 
 def get_global_rank(group, group_rank: int) -> int:
+    """The rank in the default group of the process whose rank in ``group`` is
+    ``group_rank``. Raises ValueError when ``group_rank`` is out of range or this process
+    is not a member of ``group``."""
     pg = resolve_group(group)
     if pg is None:
         raise ValueError("Group is not a member")
@@ -415,6 +471,9 @@ def get_global_rank(group, group_rank: int) -> int:
 
 
 def get_group_rank(group, global_rank: int) -> int:
+    """The rank in ``group`` of the process whose rank in the default group is
+    ``global_rank``. Raises ValueError when that process is not in ``group`` or this
+    process is not a member of it."""
     pg = resolve_group(group)
     if pg is None:
         raise ValueError("Group is not a member")
@@ -422,6 +481,9 @@ def get_group_rank(group, global_rank: int) -> int:
 
 
 def get_process_group_ranks(group) -> list[int]:
+    """The global ranks (ranks in the default group) of ``group``'s members, in the order
+    of their group ranks. Raises ValueError when this process is not a member of
+    ``group``."""
     pg = resolve_group(group)
     if pg is None:
         raise ValueError("Group is not a member")

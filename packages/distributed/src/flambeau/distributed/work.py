@@ -21,6 +21,7 @@ from datetime import timedelta
 from ._runtime import mpi, oversubscribed
 from .errors import DistBackendError
 
+_future_lock = threading.Lock()
 _CHECK_INTERVAL = 0.25  # seconds between liveness checks while waiting
 _MIN_SLEEP, _MAX_SLEEP = 20e-6, 250e-6
 
@@ -59,6 +60,7 @@ class Operation:
         "event",
         "posted_at",
         "completed_at",
+        "future",
     )
 
     def __init__(self, pg, requests, desc, finish=None, result=None, statuses=None):
@@ -74,6 +76,26 @@ class Operation:
         self.done = False
         self.error: BaseException | None = None
         self.event = threading.Event()
+        self.future = None
+
+    def settle(self, error: BaseException | None = None) -> None:
+        """Mark the operation finished (with `error` when it failed); wake its waiters and
+        complete its Future."""
+        if error is not None:
+            self.error = error
+        self.event.set()
+        if self.future is not None:
+            self.complete_future()
+
+    def complete_future(self) -> None:
+        with _future_lock:
+            fut = self.future
+            if fut.done():
+                return
+            if self.error is None:
+                fut._complete(list(self.result or []), None)
+            else:
+                fut._complete(None, self.error)
 
     def test(self) -> bool:
         """One poll; completes the operation (running finish) when its requests are done."""
@@ -136,11 +158,10 @@ class Operation:
                     self.check(now)
                     next_check = now + _CHECK_INTERVAL
         except BaseException as e:
-            self.error = e
-            self.event.set()
             self.pg.mark_broken(e)
+            self.settle(e)
             raise
-        self.event.set()
+        self.settle()
 
 
 class Engine:
@@ -184,7 +205,7 @@ class Engine:
                 try:
                     if op.test():
                         finished.append(op)
-                        op.event.set()
+                        op.settle()
                 except BaseException as e:
                     self._fail(op, e)
                     finished.append(op)
@@ -210,9 +231,8 @@ class Engine:
 
     @staticmethod
     def _fail(op: Operation, e: BaseException) -> None:
-        op.error = e
         op.pg.mark_broken(e)
-        op.event.set()
+        op.settle(e)
 
 
 class Work:
@@ -226,10 +246,9 @@ class Work:
         if not self._op.event.is_set() and not self._engine:
             try:
                 if self._op.test():
-                    self._op.event.set()
+                    self._op.settle()
             except BaseException as e:
-                self._op.error = e
-                self._op.event.set()
+                self._op.settle(e)
         return self._op.event.is_set()
 
     def is_success(self) -> bool:
@@ -264,19 +283,24 @@ class Work:
         return self._op.pg.global_rank(status.Get_source())
 
     def get_future(self):
-        from concurrent.futures import Future
+        """A flambeau.futures.Future completed with the operation's output tensors (a
+        list) once it finishes, or with its error."""
+        from flambeau.futures import Future
 
-        future: Future = Future()
+        op = self._op
+        if op.future is None:
+            future = Future()
+            future._driver = self._drive_quietly
+            op.future = future
+            if op.event.is_set():
+                op.complete_future()
+        return op.future
 
-        def complete():
-            try:
-                self.wait()
-                future.set_result(self.result())
-            except BaseException as e:
-                future.set_exception(e)
-
-        threading.Thread(target=complete, daemon=True).start()
-        return future
+    def _drive_quietly(self) -> None:
+        try:
+            self.wait()
+        except BaseException:
+            pass  # the operation's error completes its future
 
     @property
     def _posted_at(self) -> float:

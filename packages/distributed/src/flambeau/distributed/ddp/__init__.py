@@ -7,9 +7,11 @@ try:
     import flambeau.autograd  # noqa: F401
     import flambeau.nn  # noqa: F401
 except ImportError as e:
+    from flambeau._siblings import install_hint
+
     raise ImportError(
-        "DistributedDataParallel needs flambeau-autograd and flambeau-nn: "
-        "pip install 'flambeau-distributed[ddp]'",
+        "DistributedDataParallel needs flambeau-autograd and flambeau-nn (the `ddp` extra); "
+        f"{e.name or 'one of them'} is missing. {install_hint('flambeau-nn')}",
         name=e.name,
     ) from e
 

@@ -2,9 +2,11 @@
 
 Parameters go into buckets in reverse registration order, which approximates the order
 backward produces their gradients, so the first bucket fills (and its all-reduce starts)
-while backward still computes the earlier layers. The first bucket is kept small
-(1 MiB, PyTorch's _DEFAULT_FIRST_BUCKET_BYTES) so that communication starts early; the
-others hold up to bucket_cap_mb. A bucket holds one dtype.
+while backward still computes the earlier layers. After the first iteration the reducer
+rebuilds the buckets once in the order the gradients really became ready. The first
+bucket is kept small (1 MiB, PyTorch's _DEFAULT_FIRST_BUCKET_BYTES) so that
+communication starts early; the others hold up to bucket_cap_mb. A bucket holds one
+dtype.
 """
 
 from __future__ import annotations
@@ -40,26 +42,27 @@ class Bucket:
         self.launched_at = None
 
 
-def assign(params, bucket_cap_bytes: int, first_bucket_bytes: int) -> list[Bucket]:
-    """Buckets over `params` (indexed in registration order), filled from the last."""
+def assign(params, bucket_cap_bytes: int, first_bucket_bytes: int, order=None) -> list[Bucket]:
+    """Buckets over `params` (indexed in registration order), filled in `order` (indices;
+    by default from the last parameter to the first)."""
     buckets: list[Bucket] = []
     open_by_dtype: dict = {}  # dtype -> (members, bytes)
-    order: list = []  # closed member lists, in the order they filled
+    closed: list = []  # closed member lists, in the order they filled
 
     def limit() -> int:
-        return first_bucket_bytes if not order else bucket_cap_bytes
+        return first_bucket_bytes if not closed else bucket_cap_bytes
 
-    for i in reversed(range(len(params))):
+    for i in reversed(range(len(params))) if order is None else order:
         p = params[i]
         members, size = open_by_dtype.get(p.dtype, ([], 0))
         members.append((i, p))
         size += p.numel() * p.element_size()
         if size >= limit():
-            order.append(members)
+            closed.append(members)
             open_by_dtype.pop(p.dtype, None)
         else:
             open_by_dtype[p.dtype] = (members, size)
-    order.extend(members for members, _ in open_by_dtype.values())
-    for index, members in enumerate(order):
+    closed.extend(members for members, _ in open_by_dtype.values())
+    for index, members in enumerate(closed):
         buckets.append(Bucket(index, members))
     return buckets

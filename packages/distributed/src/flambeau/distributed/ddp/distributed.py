@@ -2,29 +2,35 @@
 
 from __future__ import annotations
 
+import inspect
 from contextlib import contextmanager
 
 import flambeau
+from flambeau.futures import Future
 from flambeau.nn import Module
 
 from .. import objects
+from ..algorithms.join import Join, Joinable
+from ..grad_bucket import GradBucket
 from ..process_group import resolve_group
+from . import join as _join
 from .buckets import DEFAULT_BUCKET_CAP_MB, DEFAULT_FIRST_BUCKET_BYTES
-from .join import Join
 from .reducer import Reducer
 from .sync import broadcast_coalesced
 
 __all__ = ["DistributedDataParallel"]
 
 
-class DistributedDataParallel(Module):
+class DistributedDataParallel(Module, Joinable):
     """Replicates `module` on every rank and averages gradients across ranks during
     backward, as torch.nn.parallel.DistributedDataParallel.
 
     At construction, rank 0's parameters and buffers are broadcast to all ranks. Each
     backward marks gradients ready as they are accumulated; buckets of them (reverse
     registration order, a 1 MiB first bucket, then up to `bucket_cap_mb`) are all-reduced
-    as soon as they fill, overlapping the rest of backward, and averaged.
+    as soon as they fill, overlapping the rest of backward, and averaged. After the first
+    iteration the buckets are rebuilt once in the order the gradients became ready
+    (unless find_unused_parameters is set without static_graph).
     """
 
     def __init__(
@@ -48,6 +54,7 @@ class DistributedDataParallel(Module):
         skip_all_reduce_unused_params: bool = False,
     ):
         super().__init__()
+        Joinable.__init__(self)
         params = list(module.parameters())
         devices = {p.device for p in params}
         if (device_ids or output_device is not None) and all(d.type == "cpu" for d in devices):
@@ -74,8 +81,7 @@ class DistributedDataParallel(Module):
         self.static_graph = static_graph
         self.require_backward_grad_sync = True
         self.require_forward_param_sync = True
-        self._join: Join | None = None
-        self._authoritative_rank = pg.global_rank(0)
+        self._divide_by_initial_world_size = True
 
         seen, trained = set(), []
         for p in params:
@@ -118,10 +124,11 @@ class DistributedDataParallel(Module):
                 )
 
     def forward(self, *inputs, **kwargs):
-        if self._join is not None:
-            self._join.before_forward()
-        if self.broadcast_buffers and self._buffers_to_sync and self.process_group.size() > 1:
-            broadcast_coalesced(self._buffers_to_sync, self._authoritative_rank, self.process_group)
+        if self._join_config.enable:
+            _join.before_forward(self)
+        else:
+            self.reducer.rebuild_buckets()
+            _join.sync_buffers(self, 0)
         output = self.module(*inputs, **kwargs)
         if flambeau.is_grad_enabled() and self.require_backward_grad_sync:
             self.reducer.prepare_for_backward(output)
@@ -146,8 +153,62 @@ class DistributedDataParallel(Module):
         enable: bool = True,
         throw_on_early_termination: bool = False,
     ) -> Join:
-        """A context manager for training with uneven inputs across ranks (see join.py)."""
-        return Join(self, divide_by_initial_world_size, enable, throw_on_early_termination)
+        """A context manager for training with uneven inputs across ranks: a rank whose
+        inputs run out waits at the end of the ``with`` block, shadowing the collectives
+        of the ranks still training (so none of them hangs), and at the end every rank
+        takes the parameters of one that trained to the end.
+
+        Args:
+            divide_by_initial_world_size: average gradients over the whole group (True)
+                or over the ranks still training (False).
+            enable: False makes the context do nothing.
+            throw_on_early_termination: raise RuntimeError on every rank as soon as one
+                runs out of inputs.
+        """
+        return Join(
+            [self],
+            enable,
+            throw_on_early_termination,
+            divide_by_initial_world_size=divide_by_initial_world_size,
+        )
+
+    def join_hook(self, **kwargs) -> _join.DDPJoinHook:
+        """The hook a joined rank runs (kwargs: divide_by_initial_world_size)."""
+        return _join.DDPJoinHook(self, kwargs.get("divide_by_initial_world_size", True))
+
+    @property
+    def join_device(self):
+        return next(iter(self.module.parameters())).device
+
+    @property
+    def join_process_group(self):
+        return self.process_group
+
+    def register_comm_hook(self, state: object, hook) -> None:
+        """Replace the gradient all-reduce with ``hook(state, bucket) -> Future[Tensor]``.
+
+        The hook gets each full bucket as a :class:`~flambeau.distributed.GradBucket`
+        and returns a :class:`flambeau.futures.Future` of a tensor of the bucket's size:
+        the reduced gradients, which DDP writes back to ``.grad``. DDP does not divide by
+        the world size when a hook is registered: averaging is up to the hook (see
+        ``flambeau.distributed.algorithms.ddp_comm_hooks.default_hooks``). Register it
+        once, before the first forward.
+        """
+        if not callable(hook):
+            raise TypeError("Communication hook must be callable.")
+        try:  # string annotations (``from __future__ import annotations``) resolved
+            sig = inspect.signature(hook, eval_str=True)
+        except Exception:
+            sig = inspect.signature(hook)
+        bucket = sig.parameters.get("bucket")
+        if bucket is not None and bucket.annotation not in (inspect.Parameter.empty, GradBucket):
+            raise ValueError("Communication hook: bucket annotation should be dist.GradBucket.")
+        if sig.return_annotation not in (inspect.Signature.empty, Future[flambeau.Tensor]):
+            raise ValueError(
+                "Communication hook: return annotation should be "
+                "torch.futures.Future[torch.Tensor]."
+            )
+        self.reducer.register_comm_hook(state, hook)
 
     def _get_ddp_logging_data(self) -> dict:
         """Figures of the last iteration: bucket sizes, and when the all-reduces started
@@ -161,6 +222,8 @@ class DistributedDataParallel(Module):
             "gradient_as_bucket_view": self.gradient_as_bucket_view,
             "static_graph": self.static_graph,
             "iterations": self.reducer.iterations,
+            "has_rebuilt_buckets": self.reducer.rebuilt,
+            "comm_hook": getattr(self.reducer.comm_hook, "__qualname__", None),
         }
         if t.get("launch"):
             start, end = t["backward_start"], t["backward_end"]

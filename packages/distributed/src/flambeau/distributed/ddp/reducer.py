@@ -6,6 +6,12 @@ communication thread drives it while backward goes on). Buckets are posted in in
 order on every rank, because MPI matches collectives by the order they are posted. A
 callback at the end of backward waits for the all-reduces and writes the averages back
 to ``.grad`` (or leaves ``.grad`` as a view of the bucket, with gradient_as_bucket_view).
+
+A communication hook (register_comm_hook) replaces the built-in "divide, then all-reduce
+with SUM": it receives each full bucket as a GradBucket and returns a Future of the
+reduced flat tensor. After the first complete iteration the buckets are rebuilt once, in
+the order the gradients became ready (rank 0's order, for every rank), as PyTorch does
+unless find_unused_parameters without static_graph makes that order vary.
 """
 
 from __future__ import annotations
@@ -14,8 +20,10 @@ import time
 
 import flambeau
 from flambeau.autograd import engine as _engine
+from flambeau.futures import Future
 
 from .. import collectives
+from ..grad_bucket import GradBucket
 from ..reduce_op import ReduceOp
 from .buckets import assign
 
@@ -74,8 +82,14 @@ class Reducer:
         self.as_view = gradient_as_bucket_view
         self.find_unused = find_unused_parameters
         self.static_graph = static_graph
-        self.buckets = assign(params, bucket_cap_bytes, first_bucket_bytes)
-        self.bucket_of = {i: b for b in self.buckets for i, _ in b.members}
+        self.bucket_cap_bytes = bucket_cap_bytes
+        self.first_bucket_bytes = first_bucket_bytes
+        self._set_buckets(assign(params, bucket_cap_bytes, first_bucket_bytes))
+        self.comm_hook = None
+        self.comm_hook_state = None
+        self.rebuilt = False
+        self.ready_order: list[int] = []  # the last complete iteration's, until rebuilt
+        self._order: list[int] = []
         self.divide_by = self.world
         self.expect_backward = False
         self.started = False
@@ -91,6 +105,49 @@ class Reducer:
             for i, p in enumerate(params)
         ]
 
+    def _set_buckets(self, buckets) -> None:
+        self.buckets = buckets
+        self.bucket_of = {i: b for b in buckets for i, _ in b.members}
+
+    def register_comm_hook(self, state, hook) -> None:
+        if self.comm_hook is not None:
+            raise RuntimeError(
+                "register_comm_hook or register_builtin_comm_hook can only be called once."
+            )
+        self.comm_hook, self.comm_hook_state = hook, state
+
+    # bucket rebuild
+    def should_rebuild(self) -> bool:
+        return not self.rebuilt and (self.static_graph or not self.find_unused)
+
+    def rebuild_buckets(self) -> bool:
+        """Once, before the forward after the first complete iteration: buckets in the
+        order rank 0's gradients became ready. Collective (a broadcast) when it happens;
+        every rank decides alike, having finished the same iterations."""
+        if not self.should_rebuild() or not self.ready_order:
+            return False
+        order = flambeau.tensor(self.ready_order, dtype=flambeau.int64)
+        collectives.broadcast(order, self.pg.global_rank(0), group=self.pg)
+        self._set_buckets(
+            assign(self.params, self.bucket_cap_bytes, self.first_bucket_bytes, order.tolist())
+        )
+        if self.as_view:
+            with flambeau.no_grad():
+                for i, p in enumerate(self.params):
+                    if p.grad is not None:
+                        view = self.bucket_of[i].views[i]
+                        view.copy_(p.grad)
+                        p.grad = view
+        self.rebuilt = True
+        self.ready_order = self._order = []
+        return True
+
+    def push_all_params(self) -> None:
+        """A joined rank that never finished an iteration takes the present bucket order,
+        so that it rebuilds with the others (PyTorch's _push_all_rebuilt_params)."""
+        if self.should_rebuild() and not self.ready_order:
+            self.ready_order = [i for b in self.buckets for i, _ in b.members]
+
     def remove_hooks(self) -> None:
         for h in self._hooks:
             h.remove()
@@ -104,6 +161,7 @@ class Reducer:
         self.expect_backward = True
         self.started = False
         self.ready = set()
+        self._order = []
         self.next_bucket = 0
         for b in self.buckets:
             b.reset()
@@ -135,6 +193,8 @@ class Reducer:
         if index in self.ready:
             return
         self.ready.add(index)
+        if not self.rebuilt:
+            self._order.append(index)
         bucket = self.bucket_of[index]
         bucket.pending -= 1
         # Post in index order only: every rank must post the same collectives in the same order.
@@ -151,13 +211,73 @@ class Reducer:
                     view.zero_()
                 elif g.data_ptr() != view.data_ptr():
                     view.copy_(g)
-            # Averaged before the sum (PyTorch's gradient predivision): no pass afterwards.
-            if self.divide_by != 1:
-                bucket.flat.div_(self.divide_by)
         bucket.launched_at = time.perf_counter()
-        bucket.work = collectives.all_reduce(bucket.flat, ReduceOp.SUM, self.pg, async_op=True)
+        bucket.work = self._communicate(bucket, bucket.flat, bucket.views)
         bucket.launched = True
         self.timeline["launch"].append((bucket.index, bucket.launched_at))
+
+    def _communicate(self, bucket, flat, views, divide: bool = True):
+        """Post the reduction of `flat` (bucket's data, or zeros for a joined rank): the
+        built-in average or the communication hook. Returns what _await takes."""
+        if self.comm_hook is None:
+            # Averaged before the sum (PyTorch's gradient predivision): no pass afterwards.
+            if divide and self.divide_by != 1:
+                with flambeau.no_grad():
+                    flat.div_(self.divide_by)
+            return collectives.all_reduce(flat, ReduceOp.SUM, self.pg, async_op=True)
+        grad_bucket = GradBucket(
+            bucket.index,
+            flat,
+            [views[i] for i, _ in bucket.members],
+            [p for _, p in bucket.members],
+            bucket.index == len(self.buckets) - 1,
+        )
+        future = self.comm_hook(self.comm_hook_state, grad_bucket)
+        if not isinstance(future, Future):
+            raise TypeError(
+                "Communication hook must return a flambeau.futures.Future (of the bucket's "
+                f"reduced tensor), got {type(future).__name__}"
+            )
+        return future
+
+    def _await(self, work, flat) -> None:
+        """Wait for a bucket's reduction; a hook's result lands in `flat`."""
+        if self.comm_hook is None:
+            work.wait()
+            return
+        result = work.wait()
+        if not isinstance(result, flambeau.Tensor):
+            raise RuntimeError(
+                "The communication hook's Future must hold a tensor (the bucket's reduced "
+                f"flat buffer), got {type(result).__name__}"
+            )
+        if result.numel() != flat.numel():
+            raise RuntimeError(
+                f"The communication hook returned a tensor of {result.numel()} elements for a "
+                f"bucket of {flat.numel()}"
+            )
+        if result.data_ptr() != flat.data_ptr():
+            with flambeau.no_grad():
+                flat.copy_(result.reshape(-1))
+
+    def shadow_backward(self) -> None:
+        """A joined rank's side of one backward of the ranks still training: each
+        bucket's reduction (hook included) on zeros, then the unused-parameter vote."""
+        posted = []
+        for bucket in self.buckets:
+            zeros = flambeau.zeros_like(bucket.flat)
+            views, offset = {}, 0
+            for i, p in bucket.members:
+                views[i] = zeros[offset : offset + p.numel()].view(tuple(p.shape))
+                offset += p.numel()
+            posted.append((self._communicate(bucket, zeros, views, divide=False), zeros))
+        for work, zeros in posted:
+            self._await(work, zeros)
+        if self.find_unused:
+            # Unused here, so "unused everywhere" depends on the others' votes.
+            flag = flambeau.ones(len(self.params), dtype=flambeau.uint8)
+            collectives.all_reduce(flag, ReduceOp.MIN, self.pg)
+        self.push_all_params()
 
     def finalize(self) -> None:
         """At the end of backward: wait for the all-reduces, write back the averages."""
@@ -166,8 +286,8 @@ class Reducer:
         unlaunched = [b for b in self.buckets if not b.launched]
         for b in self.buckets:
             if b.launched:
-                b.work.wait()
-                self.timeline["done"].append((b.index, b.work._completed_at))
+                self._await(b.work, b.flat)
+                self.timeline["done"].append((b.index, getattr(b.work, "_completed_at", None)))
         self.timeline["comm_done"] = time.perf_counter()
         if unlaunched:
             missing = sorted(i for b in unlaunched for i, _ in b.members if i not in self.ready)
@@ -186,6 +306,8 @@ class Reducer:
                     p.grad = view.clone()
                 else:
                     p.grad.copy_(view)
+        if not self.rebuilt:
+            self.ready_order = self._order
         self.iterations += 1
 
     def _globally_unused(self) -> set[int]:
