@@ -15,6 +15,7 @@ from flambeau.utils.data import (
     IterableDataset,
     RandomSampler,
     SequentialSampler,
+    Subset,
     TensorDataset,
 )
 
@@ -308,3 +309,60 @@ def test_state_dict_between_epochs_and_iterable():
     assert values(it_dl2) == [[2, 3], [4, 5], [6]]
     with pytest.raises(ValueError, match="not a state_dict of a DataLoader"):
         dl.load_state_dict({})
+
+
+class _Plain(TensorDataset):
+    """A TensorDataset whose subclass loses the batched gather: per-sample, by lists."""
+
+    def __getitems__(self, indices):
+        assert isinstance(indices, list)
+        return super().__getitems__(indices)
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"shuffle": True},
+        {"shuffle": False},
+        {"shuffle": True, "drop_last": True},
+        {"sampler": "replacement"},
+        {"sampler": "more_than_n"},
+    ],
+)
+def test_tensor_dataset_batches_match_the_per_sample_path(kw):
+    # The loader gathers a TensorDataset's batches with slices of the sampler's index
+    # tensors; they must be the batches of lists of indices, draw for draw.
+    x = flambeau.arange(46.0).reshape(23, 2)
+    kw = dict(kw)
+    which = kw.pop("sampler", None)
+
+    def run(cls):
+        ds = cls(x, flambeau.arange(23))
+        g = flambeau.Generator().manual_seed(5)
+        if which == "replacement":
+            kw["sampler"] = RandomSampler(ds, replacement=True, num_samples=70, generator=g)
+        elif which == "more_than_n":
+            kw["sampler"] = RandomSampler(ds, num_samples=50, generator=g)
+        else:
+            kw["generator"] = g
+        return [(b[0].tolist(), b[1].tolist()) for b in DataLoader(ds, batch_size=4, **kw)]
+
+    fast, plain = run(TensorDataset), run(_Plain)
+    assert fast == plain
+    assert all(xs == [[2.0 * i, 2.0 * i + 1] for i in idx] for xs, idx in fast)
+    n = {"replacement": 70, "more_than_n": 50}.get(which, 23)
+    assert sum(len(i) for _, i in fast) == (n // 4 * 4 if kw.get("drop_last") else n)
+
+
+def test_subset_of_tensor_dataset_batches():
+    ds = TensorDataset(flambeau.arange(23))
+    sub = Subset(ds, list(range(22, -1, -1)))
+    out = [b[0].tolist() for b in DataLoader(sub, batch_size=5)]
+    assert out == [[22 - i for i in range(j, min(j + 5, 23))] for j in range(0, 23, 5)]
+
+
+def test_tensor_dataset_out_of_range_sampler_raises_pytorchs_error():
+    ds = TensorDataset(flambeau.arange(4))
+    bigger = RandomSampler(range(10), generator=flambeau.Generator().manual_seed(0))
+    with pytest.raises(IndexError):
+        list(DataLoader(ds, batch_size=10, sampler=bigger))

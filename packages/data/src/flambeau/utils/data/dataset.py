@@ -60,10 +60,13 @@ def _gather(tensors, indices, alloc):
     samples. `alloc(dtype, shape)` gives the output tensors (a worker's shared memory),
     or None. Returns None when the fast path does not apply (the caller falls back to
     per-sample fetching, which raises PyTorch's errors for bad indices)."""
-    try:
-        index = flambeau.tensor(indices, dtype=flambeau.int64)
-    except (TypeError, ValueError, RuntimeError, OverflowError):
-        return None
+    if isinstance(indices, flambeau.Tensor):
+        index = indices  # int64, from the loader's index batches
+    else:
+        try:
+            index = flambeau.tensor(indices, dtype=flambeau.int64)
+        except (TypeError, ValueError, RuntimeError, OverflowError):
+            return None
     if index.dim() != 1 or index.numel() == 0:
         return None
     out = []
@@ -283,6 +286,8 @@ class Subset(Dataset[_T_co]):
         fast = getattr(self.dataset, "_fast_batch", None)
         if fast is None:
             return None
+        if isinstance(indices, flambeau.Tensor):
+            indices = indices.tolist()
         try:
             mapped = [self.indices[i] for i in indices]
         except (IndexError, TypeError):

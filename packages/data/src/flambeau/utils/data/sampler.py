@@ -43,6 +43,9 @@ class SequentialSampler(Sampler[int]):
         # The same indices as __iter__, as sliceable runs (BatchSampler's fast path).
         yield range(len(self.data_source))
 
+    def _tensor_chunks(self):
+        yield flambeau.arange(len(self.data_source))
+
     def __len__(self) -> int:
         return len(self.data_source)
 
@@ -96,20 +99,25 @@ class RandomSampler(Sampler[int]):
     def _chunks(self):
         # The indices in runs, drawn as PyTorch draws them (BatchSampler slices the runs
         # instead of taking the indices one by one).
+        for chunk in self._tensor_chunks():
+            yield chunk.tolist()
+
+    def _tensor_chunks(self):
+        # The runs as int64 tensors (the DataLoader's fast path gathers with them).
         n = len(self.data_source)
         generator = _fresh_generator() if self.generator is None else self.generator
         if self.replacement:
             for _ in range(self.num_samples // 32):
                 yield flambeau.randint(
                     high=n, size=(32,), dtype=flambeau.int64, generator=generator
-                ).tolist()
+                )
             yield flambeau.randint(
                 high=n, size=(self.num_samples % 32,), dtype=flambeau.int64, generator=generator
-            ).tolist()
+            )
         else:
             for _ in range(self.num_samples // n):
-                yield flambeau.randperm(n, generator=generator).tolist()
-            yield flambeau.randperm(n, generator=generator).tolist()[: self.num_samples % n]
+                yield flambeau.randperm(n, generator=generator)
+            yield flambeau.randperm(n, generator=generator)[: self.num_samples % n]
 
     def __len__(self) -> int:
         return self.num_samples
@@ -218,23 +226,40 @@ class BatchSampler(Sampler[list[int]]):
 _CHUNKED = (RandomSampler.__iter__, SequentialSampler.__iter__)
 
 
-def _batches_of(chunks, batch_size: int, drop_last: bool):
-    """Consecutive lists of `batch_size` from the concatenation of `chunks`."""
-    buf: list = []
+def _batches_of(chunks, batch_size: int, drop_last: bool, tensors: bool = False):
+    """Consecutive batches of `batch_size` from the concatenation of `chunks`: lists, or
+    (`tensors`) views of the int64 tensor chunks, joined by a copy only across chunks."""
+    take = (lambda c: c) if tensors else list
+    join = (lambda a, b: flambeau.cat([a, b])) if tensors else (lambda a, b: a + list(b))
+    buf = None
     for chunk in chunks:
         n = len(chunk)
         i = 0
-        if buf:
+        if buf is not None:
             need = batch_size - len(buf)
-            buf.extend(chunk[:need])
+            buf = join(buf, chunk[:need])
             if len(buf) < batch_size:
                 continue
             yield buf
-            buf = []
+            buf = None
             i = need
         while i + batch_size <= n:
-            yield list(chunk[i : i + batch_size])
+            yield take(chunk[i : i + batch_size])
             i += batch_size
-        buf = list(chunk[i:])
-    if buf and not drop_last:
+        buf = take(chunk[i:]) if i < n else None
+    if buf is not None and not drop_last:
         yield buf
+
+
+def _index_batches(batch_sampler):
+    """The batches of `batch_sampler` as int64 index tensors, the same as its lists (the
+    DataLoader's path for datasets that gather a batch at once), or None when it does not
+    slice its sampler's runs."""
+    sampler = getattr(batch_sampler, "sampler", None)
+    if type(batch_sampler).__iter__ is not BatchSampler.__iter__ or (
+        type(sampler).__iter__ not in _CHUNKED
+    ):
+        return None
+    return _batches_of(
+        sampler._tensor_chunks(), batch_sampler.batch_size, batch_sampler.drop_last, True
+    )

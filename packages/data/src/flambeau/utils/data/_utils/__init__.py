@@ -4,17 +4,19 @@
 from __future__ import annotations
 
 import sys
-import traceback
 
 # How often (seconds) an idle worker checks that the main process is still there.
 MP_STATUS_CHECK_INTERVAL = 1.0
 IS_WINDOWS = sys.platform == "win32"
-try:
-    import numpy  # noqa: F401
 
-    HAS_NUMPY = True
-except ImportError:
-    HAS_NUMPY = False
+
+def __getattr__(name):
+    # PyTorch's flag, found on demand: importing NumPy costs a worker's start ~0.1 s.
+    if name == "HAS_NUMPY":
+        import importlib.util
+
+        return importlib.util.find_spec("numpy") is not None
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class KeyErrorMessage(str):
@@ -28,6 +30,8 @@ class ExceptionWrapper:
     """An exception and its traceback as text, to re-raise in another process or thread."""
 
     def __init__(self, exc_info=None, where: str = "in background") -> None:
+        import traceback  # only when something failed: a worker starts without it
+
         if exc_info is None:
             exc_info = sys.exc_info()
         self.exc_type = exc_info[0]

@@ -8,9 +8,9 @@ ring slot, see worker.py): ``_out_allocator`` is set there to a function
 from __future__ import annotations
 
 import collections
-import contextlib
 import copy
 import re
+import sys
 from collections.abc import Callable
 
 import flambeau
@@ -72,6 +72,8 @@ def collate(batch, *, collate_fn_map: dict | None = None):
     types to functions ``fn(batch, *, collate_fn_map)`` (exact type first, then the first
     key the element is an instance of); mappings, named tuples and sequences are collated
     field by field."""
+    if not _numpy_registered:
+        _register_numpy()
     elem = batch[0]
     elem_type = type(elem)
     if collate_fn_map is not None:
@@ -172,15 +174,31 @@ def collate_str_fn(batch, *, collate_fn_map: dict | None = None):
 
 
 default_collate_fn_map: dict = {flambeau.Tensor: collate_tensor_fn}
-with contextlib.suppress(ImportError):
-    import numpy as np
-
-    default_collate_fn_map[np.ndarray] = collate_numpy_array_fn
-    default_collate_fn_map[(np.bool_, np.number, np.object_)] = collate_numpy_scalar_fn
 default_collate_fn_map[float] = collate_float_fn
 default_collate_fn_map[int] = collate_int_fn
 default_collate_fn_map[str] = collate_str_fn
 default_collate_fn_map[bytes] = collate_str_fn
+# NumPy's types join the map once NumPy is imported (no array exists before), so that a
+# program, and each DataLoader worker, that does not use NumPy does not pay its import.
+_numpy_registered = False
+
+
+def _register_numpy() -> None:
+    global _numpy_registered
+    np = sys.modules.get("numpy")
+    if np is None or _numpy_registered:
+        return
+    _numpy_registered = True
+    # Right after Tensor, as in PyTorch's map: numpy.float64 is also a float.
+    rest = list(default_collate_fn_map.items())
+    default_collate_fn_map.clear()
+    default_collate_fn_map[rest[0][0]] = rest[0][1]
+    default_collate_fn_map[np.ndarray] = collate_numpy_array_fn
+    default_collate_fn_map[(np.bool_, np.number, np.object_)] = collate_numpy_scalar_fn
+    default_collate_fn_map.update(rest[1:])
+
+
+_register_numpy()
 
 
 def default_collate(batch):

@@ -48,12 +48,20 @@ class _MapDatasetFetcher(_BaseDatasetFetcher):
         fast = getattr(dataset, "_fast_batch", None)
         self._fast = fast if auto_collation and collate_fn is _collate.default_collate else None
 
+    @property
+    def takes_index_tensors(self) -> bool:
+        """Whether a batch's indices may come as an int64 tensor (the batched fast path
+        gathers with it; anything else gets them as a list)."""
+        return self._fast is not None
+
     def fetch(self, possibly_batched_index):
         if self.auto_collation:
             if self._fast is not None:
                 data = self._fast(possibly_batched_index, _collate._out_allocator)
                 if data is not None:
                     return data
+                if not isinstance(possibly_batched_index, list):  # an index tensor
+                    possibly_batched_index = possibly_batched_index.tolist()
             if hasattr(self.dataset, "__getitems__") and self.dataset.__getitems__:
                 data = self.dataset.__getitems__(possibly_batched_index)
             else:
@@ -61,3 +69,14 @@ class _MapDatasetFetcher(_BaseDatasetFetcher):
         else:
             data = self.dataset[possibly_batched_index]
         return self.collate_fn(data)
+
+
+class _DatasetKind:
+    Map = 0
+    Iterable = 1
+
+    @staticmethod
+    def create_fetcher(kind, dataset, auto_collation, collate_fn, drop_last):
+        if kind == _DatasetKind.Map:
+            return _MapDatasetFetcher(dataset, auto_collation, collate_fn, drop_last)
+        return _IterableDatasetFetcher(dataset, auto_collation, collate_fn, drop_last)

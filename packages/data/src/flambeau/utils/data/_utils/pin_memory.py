@@ -7,8 +7,44 @@ from __future__ import annotations
 
 import collections
 import copy
+import warnings
 
 import flambeau
+
+
+def _accelerator():
+    # Through the module's dict: flambeau.accelerator is loaded on first access.
+    try:
+        from flambeau import accelerator as acc
+
+        if acc.is_available():
+            return acc.current_accelerator()
+    except Exception:
+        return None
+    return None
+
+
+def pin_device(pin_memory: bool, pin_memory_device: str = "") -> str | None:
+    """The device type whose pinned memory a loader's batches go to, or None (no pinning),
+    with PyTorch's warnings: `pin_memory_device` is deprecated (the current accelerator is
+    used), and without an accelerator ``pin_memory=True`` does nothing."""
+    if not pin_memory:
+        return None
+    acc = _accelerator()
+    if pin_memory_device:
+        warnings.warn(
+            "pin_memory_device is deprecated, the current accelerator will be used as the "
+            f"device,ignore pin_memory_device='{pin_memory_device}'.",
+            stacklevel=4,
+        )
+    if acc is None:
+        warnings.warn(
+            "'pin_memory' argument is set as true but no accelerator is found, "
+            "then device pinned memory won't be used.",
+            stacklevel=4,
+        )
+        return None
+    return acc.type
 
 
 def pin_memory(data, device=None):

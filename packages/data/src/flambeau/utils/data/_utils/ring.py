@@ -1,0 +1,186 @@
+"""The shared-memory ring a worker hands its batches over through, both ends of it.
+
+After its first batch a worker makes a *ring*: one shared storage of `nslots` slots,
+each sized from that batch, and sends it to the main process once. From then on
+collation (``default_collate``'s stack, or the ``index_select`` of a TensorDataset's
+batched fetch) writes into a free slot (`_SlotWriter.alloc`), and the message carries
+only the slot number and each tensor's dtype, offset, shape and strides (a persistent id
+in the pickle, `_ResultPickler`). The main process views the slot as the batch's storage
+(`_ParentRing`, `_ResultUnpickler`); when the last tensor viewing it dies, the slot's
+number is queued (`_Lease`) and goes back to the worker with its next task. A batch that
+does not fit, or finds no free slot, goes to fresh shared memory as any tensor sent
+through flambeau.multiprocessing does, so the worker never waits.
+"""
+
+from __future__ import annotations
+
+import io
+import pickle
+from collections import deque
+from multiprocessing.reduction import ForkingPickler
+
+import flambeau
+
+_ALIGN = 64
+# dtypes by number in the messages of the ring (the same table in every process). Read
+# from the module's dict: a missing name would go through flambeau's module __getattr__,
+# which looks for backend plugins (importlib.metadata, ~30 ms of a worker's start).
+_DTYPE_NAMES = (
+    "float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8",
+    "uint8", "bool", "complex64", "complex128", "uint16", "uint32", "uint64",
+)  # fmt: skip
+DTYPES = tuple(vars(flambeau)[n] for n in _DTYPE_NAMES if n in vars(flambeau))
+_DTYPE_CODE = {d: i for i, d in enumerate(DTYPES)}
+
+
+def _round_up(n: int, to: int) -> int:
+    return (n + to - 1) // to * to
+
+
+def _contiguous_strides(shape) -> list[int]:
+    strides, acc = [], 1
+    for s in reversed(shape):
+        strides.append(acc)
+        acc *= max(int(s), 1)
+    return strides[::-1]
+
+
+# The worker's end.
+
+
+class _SlotWriter:
+    """The worker's ring: where collation writes each batch (module docstring)."""
+
+    def __init__(self, nslots: int) -> None:
+        self.nslots = nslots
+        self.ring = None
+        self.ring_ptr = 0
+        self.slot_bytes = 0
+        self.free: list[int] = []
+        self.slot = -1  # the slot of the batch being made, or -1
+        self.used = 0  # bytes of it used so far
+        self.fresh = 0  # bytes the batch took outside the ring
+
+    def begin(self) -> None:
+        self.used = self.fresh = 0
+        self.slot = self.free.pop() if self.free else -1
+
+    def alloc(self, dtype, shape):
+        shape = [int(s) for s in shape]
+        numel = 1
+        for s in shape:
+            numel *= s
+        itemsize = dtype.itemsize
+        nbytes = numel * itemsize
+        strides = _contiguous_strides(shape)
+        if self.slot >= 0:
+            n = _round_up(nbytes, _ALIGN)
+            if self.used + n <= self.slot_bytes:
+                start = self.slot * self.slot_bytes + self.used
+                self.used += n
+                return self.ring._view(dtype, start // itemsize, shape, strides)
+        self.fresh += _round_up(nbytes, _ALIGN)
+        storage = flambeau.UntypedStorage._new_shared(nbytes)
+        return storage._view(dtype, 0, shape, strides)
+
+    def end(self):
+        """After a batch: the ring to send (once, after the first batch), or None."""
+        if self.slot >= 0 and self.used == 0:
+            self.free.append(self.slot)  # nothing went there
+            self.slot = -1
+        if self.ring is not None or self.fresh == 0 or self.nslots == 0:
+            return None
+        # Slots sized from the first batch, with room for batches a little larger.
+        self.slot_bytes = _round_up(self.fresh + self.fresh // 4, 4096)
+        self.ring = flambeau.UntypedStorage._new_shared(self.slot_bytes * self.nslots)
+        self.ring_ptr = self.ring.data_ptr()
+        self.free = list(range(self.nslots - 1, -1, -1))
+        return (self.ring, self.slot_bytes, self.nslots)
+
+
+class _ResultPickler(ForkingPickler):
+    """Pickles a result: tensors in the current slot become persistent ids
+    ``(slot, dtype, element offset in the slot, shape, strides)``; everything else
+    (tensors elsewhere too) as flambeau.multiprocessing pickles it."""
+
+    writer: _SlotWriter
+
+    def persistent_id(self, obj):
+        if obj.__class__ is not flambeau.Tensor:
+            return None
+        w = self.writer
+        if w.slot < 0 or obj.requires_grad:
+            return None
+        if obj.untyped_storage().data_ptr() != w.ring_ptr:
+            return None
+        code = _DTYPE_CODE.get(obj.dtype)
+        if code is None:
+            return None
+        itemsize = obj.element_size()
+        start = w.slot * w.slot_bytes // itemsize
+        return (
+            w.slot,
+            code,
+            obj.storage_offset() - start,
+            tuple(obj.shape),
+            tuple(obj.stride()),
+        )
+
+
+def dumps_result(writer: _SlotWriter, obj) -> bytes:
+    """`obj` (a worker's message) pickled, its tensors in the current slot by reference."""
+    buf = io.BytesIO()
+    p = _ResultPickler(buf, 4)
+    p.writer = writer
+    p.dump(obj)
+    return buf.getbuffer()
+
+
+# The main process's end.
+
+
+class _Lease:
+    """Keeps a ring slot out of reuse while a storage views it: dies with the storage."""
+
+    __slots__ = ("ring", "slot")
+
+    def __init__(self, ring, slot) -> None:
+        self.ring = ring
+        self.slot = slot
+
+    def __del__(self):
+        self.ring.returned.append(self.slot)
+
+
+class _ParentRing:
+    """The main process's side of a worker's ring: a storage per slot, on demand."""
+
+    def __init__(self, storage, slot_bytes: int, nslots: int, returned: deque) -> None:
+        self.storage = storage  # keeps the memory mapped while a slot is leased
+        view = storage._owner().view
+        self.views = [view[i * slot_bytes : (i + 1) * slot_bytes] for i in range(nslots)]
+        self.returned = returned
+
+    def lease(self, slot: int):
+        return flambeau.UntypedStorage._from_buffer(self.views[slot], _Lease(self, slot), True)
+
+
+class _ResultUnpickler(pickle.Unpickler):
+    """Unpickles a worker's result; persistent ids are tensors in a ring slot."""
+
+    def __init__(self, file, ring) -> None:
+        super().__init__(file)
+        self.ring = ring
+        self.slot_storage = None
+
+    def persistent_load(self, pid):
+        slot, dtype, offset, shape, stride = pid
+        storage = self.slot_storage
+        if storage is None:
+            storage = self.slot_storage = self.ring.lease(slot)
+        return storage._view(DTYPES[dtype], offset, list(shape), list(stride))
+
+
+def loads_result(buf, ring):
+    """A worker's message from `buf`; tensors in a slot of `ring` (a `_ParentRing`) view it."""
+    return _ResultUnpickler(io.BytesIO(buf), ring).load()
