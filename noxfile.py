@@ -8,6 +8,7 @@
     nox -s demo     packages/*/examples/demo*.py
     nox -s install  chosen packages (and their flambeau siblings) into your own Python:
                     `nox -s install -- nn optim [--python PATH]` (default: python3 on PATH)
+    nox -s editable the editable install of the core CONTRIBUTING.md gives (not in `tests`)
     nox -s conformance  tests-conformance/: autograd against PyTorch (optional, not in `tests`)
     nox -s coverage torch's public names flambeau has and lacks, per namespace (optional)
     nox -s fuzz     schema-driven fuzzing of every operator in child processes (CI: 3 minutes)
@@ -275,6 +276,26 @@ def tests(session: nox.Session) -> None:
         session.error(f"failed or ran no test: {', '.join(failed)}")
     if t["tests"] == 0:
         session.error("no test ran")
+
+
+@nox.session
+def editable(session: nox.Session) -> None:
+    """Check the editable install of the core that CONTRIBUTING.md gives (issue 22).
+
+    The tests of tests-integration/test_install_matrix.py marked `editable`: a Debug
+    editable build of the
+    core in a virtual environment of its own, kept with its CMake tree in
+    build/integration/ so that later runs compile only what changed. Apart from `tests`,
+    which tests the wheels and would otherwise compile the core twice; CI runs it as a
+    job of its own (ci/editable.sh). Extra arguments go to pytest.
+    """
+    session.install("pytest", "packaging")
+    with tempfile.TemporaryDirectory() as tmp, session.chdir(tmp):
+        session.run(
+            "pytest", "-p", "no:cacheprovider", f"--rootdir={ROOT}", "-m", "editable",
+            "--run-editable", str(ROOT / "tests-integration" / "test_install_matrix.py"),
+            *session.posargs,
+        )  # fmt: skip
 
 
 @nox.session(requires=["build"])

@@ -32,6 +32,9 @@ PUBLIC_MODULES = {
         "flambeau.utils",
         "flambeau.utils.deterministic",
         "flambeau.library",
+        "flambeau.overrides",
+        "flambeau.sparse",
+        "flambeau.futures",
     ],
     "flambeau-autograd": [
         "flambeau.autograd",
@@ -56,7 +59,13 @@ PUBLIC_MODULES = {
     "flambeau-mp": ["flambeau.multiprocessing", "flambeau.multiprocessing.reductions"],
     "flambeau-data": ["flambeau.utils.data", "flambeau.utils.data.distributed"],
     "flambeau-legacy": ["flambeau.legacy", "flambeau.legacy.nn", "flambeau.legacy.optim"],
-    "flambeau-distributed": ["flambeau.distributed"],
+    "flambeau-distributed": [
+        "flambeau.distributed",
+        "flambeau.distributed.algorithms",
+        "flambeau.distributed.algorithms.ddp_comm_hooks",
+        "flambeau.distributed.algorithms.ddp_comm_hooks.default_hooks",
+        "flambeau.distributed.algorithms.ddp_comm_hooks.debugging_hooks",
+    ],
     "flambeau-cpp-extension": ["flambeau.utils.cpp_extension"],
 }
 

@@ -221,7 +221,10 @@ F32 = {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}
         (file_of({"a": F32, "b": F32}, bytes(16)), "tensor 'b' has invalid offsets"),
         (file_of({"a": {**F32, "data_offsets": [4, 12]}}, bytes(12)), "invalid offsets"),
         (file_of({"a": F32, "__metadata__": {"k": 1}}, bytes(8)), "mapping of strings"),
-        (file_of({"a": {**F32, "dtype": "F6_E2M3", "shape": [4]}}, bytes(8)), "unknown to flambeau"),
+        (
+            file_of({"a": {**F32, "dtype": "F6_E2M3", "shape": [4]}}, bytes(8)),
+            "unknown to flambeau",
+        ),
     ],
 )
 def test_malformed_files_raise_safetensor_error(raw, message, tmp_path):

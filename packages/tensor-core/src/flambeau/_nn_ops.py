@@ -282,16 +282,35 @@ def prelu(input, weight):
 
 
 def relu_(input):
+    """In-place :func:`flambeau.relu`: sets every negative element of ``input`` to zero.
+
+    Returns ``input`` itself, modified. As an in-place operation it fails on a leaf that
+    requires grad, and autograd differentiates it through the result (the gradient is 1
+    where the output is positive, 0 elsewhere).
+    """
     check_tensor("relu_", "input", 1, input)
     return input.relu_()
 
 
 def selu_(input):
+    """In-place SELU: ``input`` becomes ``scale * (max(0, x) + min(0, alpha * (exp(x) - 1)))``
+    with PyTorch's fixed constants ``alpha ~ 1.6733`` and ``scale ~ 1.0507``.
+
+    ``input`` must be a floating-point tensor; returns it, modified.
+    """
     check_tensor("selu_", "input", 1, input)
     return input.selu_()
 
 
 def celu_(input, alpha=1.0):
+    """In-place CELU: ``input`` becomes ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``.
+
+    Args:
+        input: a floating-point tensor, overwritten with the result.
+        alpha: the saturation value for negative inputs (default 1.0); must not be 0.
+
+    Returns ``input`` itself.
+    """
     check_tensor("celu_", "input", 1, input)
     return input.celu_(alpha)
 

@@ -45,6 +45,8 @@ def set_default_device(device) -> None:
 
 
 def is_warn_always_enabled() -> bool:
+    """Whether :func:`set_warn_always` turned on repeating warnings that normally show once
+    per process. False until it is set."""
     return _warn_always
 
 
@@ -55,6 +57,9 @@ def set_warn_always(b: bool) -> None:
 
 
 def get_float32_matmul_precision() -> str:
+    """The float32 matmul precision last set with :func:`set_float32_matmul_precision`:
+    ``'highest'`` (the default), ``'high'`` or ``'medium'``. flambeau's CPU kernels compute
+    in full float32 precision whichever is set."""
     return _float32_matmul_precision
 
 
@@ -82,6 +87,12 @@ def get_num_interop_threads() -> int:
 
 
 def set_num_interop_threads(num: int) -> None:
+    """Records the number of threads for inter-op parallelism; read it back with
+    :func:`get_num_interop_threads`.
+
+    ``num`` must be a positive int (RuntimeError otherwise). flambeau runs operators on one
+    intra-op thread pool (see :func:`set_num_threads`), so the value changes no scheduling.
+    """
     global _interop_threads
     if isinstance(num, bool) or not isinstance(num, int) or num <= 0:
         raise RuntimeError("set_num_interop_threads expects a positive integer")

@@ -36,8 +36,13 @@ TOP_LEVEL = frozenset(m.split(".")[1] for m in SIBLINGS if m.count(".") == 1)
 
 
 def install_hint(dist: str) -> str:
-    """Commands that install `dist` from a flambeau checkout (none is on a package index)."""
-    folders = {d: folder for d, folder in SIBLINGS.values()}
+    """Commands that install `dist` from a flambeau checkout (none is on a package index).
+
+    `dist` is a sibling distribution, or the core itself (`flambeau-tensor-core`, when an
+    upgrade of it is needed); the commands install the flambeau packages it needs too.
+    """
+    folders = {"flambeau-tensor-core": "packages/tensor-core"}
+    folders.update((d, folder) for d, folder in SIBLINGS.values())
     needed = [folders[d] for d in (*NEEDS.get(dist, ()), dist) if d in folders]
     short = folders.get(dist, dist).rsplit("/", 1)[-1]
     return (

@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import traceback
 from collections.abc import Callable
-from types import MappingProxyType
+from types import MappingProxyType as _MappingProxyType
 from typing import Any
 
 import flambeau as F
@@ -55,10 +55,10 @@ class Node:
 
     # Hook tables start as these shared empty mappings and become per-node dicts
     # on first registration, so recording a node allocates none of them.
-    _hooks: dict[int, Callable] = MappingProxyType({})
-    _prehooks: dict[int, Callable] = MappingProxyType({})
-    _tensor_hooks: dict[int, dict[int, Callable]] = MappingProxyType({})  # by output index
-    _retained: dict[int, Any] = MappingProxyType({})  # output index -> weakref (retain_grad)
+    _hooks: dict[int, Callable] = _MappingProxyType({})
+    _prehooks: dict[int, Callable] = _MappingProxyType({})
+    _tensor_hooks: dict[int, dict[int, Callable]] = _MappingProxyType({})  # by output index
+    _retained: dict[int, Any] = _MappingProxyType({})  # output index -> weakref (retain_grad)
     trace: list[str] | None = None  # creation traceback under detect_anomaly
     # Nodes recorded in C++ (the core's autograd_record.cpp) skip __init__ and
     # set _name, next_functions, n_outputs, _formula and _saved directly.

@@ -86,6 +86,9 @@ class _Dependent(Constraint):
 
 
 def is_dependent(constraint) -> bool:
+    """Whether ``constraint`` is :data:`dependent` (or a :func:`dependent_property`): a
+    placeholder for a support that depends on other parameters of the distribution and
+    so cannot be checked on its own. Validation skips such constraints."""
     return isinstance(constraint, _Dependent)
 
 

@@ -64,6 +64,8 @@ class _TensorChannels:
         return connection.Pipe(duplex)
 
     def get_context(self, method=None):
+        """This context when ``method`` is None, else the context of the start method
+        named (``"fork"``, ``"spawn"`` or ``"forkserver"``), with tensor-carrying channels."""
         if method is None:
             return self
         return _concrete(method)
@@ -100,15 +102,33 @@ class DefaultContext(_TensorChannels, _context.DefaultContext):
         pass
 
     def get_context(self, method=None):
+        """A context object for a start method: it has this module's functions (``Process``,
+        ``Queue``, ``Pipe``, ``Pool``...) bound to that method, whose queues and pipes carry
+        tensors as shared memory.
+
+        Args:
+            method: ``"fork"``, ``"spawn"`` or ``"forkserver"``; None (the default) for the
+                current start method. One this platform lacks raises ValueError.
+        """
         return _concrete(method or multiprocessing.get_start_method())
 
     def set_start_method(self, method, force: bool = False) -> None:
+        """Sets how child processes are started: ``"fork"``, ``"spawn"`` or
+        ``"forkserver"``. It is Python's own setting (this calls
+        ``multiprocessing.set_start_method``), so both modules agree. Once the method is
+        set, or used, setting it again raises RuntimeError unless ``force`` is True;
+        ``method=None`` with ``force=True`` resets it to the platform's default."""
         multiprocessing.set_start_method(method, force)
 
     def get_start_method(self, allow_none: bool = False):
+        """The name of the start method in use (``"fork"``, ``"spawn"`` or
+        ``"forkserver"``). When none was set yet, it fixes the platform's default and
+        returns it, or returns None if ``allow_none`` is True."""
         return multiprocessing.get_start_method(allow_none)
 
     def get_all_start_methods(self):
+        """The start methods this platform supports, as a list of names, its default
+        first."""
         return multiprocessing.get_all_start_methods()
 
 

@@ -95,6 +95,10 @@ def _block_of(storage):
 
 
 def reduce_storage(storage):
+    """How an ``UntypedStorage`` is pickled for another process: a pickle reduction
+    ``(rebuild_storage, args)``. The storage moves to shared memory first (as
+    ``share_memory_()`` does), and the receiver gets the same bytes, not a copy. Only CPU
+    storages can be sent (RuntimeError otherwise)."""
     if storage.device.type != "cpu":
         raise RuntimeError(
             f"flambeau.multiprocessing: storages on {storage.device} cannot be sent to another "
@@ -138,6 +142,16 @@ def rebuild_storage(key, pid: int, fd: int, size: int, offset: int, nbytes: int)
 
 
 def reduce_tensor(tensor):
+    """How a tensor is pickled for another process: a pickle reduction
+    ``(rebuild_tensor, args)`` holding its class, its storage (moved to shared memory)
+    and its dtype, offset, shape, strides and ``requires_grad``, so that the receiver
+    gets a view of the same memory.
+
+    A tensor on a plugin device uses the reducer its backend registered with
+    :func:`register_device_reducer` (RuntimeError when there is none). A non-leaf tensor
+    that requires grad cannot be sent: autograd graphs do not cross processes, so send
+    ``tensor.detach()``.
+    """
     if tensor.requires_grad and not tensor.is_leaf:
         raise RuntimeError(
             "Cowardly refusing to serialize non-leaf tensor which requires_grad, since autograd "
@@ -165,6 +179,9 @@ def reduce_tensor(tensor):
 
 
 def rebuild_tensor(cls, storage, meta):
+    """The receiving side of :func:`reduce_tensor`: a tensor of class ``cls`` viewing
+    ``storage`` with ``meta = (dtype, storage_offset, shape, stride, requires_grad)``.
+    ``nn.Parameter`` and other subclasses are rebuilt as instances of their class."""
     dtype, offset, size, stride, requires_grad = meta
     t = storage._view(dtype, offset, list(size), list(stride))
     if cls is flambeau.Tensor:

@@ -27,6 +27,12 @@ __all__ = [
 
 
 class ProcessException(Exception):
+    """A process started by :func:`spawn` or :func:`start_processes` failed.
+
+    ``error_index`` is the index of the failed process (the ``i`` its function was called
+    with) and ``pid`` its process id. The subclasses say how it failed.
+    """
+
     __slots__ = ["error_index", "error_pid"]
 
     def __init__(self, msg: str, error_index: int, pid: int):
@@ -78,12 +84,19 @@ def _wrap(fn, i: int, args, error_queue) -> None:
 
 
 class ProcessContext:
+    """The processes :func:`spawn` or :func:`start_processes` started with ``join=False``.
+
+    Call :meth:`join` until it returns True to wait for all of them; ``processes`` is the
+    list of ``multiprocessing.Process`` objects and :meth:`pids` their process ids.
+    """
+
     def __init__(self, processes, error_queues):
         self.error_queues = error_queues
         self.processes = processes
         self.sentinels = {process.sentinel: index for index, process in enumerate(processes)}
 
     def pids(self) -> list[int]:
+        """The process id of each process, in the order of their indices."""
         return [int(process.pid) for process in self.processes]
 
     def join(self, timeout: float | None = None, grace_period: float | None = None) -> bool:

@@ -270,16 +270,34 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode=False, return_indices=True):  # fmt: skip
+    """:func:`max_pool1d` that also returns the indices: ``(output, indices)``.
+
+    ``indices`` (int64, the shape of ``output``) holds, for each maximum, its position in
+    the flattened spatial dimensions of its (L) input plane, as
+    :func:`max_unpool1d` takes it. ``return_indices`` is accepted and ignored.
+    """
     return _max_pool(1, input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
 def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode=False, return_indices=True):  # fmt: skip
+    """:func:`max_pool2d` that also returns the indices: ``(output, indices)``.
+
+    ``indices`` (int64, the shape of ``output``) holds, for each maximum, its position in
+    the flattened spatial dimensions of its (H, W) input plane, as
+    :func:`max_unpool2d` takes it. ``return_indices`` is accepted and ignored.
+    """
     return _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
 def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode=False, return_indices=True):  # fmt: skip
+    """:func:`max_pool3d` that also returns the indices: ``(output, indices)``.
+
+    ``indices`` (int64, the shape of ``output``) holds, for each maximum, its position in
+    the flattened spatial dimensions of its (D, H, W) input plane, as
+    :func:`max_unpool3d` takes it. ``return_indices`` is accepted and ignored.
+    """
     return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
@@ -372,15 +390,27 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
 
 
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):
+    """:func:`adaptive_max_pool1d` that also returns the indices: ``(output, indices)``,
+    where ``indices`` (int64) locates each maximum in the flattened spatial dimensions of
+    its input plane. ``return_indices`` is accepted and ignored.
+    """
     _check_tensor("adaptive_max_pool1d_with_indices", "input", 1, input)
     return _adaptive_max(1, input, output_size, True)
 
 
 def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
+    """:func:`adaptive_max_pool2d` that also returns the indices: ``(output, indices)``,
+    where ``indices`` (int64) locates each maximum in the flattened spatial dimensions of
+    its input plane. ``return_indices`` is accepted and ignored.
+    """
     return _adaptive_max(2, input, output_size, True)
 
 
 def adaptive_max_pool3d_with_indices(input, output_size, return_indices=True):
+    """:func:`adaptive_max_pool3d` that also returns the indices: ``(output, indices)``,
+    where ``indices`` (int64) locates each maximum in the flattened spatial dimensions of
+    its input plane. ``return_indices`` is accepted and ignored.
+    """
     return _adaptive_max(3, input, output_size, True)
 
 
@@ -609,11 +639,16 @@ def upsample(input, size=None, scale_factor=None, mode: str = "nearest", align_c
 
 
 def upsample_nearest(input, size=None, scale_factor=None):
+    """Deprecated: ``interpolate(input, size, scale_factor, mode="nearest")``, which it
+    calls after a deprecation warning. Give ``size`` or ``scale_factor``, not both."""
     _warn_deprecated_upsample("upsample_nearest")
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
 def upsample_bilinear(input, size=None, scale_factor=None):
+    """Deprecated: ``interpolate(input, size, scale_factor, mode="bilinear",
+    align_corners=True)`` on a 4-D (N, C, H, W) input, which it calls after a deprecation
+    warning. Note ``align_corners=True``, unlike ``interpolate``'s default."""
     _warn_deprecated_upsample("upsample_bilinear")
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 

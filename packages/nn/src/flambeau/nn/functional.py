@@ -149,10 +149,14 @@ def threshold(input, threshold: float, value: float, inplace: bool = False):
 
 
 def sigmoid(input):
+    """Elementwise logistic sigmoid, ``1 / (1 + exp(-x))``: values in (0, 1). The same as
+    :func:`flambeau.sigmoid`."""
     return flambeau.sigmoid(input)
 
 
 def tanh(input):
+    """Elementwise hyperbolic tangent: values in (-1, 1). The same as
+    :func:`flambeau.tanh`."""
     return flambeau.tanh(input)
 
 
@@ -473,6 +477,8 @@ def elu(input, alpha: float = 1.0, inplace: bool = False):
 
 
 def elu_(input, alpha: float = 1.0):
+    """In-place :func:`elu`: ``input`` becomes ``x`` where ``x > 0``, else
+    ``alpha * (exp(x) - 1)``. Returns ``input`` itself."""
     _check_tensor("elu_", "input", 1, input)
     return input.elu_(alpha)
 
@@ -500,6 +506,8 @@ def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
 
 
 def leaky_relu_(input, negative_slope: float = 0.01):
+    """In-place :func:`leaky_relu`: negative elements of ``input`` are multiplied by
+    ``negative_slope`` (default 0.01). Returns ``input`` itself."""
     _check_tensor("leaky_relu_", "input", 1, input)
     return input.leaky_relu_(negative_slope)
 
@@ -521,6 +529,8 @@ def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool =
 
 
 def hardtanh_(input, min_val: float = -1.0, max_val: float = 1.0):
+    """In-place :func:`hardtanh`: ``input`` clamped to ``[min_val, max_val]`` (default
+    [-1, 1]). Returns ``input`` itself; ValueError when ``min_val > max_val``."""
     _check_tensor("hardtanh_", "input", 1, input)
     return hardtanh(input, min_val, max_val, inplace=True)
 

@@ -165,11 +165,15 @@ def constant_(tensor, val: float):
 
 @_initializer
 def ones_(tensor):
+    """Fills ``tensor`` with 1, in place and without recording autograd history. Returns
+    ``tensor``."""
     return constant_(tensor, 1.0)
 
 
 @_initializer
 def zeros_(tensor):
+    """Fills ``tensor`` with 0, in place and without recording autograd history. Returns
+    ``tensor``."""
     with no_grad():
         return tensor.zero_()
 

@@ -69,6 +69,20 @@ def _per_group(name, optimizer, value) -> list:
 
 
 class LRScheduler:
+    """Base class of the learning-rate schedulers: each ``step()`` sets the ``lr`` of
+    every parameter group of ``optimizer`` for the next epoch.
+
+    Constructing a scheduler records each group's ``initial_lr`` (from its ``lr``, when
+    ``last_epoch`` is -1) and takes a first step, which sets the rates for epoch 0. Call
+    ``scheduler.step()`` once per epoch after ``optimizer.step()``; a warning says when the
+    order is reversed. Subclasses implement :meth:`get_lr`.
+
+    Args:
+        optimizer: the optimizer whose learning rates are scheduled.
+        last_epoch: the index of the last epoch, to resume a schedule; -1 (the default)
+            starts one. When resuming, every parameter group must hold ``initial_lr``.
+    """
+
     def __init__(self, optimizer, last_epoch=-1):
         _check_optimizer(optimizer)
         self.optimizer = optimizer
@@ -91,6 +105,9 @@ class LRScheduler:
         self.step()
 
     def get_lr(self) -> list[float]:
+        """The learning rate of each parameter group for epoch ``last_epoch``, computed from
+        the current rates and the schedule. Subclasses implement it; call
+        :meth:`get_last_lr` to read the rates in use."""
         raise NotImplementedError
 
     def get_last_lr(self) -> list[float]:
@@ -98,12 +115,17 @@ class LRScheduler:
         return self._last_lr
 
     def state_dict(self) -> dict:
+        """The scheduler's state as a dict: every attribute except the optimizer."""
         return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
 
     def load_state_dict(self, state_dict: dict) -> None:
+        """Restores the state :meth:`state_dict` returned."""
         self.__dict__.update(state_dict)
 
     def step(self, epoch=None):
+        """Advances the schedule by one epoch and sets every group's ``lr``. Passing
+        ``epoch`` (deprecated, with a warning) jumps to that epoch instead, using the
+        schedule's closed form when it has one."""
         if self._step_count == 1 and not getattr(self.optimizer, "_opt_called", False):
             warnings.warn(STEP_ORDER_WARNING, UserWarning, stacklevel=2)
         self._step_count += 1
@@ -366,6 +388,9 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         return [lo + (base - lo) * c for base in self.base_lrs]
 
     def step(self, epoch=None):
+        """Advances the schedule by one epoch and sets every group's ``lr``. Passing
+        ``epoch`` (deprecated, with a warning) jumps to that epoch instead, using the
+        schedule's closed form when it has one."""
         if self._step_count == 1 and not getattr(self.optimizer, "_opt_called", False):
             warnings.warn(STEP_ORDER_WARNING, UserWarning, stacklevel=2)
         self._step_count += 1

@@ -273,7 +273,9 @@ def _upgrade_hint(req: str, installed: str, plugin: str) -> str:
     # A lower bound above what is installed: the core is too old; otherwise the plugin is.
     for _op, want in re.findall(r"(>=|>|~=|==)\s*([0-9][^,;)\s]*)", req):
         if not want.endswith(".*") and _cmp(_release(installed), _release(want)) < 0:
-            return f"upgrade {CORE_DIST} (pip install -U {CORE_DIST})"
+            from flambeau._siblings import install_hint
+
+            return f"upgrade {CORE_DIST}. {install_hint(CORE_DIST)}"
     return f"upgrade {plugin} (pip install -U {plugin})"
 
 

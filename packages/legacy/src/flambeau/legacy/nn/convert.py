@@ -12,8 +12,11 @@ def _nn():
     try:
         import flambeau.nn as nn
     except ImportError as e:  # pragma: no cover - depends on the installation
+        from flambeau._siblings import install_hint
+
         raise ImportError(
-            "converting legacy modules needs flambeau-nn (pip install ./packages/nn)"
+            "converting legacy modules needs flambeau-nn, which is not installed. "
+            f"{install_hint('flambeau-nn')}"
         ) from e
     return nn
 
