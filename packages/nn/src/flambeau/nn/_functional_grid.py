@@ -8,6 +8,7 @@ Coordinate conventions, padding and rounding follow PyTorch's grid sampler.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import warnings
@@ -15,7 +16,6 @@ import warnings
 import flambeau
 from flambeau._arg_checks import check_tensor as _check_tensor
 from flambeau._autocast_policy import autocast_policy
-from flambeau.autograd import Function
 
 __all__ = [
     "GRID_SAMPLE_INTERPOLATION_MODES",
@@ -165,18 +165,24 @@ def _cubic_weights(t):
 # ---- grid_sample: sampling ------------------------------------------------------------------
 
 
-class _ZeroGradLink(Function):
-    """A zero scalar whose gradient to `t` is zeros: nearest sampling is flat in the grid,
-    and PyTorch gives the grid a zero gradient rather than none."""
+@functools.cache
+def _zero_grad_link():
+    """A Function giving a zero scalar whose gradient to `t` is zeros: nearest sampling is
+    flat in the grid, and PyTorch gives the grid a zero gradient rather than none. Made on
+    first use, so that importing flambeau.nn does not import flambeau.autograd."""
+    from flambeau.autograd import Function
 
-    @staticmethod
-    def forward(ctx, t):
-        ctx.shape, ctx.dtype = tuple(t.shape), t.dtype
-        return flambeau.zeros((), dtype=t.dtype)
+    class ZeroGradLink(Function):
+        @staticmethod
+        def forward(ctx, t):
+            ctx.shape, ctx.dtype = tuple(t.shape), t.dtype
+            return flambeau.zeros((), dtype=t.dtype)
 
-    @staticmethod
-    def backward(ctx, grad):
-        return flambeau.zeros(ctx.shape, dtype=ctx.dtype)
+        @staticmethod
+        def backward(ctx, grad):
+            return flambeau.zeros(ctx.shape, dtype=ctx.dtype)
+
+    return ZeroGradLink
 
 
 def _taps(coords, spatial, padding_mode, align_corners, mode):
@@ -305,5 +311,5 @@ def grid_sample(input, grid, mode: str = "bilinear", padding_mode: str = "zeros"
     ]
     out = _sample(input, coords, spatial, mode, padding_mode, align_corners)
     if mode == "nearest" and grid.requires_grad and flambeau.is_grad_enabled():
-        out = out + _ZeroGradLink.apply(grid)
+        out = out + _zero_grad_link().apply(grid)
     return out.reshape(n, c, *out_spatial)

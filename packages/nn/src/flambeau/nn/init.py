@@ -13,7 +13,7 @@ import math
 import warnings
 
 import flambeau
-from flambeau.autograd import no_grad
+from flambeau import no_grad
 
 __all__ = [
     "calculate_gain",

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import weakref
 from collections import OrderedDict
 
 import flambeau
-from flambeau.autograd.graph import Node
-from flambeau.autograd.recorder import attach, grad_edge
 
 _ids = itertools.count()
 
@@ -50,22 +49,31 @@ class RemovableHandle:
         self.remove()
 
 
-class _IdentityNode(Node):
-    """Passes gradients through unchanged; ``on_grads`` may observe or replace them."""
+@functools.cache
+def _identity_node():
+    """The node class that passes gradients through unchanged (``on_grads`` may observe or
+    replace them); made on first use, so that importing flambeau.nn does not import
+    flambeau.autograd."""
+    from flambeau.autograd.graph import Node
 
-    def __init__(self, name, edges, on_grads):
-        super().__init__(name, edges, len(edges))
-        self._on_grads = on_grads
+    class IdentityNode(Node):
+        def __init__(self, name, edges, on_grads):
+            super().__init__(name, edges, len(edges))
+            self._on_grads = on_grads
 
-    def _backward(self, grads):
-        replaced = self._on_grads(tuple(grads))
-        return tuple(grads) if replaced is None else tuple(replaced)
+        def _backward(self, grads):
+            replaced = self._on_grads(tuple(grads))
+            return tuple(grads) if replaced is None else tuple(replaced)
+
+    return IdentityNode
 
 
 def _wrap(tensors, name, on_grads):
-    """New views of `tensors` whose gradients pass through one _IdentityNode."""
+    """New views of `tensors` whose gradients pass through one identity node."""
+    from flambeau.autograd.recorder import attach, grad_edge
+
     edges = [grad_edge(t) for t in tensors]
-    node = _IdentityNode(name, edges, on_grads)
+    node = _identity_node()(name, edges, on_grads)
     out = []
     for i, t in enumerate(tensors):
         if t.requires_grad:

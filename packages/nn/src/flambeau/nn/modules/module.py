@@ -6,8 +6,7 @@ import warnings
 from collections import OrderedDict, namedtuple
 
 import flambeau
-from flambeau import Tensor
-from flambeau.autograd import no_grad
+from flambeau import Tensor, no_grad
 
 from ..parameter import Buffer, Parameter, is_lazy
 from . import _global_hooks as G

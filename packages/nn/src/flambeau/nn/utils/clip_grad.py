@@ -6,7 +6,7 @@ import math
 import warnings
 
 import flambeau
-from flambeau.autograd import no_grad
+from flambeau import no_grad
 
 
 def _as_list(tensors):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import flambeau
-from flambeau.autograd import no_grad
+from flambeau import no_grad
 
 
 def _check_same_device(param, device):

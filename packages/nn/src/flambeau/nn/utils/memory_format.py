@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flambeau.autograd import no_grad
+from flambeau import no_grad
 
 from ..modules.conv import Conv2d, Conv3d, ConvTranspose2d, ConvTranspose3d
 from ..parameter import Parameter

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import flambeau
-from flambeau.autograd import no_grad
+from flambeau import no_grad
 
 from .. import functional as F
 from ..modules.module import Module

@@ -12,8 +12,7 @@ from __future__ import annotations
 import copy
 from contextlib import contextmanager
 
-from flambeau import Tensor
-from flambeau.autograd import no_grad
+from flambeau import Tensor, no_grad
 
 from ..modules.container import ModuleDict, ModuleList
 from ..modules.module import Module

@@ -5,7 +5,7 @@ largest singular value, is estimated by power iteration before each forward in t
 from __future__ import annotations
 
 import flambeau
-from flambeau.autograd import no_grad
+from flambeau import no_grad
 
 from .. import functional as F
 from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
