@@ -27,6 +27,8 @@ __all__ = [
     "ccol_indices_copy",
     "row_indices_copy",
 ]
+# The names above that PyTorch has as functions only, never as Tensor methods.
+FUNCTIONS_ONLY = frozenset({"spmm"} | {n for n in __all__ if n.endswith("_copy")})
 
 
 def _sparse():

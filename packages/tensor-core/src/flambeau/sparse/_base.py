@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 import inspect
 
-from flambeau import _C
+from flambeau import _C, _sparse_entry
 
 Tensor = _C.Tensor
 
@@ -210,19 +210,7 @@ def seal(cls) -> None:
 
 
 # Table entries that are functions of flambeau only, never Tensor methods.
-FUNCTIONS_ONLY = frozenset(
-    {
-        "spmm",
-        "indices_copy",
-        "values_copy",
-        "crow_indices_copy",
-        "col_indices_copy",
-        "ccol_indices_copy",
-        "row_indices_copy",
-        "_sparse_softmax",
-        "_sparse_log_softmax",
-    }
-)
+FUNCTIONS_ONLY = _sparse_entry.FUNCTIONS_ONLY | {"_sparse_softmax", "_sparse_log_softmax"}
 
 
 # Implementations every sparse layout shares (see _common_ops.py); seal() adds them to a
