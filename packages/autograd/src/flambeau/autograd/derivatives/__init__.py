@@ -21,6 +21,7 @@ from . import (  # noqa: F401  (registers formulas)
     nn_conv,
     nn_ctc,
     nn_rnn,
+    nn_rnn_layer,
     pointwise,
     pointwise_numeric,
     random,

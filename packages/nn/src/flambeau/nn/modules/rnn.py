@@ -1,10 +1,11 @@
 """Recurrent layers: RNN, LSTM, GRU and their single-step cells.
 
-The sequence layers run one time step at a time: the input-to-hidden products of a whole layer
-come from one matmul, the hidden-to-hidden product from one matmul per step, and the gate
-arithmetic from the core's fused cells (_thnn_fused_lstm_cell / _thnn_fused_gru_cell, gate
-chunks in PyTorch's order: LSTM i, f, g, o; GRU r, z, n). Padded and packed inputs share one
-path: a padded batch is a packed one whose every step holds the whole batch.
+The sequence layers run each layer and direction as one core operator, _rnn_layer: the
+input projection of every step in one GEMM, one small GEMM and the fused gate arithmetic
+per step, and in backward the weight gradients as GEMMs over all steps (gate chunks in
+PyTorch's order: LSTM i, f, g, o; GRU r, z, n). Padded and packed inputs share one kernel:
+a padded batch is a packed one whose every step holds the whole batch. The cells run the
+core's fused cells (_thnn_fused_lstm_cell / _thnn_fused_gru_cell) after their two products.
 """
 
 from __future__ import annotations
@@ -61,42 +62,23 @@ def _rnn_step(mode, igates, h, c, w_hh, b_ih, b_hh, w_hr):
     return (flambeau.tanh(pre) if mode == "RNN_TANH" else flambeau.relu(pre)), None
 
 
-def _run_direction(mode, data, sizes, h0, c0, weights, reverse):
-    """Runs one direction of one layer over packed data (sum(sizes), in) -> (out, h_n, c_n)."""
-    w_ih, w_hh, b_ih, b_hh, w_hr = weights
-    # The input projection of every step in one GEMM, split into steps by one
-    # recorded op (its backward is one cat, not a zero-filled slice per step).
-    gates = _lin(data, w_ih).split(list(sizes), 0)
-    steps = range(len(sizes) - 1, -1, -1) if reverse else range(len(sizes))
-    outputs = [None] * len(sizes)
-    lstm = mode == "LSTM"
-    if reverse:
-        n0 = sizes[-1]
-        h, c = h0[:n0], (c0[:n0] if lstm else None)
-        for t in steps:
-            bs = sizes[t]
-            if bs > h.shape[0]:
-                h = flambeau.cat([h, h0[h.shape[0] : bs]], 0)
-                if lstm:
-                    c = flambeau.cat([c, c0[c.shape[0] : bs]], 0)
-            h, c = _rnn_step(mode, gates[t], h, c, w_hh, b_ih, b_hh, w_hr)
-            outputs[t] = h
-        return flambeau.cat(outputs, 0), h, c
-    h, c = h0, c0
-    done_h, done_c = [], []
-    for t in steps:
-        bs = sizes[t]
-        if bs < h.shape[0]:
-            done_h.append(h[bs:])
-            h = h[:bs]
-            if lstm:
-                done_c.append(c[bs:])
-                c = c[:bs]
-        h, c = _rnn_step(mode, gates[t], h, c, w_hh, b_ih, b_hh, w_hr)
-        outputs[t] = h
-    h_n = flambeau.cat([h, *reversed(done_h)], 0) if done_h else h
-    c_n = (flambeau.cat([c, *reversed(done_c)], 0) if done_c else c) if lstm else None
-    return flambeau.cat(outputs, 0), h_n, c_n
+def _run_layer(mode, x, batch_sizes, h0, c0, weights, reverse):
+    """One layer in one direction over the whole sequence: the core's fused _rnn_layer, one
+    operator and one autograd node. x is (steps, batch, features) with batch_sizes empty,
+    or packed data with its batch_sizes. The kernel computes in float32 or float64; 16-bit
+    inputs (autocast's) run in float32 and come back in their dtype, as oneDNN's RNNs do."""
+    low = x.dtype if x.dtype not in (flambeau.float32, flambeau.float64) else None
+    if low is not None:
+        x, h0 = x.float(), h0.float()
+        c0 = None if c0 is None else c0.float()
+        weights = tuple(None if w is None else w.float() for w in weights)
+    out, h, c, _ = flambeau._rnn_layer(x, h0, c0, *weights, batch_sizes, mode, reverse)
+    if mode != "LSTM":
+        c = None
+    if low is not None:
+        out, h = out.to(low), h.to(low)
+        c = None if c is None else c.to(low)
+    return out, h, c
 
 
 class RNNBase(Module):
@@ -212,9 +194,8 @@ class RNNBase(Module):
             unbatched = input.dim() == 2
             x = input.unsqueeze(1) if unbatched else (
                 input.transpose(0, 1) if self.batch_first else input)  # fmt: skip
-            steps, batch = x.shape[0], x.shape[1]
-            sizes = [batch] * steps
-            data = x.reshape(steps * batch, x.shape[2])
+            batch = x.shape[1]
+            sizes, data = [], x  # padded: every step holds the whole batch
         if data.shape[-1] != self.input_size:
             raise RuntimeError(
                 f"{cls}: input.size(-1) must be equal to input_size. Expected {self.input_size}, "
@@ -259,14 +240,14 @@ class RNNBase(Module):
             outs = []
             for direction in range(num_directions):
                 idx = layer * num_directions + direction
-                out, h, c = _run_direction(self.mode, layer_in, sizes, h0[idx],
-                                           c0[idx] if lstm else None,
-                                           self._layer_weights(layer, direction),
-                                           reverse=direction == 1)  # fmt: skip
+                out, h, c = _run_layer(self.mode, layer_in, sizes, h0[idx],
+                                       c0[idx] if lstm else None,
+                                       self._layer_weights(layer, direction),
+                                       reverse=direction == 1)  # fmt: skip
                 outs.append(out)
                 h_n.append(h)
                 c_n.append(c)
-            layer_in = outs[0] if num_directions == 1 else flambeau.cat(outs, 1)
+            layer_in = outs[0] if num_directions == 1 else flambeau.cat(outs, -1)
             if self.dropout > 0 and self.training and layer < self.num_layers - 1:
                 layer_in = flambeau.dropout(layer_in, self.dropout, True)
         h_n = flambeau.stack(h_n, 0)
@@ -278,7 +259,7 @@ class RNNBase(Module):
             output = PackedSequence(layer_in, input.batch_sizes, input.sorted_indices,
                                     input.unsorted_indices)  # fmt: skip
         else:
-            output = layer_in.reshape(len(sizes), batch, layer_in.shape[-1])
+            output = layer_in
             if unbatched:
                 output = output.squeeze(1)
                 h_n = h_n.squeeze(1)

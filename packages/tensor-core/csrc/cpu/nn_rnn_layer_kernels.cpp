@@ -1,0 +1,321 @@
+// CPU kernels of _rnn_layer: one layer, one direction, over a whole (packed)
+// sequence, as PyTorch's fused RNN primitives do it:
+//
+// forward   the input projection of every step in one GEMM, straight into the
+//           workspace; then per step one small GEMM of the running state with
+//           w_hh and the gate arithmetic fused after it, writing the step's
+//           output rows and the running state (no allocation per step).
+// backward  per step (in reverse) the gate gradients, stored for all steps, and
+//           one small GEMM carrying the state's gradient back; after the loop,
+//           the weight and input gradients as a few large GEMMs over all steps.
+//
+// Workspace columns per row (what backward reads besides output):
+//   LSTM  i f g o (activated, 4H) | c (H) | h before the projection (H, with w_hr)
+//   GRU   r z n (activated, 3H) | hn = h_prev @ w_hn^T + b_hn (H)
+//   RNN   none (backward reads the output)
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <memory>
+
+#include "cpu/blas.h"
+#include "cpu/parallel.h"
+#include "cpu/vec_math.h"
+#include "dispatch/dispatcher.h"
+#include "ops/rnn_kernels.h"
+
+namespace flambeau {
+
+namespace {
+
+constexpr uint32_t kSingleOrDouble =
+    dtype_bit(ScalarType::Float32) | dtype_bit(ScalarType::Float64);
+
+void sigmoid_n(float* x, int64_t n) { vec::sigmoid_f32(x, x, n); }
+void sigmoid_n(double* x, int64_t n) { vec::sigmoid_f64(x, x, n); }
+void tanh_n(const float* in, float* out, int64_t n) { vec::tanh_f32(in, out, n); }
+void tanh_n(const double* in, double* out, int64_t n) { vec::tanh_f64(in, out, n); }
+
+template <class T>
+const T* ptr(const Tensor& t) {
+  return t ? t->data_as<T>() : nullptr;
+}
+
+template <class T>
+T at(const T* p, int64_t j) {
+  return p ? p[j] : T(0);
+}
+
+template <class T>
+std::unique_ptr<T[]> scratch(int64_t n) {
+  return std::unique_ptr<T[]>(new T[static_cast<size_t>(std::max<int64_t>(n, 1))]);
+}
+
+// Rows of a step in parallel; a row costs several transcendental functions per element.
+template <class F>
+void for_rows(int64_t rows, int64_t width, const F& f) {
+  parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / 8 / std::max<int64_t>(width, 1)), f);
+}
+
+// The steps in the order they run, with the first row of each.
+struct Steps {
+  DimVector first_row;  // per time step t
+  explicit Steps(const RnnLayerShape& s) : first_row(s.batch_sizes.size()) {
+    int64_t row = 0;
+    for (size_t t = 0; t < s.batch_sizes.size(); ++t) {
+      first_row[t] = row;
+      row += s.batch_sizes[t];
+    }
+  }
+  static int64_t at(const RnnLayerShape& s, int64_t i) {  // the i-th step to run
+    const auto n = static_cast<int64_t>(s.batch_sizes.size());
+    return s.reverse ? n - 1 - i : i;
+  }
+};
+
+// out[r] = column sums of the rows x cols matrix a (ld cols), as one GEMV-shaped GEMM.
+template <class T>
+void column_sums(const T* a, int64_t rows, int64_t cols, T* out) {
+  auto ones = scratch<T>(rows);
+  std::fill(ones.get(), ones.get() + rows, T(1));
+  gemm<T>(true, false, cols, 1, rows, T(1), a, cols, ones.get(), 1, T(0), out, 1);
+}
+
+template <class T>
+void forward(const RnnLayerShape& s, const Tensor& input, const Tensor& hx, const Tensor& cx,
+             const RnnLayerWeights& w, const Tensor& output, const Tensor& hy, const Tensor& cy,
+             const Tensor& workspace) {
+  const int64_t N = s.rows, B = s.batch, I = s.input_size, H = s.hidden, P = s.out_size,
+                G = s.gates, W = s.ws_cols;
+  const bool lstm = s.mode == RnnMode::Lstm, gru = s.mode == RnnMode::Gru;
+  const bool proj = static_cast<bool>(w.w_hr);
+  const T *x = input->data_as<T>(), *w_ih = w.w_ih->data_as<T>(), *w_hh = w.w_hh->data_as<T>();
+  const T *b_ih = ptr<T>(w.b_ih), *b_hh = ptr<T>(w.b_hh), *w_hr = ptr<T>(w.w_hr);
+  T* out = output->data_as<T>();
+  T* ws = W ? workspace->data_as<T>() : nullptr;
+
+  // The input projection of every step: into the workspace's gate columns (LSTM, GRU), or
+  // a buffer for the plain RNN, which keeps no workspace.
+  std::unique_ptr<T[]> plain_pre;
+  T* xg = ws;
+  int64_t ld_xg = W;
+  if (!lstm && !gru) {
+    plain_pre = scratch<T>(N * G);
+    xg = plain_pre.get();
+    ld_xg = G;
+  }
+  gemm<T>(false, true, N, G, I, T(1), x, I, w_ih, I, T(0), xg, ld_xg);
+
+  // The running state: rows that have finished keep their last value, so at the end it
+  // is (hy, cy) whatever the order of the steps.
+  T* h = hy->data_as<T>();
+  T* c = lstm ? cy->data_as<T>() : nullptr;
+  std::memcpy(h, hx->data_as<T>(), sizeof(T) * B * P);
+  if (lstm) std::memcpy(c, cx->data_as<T>(), sizeof(T) * B * H);
+  auto hg = scratch<T>(B * G);  // the step's h_prev @ w_hh^T
+
+  const Steps steps(s);
+  const auto n_steps = static_cast<int64_t>(s.batch_sizes.size());
+  ReleaseInterpreterLock unlocked;
+  for (int64_t i = 0; i < n_steps; ++i) {
+    const int64_t t = Steps::at(s, i), bs = s.batch_sizes[t], row0 = steps.first_row[t];
+    gemm<T>(false, true, bs, G, P, T(1), h, P, w_hh, P, T(0), hg.get(), G);
+    for_rows(bs, G, [&](int64_t lo, int64_t hi) {
+      for (int64_t r = lo; r < hi; ++r) {
+        const T* hgr = hg.get() + r * G;
+        T* o = out + (row0 + r) * P;
+        if (lstm) {
+          T* wr = ws + (row0 + r) * W;  // i f g o, then c, then h before the projection
+          for (int64_t j = 0; j < G; ++j) wr[j] += hgr[j] + at(b_ih, j) + at(b_hh, j);
+          sigmoid_n(wr, 2 * H);
+          tanh_n(wr + 2 * H, wr + 2 * H, H);
+          sigmoid_n(wr + 3 * H, H);
+          T *cr = c + r * H, *cw = wr + 4 * H;
+          for (int64_t j = 0; j < H; ++j) cr[j] = cw[j] = wr[H + j] * cr[j] + wr[j] * wr[2 * H + j];
+          T* hr = proj ? wr + 5 * H : o;
+          tanh_n(cw, hr, H);
+          for (int64_t j = 0; j < H; ++j) hr[j] *= wr[3 * H + j];
+        } else if (gru) {
+          T* wr = ws + (row0 + r) * W;  // r z n, then hn
+          for (int64_t j = 0; j < 2 * H; ++j) wr[j] += at(b_ih, j) + hgr[j] + at(b_hh, j);
+          sigmoid_n(wr, 2 * H);
+          for (int64_t j = 0; j < H; ++j) {
+            const T hn = hgr[2 * H + j] + at(b_hh, 2 * H + j);
+            wr[3 * H + j] = hn;
+            wr[2 * H + j] += at(b_ih, 2 * H + j) + wr[j] * hn;
+          }
+          tanh_n(wr + 2 * H, wr + 2 * H, H);
+          const T* hp = h + r * P;
+          for (int64_t j = 0; j < H; ++j) {
+            const T z = wr[H + j];
+            o[j] = (T(1) - z) * wr[2 * H + j] + z * hp[j];
+          }
+        } else {
+          const T* pre = xg + (row0 + r) * G;
+          for (int64_t j = 0; j < H; ++j) o[j] = pre[j] + hgr[j] + at(b_ih, j) + at(b_hh, j);
+          if (s.mode == RnnMode::Tanh) {
+            tanh_n(o, o, H);
+          } else {
+            for (int64_t j = 0; j < H; ++j) o[j] = o[j] > T(0) ? o[j] : T(0);
+          }
+        }
+      }
+    });
+    if (proj)
+      gemm<T>(false, true, bs, P, H, T(1), ws + row0 * W + 5 * H, W, w_hr, H, T(0), out + row0 * P,
+              P);
+    std::memcpy(h, out + row0 * P, sizeof(T) * bs * P);
+  }
+}
+
+template <class T>
+void backward(const RnnLayerShape& s, const Tensor& grad_output, const Tensor& grad_hy,
+              const Tensor& grad_cy, const Tensor& input, const Tensor& hx, const Tensor& cx,
+              const RnnLayerWeights& w, const Tensor& output, const Tensor& workspace,
+              const RnnLayerGrads& grads) {
+  const int64_t N = s.rows, B = s.batch, I = s.input_size, H = s.hidden, P = s.out_size,
+                G = s.gates, W = s.ws_cols;
+  const bool lstm = s.mode == RnnMode::Lstm, gru = s.mode == RnnMode::Gru;
+  const bool proj = static_cast<bool>(w.w_hr);
+  const T *x = input->data_as<T>(), *w_ih = w.w_ih->data_as<T>(), *w_hh = w.w_hh->data_as<T>();
+  const T *w_hr = ptr<T>(w.w_hr), *out = output->data_as<T>();
+  const T* ws = W ? workspace->data_as<T>() : nullptr;
+  const T *g_out = ptr<T>(grad_output), *g_hy = ptr<T>(grad_hy), *g_cy = ptr<T>(grad_cy);
+  const T *h0 = hx->data_as<T>(), *c0 = lstm ? cx->data_as<T>() : nullptr;
+
+  // Per row of every step: the gate gradients (the hidden side's differ for GRU), the
+  // state each step started from, and (with a projection) the output's gradient.
+  auto d_gates = scratch<T>(N * G);
+  std::unique_ptr<T[]> d_hidden_gates_buf = gru ? scratch<T>(N * G) : nullptr;
+  T* d_hgates = gru ? d_hidden_gates_buf.get() : d_gates.get();
+  auto h_prev = scratch<T>(N * P);
+  std::unique_ptr<T[]> d_out = proj ? scratch<T>(N * P) : nullptr;
+
+  // The running gradients of the state, (grad_hx, grad_cx) at the end.
+  T* dh_state = grads.hx->data_as<T>();
+  T* dc_state = lstm ? grads.cx->data_as<T>() : nullptr;
+  if (g_hy) {
+    std::memcpy(dh_state, g_hy, sizeof(T) * B * P);
+  } else {
+    std::fill(dh_state, dh_state + B * P, T(0));
+  }
+  if (lstm) {
+    if (g_cy) {
+      std::memcpy(dc_state, g_cy, sizeof(T) * B * H);
+    } else {
+      std::fill(dc_state, dc_state + B * H, T(0));
+    }
+  }
+  auto dh = scratch<T>(B * P);  // the step's gradient of its output
+  std::unique_ptr<T[]> dh_raw = proj ? scratch<T>(B * H) : nullptr;  // ... before w_hr
+
+  const Steps steps(s);
+  const auto n_steps = static_cast<int64_t>(s.batch_sizes.size());
+  ReleaseInterpreterLock unlocked;
+  for (int64_t i = n_steps - 1; i >= 0; --i) {
+    const int64_t t = Steps::at(s, i), bs = s.batch_sizes[t], row0 = steps.first_row[t];
+    // The step that ran before this one, whose rows (as many as it had) fed this one's
+    // state; the others started from hx and cx.
+    const int64_t tp = i > 0 ? Steps::at(s, i - 1) : -1;
+    const int64_t prev_rows = tp >= 0 ? std::min(bs, s.batch_sizes[tp]) : 0;
+    const int64_t prev_row0 = tp >= 0 ? steps.first_row[tp] : 0;
+    T* hp = h_prev.get() + row0 * P;
+    if (prev_rows) std::memcpy(hp, out + prev_row0 * P, sizeof(T) * prev_rows * P);
+    std::memcpy(hp + prev_rows * P, h0 + prev_rows * P, sizeof(T) * (bs - prev_rows) * P);
+
+    for (int64_t e = 0; e < bs * P; ++e) dh[e] = dh_state[e] + (g_out ? g_out[row0 * P + e] : 0);
+    const T* dh_cell = dh.get();
+    if (proj) {
+      std::memcpy(d_out.get() + row0 * P, dh.get(), sizeof(T) * bs * P);
+      gemm<T>(false, false, bs, H, P, T(1), dh.get(), P, w_hr, H, T(0), dh_raw.get(), H);
+      dh_cell = dh_raw.get();
+    }
+    for_rows(bs, G, [&](int64_t lo, int64_t hi) {
+      for (int64_t r = lo; r < hi; ++r) {
+        const T* d = dh_cell + r * H;
+        T* dg = d_gates.get() + (row0 + r) * G;
+        if (lstm) {
+          const T* wr = ws + (row0 + r) * W;
+          const T* c_prev = r < prev_rows ? ws + (prev_row0 + r) * W + 4 * H : c0 + r * H;
+          T* dc = dc_state + r * H;
+          T* tc = dg + 3 * H;  // tanh(c), overwritten below once read
+          tanh_n(wr + 4 * H, tc, H);
+          for (int64_t j = 0; j < H; ++j) {
+            const T ig = wr[j], fg = wr[H + j], gg = wr[2 * H + j], og = wr[3 * H + j];
+            const T th = tc[j];
+            const T dcj = d[j] * og * (T(1) - th * th) + dc[j];
+            dg[j] = dcj * gg * ig * (T(1) - ig);
+            dg[H + j] = dcj * c_prev[j] * fg * (T(1) - fg);
+            dg[2 * H + j] = dcj * ig * (T(1) - gg * gg);
+            dg[3 * H + j] = d[j] * th * og * (T(1) - og);
+            dc[j] = dcj * fg;
+          }
+        } else if (gru) {
+          const T* wr = ws + (row0 + r) * W;
+          const T* hpr = hp + r * P;
+          T* dgh = d_hgates + (row0 + r) * G;
+          T* dhs = dh_state + r * P;
+          for (int64_t j = 0; j < H; ++j) {
+            const T rg = wr[j], z = wr[H + j], n = wr[2 * H + j], hn = wr[3 * H + j];
+            const T dn = d[j] * (T(1) - z) * (T(1) - n * n);
+            const T dz = d[j] * (hpr[j] - n) * z * (T(1) - z);
+            const T dr = dn * hn * rg * (T(1) - rg);
+            dg[j] = dgh[j] = dr;
+            dg[H + j] = dgh[H + j] = dz;
+            dg[2 * H + j] = dn;
+            dgh[2 * H + j] = dn * rg;
+            dhs[j] = d[j] * z;  // the direct path h' = ... + z * h
+          }
+        } else {
+          const T* o = out + (row0 + r) * P;
+          for (int64_t j = 0; j < H; ++j)
+            dg[j] =
+                s.mode == RnnMode::Tanh ? d[j] * (T(1) - o[j] * o[j]) : (o[j] > T(0) ? d[j] : T(0));
+        }
+      }
+    });
+    // The state's gradient flowing into the previous step: dgates_hidden @ w_hh (GRU adds
+    // it to its direct path, written above).
+    gemm<T>(false, false, bs, P, G, T(1), d_hgates + row0 * G, G, w_hh, P, gru ? T(1) : T(0),
+            dh_state, P);
+  }
+
+  // The weights' and the input's gradients over every step at once.
+  gemm<T>(false, false, N, I, G, T(1), d_gates.get(), G, w_ih, I, T(0), grads.input->data_as<T>(),
+          I);
+  gemm<T>(true, false, G, I, N, T(1), d_gates.get(), G, x, I, T(0), grads.w_ih->data_as<T>(), I);
+  gemm<T>(true, false, G, P, N, T(1), d_hgates, G, h_prev.get(), P, T(0), grads.w_hh->data_as<T>(),
+          P);
+  if (grads.b_ih) {
+    column_sums(d_gates.get(), N, G, grads.b_ih->data_as<T>());
+    column_sums(d_hgates, N, G, grads.b_hh->data_as<T>());
+  }
+  if (proj)
+    gemm<T>(true, false, P, H, N, T(1), d_out.get(), P, ws + 5 * H, W, T(0),
+            grads.w_hr->data_as<T>(), H);
+}
+
+void rnn_layer(const RnnLayerShape& s, const Tensor& input, const Tensor& hx, const Tensor& cx,
+               const RnnLayerWeights& w, const Tensor& output, const Tensor& hy, const Tensor& cy,
+               const Tensor& workspace) {
+  visit_dtype<kSingleOrDouble>(input->dtype(), "_rnn_layer", [&](auto tag) {
+    forward<typename decltype(tag)::type>(s, input, hx, cx, w, output, hy, cy, workspace);
+  });
+}
+
+void rnn_layer_backward(const RnnLayerShape& s, const Tensor& grad_output, const Tensor& grad_hy,
+                        const Tensor& grad_cy, const Tensor& input, const Tensor& hx,
+                        const Tensor& cx, const RnnLayerWeights& w, const Tensor& output,
+                        const Tensor& workspace, const RnnLayerGrads& grads) {
+  visit_dtype<kSingleOrDouble>(input->dtype(), "_rnn_layer_backward", [&](auto tag) {
+    backward<typename decltype(tag)::type>(s, grad_output, grad_hy, grad_cy, input, hx, cx, w,
+                                           output, workspace, grads);
+  });
+}
+
+}  // namespace
+
+FLB_REGISTER_KERNEL("_rnn_layer", kCPU, rnn_layer);
+FLB_REGISTER_KERNEL("_rnn_layer_backward", kCPU, rnn_layer_backward);
+
+}  // namespace flambeau
