@@ -374,17 +374,56 @@ def docs(session: nox.Session) -> None:
     session.run(*build, "-b", "doctest", "docs", "docs/_build/doctest")
 
 
+# Scripts with GEMM-bound rows (sgemm, conv, Linear, MLP/CNN steps, LSTM/GRU): `bench` runs
+# them a second time, only those rows (FLAMBEAU_BENCH_ONLY=gemm), with the OpenBLAS
+# variables below removed. Those variables (OPENBLAS_CORETYPE=Haswell and an L2 size, a
+# workaround some hosts set) halve OpenBLAS's GEMM on AVX-512 machines, and OpenBLAS reads
+# them only when it loads: hence a process of its own.
+GEMM_BENCHES = ("bench_linalg.py", "bench_nn_conv.py", "bench_nn.py")
+OPENBLAS_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+
+
 @nox.session(requires=["build"])
 def bench(session: nox.Session) -> None:
-    """Run every packages/*/benchmarks/bench_*.py; each prints a table of ratios."""
+    """Run every packages/*/benchmarks/bench_*.py; each prints a table of ratios.
+
+    Every table also goes into build/bench/<UTC timestamp>.json (FLAMBEAU_BENCH_JSON; the
+    format is in shared/flambeau_bench), with the machine's facts: CPU, flags, threads,
+    versions, the OpenBLAS core in use. When OPENBLAS_CORETYPE or OPENBLAS_L2_SIZE is set,
+    the GEMM-bound rows run again without them, titled "[OpenBLAS env unset]".
+    """
     install_wheels(session, "numpy")
     try:
         session.install(TORCH)
     except CommandFailed:
         session.warn(f"{TORCH} could not be installed: torch columns show n/a")
-    env = {"PYTHONPATH": str(ROOT / "shared")}  # the shared harness, flambeau_bench
-    for script in (s for pkg in PACKAGES for s in sorted(pkg.glob("benchmarks/bench_*.py"))):
-        session.run("python", str(script), env=env)
+    from datetime import datetime, timezone
+
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    results = ROOT / "build" / "bench" / f"{stamp}.json"
+    results.parent.mkdir(parents=True, exist_ok=True)
+    env = {
+        "PYTHONPATH": str(ROOT / "shared"),  # the shared harness, flambeau_bench
+        "FLAMBEAU_BENCH_JSON": str(results),
+    }
+    scripts = [s for pkg in PACKAGES for s in sorted(pkg.glob("benchmarks/bench_*.py"))]
+    try:
+        for script in scripts:
+            session.run("python", str(script), env=env)
+        if set_vars := [f"{k}={os.environ[k]}" for k in OPENBLAS_ENV if k in os.environ]:
+            session.log(f"GEMM-bound rows again without {' '.join(set_vars)}")
+            unset = {
+                **env,
+                **dict.fromkeys(OPENBLAS_ENV),  # None: nox removes the variable
+                "FLAMBEAU_BENCH_ONLY": "gemm",
+                "FLAMBEAU_BENCH_TAG": "[OpenBLAS env unset]",
+            }
+            for script in (s for s in scripts if s.name in GEMM_BENCHES):
+                session.run("python", str(script), env=unset)
+        else:
+            session.log("OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are unset: GEMM rows ran once")
+    finally:
+        session.log(f"results of this run: {results}")
 
 
 @nox.session(requires=["build"])

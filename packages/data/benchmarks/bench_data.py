@@ -15,7 +15,7 @@ import time
 
 import flambeau
 import flambeau.utils.data  # noqa: F401
-from flambeau_bench import Timing, attempt, report
+from flambeau_bench import attempt, measure, report
 
 torch = None  # imported under __main__ only: spawned workers re-run this module's imports
 
@@ -25,17 +25,6 @@ N, D, B = 60_000, 784, 128
 def data(lib):
     lib.manual_seed(0)
     return lib.randn(N, D), lib.randint(0, 10, (N,))
-
-
-def best(fn, repeat=5):
-    fn()
-    runs = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        runs.append(time.perf_counter() - t)
-    runs.sort()
-    return Timing(runs[0], runs[len(runs) // 2])
 
 
 def manual_epoch(lib, x, y):
@@ -57,30 +46,26 @@ def loader_epoch(loader):
 
 
 def parent_cpu_per_batch(loader):
-    for _ in loader:  # warm: the workers and their rings exist
-        pass
-    c = time.process_time()
-    n = 0
-    for _ in loader:
-        n += 1
-    return (time.process_time() - c) / n
+    """The main process's CPU time per batch (measure's untimed first epoch starts the
+    workers and their rings)."""
+    cpu = measure(loader_epoch(loader), repeat=1, timer=time.process_time)
+    return cpu.best / len(loader)
 
 
 def first_batch(lib, x, y, method):
-    def run():
-        ds = lib.utils.data.TensorDataset(x, y)
-        t = time.perf_counter()
+    """From DataLoader() to the first batch; the workers' shutdown is not timed (measure
+    releases the iterator after the clock stops). The untimed first call starts a
+    forkserver's server, which a program starts once."""
+
+    def run(ds):
         loader = lib.utils.data.DataLoader(
             ds, batch_size=B, shuffle=True, num_workers=2, multiprocessing_context=method
         )
         it = iter(loader)
         next(it)
-        dt = time.perf_counter() - t
-        del it
-        return dt
+        return it
 
-    run()  # a forkserver's server starts once per program
-    return min(run() for _ in range(3))
+    return measure(run, setup=lambda: lib.utils.data.TensorDataset(x, y), repeat=3)
 
 
 class Heavy:
@@ -105,19 +90,19 @@ def heavy_epoch(lib, workers):
     ds = Heavy(lib)
     kw = {"persistent_workers": True} if workers else {}
     loader = lib.utils.data.DataLoader(ds, batch_size=B, shuffle=True, num_workers=workers, **kw)
-    return best(loader_epoch(loader), repeat=3)
+    return measure(loader_epoch(loader), repeat=3)
 
 
 def rows_for(lib):
     x, y = data(lib)
     ds = lib.utils.data.TensorDataset(x, y)
     out = {}
-    out["manual"] = best(manual_epoch(lib, x, y))
-    out["w0"] = best(loader_epoch(lib.utils.data.DataLoader(ds, batch_size=B, shuffle=True)))
+    out["manual"] = measure(manual_epoch(lib, x, y))
+    out["w0"] = measure(loader_epoch(lib.utils.data.DataLoader(ds, batch_size=B, shuffle=True)))
     l2 = lib.utils.data.DataLoader(
         ds, batch_size=B, shuffle=True, num_workers=2, persistent_workers=True
     )
-    out["w2"] = best(loader_epoch(l2))
+    out["w2"] = measure(loader_epoch(l2))
     out["w2cpu"] = parent_cpu_per_batch(l2)
     del l2
     for method in ("fork", "spawn", "forkserver"):
@@ -135,13 +120,7 @@ def cpu_epoch_w0(lib):
     manual = manual_epoch(lib, x, y)
     res = {}
     for name, fn in (("manual", manual), ("w0", loader_epoch(loader))):
-        fn()
-        runs = []
-        for _ in range(5):
-            c = time.process_time()
-            fn()
-            runs.append(time.process_time() - c)
-        res[name] = min(runs)
+        res[name] = measure(fn, timer=time.process_time).best
     return res
 
 

@@ -14,30 +14,19 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-from flambeau_bench import Timing, attempt, report
+from flambeau_bench import Timing, attempt, measure, report
 
 HERE = Path(__file__).resolve()
 BIN = Path(sys.executable).parent
 SIZES = {"4 B": 1, "25 MB": 25 << 18}
 
 
-def _median(runs):
-    runs = sorted(runs)
-    return runs[len(runs) // 2], runs[0]
-
-
 def _time(fn, repeat):
-    for _ in range(3):
-        fn()
-    runs = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        runs.append(time.perf_counter() - t)
-    return _median(runs)
+    """(median, best) seconds: every rank makes the same calls, collectives included."""
+    t = measure(fn, repeat=repeat)
+    return t.median, t.best
 
 
 def mlp(lib):
@@ -136,7 +125,7 @@ def _launch(role: str, n: int) -> dict:
 
 def _timing(pair) -> Timing:
     median, best = pair
-    return Timing(best=median, median=median)  # the table shows .best: report medians
+    return Timing(best=best, median=median)
 
 
 def main() -> None:
@@ -159,7 +148,7 @@ def main() -> None:
             None,
             _timing(theirs[name]) if name in theirs else None,
         ))  # fmt: skip
-    report("distributed collectives (median; torch column: gloo)", rows)
+    report("distributed collectives (median; torch column: gloo)", rows, statistic="median")
     if "step" in ours and "step" in single:
         ddp, one = ours["step"][0], single["step"][0]
         report(
@@ -170,6 +159,7 @@ def main() -> None:
                 if local
                 else []
             ),
+            statistic="median",  # the values are medians
         )
         if local:
             print(

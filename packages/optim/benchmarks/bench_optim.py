@@ -7,18 +7,14 @@ import numpy as np
 
 import flambeau
 import flambeau.optim  # noqa: F401  (torch.optim is imported with torch)
-from flambeau_bench import attempt, measure, report
-
-try:
-    import torch
-except ImportError:
-    torch = None
+from flambeau_bench import compare, library, report
 
 MLP = [(512, 784), (512,), (256, 512), (256,), (10, 256), (10,)]
 SMALL = [(16, 16) if i % 2 == 0 else (16,) for i in range(200)]
 
 
-def step_time(lib, shapes, make_opt):
+def step(lib, shapes, make_opt):
+    lib = library(lib)
     rng = np.random.default_rng(0)
     params = []
     for s in shapes:
@@ -26,7 +22,7 @@ def step_time(lib, shapes, make_opt):
         p.grad = lib.from_numpy(rng.standard_normal(s).astype(np.float32) * 1e-3)
         params.append(p)
     opt = make_opt(lib, params)
-    return measure(opt.step, repeat=7, number=20)
+    return opt.step
 
 
 def sgd(lib, params):
@@ -37,11 +33,21 @@ def adam(lib, params):
     return lib.optim.Adam(params, lr=1e-3)
 
 
-rows = []
-for label, shapes in [("MLP 784-512-256-10, 6 tensors", MLP), ("200 small tensors", SMALL)]:
-    for name, make in [("SGD momentum", sgd), ("Adam", adam)]:
-        what = f"{name} step, {label}"
-        ours = attempt(lambda s=shapes, m=make: step_time(flambeau, s, m), what)
-        theirs = attempt(lambda s=shapes, m=make: step_time(torch, s, m), what) if torch else None
-        rows.append((what, ours, None, theirs))
-report("optimizer step (float32, CPU)", rows)
+def main() -> None:
+    rows = []
+    for label, shapes in [("MLP 784-512-256-10, 6 tensors", MLP), ("200 small tensors", SMALL)]:
+        for name, make in [("SGD momentum", sgd), ("Adam", adam)]:
+            rows.append(
+                compare(
+                    f"{name} step, {label}",
+                    lambda lib, s=shapes, m=make: step(lib, s, m),
+                    libs=("flambeau", "torch"),
+                    repeat=7,
+                    number=20,
+                )
+            )
+    report("optimizer step (float32, CPU)", rows)
+
+
+if __name__ == "__main__":
+    main()

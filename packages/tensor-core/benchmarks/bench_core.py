@@ -1,9 +1,10 @@
 """tensor-core benchmarks beside NumPy and PyTorch (run with `nox -s bench`).
 
-Elementwise ops on 16M float32, reductions over 4096x4096, transposing copies
-(2-d and batched), per-op overhead on 1-element tensors, import cost, and
-package size. Every library gets the same data; each workload is guarded so
-that a missing op prints n/a.
+Elementwise ops on 16M float32, float32 + int32 beside float32 + float32 (16M each;
+the table after it gives mixed / same-dtype time per library), reductions over
+4096x4096 (16M float32), transposing copies (2-d and batched), per-op overhead on
+1-element tensors, import cost, and package size. Every library gets the same data;
+each workload is guarded so that a missing op prints n/a.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from pathlib import Path
 import numpy as np
 
 import flambeau
-from flambeau_bench import attempt, measure, report
+from flambeau_bench import attempt, banner, report
+from flambeau_bench import compare as _compare
 
 try:
     import torch
@@ -27,7 +29,6 @@ except ImportError:
 ROOT = Path(__file__).resolve().parents[3]
 N = 16 * 2**20
 M = 4096
-THREADS = os.cpu_count() or 1
 
 
 MODULES = {"flambeau": flambeau, "numpy": np, "torch": torch}
@@ -52,6 +53,13 @@ def relu(lib: str):
 
 
 def add(lib: str):
+    return lambda a, b: a + b
+
+
+def add_f32(lib: str):
+    """a + b with a float32 result: NumPy would promote float32 + int32 to float64."""
+    if lib == "numpy":
+        return lambda a, b: np.add(a, b, dtype=np.float32)
     return lambda a, b: a + b
 
 
@@ -91,36 +99,42 @@ def transposed_copy(array: np.ndarray):
     return make
 
 
-def compare(name: str, make, *, repeat: int = 5, number: int = 3) -> tuple:
+def compare(name: str, make, *, number: int = 3) -> tuple:
     """One row: make(lib) sets up and returns the callable to time in `lib`."""
-    times = [
-        None
-        if MODULES[lib] is None
-        else attempt(lambda lib=lib: measure(make(lib), repeat=repeat, number=number), name)
-        for lib in MODULES
-    ]
-    return (name, *times)
+    return _compare(name, make, number=number)
 
 
 def compute_rows() -> list[tuple]:
     rng = np.random.default_rng(0)
     x, y, z = (rng.random(N, dtype=np.float32) - 0.5 for _ in range(3))
+    ints = rng.integers(-1000, 1000, N, dtype=np.int32)
     square = rng.random((M, M), dtype=np.float32)
     one = np.ones(1, dtype=np.float32)
     matrix = rng.random((784, 512), dtype=np.float32)
     batch = rng.random((64, 128, 256), dtype=np.float32)
     return [
         compare("add 16M f32", elementwise(add, x, y)),
+        compare("add 16M f32 + i32 (f32 result)", elementwise(add_f32, x, ints)),
         compare("a*b+c 16M f32", elementwise(muladd, x, y, z)),
         compare("exp 16M f32", elementwise(function("exp"), x)),
         compare("relu 16M f32", elementwise(relu, x)),
-        compare("sum all 4096x4096", reduction(square, None)),
-        compare("sum dim=1 4096x4096", reduction(square, 1)),
-        compare("sum dim=0 4096x4096", reduction(square, 0)),
+        compare("sum all 4096x4096 (16M f32)", reduction(square, None)),
+        compare("sum dim=1 4096x4096 (16M f32)", reduction(square, 1)),
+        compare("sum dim=0 4096x4096 (16M f32)", reduction(square, 0)),
         compare("x.t().contiguous() 784x512 f32", transposed_copy(matrix), number=20),
         compare("x.mT.contiguous() 64x128x256 f32", transposed_copy(batch)),
         compare("a + b, 1 element", elementwise(add, one, one), number=20000),
     ]
+
+
+def mixed_over_same(rows: list[tuple]) -> tuple:
+    """Each library's f32 + i32 time over its f32 + f32 time (1 = no cost for mixing)."""
+    same = next(r for r in rows if r[0] == "add 16M f32")
+    mixed = next(r for r in rows if r[0].startswith("add 16M f32 + i32"))
+    return (
+        "add 16M: (f32 + i32) / (f32 + f32)",
+        *(m.best / s.best if m and s else None for m, s in zip(mixed[1:], same[1:])),
+    )
 
 
 # Runs in a fresh interpreter: seconds to import, then peak RSS in bytes. VmHWM, not
@@ -200,13 +214,14 @@ def size_rows() -> list[tuple]:
 
 
 def main() -> None:
-    attempt(lambda: flambeau.set_num_threads(THREADS), "flambeau.set_num_threads")
-    if torch is not None:
-        torch.set_num_threads(THREADS)
-    versions = f"numpy {np.__version__}, torch {torch.__version__ if torch else 'not installed'}"
-    print(f"flambeau {getattr(flambeau, '__version__', '?')}, {versions}; {THREADS} threads")
-    print("best of 5 runs; ratio above 1 = flambeau faster or smaller; numpy is single-threaded")
-    report("tensor-core: compute", compute_rows())
+    banner("best of 5 runs; ratio above 1 = flambeau faster or smaller; numpy is single-threaded")
+    rows = compute_rows()
+    report("tensor-core: compute", rows)
+    report(
+        "tensor-core: mixed dtypes, f32 + i32 time / f32 + f32 time (16M)",
+        [mixed_over_same(rows)],
+        unit="x",
+    )
     seconds, rss = import_rows()
     report("tensor-core: import time (fresh process)", seconds)
     report("tensor-core: memory and size", rss + size_rows(), unit="bytes")

@@ -8,12 +8,11 @@ missing op prints n/a.
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 import flambeau
-from flambeau_bench import attempt, measure, report
+from flambeau_bench import banner, report
+from flambeau_bench import compare as _compare
 
 try:
     import torch
@@ -22,7 +21,6 @@ except ImportError:
 
 N = 16 * 2**20
 K = 2**20
-THREADS = os.cpu_count() or 1
 MODULES = {"flambeau": flambeau, "numpy": np, "torch": torch}
 
 
@@ -31,15 +29,9 @@ def convert(lib: str, *arrays: np.ndarray) -> list:
     return list(arrays) if lib == "numpy" else [MODULES[lib].from_numpy(a) for a in arrays]
 
 
-def compare(name: str, make, *, repeat: int = 5, number: int = 3) -> tuple:
+def compare(name: str, make, *, number: int = 3) -> tuple:
     """One row: make(lib) sets up and returns the callable to time in `lib`."""
-    times = [
-        None
-        if MODULES[lib] is None
-        else attempt(lambda lib=lib: measure(make(lib), repeat=repeat, number=number), name)
-        for lib in MODULES
-    ]
-    return (name, *times)
+    return _compare(name, make, number=number)
 
 
 def gather(src, index, dim):
@@ -137,12 +129,7 @@ def rows() -> list[tuple]:
 
 
 def main() -> None:
-    attempt(lambda: flambeau.set_num_threads(THREADS), "flambeau.set_num_threads")
-    if torch is not None:
-        torch.set_num_threads(THREADS)
-    versions = f"numpy {np.__version__}, torch {torch.__version__ if torch else 'not installed'}"
-    print(f"flambeau {getattr(flambeau, '__version__', '?')}, {versions}; {THREADS} threads")
-    print("best of 5 runs; ratio above 1 = flambeau faster; numpy is single-threaded")
+    banner("best of 5 runs; ratio above 1 = flambeau faster; numpy is single-threaded")
     report("tensor-core: indexing", rows())
 
 

@@ -3,7 +3,8 @@
 sgemm at 256, 1024 and 2048 (time, then GFLOP/s with the share of the machine's
 float32 peak when it can be estimated), and solve / svd / cholesky at 512 in
 float64. Every library gets the same data; OpenBLAS runs on
-flambeau.get_num_threads() threads.
+flambeau.get_num_threads() threads. Under FLAMBEAU_BENCH_ONLY=gemm only the sgemm
+tables run.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import re
 import numpy as np
 
 import flambeau
-from flambeau_bench import attempt, measure, report
+from flambeau_bench import banner, compare, gemm_only, report
 
 try:
     import torch
@@ -28,17 +29,6 @@ GEMM_SIZES = (256, 1024, 2048)
 
 def convert(lib: str, *arrays: np.ndarray) -> list:
     return list(arrays) if lib == "numpy" else [MODULES[lib].from_numpy(a) for a in arrays]
-
-
-def compare(name: str, make, *, repeat: int = 5, number: int = 1) -> tuple:
-    """One row: make(lib) returns the callable to time in `lib`."""
-    times = [
-        None
-        if MODULES[lib] is None
-        else attempt(lambda lib=lib: measure(make(lib), repeat=repeat, number=number), name)
-        for lib in MODULES
-    ]
-    return (name, *times)
 
 
 def sgemm(n: int):
@@ -85,22 +75,19 @@ def cpu_peak_gflops() -> float | None:
 
 
 def main() -> None:
-    attempt(lambda: flambeau.set_num_threads(THREADS), "flambeau.set_num_threads")
-    if torch is not None:
-        torch.set_num_threads(THREADS)
-    versions = f"numpy {np.__version__}, torch {torch.__version__ if torch else 'not installed'}"
-    print(f"flambeau {flambeau.__version__}, {versions}; {THREADS} threads")
+    banner()
     gemm = [compare(f"sgemm {n}", sgemm(n), number=20 if n <= 256 else 1) for n in GEMM_SIZES]
     report("linalg: sgemm (float32 matmul)", gemm)
     peak = cpu_peak_gflops()
-    print("\nGFLOP/s (2 n^3 / best time)" + (f"; estimated peak {peak:.0f}" if peak else ""))
+    rates = []
     for (name, *times), n in zip(gemm, GEMM_SIZES, strict=True):
-        rates = [None if t is None else 2.0 * n**3 / t.best / 1e9 for t in times]
-        cells = "  ".join(
-            f"{lib} {r:8.1f}" + (f" ({r / peak:.0%})" if peak else "") if r else f"{lib} n/a"
-            for lib, r in zip(MODULES, rates, strict=True)
-        )
-        print(f"  {name:12s} {cells}")
+        gflops = [None if t is None else 2.0 * n**3 / t.best / 1e9 for t in times]
+        share = f", flambeau at {gflops[0] / peak:.0%} of peak" if peak and gflops[0] else ""
+        rates.append((f"{name}{share}", *gflops))
+    peak_note = f"; estimated machine peak {peak:.0f}" if peak else ""
+    report(f"linalg: sgemm rate (2 n^3 / best time){peak_note}", rates, unit="GFLOP/s")
+    if gemm_only():
+        return
     a = spd(512)
     b = np.random.default_rng(2).random((512, 512))
     report(

@@ -3,16 +3,15 @@
 conv2d forward and forward+backward at N=16, 64->64 channels, 3x3, 56x56
 (padding 1), float32; max_pool2d / avg_pool2d 3x3 stride 2 and a 2x bilinear
 upsample on the same activation. NumPy has no such kernels (its column is n/a).
+Under FLAMBEAU_BENCH_ONLY=gemm only the convolutions (GEMM-bound) run.
 """
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 import flambeau
-from flambeau_bench import attempt, measure, report
+from flambeau_bench import banner, compare, gemm_only, report
 
 try:
     import flambeau.autograd  # noqa: F401  (enables .backward for the fwd+bwd row)
@@ -25,8 +24,7 @@ try:
 except ImportError:
     torch = None
 
-THREADS = os.cpu_count() or 1
-LIBS = ("flambeau", "numpy", "torch")
+LIBS = ("flambeau", "torch")
 
 
 def tensors(lib, *arrays, grad=()):
@@ -69,31 +67,29 @@ def simple(fn_flambeau, fn_torch, *arrays):
     return make
 
 
-def compare(name, make, *, repeat=5, number=3):
-    times = []
-    for lib in LIBS:
-        if lib == "numpy" or (lib == "torch" and torch is None):
-            times.append(None)
-            continue
-        times.append(
-            attempt(lambda lib=lib: measure(make(lib), repeat=repeat, number=number), name)
-        )
-    return (name, *times)
-
-
 def rows():
     rng = np.random.default_rng(0)
     x = rng.standard_normal((16, 64, 56, 56), dtype=np.float32)
     w = rng.standard_normal((64, 64, 3, 3), dtype=np.float32) * 0.05
     b = rng.standard_normal(64, dtype=np.float32)
     tf = TF if torch is not None else None
-    return [
-        compare("conv2d fwd 16x64x56x56, 3x3", lambda lib: conv_forward(lib, x, w, b)),
+    conv = [
         compare(
-            "conv2d fwd+bwd 16x64x56x56, 3x3",
+            "conv2d 16x64->64 3x3 56^2: forward",
+            lambda lib: conv_forward(lib, x, w, b),
+            libs=LIBS,
+            number=3,
+        ),
+        compare(
+            "conv2d 16x64->64 3x3 56^2: forward+backward",
             lambda lib: conv_forward_backward(lib, x, w, b),
+            libs=LIBS,
             number=1,
         ),
+    ]
+    if gemm_only():
+        return conv
+    return conv + [
         compare(
             "max_pool2d 3x3/2",
             simple(
@@ -101,6 +97,8 @@ def rows():
                 tf and (lambda t: tf.max_pool2d(t, 3, 2, 1)),
                 x,
             ),
+            libs=LIBS,
+            number=3,
         ),
         compare(
             "avg_pool2d 3x3/2",
@@ -109,6 +107,8 @@ def rows():
                 tf and (lambda t: tf.avg_pool2d(t, 3, 2, 1)),
                 x,
             ),
+            libs=LIBS,
+            number=3,
         ),
         compare(
             "upsample_bilinear2d x2",
@@ -117,18 +117,14 @@ def rows():
                 tf and (lambda t: tf.interpolate(t, size=(112, 112), mode="bilinear")),
                 x,
             ),
+            libs=LIBS,
             number=1,
         ),
     ]
 
 
 def main() -> None:
-    attempt(lambda: flambeau.set_num_threads(THREADS), "flambeau.set_num_threads")
-    if torch is not None:
-        torch.set_num_threads(THREADS)
-    print(f"flambeau {getattr(flambeau, '__version__', '?')}, torch "
-          f"{torch.__version__ if torch else 'not installed'}; {THREADS} threads")  # fmt: skip
-    print("best of 5 runs; ratio above 1 = flambeau faster")
+    banner()
     report("tensor-core: convolution, pooling, resize (float32)", rows())
 
 

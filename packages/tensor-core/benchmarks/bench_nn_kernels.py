@@ -10,12 +10,10 @@ easy to write.
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 import flambeau
-from flambeau_bench import attempt, measure, report
+from flambeau_bench import banner, compare, report
 
 try:
     import torch
@@ -24,8 +22,6 @@ except ImportError:
 
 M = 4096
 N = 16 * 2**20
-THREADS = os.cpu_count() or 1
-LIBS = ("flambeau", "numpy", "torch")
 
 
 def np_softmax(a, log=False):
@@ -150,28 +146,11 @@ def workloads(rng):
     ]
 
 
-def row(name, make, repeat=5, number=3):
-    times = []
-    for lib in LIBS:
-        if lib == "torch" and torch is None:
-            times.append(None)
-            continue
-        fn = attempt(lambda lib=lib: make(lib), name)
-        times.append(
-            attempt(lambda fn=fn: measure(fn, repeat=repeat, number=number), name) if fn else None
-        )
-    return (name, *times)
-
-
 def main() -> None:
-    attempt(lambda: flambeau.set_num_threads(THREADS), "flambeau.set_num_threads")
-    if torch is not None:
-        torch.set_num_threads(THREADS)
-    versions = f"numpy {np.__version__}, torch {torch.__version__ if torch else 'not installed'}"
-    print(f"flambeau {getattr(flambeau, '__version__', '?')}, {versions}; {THREADS} threads")
-    print("best of 5 runs; ratio above 1 = flambeau faster; numpy is single-threaded")
+    banner("best of 5 runs; ratio above 1 = flambeau faster; numpy is single-threaded")
     rng = np.random.default_rng(0)
-    report("tensor-core: nn kernels", [row(name, make) for name, make in workloads(rng)])
+    rows = [compare(name, make, number=3) for name, make in workloads(rng)]
+    report("tensor-core: nn kernels", rows)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 import flambeau
-from flambeau_bench import attempt, measure, report
+from flambeau_bench import compare, report
 
 try:
     import torch
@@ -45,17 +45,8 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for what in ("save", "load", "save+load"):
-            times = []
-            for lib in ("flambeau", "numpy", "torch"):
-                if lib == "torch" and torch is None:
-                    times.append(None)
-                    continue
-                path = Path(tmp) / f"{lib}.npz"
-                run = lambda lib=lib, path=path, what=what: measure(  # noqa: E731
-                    make(lib, arrays, path, what), repeat=3
-                )
-                times.append(attempt(run, what))
-            rows.append((f"{what} 100 MiB state dict", *times))
+            setup = lambda lib, what=what: make(lib, arrays, Path(tmp) / f"{lib}.npz", what)  # noqa: E731
+            rows.append(compare(f"{what} 100 MiB state dict", setup, repeat=3))
     report("tensor-core: serialization", rows)
 
 

@@ -6,12 +6,10 @@ unique of 1M int64. Every library gets the same data; a missing op prints n/a.
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 import flambeau
-from flambeau_bench import attempt, measure, report
+from flambeau_bench import banner, compare, report
 
 try:
     import torch
@@ -21,7 +19,6 @@ except ImportError:
 N = 2**20
 M = 4096
 K = 100
-THREADS = os.cpu_count() or 1
 MODULES = {"flambeau": flambeau, "numpy": np, "torch": torch}
 
 
@@ -55,16 +52,6 @@ def unique(a: np.ndarray):
     return make
 
 
-def compare(name: str, make, *, repeat: int = 5, number: int = 1) -> tuple:
-    times = [
-        None
-        if MODULES[lib] is None
-        else attempt(lambda lib=lib: measure(make(lib), repeat=repeat, number=number), name)
-        for lib in MODULES
-    ]
-    return (name, *times)
-
-
 def compute_rows() -> list[tuple]:
     rng = np.random.default_rng(0)
     x = rng.random(N, dtype=np.float32)
@@ -78,12 +65,7 @@ def compute_rows() -> list[tuple]:
 
 
 def main() -> None:
-    attempt(lambda: flambeau.set_num_threads(THREADS), "flambeau.set_num_threads")
-    if torch is not None:
-        torch.set_num_threads(THREADS)
-    versions = f"numpy {np.__version__}, torch {torch.__version__ if torch else 'not installed'}"
-    print(f"flambeau {getattr(flambeau, '__version__', '?')}, {versions}; {THREADS} threads")
-    print("best of 5 runs; ratio above 1 = flambeau faster; numpy is single-threaded")
+    banner("best of 5 runs; ratio above 1 = flambeau faster; numpy is single-threaded")
     report("tensor-core: sorting", compute_rows())
 
 
