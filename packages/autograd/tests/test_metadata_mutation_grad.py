@@ -144,14 +144,31 @@ def test_a_saved_input_changed_by_an_in_place_view_raises(recording):
 
 
 def test_an_input_whose_shape_changed_raises_rather_than_misreading_it(recording):
-    # PyTorch keeps the shape of every input; flambeau's formulas read it at backward,
-    # so a changed geometry is refused (an error, never a wrong gradient).
+    # PyTorch keeps the shape of every input; flambeau's formulas read the inputs they
+    # keep at backward, so a changed geometry is refused (an error, never a wrong gradient).
     w = leaf(2, 3)
     x = w * 2.0
-    y = x + F.ones(3, dtype=F.float64)  # broadcasting: the backward sums to x's shape
+    # cat's backward splits by x's shape (and keeps x: it declares no reads=)
+    y = F.cat([x, F.ones(2, 3, dtype=F.float64)])
     x.unsqueeze_(0)
     with pytest.raises(RuntimeError, match="had its shape, strides or dtype changed"):
         y.sum().backward()
+
+
+def test_an_input_kept_as_metadata_keeps_its_recorded_shape():
+    # add reads no input value: the call keeps x's shape, not x, so x's later change of
+    # geometry does not matter (as in PyTorch). (The Python recorder; the C++ one too
+    # once the core takes keep_for.)
+    was = _C._autograd_fast_set_enabled(False)
+    try:
+        w = leaf(2, 3)
+        x = w * 2.0
+        y = x + F.ones(3, dtype=F.float64)
+        x.unsqueeze_(0)
+        y.sum().backward()
+    finally:
+        _C._autograd_fast_set_enabled(was)
+    assert F.allclose(w.grad, F.full((2, 3), 2.0, dtype=F.float64))
 
 
 def test_an_output_changed_by_an_in_place_view_keeps_its_recorded_geometry(recording):

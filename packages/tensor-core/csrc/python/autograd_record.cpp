@@ -21,6 +21,7 @@ struct Package {
   py::object view_info;               // ViewInfo(base, view)
   py::object modified_error;          // modified_error(op, t, now, then) -> exception
   py::object reshaped_error;          // reshaped_error(op, t) -> exception
+  py::object tensor_meta;             // tensor_meta(shape, dtype, device): an argument not kept
 };
 
 Package& package() {
@@ -102,7 +103,27 @@ const py::object& formula_for(const Plan& plan, uint32_t mask, bool tuple_output
   return plan.formulas.back().second;
 }
 
+// The arguments a call keeps for its formula (bit i: argument i), given which are tensors
+// and which of those require grad.
+uint32_t keep_mask(const Plan& plan, uint32_t tensors, uint32_t grads) {
+  if (plan.keep_for.is_none() || package().tensor_meta.is_none()) return ~0u;
+  const uint64_t key = (uint64_t{tensors} << 32) | grads;
+  for (const auto& [k, keep] : plan.keeps)
+    if (k == key) return keep;
+  const auto keep = plan.keep_for(tensors, grads).cast<uint32_t>();
+  plan.keeps.emplace_back(key, keep);
+  return keep;
+}
+
 // ---- SavedCall: what a recorded call keeps for its formula ----
+
+// A tensor argument the formula does not read: its geometry only.
+struct ArgMeta {
+  int index = 0;  // the argument's position
+  DimVector sizes;
+  ScalarType dtype = ScalarType::Float32;
+  Device device{};
+};
 
 struct SavedOutput {
   // A C++ alias of the output (holding its Python object would keep the node alive),
@@ -119,6 +140,7 @@ struct SavedData {
   uint64_t versions[kMaxParams] = {};
   uint64_t geometry[kMaxParams] = {};  // tensor args' metadata versions
   uint32_t checked = 0;                // bit i: args[i]'s version is checked at backward
+  std::vector<ArgMeta> dropped;        // tensor arguments not kept (args[i] is then None)
   bool tuple_output = false;
   std::vector<SavedOutput> outputs;
 };
@@ -187,9 +209,18 @@ py::object unpack(SavedData& d, PyObject* op, PyObject* node) {
       raise_reshaped(op, d.args[i]);
   }
   py::dict args;
-  for (int i = 0; i < plan.n_params; ++i)
-    if (PyDict_SetItem(args.ptr(), plan.param_names[i].ptr(), d.args[i]) < 0)
+  for (int i = 0; i < plan.n_params; ++i) {
+    py::object value = py::reinterpret_borrow<py::object>(d.args[i]);
+    for (const ArgMeta& m : d.dropped) {
+      if (m.index != i) continue;
+      py::tuple shape(m.sizes.size());
+      for (size_t k = 0; k < m.sizes.size(); ++k) shape[k] = py::int_(m.sizes[k]);
+      value = package().tensor_meta(
+          shape, py::reinterpret_borrow<py::object>(dtype_object(m.dtype)), py::cast(m.device));
+    }
+    if (PyDict_SetItem(args.ptr(), plan.param_names[i].ptr(), value.ptr()) < 0)
       throw py::error_already_set();
+  }
   py::tuple results(d.outputs.size());
   for (size_t j = 0; j < d.outputs.size(); ++j) {
     const SavedOutput& o = d.outputs[j];
@@ -244,16 +275,24 @@ PyTypeObject* make_saved_call_type() {
   return reinterpret_cast<PyTypeObject*>(PyType_FromSpec(&spec));
 }
 
-py::object new_saved_call(const Plan& plan, PyObject* const* args) {
+py::object new_saved_call(const Plan& plan, PyObject* const* args, uint32_t keep) {
   PyObject* self = saved_call_type->tp_alloc(saved_call_type, 0);
   if (!self) throw py::error_already_set();
   auto& d = reinterpret_cast<SavedCall*>(self)->data;
   new (&d) SavedData();
   d.plan = &plan;
   for (int i = 0; i < plan.n_params; ++i) {
+    const bool tensor = is_tensor(args[i]);
+    if (tensor && !(keep >> i & 1)) {  // the formula reads its geometry only
+      Tensor t = as_tensor(args[i]);
+      d.dropped.push_back(ArgMeta{i, DimVector(t->sizes()), t->dtype(), t->device()});
+      Py_INCREF(Py_None);
+      d.args[i] = Py_None;
+      continue;
+    }
     Py_INCREF(args[i]);
     d.args[i] = args[i];
-    if (!is_tensor(args[i])) continue;
+    if (!tensor) continue;
     Tensor t = as_tensor(args[i]);
     d.geometry[i] = t->metadata_version();
     if (plan.check_inputs) {
@@ -294,18 +333,19 @@ py::object record(const Plan& plan, PyObject* const* args, py::object result) {
   }
   if (!any_differentiable) return result;
 
-  uint32_t mask = 0;
+  uint32_t mask = 0, grads = 0;
   PyObject* edges[kMaxParams];
   int n_edges = 0;
   for (int i = 0; i < plan.n_params; ++i) {
     if (!is_tensor(args[i])) continue;
     mask |= 1u << i;
+    if (as_tensor(args[i])->requires_grad()) grads |= 1u << i;
     edges[n_edges++] = edge_of(args[i]).release().ptr();
   }
   py::tuple next(n_edges);
   for (int k = 0; k < n_edges; ++k) PyTuple_SET_ITEM(next.ptr(), k, edges[k]);  // steals
 
-  py::object saved = new_saved_call(plan, args);
+  py::object saved = new_saved_call(plan, args, keep_mask(plan, mask, grads));
   auto& data = reinterpret_cast<SavedCall*>(saved.ptr())->data;
   data.tuple_output = tuple_output;
   data.outputs.resize(n_out);
@@ -349,7 +389,8 @@ void register_bindings(py::module_& m, py::object /*tensor_class*/) {
   m.def(
       "_autograd_fast_install",
       [](py::object node_type, py::object grad_edge, py::object accumulate_node,
-         py::object view_info, py::object modified_error, py::object reshaped_error) {
+         py::object view_info, py::object modified_error, py::object reshaped_error,
+         py::object tensor_meta) {
         if (!PyType_Check(node_type.ptr())) throw py::type_error("node_type must be a class");
         Package& p = package();
         p.node_type = reinterpret_cast<PyTypeObject*>(node_type.release().ptr());
@@ -358,14 +399,17 @@ void register_bindings(py::module_& m, py::object /*tensor_class*/) {
         p.view_info = std::move(view_info);
         p.modified_error = std::move(modified_error);
         p.reshaped_error = std::move(reshaped_error);
+        p.tensor_meta = std::move(tensor_meta);
       },
       py::arg("node_type"), py::arg("grad_edge"), py::arg("accumulate_node"), py::arg("view_info"),
       py::arg("modified_error"), py::arg("reshaped_error") = py::none(),
+      py::arg("tensor_meta") = py::none(),
       "Install the autograd package's hooks for recording in C++ (see autograd_record.h).");
   m.def(
       "_autograd_register_plan",
       [](const std::string& key, py::object node_name, py::tuple param_names, py::tuple defaults,
-         bool check_inputs, uint64_t check_outputs, bool view, py::object formula_for) {
+         bool check_inputs, uint64_t check_outputs, bool view, py::object formula_for,
+         py::object keep_for) {
         if (defaults.size() != param_names.size())
           throw py::value_error("_autograd_register_plan: bad parameter list for " + key);
         if (param_names.size() > static_cast<size_t>(kMaxParams))
@@ -379,12 +423,14 @@ void register_bindings(py::module_& m, py::object /*tensor_class*/) {
         plan.check_outputs = check_outputs;
         plan.view = view;
         plan.formula_for = std::move(formula_for);
+        plan.keep_for = std::move(keep_for);
         plans()[key] = std::move(plan);
         ++g_generation;
         return true;
       },
       py::arg("key"), py::arg("node_name"), py::arg("param_names"), py::arg("defaults"),
       py::arg("check_inputs"), py::arg("check_outputs"), py::arg("view"), py::arg("formula_for"),
+      py::arg("keep_for") = py::none(),
       "Register how calls to an operator overload are recorded in C++; False when it has too "
       "many parameters to be (its calls then go to the Python recorder).");
   m.def(

@@ -34,6 +34,11 @@ struct Plan {
   // operator is not differentiable and nothing is recorded.
   py::object formula_for;
   mutable std::vector<std::pair<uint32_t, py::object>> formulas;  // cached by mask
+  // keep_for(tensor_mask, grad_mask) -> bit i: keep argument i for the formula; None:
+  // keep every argument. A tensor argument not kept reaches the formula as the package's
+  // tensor_meta(shape, dtype, device): x * 3.0 then keeps nothing of x alive.
+  py::object keep_for;
+  mutable std::vector<std::pair<uint64_t, uint32_t>> keeps;  // cached by (tensor, grad) masks
 };
 
 // An operator overload's plan, looked up by its table key ("add", "add.Scalar")

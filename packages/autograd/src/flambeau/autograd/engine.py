@@ -230,9 +230,17 @@ def run_backward(
                 node = ready.popleft()
                 grads = buffers.pop(node, None) or [None] * node.n_outputs
                 # Hook tables are empty class-level mappings unless something registered.
+                # With inputs=, a node runs only when it leads to a target other than
+                # its own outputs; else it is here only to capture an input's gradient
+                # (tensor hooks and retain_grad apply, node hooks do not: PyTorch's rule).
+                runs = needed is None or (
+                    (node, 0) in targets and not capture
+                    if type(node) is AccumulateGrad
+                    else any(n in needed for n, _ in node.next_functions)
+                )
                 if node._tensor_hooks:
                     grads = _apply_tensor_hooks(node, grads)
-                if node._prehooks:
+                if node._prehooks and runs:
                     for hook in list(node._prehooks.values()):
                         r = hook(tuple(grads))
                         if r is not None:
@@ -247,14 +255,10 @@ def run_backward(
                         for pos in targets.get((node, i), ()):
                             captured[pos] = grads[i]
                 if type(node) is AccumulateGrad:
-                    if (
-                        grads[0] is not None
-                        and (inputs is None or (node, 0) in targets)
-                        and not capture
-                    ):
+                    if grads[0] is not None and runs and not capture:
                         _accumulate(node, grads[0], create_graph)
                     continue
-                if needed is not None and not any(n in needed for n, _ in node.next_functions):
+                if not runs:
                     continue  # a target whose own inputs lead to no other target
                 if grads.count(None) == len(grads):
                     input_grads = (None,) * len(node.next_functions)

@@ -128,7 +128,7 @@ class FormulaNode(Node):
     def _backward(self, grads):
         saved = self._saved
         if saved is not None:
-            return self._formula(grads, saved.unpack(self._name, self))
+            return self._formula(grads, saved.unpack(self._name, self), self.next_functions)
         raise RuntimeError(
             f"Trying to backward through the graph a second time (or directly access saved "
             f"tensors after they have already been freed) in {self._name}. Saved "

@@ -14,6 +14,7 @@ from flambeau import _C
 from . import anomaly_mode, derivatives, inplace_metadata, saved_tensors, schema
 from .graph import AccumulateGrad, FormulaNode, ViewInfo, backward_name
 from .tensor_flags import RAW_METHODS, raw_set_requires_grad
+from .tensor_meta import TensorMeta
 
 Tensor = _C.Tensor
 # Operators whose output is a view of their first input.
@@ -69,16 +70,32 @@ def attach(out, node, output_nr: int) -> None:
 class SavedArgs:
     """Bound arguments of a recorded call, with in-place modification checks.
 
-    Inputs are kept as they are (with their own graph, for create_graph).
+    Inputs are kept as they are (with their own graph, for create_graph), except
+    tensors whose values no wanted gradient reads (``keep``), which are replaced by
+    their TensorMeta and so not kept alive nor checked for in-place changes.
     Outputs are kept detached, so a node never keeps itself alive through its
     result, and re-attached to the node on unpacking.
     """
 
     def __init__(
-        self, bound: dict, outputs: tuple, check_inputs: bool, check_output, versions=None
+        self,
+        bound: dict,
+        outputs: tuple,
+        check_inputs: bool,
+        check_output,
+        versions=None,
+        keep=None,
     ):
         """versions: the inputs' versions from before the call (an in-place call bumps
-        any input that aliases its target, so reading them after would miss that)."""
+        any input that aliases its target, so reading them after would miss that).
+        keep: the names of the tensor arguments to keep (None: all)."""
+        if keep is not None:
+            bound = {
+                k: TensorMeta.of(v) if k not in keep and isinstance(v, Tensor) else v
+                for k, v in bound.items()
+            }
+            if versions is not None:
+                versions = {k: v for k, v in versions.items() if k in keep}
         self.bound = bound
         self.geometry = inplace_metadata.geometry_versions(bound)
         self.outputs = tuple(o.detach() if isinstance(o, Tensor) else o for o in outputs)
@@ -212,7 +229,14 @@ def handle(name: str, args: tuple, kwargs: dict):
             for j, t in enumerate(v):
                 inputs.append((p.name, j))
                 edges.append(grad_edge(t))
-    if inplace and formula is not None and formula.needs_input:
+    keep = None
+    if formula is not None and formula.reads is not None:
+        # Only what the wanted gradients read is kept (y = x * 3.0 keeps nothing of x).
+        keep = formula.kept(
+            p.name for p in sch.params if p.is_tensor and _requires_grad(bound[p.name])
+        )
+    first_kept = keep is None or sch.params[0].name in keep
+    if inplace and formula is not None and formula.needs_input and first_kept:
         # The formula reads the target's value from before the call: keep a copy
         # that stands for the old value in the graph too (for double backward).
         first = sch.params[0].name
@@ -249,6 +273,7 @@ def handle(name: str, args: tuple, kwargs: dict):
         check_inputs=(formula is None or formula.needs_input) and base not in VIEW_OPS,
         check_output=(lambda i: True) if formula is None else formula.reads_output,
         versions=versions,
+        keep=keep,
     )
     if anomaly_mode.is_enabled():
         node._record_trace()
@@ -348,6 +373,7 @@ def _plan(name: str, sch: schema.Schema) -> None:
         inputs = [(n, None) for i, n in enumerate(names) if mask >> i & 1]
         return derivatives.bind_formula(sch.key, formula, inputs, tuple_output)
 
+    keeps = formula.reads is not None and not formula.nondifferentiable
     _C._autograd_register_plan(
         sch.key,
         backward_name(name),
@@ -358,13 +384,34 @@ def _plan(name: str, sch: schema.Schema) -> None:
         check_outputs=sum(1 << i for i in range(sch.n_outputs) if formula.reads_output(i)),
         view=name in VIEW_OPS,
         formula_for=None if formula.nondifferentiable else formula_for,
+        keep_for=_keep_for(names, formula) if keeps else None,
     )
+
+
+def _keep_for(names: tuple, formula):
+    """keep_for(tensor_mask, grad_mask) -> keep_mask, for the core's C++ recorder: bit i
+    of tensor_mask is set when argument i is a tensor, of grad_mask when it is a tensor
+    that requires grad; bit i of the result, when argument i is kept (the others reach
+    the formula as TensorMeta(shape, dtype, device)). Non-tensors are always kept."""
+    every = (1 << len(names)) - 1
+
+    def keep_for(tensor_mask: int, grad_mask: int) -> int:
+        kept = formula.kept(n for i, n in enumerate(names) if grad_mask >> i & 1)
+        if kept is None:
+            return every
+        mask = every & ~tensor_mask  # non-tensor arguments
+        for i, n in enumerate(names):
+            if n in kept:
+                mask |= 1 << i
+        return mask
+
+    return keep_for
 
 
 def install() -> None:
     _C._set_autograd_handler(handle)
     hooks = (grad_edge, accumulate_node, ViewInfo, _modified, inplace_metadata.reshaped_error)
-    _C._autograd_fast_install(FormulaNode, *hooks)
+    _C._autograd_fast_install(FormulaNode, *hooks, tensor_meta=TensorMeta)
     for name in schema.table():
         for sch in schema.overloads(name):
             _plan(name, sch)

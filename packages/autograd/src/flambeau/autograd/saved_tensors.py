@@ -4,9 +4,10 @@ Inside ``saved_tensors_hooks(pack_hook, unpack_hook)`` every tensor an operation
 for its backward (the inputs a derivative formula reads, the outputs it reads, and
 ``ctx.save_for_backward`` of a custom Function) is stored as ``pack_hook(tensor)``
 (computed without recording), and backward reads ``unpack_hook(packed)`` instead. Only
-the innermost pair of hooks applies. Which inputs count as saved is coarser than in
-PyTorch: every tensor input of an operation whose formula reads any input (so
-``x.exp()``, which PyTorch saves only the result of, packs its input as well). As in
+the innermost pair of hooks applies. Which inputs count as saved follows the formula's
+``reads=`` declaration where it has one (``a * 3.0`` saves nothing of ``a``; ``x.exp()``
+only its result); for formulas without one it is coarser than in PyTorch: every tensor
+input of an operation whose formula reads any input. As in
 PyTorch, a tensor saved through hooks is not checked for later in-place changes: what
 unpack_hook returns is used as it is, with the saved tensor's place in the graph (so a
 copy still counts as requiring grad, and create_graph reaches the original's history).

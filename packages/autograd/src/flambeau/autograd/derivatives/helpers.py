@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import flambeau as F
 
+from ..tensor_meta import TensorMeta
+
 
 def needs_grad(t) -> bool:
     """Whether an argument's gradient is wanted: a tensor that requires grad. Formulas
     skip expensive gradients nobody asked for (a network's input, in x @ w.t())."""
-    return isinstance(t, F.Tensor) and t.requires_grad
+    return isinstance(t, (F.Tensor, TensorMeta)) and t.requires_grad
 
 
 def sum_to(g, shape):

@@ -30,7 +30,8 @@ def _grad_of_right(x, g, y):
     return _mH(x) @ g
 
 
-@formula("mm")
+# mat2's gradient reads mat2's strides too (_grad_of_right lays it out like mat2).
+@formula("mm", reads={"input": ("mat2",), "mat2": ("input", "mat2")})
 def _mm(g, a):
     x, y = a["input"], a["mat2"]
     return {
@@ -39,7 +40,7 @@ def _mm(g, a):
     }
 
 
-@formula("bmm")
+@formula("bmm", reads={"input": ("mat2",), "mat2": ("input",)})
 def _bmm(g, a):
     x, y = a["input"], a["mat2"]
     return {
@@ -58,13 +59,16 @@ def _dot(g, a):
     return {"input": g * conj(a["other"]), "other": g * conj(a["input"])}
 
 
-@formula("matmul")
+# other's gradient reads other's strides too (_grad_of_right). Only the wanted gradients
+# are computed, and the value of an input whose gradient alone is wanted is not read.
+@formula("matmul", reads={"input": ("other",), "other": ("input", "other")})
 def _matmul(g, a):
     x, y = a["input"], a["other"]
     if x.dim() == 1 and y.dim() == 1:
-        return {"input": g * conj(y), "other": g * conj(x)}
-    xm = x.unsqueeze(0) if x.dim() == 1 else x
-    ym = y.unsqueeze(-1) if y.dim() == 1 else y
+        return {
+            "input": g * conj(y) if needs_grad(x) else None,
+            "other": g * conj(x) if needs_grad(y) else None,
+        }
     gm = g
     if x.dim() == 1:
         gm = gm.unsqueeze(-2)
@@ -72,8 +76,12 @@ def _matmul(g, a):
         gm = gm.unsqueeze(-1)
     out = {}
     if needs_grad(x):
-        out["input"] = sum_to(gm @ _mH(ym), xm.shape).reshape(tuple(x.shape))
+        ym = y.unsqueeze(-1) if y.dim() == 1 else y
+        xm_shape = (1, *x.shape) if x.dim() == 1 else tuple(x.shape)
+        out["input"] = sum_to(gm @ _mH(ym), xm_shape).reshape(tuple(x.shape))
     if needs_grad(y):
+        xm = x.unsqueeze(0) if x.dim() == 1 else x
+        ym = y.unsqueeze(-1) if y.dim() == 1 else y
         gy = _grad_of_right(xm, gm, ym) if ym.dim() == 2 else _mH(xm) @ gm
         out["other"] = sum_to(gy, ym.shape).reshape(tuple(y.shape))
     return out
@@ -87,13 +95,17 @@ def _scal(a, key):
     return 1 if v is None else conj(v)
 
 
-@formula("addmm")
+@formula(
+    "addmm",
+    reads={"input": ("beta",), "mat1": ("mat2", "alpha"), "mat2": ("mat1", "alpha")},
+)
 def _addmm(g, a):
     al = _scal(a, "alpha")
+    # Only the wanted gradients: a matrix's value is kept only when the other's is wanted.
     return {
-        "input": g * _scal(a, "beta"),
-        "mat1": (g @ _mH(a["mat2"])) * al,
-        "mat2": (_mH(a["mat1"]) @ g) * al,
+        "input": g * _scal(a, "beta") if needs_grad(a["input"]) else None,
+        "mat1": (g @ _mH(a["mat2"])) * al if needs_grad(a["mat1"]) else None,
+        "mat2": (_mH(a["mat1"]) @ g) * al if needs_grad(a["mat2"]) else None,
     }
 
 

@@ -62,12 +62,12 @@ def _vjp(fn, primals, cotangents):
 # ---- softmax ----------------------------------------------------------------
 
 
-@formula("softmax", needs_input=False, needs_result=True)
+@formula("softmax", needs_input=False, needs_result=True, reads={"input": ()})  # its dtype
 def _softmax(g, a):
     return {"input": F._softmax_backward_data(g, a["result"], a["dim"], a["input"].dtype)}
 
 
-@formula("log_softmax", needs_input=False, needs_result=True)
+@formula("log_softmax", needs_input=False, needs_result=True, reads={"input": ()})
 def _log_softmax(g, a):
     return {"input": F._log_softmax_backward_data(g, a["result"], a["dim"], a["input"].dtype)}
 
@@ -766,7 +766,11 @@ def _norm(x, t, reduction):
     return 1.0 / max(n, 1)
 
 
-@formula("nll_loss_forward", needs_result=(1,))  # total_weight
+@formula(
+    "nll_loss_forward",
+    needs_result=(1,),  # total_weight
+    reads={"self": ("self", "target", "weight"), "weight": ("self", "target", "weight")},
+)
 def _nll_loss_forward(g, a):
     go = _first(g)
     if go is None:
@@ -876,7 +880,7 @@ def _pair(gx, x, t):
     return out
 
 
-@formula("mse_loss")
+@formula("mse_loss", reads={"self": ("self", "target"), "target": ("self", "target")})
 def _mse_loss(g, a):
     x, t = a["self"], a["target"]
     return _pair(F.mse_loss_backward(g, x, t, a["reduction"]), x, t)

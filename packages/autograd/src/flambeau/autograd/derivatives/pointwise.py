@@ -10,39 +10,49 @@ from .complex import conj
 from .helpers import first_name, needs_grad
 from .registry import formula
 
+# reads=: the arguments whose values each gradient reads (registry.Formula.reads); a call
+# keeps only those of its wanted gradients.
+_ADD_READS = {"input": (), "other": ("alpha",)}
 
-@formula("add", needs_input=False)
+
+@formula("add", needs_input=False, reads=_ADD_READS)
 def _add(g, a):
     return {"input": g, "other": g * conj(a["alpha"]) if a["alpha"] != 1 else g}
 
 
-@formula("sub", needs_input=False)
+@formula("sub", needs_input=False, reads=_ADD_READS)
 def _sub(g, a):
     return {"input": g, "other": -g * conj(a["alpha"]) if a["alpha"] != 1 else -g}
 
 
-@formula("rsub", needs_input=False)
+@formula("rsub", needs_input=False, reads={"input": ("alpha",), "other": ()})
 def _rsub(g, a):
     return {"input": -g * conj(a["alpha"]) if a["alpha"] != 1 else -g, "other": g}
 
 
-@formula("mul")
+@formula("mul", reads={"input": ("other",), "other": ("input",)})
 def _mul(g, a):
     x, y = a["input"], a["other"]
-    # x * 0.5 is the common case: no gradient is wanted for a number.
+    # x * 0.5 is the common case: no gradient is wanted for a number. Only wanted
+    # gradients are computed: the other's value may not have been kept.
     return {
-        "input": g * conj(y) if isinstance(x, F.Tensor) else None,
-        "other": g * conj(x) if isinstance(y, F.Tensor) else None,
+        "input": g * conj(y) if needs_grad(x) else None,
+        "other": g * conj(x) if needs_grad(y) else None,
     }
 
 
-@formula("div", "true_divide")
+@formula(
+    "div",
+    "true_divide",
+    reads={"input": ("other", "rounding_mode"), "other": ("input", "other", "rounding_mode")},
+)
 def _div(g, a):
     if a.get("rounding_mode") is not None:
         return {}
     x, y = a["input"], a["other"]
-    other = -g * conj(x / (y * y)) if isinstance(y, F.Tensor) else None
-    return {"input": g / conj(y), "other": other}
+    # Only wanted gradients: x's value is kept only when y's gradient is wanted.
+    other = -g * conj(x / (y * y)) if needs_grad(y) else None
+    return {"input": g / conj(y) if needs_grad(x) else None, "other": other}
 
 
 def _mod(rounding_mode):
@@ -62,17 +72,17 @@ formula("fmod")(_mod("trunc"))
 formula("remainder")(_mod("floor"))
 
 
-@formula("neg", "negative", needs_input=False)
+@formula("neg", "negative", needs_input=False, reads={"input": ()})
 def _neg(g, a):
     return {"input": -g}
 
 
-@formula("positive", "clone", "contiguous", needs_input=False)
+@formula("positive", "clone", "contiguous", needs_input=False, reads={"input": (), "self": ()})
 def _identity(g, a):
     return {first_name(a): g}
 
 
-@formula("pow")
+@formula("pow", reads={"input": ("input", "exponent"), "exponent": ("input", "exponent")})
 def _pow(g, a):
     x, e = a["input"], a["exponent"]
     out = {}
@@ -93,7 +103,7 @@ def _pow(g, a):
     return out
 
 
-@formula("exp", needs_result=True)
+@formula("exp", needs_result=True, reads={"input": ()})
 def _exp(g, a):
     return {"input": g * conj(a["result"])}
 
@@ -108,7 +118,7 @@ def _expm1(g, a):
     return {"input": g * conj(a["result"] + 1)}
 
 
-@formula("log")
+@formula("log", reads={"input": ("input",)})
 def _log(g, a):
     return {"input": g / conj(a["input"])}
 
@@ -128,12 +138,12 @@ def _log1p(g, a):
     return {"input": g / conj(a["input"] + 1)}
 
 
-@formula("sqrt", needs_result=True)
+@formula("sqrt", needs_result=True, reads={"input": ()})
 def _sqrt(g, a):
     return {"input": g / (2 * conj(a["result"]))}
 
 
-@formula("rsqrt", needs_result=True)
+@formula("rsqrt", needs_result=True, reads={"input": ()})
 def _rsqrt(g, a):
     r = a["result"]
     return {"input": -0.5 * g * conj(r * r * r)}
@@ -155,12 +165,12 @@ def _abs(g, a):
     return {"input": g * F.sgn(a["input"])}
 
 
-@formula("sin")
+@formula("sin", reads={"input": ("input",)})
 def _sin(g, a):
     return {"input": g * conj(F.cos(a["input"]))}
 
 
-@formula("cos")
+@formula("cos", reads={"input": ("input",)})
 def _cos(g, a):
     return {"input": -g * conj(F.sin(a["input"]))}
 
@@ -199,7 +209,7 @@ def _cosh(g, a):
     return {"input": g * conj(F.sinh(a["input"]))}
 
 
-@formula("tanh", needs_result=True)
+@formula("tanh", needs_result=True, reads={"input": ()})
 def _tanh(g, a):
     r = a["result"]
     return {"input": g * conj(1 - r * r)}
@@ -223,7 +233,7 @@ def _atanh(g, a):
     return {"input": g / conj(1 - x * x)}
 
 
-@formula("sigmoid", needs_result=True)
+@formula("sigmoid", needs_result=True, reads={"input": ()})
 def _sigmoid(g, a):
     r = a["result"]
     return {"input": g * conj(r * (1 - r))}
@@ -271,7 +281,7 @@ def _polygamma(g, a):
     return {"input": g * F.polygamma(a["n"] + 1, a["input"])}
 
 
-@formula("relu", needs_result=True)
+@formula("relu", needs_result=True, reads={"input": ()})
 def _relu(g, a):
     return {"input": F.threshold_backward(g, a["result"], 0)}
 

@@ -11,12 +11,12 @@ from .helpers import keep, reduced_count, unreduce
 from .registry import formula
 
 
-@formula("sum", needs_input=False)
+@formula("sum", needs_input=False, reads={"input": ()})  # only its shape
 def _sum(g, a):
     return {"input": unreduce(g, a)[0]}
 
 
-@formula("mean")
+@formula("mean", reads={"input": ()})  # only its shape
 def _mean(g, a):
     ge, dims = unreduce(g, a)
     return {"input": ge / reduced_count(a["input"], dims)}

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import flambeau as F
 
+from ..tensor_meta import TensorMeta
 from .helpers import sum_to
 
 Tensor = F.Tensor
@@ -23,22 +24,74 @@ class Formula:
     # Which outputs carry a gradient (None: every floating one), as PyTorch's
     # output_differentiability: lstsq's singular values do not.
     differentiable_outputs: tuple[bool, ...] | None = None
+    # For each differentiable input, the arguments whose values its gradient reads (None:
+    # every gradient reads every argument). A recorded call keeps only the tensors some
+    # wanted gradient reads; the others become TensorMeta (shape, dtype, device). An input
+    # missing from the mapping reads every argument.
+    reads: dict[str, tuple[str, ...]] | None = None
 
     def reads_output(self, i: int) -> bool:
         n = self.needs_result
         return n if isinstance(n, bool) else i in n
 
+    def kept(self, wanted) -> frozenset | None:
+        """The argument names a call keeps when the gradients of `wanted` (names) are
+        wanted; None: all of them."""
+        reads = self.reads
+        if reads is None:
+            return None
+        out: set = set()
+        for name in wanted:
+            r = reads.get(name)
+            if r is None:
+                return None
+            out.update(r)
+        return frozenset(out)
+
 
 FORMULAS: dict[str, Formula] = {}
 
 
-def formula(*names, needs_input=True, needs_result=False, differentiable_outputs=None):
+def formula(*names, needs_input=True, needs_result=False, differentiable_outputs=None, reads=None):
+    """Registers fn(g, a) as the derivative formula of the operators `names`.
+
+    reads: {input: (argument, ...)}, for each differentiable input the arguments whose
+    values (not only shape, dtype or device) its gradient reads; arguments that no wanted
+    gradient reads are not kept by the graph, and reach the formula as TensorMeta. The
+    formula must then compute only the wanted gradients (``needs_grad``). Names are
+    checked against the operators' parameters."""
+    if reads is not None:
+        _check_reads(names, reads)
+        reads = {k: tuple(v) for k, v in reads.items()}
+
     def register(fn):
         for n in names:
-            FORMULAS[n] = Formula(fn, needs_input, False, needs_result, differentiable_outputs)
+            FORMULAS[n] = Formula(
+                fn, needs_input, False, needs_result, differentiable_outputs, reads
+            )
         return fn
 
     return register
+
+
+def _check_reads(names, reads) -> None:
+    from .. import schema  # (imports only flambeau)
+
+    params = set()
+    for n in names:
+        base, _, overload = n.partition(".")
+        for sch in schema.overloads(base):
+            if not overload or sch.overload == overload:
+                params.update(p.name for p in sch.params)
+    for k, v in reads.items():
+        if isinstance(v, str):
+            raise TypeError(f"reads[{k!r}] of {names[0]!r} must be a tuple of names, not a str")
+        for name in (k, *v):
+            if name not in params:
+                raise ValueError(
+                    f"reads of the formula of {', '.join(names)!s} names {name!r}, which is not "
+                    f"a parameter of the operator (parameters: {', '.join(sorted(params))})"
+                )
 
 
 # Composite operators (PyTorch's CompositeImplicitAutograd): instead of a
@@ -65,9 +118,13 @@ def bind_formula(key, f: Formula | None, inputs, tuple_output=False):
     """The backward function of one recorded call: grads of outputs -> grads of inputs.
     Formulas of operators returning a tuple get a tuple of gradients."""
 
-    def backward(grads, args):
+    def backward(grads, args, edges=None):
+        """edges: the node's next_functions, one per entry of `inputs` (which gradients
+        are wanted: needed when the call kept only what they read)."""
         if f is None:
             raise RuntimeError(f"the derivative for '{key}' is not implemented")
+        if edges is not None and f.reads is not None:
+            _mark_wanted(args, inputs, edges)
         by_name = f.fn(grads if tuple_output else grads[0], args)
         out = []
         for name, j in inputs:
@@ -87,3 +144,23 @@ def bind_formula(key, f: Formula | None, inputs, tuple_output=False):
         return tuple(out)
 
     return backward
+
+
+def _mark_wanted(args: dict, inputs, edges) -> None:
+    """Makes ``needs_grad`` of each argument say whether the node wants its gradient,
+    where the call kept only what the wanted gradients read: a TensorMeta learns it
+    from the node's edge, and a kept tensor that has come to require grad since the call
+    (no edge) is seen detached, so that no formula computes its gradient from a value
+    that was not kept."""
+    metas = False
+    for (name, j), (fn, _) in zip(inputs, edges):
+        v = args.get(name)
+        if j is None and type(v) is TensorMeta:
+            v.requires_grad = fn is not None
+            metas = True
+    if not metas:
+        return
+    for (name, j), (fn, _) in zip(inputs, edges):
+        v = args.get(name)
+        if j is None and fn is None and isinstance(v, Tensor) and v.requires_grad:
+            args[name] = v.detach()

@@ -22,6 +22,7 @@ from .registry import composite, formula, nondifferentiable
     "expand",
     "expand_as",
     needs_input=False,
+    reads={"self": (), "input": (), "other": ()},  # only shapes
 )
 def _reshape_back(g, a):
     first = first_name(a)
@@ -29,7 +30,7 @@ def _reshape_back(g, a):
     return {first: sum_to(g, x.shape) if g.numel() != x.numel() else g.reshape(tuple(x.shape))}
 
 
-@formula("transpose", "swapaxes", "swapdims", needs_input=False)
+@formula("transpose", "swapaxes", "swapdims", needs_input=False, reads={"input": ()})
 def _transpose(g, a):
     first = first_name(a)
     d0 = a.get("dim0", a.get("axis0"))
@@ -37,13 +38,13 @@ def _transpose(g, a):
     return {first: g.transpose(d0, d1)}
 
 
-@formula("t", needs_input=False)
+@formula("t", needs_input=False, reads={"input": ()})
 def _t(g, a):
     first = first_name(a)
     return {first: g.t()}
 
 
-@formula("permute", needs_input=False)
+@formula("permute", needs_input=False, reads={"input": ()})
 def _permute(g, a):
     first = first_name(a)
     dims = [d % g.dim() for d in a["dims"]]
@@ -298,7 +299,17 @@ def _triu(g, a):
     return {"input": g.triu(a.get("diagonal", 0))}
 
 
-@formula("to", "type_as", "float", "double", "half", "bfloat16", "cpu", needs_input=False)
+@formula(
+    "to",
+    "type_as",
+    "float",
+    "double",
+    "half",
+    "bfloat16",
+    "cpu",
+    needs_input=False,
+    reads={"self": (), "other": ()},  # only the first's dtype
+)
 def _to(g, a):
     first = first_name(a)
     return {first: g.to(a[first].dtype)}
