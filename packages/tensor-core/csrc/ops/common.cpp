@@ -4,6 +4,7 @@
 #include <cstring>
 #include <optional>
 
+#include "cpu/parallel.h"
 #include "ops/uninitialized.h"
 
 namespace flambeau {
@@ -194,6 +195,57 @@ Tensor empty_in_layout_of(Span<Tensor> inputs, IntList shape, ScalarType dtype, 
   return empty(shape, dtype, device);
 }
 
+// Operands of another dtype than the computation's are cast a block at a time into a
+// buffer that stays in cache, instead of into a converted copy of the whole tensor
+// first (f32 + i32 then reads the int32 tensor once and writes nothing extra), when
+// the result and every operand are contiguous with the result's shape or single
+// values. Returns false (nothing done) otherwise.
+constexpr int64_t kCastBlock = 65536;
+
+bool cast_in_blocks(const KernelRef<ElementwiseKernel>& kernel, const Tensor& target,
+                    Span<Tensor> inputs, ScalarType compute, Span<Scalar> scalars) {
+  const int64_t numel = target->numel();
+  if (!target->device().is_cpu() || !target->is_contiguous() || numel < 4 * kCastBlock)
+    return false;
+  bool mixed = false;
+  for (const Tensor& t : inputs) {
+    if (t->numel() == 1) continue;
+    if (!t->is_contiguous() || !(t->sizes() == target->sizes())) return false;
+    mixed = mixed || t->dtype() != compute;
+  }
+  if (!mixed || inputs.size() > kMaxElementwiseInputs) return false;
+  Tensor whole[kMaxElementwiseInputs];
+  const size_t n = inputs.size();
+  for (size_t i = 0; i < n; ++i)  // single values: converted once
+    whole[i] = inputs[i]->numel() == 1 ? to_dtype(inputs[i], compute) : inputs[i];
+  const int64_t blocks = (numel + kCastBlock - 1) / kCastBlock;
+  parallel_for(0, blocks, 1, [&](int64_t lo, int64_t hi) {
+    Tensor buffer[kMaxElementwiseInputs], part[kMaxElementwiseInputs];
+    for (int64_t b = lo; b < hi; ++b) {
+      const int64_t start = b * kCastBlock, len = std::min(kCastBlock, numel - start);
+      const DimVector size{len}, step{1}, same{0};
+      for (size_t i = 0; i < n; ++i) {
+        const Tensor& t = whole[i];
+        if (t->numel() == 1) {
+          part[i] = make_view(t, size, same, t->offset());
+          continue;
+        }
+        Tensor block = make_view(t, size, step, t->offset() + start);
+        if (t->dtype() == compute) {
+          part[i] = block;
+          continue;
+        }
+        if (!buffer[i]) buffer[i] = empty(DimVector{kCastBlock}, compute, t->device());
+        part[i] = make_view(buffer[i], size, step, 0);
+        copy_into(part[i], block);
+      }
+      kernel(make_view(target, size, step, target->offset() + start), Span<Tensor>(part, n),
+             scalars);
+    }
+  });
+  return true;
+}
+
 }  // namespace
 
 Tensor elementwise(const OperatorEntry& op, const ElementwiseSpec& spec,
@@ -242,19 +294,20 @@ Tensor elementwise(const OperatorEntry& op, const ElementwiseSpec& spec,
   Tensor target =
       dest->dtype() == result ? dest : empty_in_layout_of(operands, shape, result, device);
 
-  Tensor prepared[kMaxElementwiseInputs];
-  size_t n = 0;
-  for (const Tensor& t : inputs) {
-    FLB_CHECK(n < kMaxElementwiseInputs, name, ": too many inputs");
-    prepared[n++] = expand_to(to_dtype(t, compute), shape, name);
-  }
   Scalar scalars[4];
   size_t ns = 0;
   for (const Scalar& s : args) scalars[ns++] = s;
-
   if (target->numel() > 0) {
     auto k = kernel_for<ElementwiseKernel>(op, device);
-    k(target, Span<Tensor>(prepared, n), Span<Scalar>(scalars, ns));
+    if (!cast_in_blocks(k, target, operands, compute, Span<Scalar>(scalars, ns))) {
+      Tensor prepared[kMaxElementwiseInputs];
+      size_t n = 0;
+      for (const Tensor& t : inputs) {
+        FLB_CHECK(n < kMaxElementwiseInputs, name, ": too many inputs");
+        prepared[n++] = expand_to(to_dtype(t, compute), shape, name);
+      }
+      k(target, Span<Tensor>(prepared, n), Span<Scalar>(scalars, ns));
+    }
   }
   if (target != dest) copy_into(dest, target);
   return dest;
