@@ -16,8 +16,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <memory>
 
+#include "core/scratch.h"
 #include "cpu/blas.h"
 #include "cpu/parallel.h"
 #include "cpu/vec_math.h"
@@ -46,9 +46,10 @@ T at(const T* p, int64_t j) {
   return p ? p[j] : T(0);
 }
 
+// Buffers from the CPU allocator: a size that cannot be had raises its RuntimeError.
 template <class T>
-std::unique_ptr<T[]> scratch(int64_t n) {
-  return std::unique_ptr<T[]>(new T[static_cast<size_t>(std::max<int64_t>(n, 1))]);
+Scratch<T> scratch(int64_t n) {
+  return Scratch<T>(static_cast<size_t>(std::max<int64_t>(n, 1)));
 }
 
 // Rows of a step in parallel; a row costs several transcendental functions per element.
@@ -76,9 +77,8 @@ struct Steps {
 // out[r] = column sums of the rows x cols matrix a (ld cols), as one GEMV-shaped GEMM.
 template <class T>
 void column_sums(const T* a, int64_t rows, int64_t cols, T* out) {
-  auto ones = scratch<T>(rows);
-  std::fill(ones.get(), ones.get() + rows, T(1));
-  gemm<T>(true, false, cols, 1, rows, T(1), a, cols, ones.get(), 1, T(0), out, 1);
+  Scratch<T> ones(static_cast<size_t>(std::max<int64_t>(rows, 1)), T(1));
+  gemm<T>(true, false, cols, 1, rows, T(1), a, cols, ones.data(), 1, T(0), out, 1);
 }
 
 template <class T>
@@ -96,14 +96,10 @@ void forward(const RnnLayerShape& s, const Tensor& input, const Tensor& hx, cons
 
   // The input projection of every step: into the workspace's gate columns (LSTM, GRU), or
   // a buffer for the plain RNN, which keeps no workspace.
-  std::unique_ptr<T[]> plain_pre;
-  T* xg = ws;
-  int64_t ld_xg = W;
-  if (!lstm && !gru) {
-    plain_pre = scratch<T>(N * G);
-    xg = plain_pre.get();
-    ld_xg = G;
-  }
+  const bool plain = !lstm && !gru;
+  Scratch<T> plain_pre = plain ? scratch<T>(N * G) : Scratch<T>();
+  T* xg = plain ? plain_pre.data() : ws;
+  const int64_t ld_xg = plain ? G : W;
   gemm<T>(false, true, N, G, I, T(1), x, I, w_ih, I, T(0), xg, ld_xg);
 
   // The running state: rows that have finished keep their last value, so at the end it
@@ -119,10 +115,10 @@ void forward(const RnnLayerShape& s, const Tensor& input, const Tensor& hx, cons
   ReleaseInterpreterLock unlocked;
   for (int64_t i = 0; i < n_steps; ++i) {
     const int64_t t = Steps::at(s, i), bs = s.batch_sizes[t], row0 = steps.first_row[t];
-    gemm<T>(false, true, bs, G, P, T(1), h, P, w_hh, P, T(0), hg.get(), G);
+    gemm<T>(false, true, bs, G, P, T(1), h, P, w_hh, P, T(0), hg.data(), G);
     for_rows(bs, G, [&](int64_t lo, int64_t hi) {
       for (int64_t r = lo; r < hi; ++r) {
-        const T* hgr = hg.get() + r * G;
+        const T* hgr = hg.data() + r * G;
         T* o = out + (row0 + r) * P;
         if (lstm) {
           T* wr = ws + (row0 + r) * W;  // i f g o, then c, then h before the projection
@@ -186,10 +182,10 @@ void backward(const RnnLayerShape& s, const Tensor& grad_output, const Tensor& g
   // Per row of every step: the gate gradients (the hidden side's differ for GRU), the
   // state each step started from, and (with a projection) the output's gradient.
   auto d_gates = scratch<T>(N * G);
-  std::unique_ptr<T[]> d_hidden_gates_buf = gru ? scratch<T>(N * G) : nullptr;
-  T* d_hgates = gru ? d_hidden_gates_buf.get() : d_gates.get();
+  Scratch<T> d_hidden_gates = gru ? scratch<T>(N * G) : Scratch<T>();
+  T* d_hgates = gru ? d_hidden_gates.data() : d_gates.data();
   auto h_prev = scratch<T>(N * P);
-  std::unique_ptr<T[]> d_out = proj ? scratch<T>(N * P) : nullptr;
+  Scratch<T> d_out = proj ? scratch<T>(N * P) : Scratch<T>();
 
   // The running gradients of the state, (grad_hx, grad_cx) at the end.
   T* dh_state = grads.hx->data_as<T>();
@@ -206,8 +202,8 @@ void backward(const RnnLayerShape& s, const Tensor& grad_output, const Tensor& g
       std::fill(dc_state, dc_state + B * H, T(0));
     }
   }
-  auto dh = scratch<T>(B * P);  // the step's gradient of its output
-  std::unique_ptr<T[]> dh_raw = proj ? scratch<T>(B * H) : nullptr;  // ... before w_hr
+  auto dh = scratch<T>(B * P);                                  // the step's gradient of its output
+  Scratch<T> dh_raw = proj ? scratch<T>(B * H) : Scratch<T>();  // ... before w_hr
 
   const Steps steps(s);
   const auto n_steps = static_cast<int64_t>(s.batch_sizes.size());
@@ -219,21 +215,21 @@ void backward(const RnnLayerShape& s, const Tensor& grad_output, const Tensor& g
     const int64_t tp = i > 0 ? Steps::at(s, i - 1) : -1;
     const int64_t prev_rows = tp >= 0 ? std::min(bs, s.batch_sizes[tp]) : 0;
     const int64_t prev_row0 = tp >= 0 ? steps.first_row[tp] : 0;
-    T* hp = h_prev.get() + row0 * P;
+    T* hp = h_prev.data() + row0 * P;
     if (prev_rows) std::memcpy(hp, out + prev_row0 * P, sizeof(T) * prev_rows * P);
     std::memcpy(hp + prev_rows * P, h0 + prev_rows * P, sizeof(T) * (bs - prev_rows) * P);
 
     for (int64_t e = 0; e < bs * P; ++e) dh[e] = dh_state[e] + (g_out ? g_out[row0 * P + e] : 0);
-    const T* dh_cell = dh.get();
+    const T* dh_cell = dh.data();
     if (proj) {
-      std::memcpy(d_out.get() + row0 * P, dh.get(), sizeof(T) * bs * P);
-      gemm<T>(false, false, bs, H, P, T(1), dh.get(), P, w_hr, H, T(0), dh_raw.get(), H);
-      dh_cell = dh_raw.get();
+      std::memcpy(d_out.data() + row0 * P, dh.data(), sizeof(T) * bs * P);
+      gemm<T>(false, false, bs, H, P, T(1), dh.data(), P, w_hr, H, T(0), dh_raw.data(), H);
+      dh_cell = dh_raw.data();
     }
     for_rows(bs, G, [&](int64_t lo, int64_t hi) {
       for (int64_t r = lo; r < hi; ++r) {
         const T* d = dh_cell + r * H;
-        T* dg = d_gates.get() + (row0 + r) * G;
+        T* dg = d_gates.data() + (row0 + r) * G;
         if (lstm) {
           const T* wr = ws + (row0 + r) * W;
           const T* c_prev = r < prev_rows ? ws + (prev_row0 + r) * W + 4 * H : c0 + r * H;
@@ -281,17 +277,17 @@ void backward(const RnnLayerShape& s, const Tensor& grad_output, const Tensor& g
   }
 
   // The weights' and the input's gradients over every step at once.
-  gemm<T>(false, false, N, I, G, T(1), d_gates.get(), G, w_ih, I, T(0), grads.input->data_as<T>(),
+  gemm<T>(false, false, N, I, G, T(1), d_gates.data(), G, w_ih, I, T(0), grads.input->data_as<T>(),
           I);
-  gemm<T>(true, false, G, I, N, T(1), d_gates.get(), G, x, I, T(0), grads.w_ih->data_as<T>(), I);
-  gemm<T>(true, false, G, P, N, T(1), d_hgates, G, h_prev.get(), P, T(0), grads.w_hh->data_as<T>(),
+  gemm<T>(true, false, G, I, N, T(1), d_gates.data(), G, x, I, T(0), grads.w_ih->data_as<T>(), I);
+  gemm<T>(true, false, G, P, N, T(1), d_hgates, G, h_prev.data(), P, T(0), grads.w_hh->data_as<T>(),
           P);
   if (grads.b_ih) {
-    column_sums(d_gates.get(), N, G, grads.b_ih->data_as<T>());
+    column_sums(d_gates.data(), N, G, grads.b_ih->data_as<T>());
     column_sums(d_hgates, N, G, grads.b_hh->data_as<T>());
   }
   if (proj)
-    gemm<T>(true, false, P, H, N, T(1), d_out.get(), P, ws + 5 * H, W, T(0),
+    gemm<T>(true, false, P, H, N, T(1), d_out.data(), P, ws + 5 * H, W, T(0),
             grads.w_hr->data_as<T>(), H);
 }
 
