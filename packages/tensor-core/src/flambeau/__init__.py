@@ -13,10 +13,14 @@ __path__ = extend_path(__path__, __name__)
 import os as _os  # noqa: E402
 import sys as _sys  # noqa: E402
 
-# OpenMP threads that spin after a parallel loop starve OpenBLAS's own threads
-# in the GEMM that usually follows (10x slower on two cores); idle OpenMP
-# threads sleep instead. Read once, when the core loads; a user's setting wins.
-_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# Idle OpenMP threads spin briefly before they sleep: long enough to catch the next
+# parallel region of a training step (an LSTM step runs two per time step; waking a
+# sleeping thread for each made MLP steps and LSTMs 1.7x slower), short enough not to
+# starve other processes. OpenBLAS runs on these threads (one pool, see
+# docs/design/one-thread-pool.rst). Read once, when the core loads; a user's
+# OMP_WAIT_POLICY or GOMP_SPINCOUNT wins.
+if "OMP_WAIT_POLICY" not in _os.environ:
+    _os.environ.setdefault("GOMP_SPINCOUNT", "30000")
 
 from flambeau import _openblas  # noqa: E402
 
