@@ -58,3 +58,11 @@ def take_incoming(key) -> int | None:
     """The descriptor of segment `key` that arrived with this message, if one did."""
     incoming = getattr(_local, "incoming", None)
     return incoming.pop(key, None) if incoming else None
+
+
+def swap_incoming(incoming: dict) -> dict:
+    """Makes `incoming` (segment key -> descriptor, kept by a reader) this thread's
+    incoming descriptors, and returns the ones it replaces, untouched."""
+    previous = getattr(_local, "incoming", None)
+    _local.incoming = incoming
+    return previous if previous is not None else {}

@@ -23,11 +23,19 @@ import socket
 import struct
 from multiprocessing import connection as _connection
 from multiprocessing import reduction
+from multiprocessing.reduction import ForkingPickler as _ForkingPickler
 
+from flambeau import _shared_memory
 from flambeau.multiprocessing import _descriptors
 
 _MAX_FDS = 253  # the kernel's SCM_MAX_FD
 _DESCRIPTORS_ONLY = -2  # a length that announces descriptors, then the real header
+_ANC_SPACE = socket.CMSG_SPACE(_MAX_FDS * 4)
+_MSG_CTRUNC = int(socket.MSG_CTRUNC)  # a plain int: `&` with the enum goes through Python
+_SCM_RIGHTS = int(socket.SCM_RIGHTS)
+_SOL_SOCKET = int(socket.SOL_SOCKET)
+_I = struct.Struct("!i")
+_Q = struct.Struct("!Q")
 
 
 class Connection(_connection.Connection):
@@ -51,48 +59,57 @@ class Connection(_connection.Connection):
         header = struct.pack("!i", n) if n <= 0x7FFFFFFF else struct.pack("!iQ", -1, n)
         segments = _descriptors.take_outgoing()
         sock = self._socket()
-        for i in range(0, max(len(segments), 1), _MAX_FDS):
+        nseg = len(segments)
+        for i in range(0, nseg - _MAX_FDS, _MAX_FDS):
+            # More segments than one message may carry: headers of descriptors only.
             fds = array.array("i", [s.fd for s in segments[i : i + _MAX_FDS]])
-            if i + _MAX_FDS >= len(segments):
-                # The descriptors ride on the message's header.
-                ancillary = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)] if fds else []
-                self._sendmsg_all(sock, header, ancillary)
-            else:
-                # More segments than one message may carry: a header of descriptors only.
-                self._sendmsg_all(
-                    sock, struct.pack("!i", _DESCRIPTORS_ONLY),
-                    [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)],
-                )  # fmt: skip
-        if n:
-            sock.sendall(buf)
+            self._sendmsg_all(
+                sock, [struct.pack("!i", _DESCRIPTORS_ONLY)], 4,
+                [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)],
+            )  # fmt: skip
+        last = segments[(nseg - 1) // _MAX_FDS * _MAX_FDS :] if nseg else ()
+        # The header and the body go out in one system call (one wake-up of the reader,
+        # one socket buffer); the last descriptors ride on it.
+        ancillary = (
+            [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [s.fd for s in last]))]
+            if last
+            else []
+        )
+        self._sendmsg_all(sock, [header, buf] if n else [header], len(header) + n, ancillary)
         del segments  # held until the kernel has its own references to the descriptors
 
     @staticmethod
-    def _sendmsg_all(sock, data: bytes, ancillary) -> None:
-        sent = sock.sendmsg([data], ancillary)
-        if sent < len(data):
-            sock.sendall(data[sent:])
+    def _sendmsg_all(sock, parts: list, total: int, ancillary) -> None:
+        sent = sock.sendmsg(parts, ancillary)
+        if sent < total:
+            # The rest, without descriptors (they went with the first byte).
+            for p in parts:
+                p = memoryview(p).cast("B")
+                if sent >= len(p):
+                    sent -= len(p)
+                    continue
+                sock.sendall(p[sent:])
+                sent = 0
 
     def _recv_exact(self, size: int, first: bool):
         """`size` bytes; descriptors that arrive with them go to the incoming list."""
         sock = self._socket()
         buf = bytearray(size)
-        view = memoryview(buf)
-        got = 0
-        while got < size:
-            if got == 0:
-                space = socket.CMSG_SPACE(_MAX_FDS * 4)
-                data, ancillary, flags, _ = sock.recvmsg(size, space)
-                _descriptors.receive(_fds_of(ancillary, flags))
-                view[: len(data)] = data
-                n = len(data)
-            else:
-                n = sock.recv_into(view[got:])
+        n, ancillary, flags, _ = sock.recvmsg_into([buf], _ANC_SPACE)
+        if ancillary:
+            _descriptors.receive(_fds_of(ancillary, flags))
+        if n < size:
             if n == 0:
-                if got == 0 and first:
+                if first:
                     raise EOFError
                 raise OSError("got end of file during message")
-            got += n
+            view = memoryview(buf)
+            got = n
+            while got < size:
+                n = sock.recv_into(view[got:])
+                if n == 0:
+                    raise OSError("got end of file during message")
+                got += n
         return buf
 
     def recv_message(self, maxsize: int | None = None) -> bytearray | None:
@@ -101,11 +118,11 @@ class Connection(_connection.Connection):
         list, for the unpickling that follows."""
         _descriptors.start_message()
         while True:
-            (size,) = struct.unpack("!i", self._recv_exact(4, first=True))
+            (size,) = _I.unpack(self._recv_exact(4, first=True))
             if size != _DESCRIPTORS_ONLY:
                 break
         if size == -1:
-            (size,) = struct.unpack("!Q", self._recv_exact(8, first=False))
+            (size,) = _Q.unpack(self._recv_exact(8, first=False))
         if maxsize is not None and size > maxsize:
             return None
         return self._recv_exact(size, first=False) if size else bytearray()
@@ -115,12 +132,145 @@ class Connection(_connection.Connection):
         return None if message is None else io.BytesIO(message)
 
 
+class MessageReader:
+    """Reads the messages of a Connection that has no other reader, several per system
+    call: one ``recvmsg_into`` fills a buffer with whatever has arrived, and messages are
+    cut from it (a DataLoader's main process reads its workers' results this way).
+
+    Descriptors are kept by the segment they open until the message that needs them is
+    unpickled (`recv_bytes` hands them to this thread's incoming list): the kernel gives
+    a message's descriptors no later than its first bytes, in the read that reaches
+    them, so a read may bring those of a message still in the buffer. They are closed,
+    when unused, once the buffer holds no further message.
+    """
+
+    _SIZE = 1 << 16
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self.sock = conn._socket()
+        self.buf = bytearray(self._SIZE)
+        self.start = 0  # the unread bytes are buf[start:end]
+        self.end = 0
+        self.incoming: dict = {}  # segment key -> descriptor, not yet used
+        self._poller = None
+
+    def buffered(self) -> bool:
+        """Whether a whole message is in the buffer (no system call)."""
+        avail = self.end - self.start
+        if avail < 4:
+            return False
+        (size,) = _I.unpack_from(self.buf, self.start)
+        if size >= 0:
+            return avail >= 4 + size
+        return True  # a descriptors-only header, or a long one: let next_message read on
+
+    def poll(self, timeout: float = 0.0) -> bool:
+        """Whether a message (or the end of the connection) can be read."""
+        if self.buffered():
+            return True
+        if self._poller is None:
+            import select
+
+            self._poller = select.poll()
+            self._poller.register(self.sock.fileno(), select.POLLIN)
+        return bool(self._poller.poll(max(0, int(timeout * 1000))))
+
+    def _fill(self, need: int) -> None:
+        """Reads until `need` unread bytes are buffered (blocking)."""
+        buf = self.buf
+        if self.start == self.end:
+            self.start = self.end = 0
+            if len(buf) > self._SIZE:
+                self.buf = buf = bytearray(self._SIZE)  # after a long message
+        if self.start + need > len(buf):
+            rest = self.end - self.start
+            if need > len(buf):
+                grown = bytearray(max(need, 2 * len(buf)))
+                grown[:rest] = buf[self.start : self.end]
+                self.buf = buf = grown
+            else:
+                buf[:rest] = buf[self.start : self.end]
+            self.start, self.end = 0, rest
+        while self.end - self.start < need:
+            with memoryview(buf) as view:
+                n, ancillary, flags, _ = self.sock.recvmsg_into([view[self.end :]], _ANC_SPACE)
+            if ancillary:
+                self._keep(_fds_of(ancillary, flags))
+            if n == 0:
+                if self.end == self.start:
+                    raise EOFError
+                raise OSError("got end of file during message")
+            self.end += n
+
+    def _keep(self, fds) -> None:
+        incoming = self.incoming
+        for fd in fds:
+            st = os.fstat(fd)
+            key = (st.st_dev, st.st_ino)
+            if key in _shared_memory._segments or key in incoming:
+                os.close(fd)
+            else:
+                incoming[key] = fd
+
+    def next_message(self) -> tuple[int, int]:
+        """(offset, size) in `buf` of the next message's body, read from the connection
+        as needed (blocking); valid until the next call."""
+        while True:
+            self._fill(4)
+            (size,) = _I.unpack_from(self.buf, self.start)
+            if size == _DESCRIPTORS_ONLY:
+                self.start += 4
+                continue
+            header = 4
+            if size == -1:
+                self._fill(12)
+                (size,) = _Q.unpack_from(self.buf, self.start + 4)
+                header = 12
+            self._fill(header + size)
+            offset = self.start + header
+            self.start = offset + size
+            return offset, size
+
+    def loads(self, load, data):
+        """``load(data)`` (an unpickling of the message just cut) with the descriptors
+        received so far as this thread's incoming ones; it takes those it needs."""
+        previous = _descriptors.swap_incoming(self.incoming)
+        try:
+            return load(data)
+        finally:
+            _descriptors.swap_incoming(previous)
+
+    def release_descriptors(self) -> None:
+        """Closes the unused descriptors once no unread bytes remain (every message they
+        came with has been read)."""
+        if self.start == self.end and self.incoming:
+            for fd in self.incoming.values():
+                os.close(fd)
+            self.incoming.clear()
+
+    def recv(self):
+        """The next message, unpickled (multiprocessing's pickler)."""
+        offset, size = self.next_message()
+        with memoryview(self.buf) as view:
+            data = bytes(view[offset : offset + size])
+        try:
+            return self.loads(_ForkingPickler.loads, data)
+        finally:
+            self.release_descriptors()
+
+    def close(self) -> None:
+        for fd in self.incoming.values():
+            os.close(fd)
+        self.incoming.clear()
+
+
 def _fds_of(ancillary, flags) -> list[int]:
     fds = array.array("i")
     for level, kind, data in ancillary:
-        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+        if level == _SOL_SOCKET and kind == _SCM_RIGHTS:
             fds.frombytes(data[: len(data) - (len(data) % fds.itemsize)])
-    if flags & socket.MSG_CTRUNC:
+    if flags & _MSG_CTRUNC:
         for fd in fds:
             os.close(fd)
         raise RuntimeError(

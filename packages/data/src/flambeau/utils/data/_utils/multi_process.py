@@ -16,11 +16,12 @@ import weakref
 from collections import deque
 from multiprocessing.reduction import ForkingPickler
 
+from flambeau.multiprocessing.connection import MessageReader
 from flambeau.utils.data._utils import ExceptionWrapper
 from flambeau.utils.data._utils.base_iter import _BaseDataLoaderIter
 from flambeau.utils.data._utils.failures import dead_worker_message, dump_stack
 from flambeau.utils.data._utils.pin_memory import pin_memory
-from flambeau.utils.data._utils.ring import _ParentRing, loads_result
+from flambeau.utils.data._utils.ring import _ParentRing, is_fast, loads_fast, loads_result
 from flambeau.utils.data._utils.start import context_of, preload_forkserver
 from flambeau.utils.data._utils.worker import (
     _RESUME,
@@ -33,10 +34,15 @@ from flambeau.utils.data._utils.worker import (
 def _write_message(fd: int, buf: bytes) -> None:
     """`buf` in the connections' framing (a 4-byte length first) with one write: a task
     carries no descriptors, and one system call wakes the worker once."""
-    data = memoryview(struct.pack("!i", len(buf)) + buf)
-    while data:
-        data = data[os.write(fd, data) :]
+    data = _LEN.pack(len(buf)) + buf
+    n = os.write(fd, data)
+    if n < len(data):
+        data = memoryview(data)[n:]
+        while data:
+            data = data[os.write(fd, data) :]
 
+
+_LEN = struct.Struct("!i")
 
 # Iterators with live workers, ended at interpreter exit.
 _live_iterators: weakref.WeakSet = weakref.WeakSet()
@@ -103,11 +109,11 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             if len(self._workers) < self._num_workers:
                 self._shutdown_workers()
         self._sentinels = {w.sentinel: i for i, w in enumerate(self._workers)}
-        self._pollers = []  # one per connection: is a result waiting? (no syscall setup)
-        for c in self._conns:
-            p = select.poll()
-            p.register(c.fileno(), select.POLLIN)
-            self._pollers.append(p)
+        # One reader per connection (the main process is its only reader): several
+        # results per system call when they have queued up.
+        self._readers = [MessageReader(c) for c in self._conns]
+        self._layouts: dict = {}  # fast-path layouts, parsed once (ring.py)
+        self._wait_pollers: dict = {}  # worker id (None: any) -> its poll object
         self._reset(loader, first_iter=True)
 
     # The epoch's tasks.
@@ -138,6 +144,8 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
 
     def _take_returned(self, worker_id: int) -> list:
         q = self._returned[worker_id]
+        if not q:
+            return []
         out = []
         while q:
             out.append(q.popleft())
@@ -160,16 +168,23 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         max_tasks = self._prefetch_factor * self._num_workers
         if self._tasks_outstanding >= max_tasks:
             return
-        active = sum(self._workers_status)
-        for _ in range(self._num_workers):
-            worker_id = next(self._worker_cycle)
-            if self._workers_status[worker_id]:
-                if self._in_order:
+        status = self._workers_status
+        if self._in_order:
+            for _ in range(self._num_workers):
+                worker_id = next(self._worker_cycle)
+                if status[worker_id]:
                     break
-                if self._workers_num_tasks[worker_id] < max_tasks // max(active, 1):
-                    break
+            else:
+                return  # no worker can take it
         else:
-            return  # no worker can take it
+            active = sum(status)
+            for _ in range(self._num_workers):
+                worker_id = next(self._worker_cycle)
+                if status[worker_id]:
+                    if self._workers_num_tasks[worker_id] < max_tasks // max(active, 1):
+                        break
+            else:
+                return  # no worker can take it
         try:
             index = self._next_index()
         except StopIteration:
@@ -245,7 +260,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         if worker_id is not None:
             task_id, data = self._get_data(worker_id)
             return task_id, data, worker_id
-        ready = [i for i, p in enumerate(self._pollers) if p.poll(0)]
+        ready = [i for i, r in enumerate(self._readers) if r.poll()]
         if not ready:
             ready = self._wait(None)
         i = ready[0]
@@ -253,16 +268,27 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         return task_id, data, i
 
     def _get_data(self, worker_id: int):
-        if not self._pollers[worker_id].poll(0):
+        if not self._readers[worker_id].poll():
             self._wait(worker_id)
         return self._recv(worker_id)
 
     def _recv(self, worker_id: int):
+        reader = self._readers[worker_id]
         try:
-            buf = self._conns[worker_id].recv_message()
+            offset, size = reader.next_message()
         except (EOFError, OSError):
             self._raise_dead(worker_id)
-        task_id, data, ring = loads_result(buf, self._rings[worker_id])
+        buf = reader.buf
+        if size and is_fast(buf, offset):
+            return loads_fast(buf, offset, size, self._rings[worker_id], self._layouts)
+        with memoryview(buf) as view:
+            msg = bytes(view[offset : offset + size])
+        try:
+            task_id, data, ring = reader.loads(
+                lambda b: loads_result(b, self._rings[worker_id]), msg
+            )
+        finally:
+            reader.release_descriptors()
         if ring is not None:
             storage, slot_bytes, nslots = ring
             self._rings[worker_id] = _ParentRing(
@@ -273,15 +299,10 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
     def _wait(self, worker_id):
         """Blocks until `worker_id`'s connection (any worker's, when None) has data.
         A worker's exit ends the wait at once (its sentinel); `timeout` bounds it."""
-        poller = select.poll()
-        conns = {}
-        for i, c in enumerate(self._conns):
-            if (worker_id is None or i == worker_id) and not c.closed:
-                poller.register(c.fileno(), select.POLLIN)
-                conns[c.fileno()] = i
-        for fd, i in self._sentinels.items():
-            if self._workers[i] is not None:
-                poller.register(fd, select.POLLIN)
+        for i in range(self._num_workers) if worker_id is None else (worker_id,):
+            if self._readers[i].buffered():
+                return [i]
+        poller, conns = self._wait_poller(worker_id)
         deadline = time.monotonic() + self._timeout if self._timeout > 0 else None
         while True:
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
@@ -293,11 +314,28 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                 i = self._sentinels.get(fd)
                 if i is not None:
                     # Data it sent before exiting is still read first.
-                    if self._conns[i].poll() and (worker_id is None or i == worker_id):
+                    if (worker_id is None or i == worker_id) and self._readers[i].poll():
                         return [i]
                     self._raise_dead(i)
             if deadline is not None and time.monotonic() >= deadline:
                 self._raise_timeout(worker_id)
+
+    def _wait_poller(self, worker_id):
+        """The poll object over `worker_id`'s connection (every worker's, when None) and
+        all the sentinels, made once; and its connections' descriptors -> worker ids."""
+        got = self._wait_pollers.get(worker_id)
+        if got is None:
+            poller = select.poll()
+            conns = {}
+            for i, c in enumerate(self._conns):
+                if (worker_id is None or i == worker_id) and not c.closed:
+                    poller.register(c.fileno(), select.POLLIN)
+                    conns[c.fileno()] = i
+            for fd, i in self._sentinels.items():
+                if self._workers[i] is not None:
+                    poller.register(fd, select.POLLIN)
+            got = self._wait_pollers[worker_id] = (poller, conns)
+        return got
 
     def _raise_dead(self, worker_id: int):
         w = self._workers[worker_id]
@@ -344,6 +382,8 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                 if w.is_alive():
                     w.kill()
                     w.join()
+            for r in getattr(self, "_readers", ()):
+                r.close()
             for c in self._conns:
                 c.close()
         finally:

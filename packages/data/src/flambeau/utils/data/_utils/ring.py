@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import io
 import pickle
+import struct
 from collections import deque
 from multiprocessing.reduction import ForkingPickler
 
@@ -108,7 +109,10 @@ class _ResultPickler(ForkingPickler):
     def persistent_id(self, obj):
         if obj.__class__ is not flambeau.Tensor:
             return None
-        w = self.writer
+        return self.persistent_id_of(self.writer, obj)
+
+    @staticmethod
+    def persistent_id_of(w: _SlotWriter, obj):
         if w.slot < 0 or obj.requires_grad:
             return None
         if obj.untyped_storage().data_ptr() != w.ring_ptr:
@@ -127,8 +131,41 @@ class _ResultPickler(ForkingPickler):
         )
 
 
+# A batch that is a list or tuple of tensors, all in the current slot (the common case),
+# goes without pickle: _FAST, then the task id, the slot and the layout's length, then the
+# layout (the container, then per tensor its dtype, rank, offset, shape and strides). The
+# main process parses a layout once and keeps it, so a batch costs it a lease and a view
+# per tensor. Everything else is a pickle (its first byte is 0x80).
+_FAST = 0x46
+_FAST_HEAD = struct.Struct("<BqiH")
+_TENSOR_HEAD = struct.Struct("<BBq")
+
+
+def _fast_layout(writer: _SlotWriter, data) -> bytes | None:
+    cls = data.__class__
+    if (cls is not list and cls is not tuple) or not data or len(data) > 64:
+        return None
+    parts = [b"\x01" if cls is tuple else b"\x00"]
+    for t in data:
+        if t.__class__ is not flambeau.Tensor or t.requires_grad:
+            return None
+        pid = _ResultPickler.persistent_id_of(writer, t)
+        if pid is None:
+            return None
+        _, code, offset, shape, stride = pid
+        nd = len(shape)
+        parts.append(_TENSOR_HEAD.pack(code, nd, offset))
+        parts.append(struct.pack(f"<{2 * nd}q", *shape, *stride))
+    return b"".join(parts)
+
+
 def dumps_result(writer: _SlotWriter, obj) -> bytes:
-    """`obj` (a worker's message) pickled, its tensors in the current slot by reference."""
+    """`obj` (a worker's message) encoded, its tensors in the current slot by reference."""
+    task_id, data, ring = obj
+    if ring is None and writer.slot >= 0:
+        layout = _fast_layout(writer, data)
+        if layout is not None and len(layout) < 0xFFFF:
+            return _FAST_HEAD.pack(_FAST, task_id, writer.slot, len(layout)) + layout
     buf = io.BytesIO()
     p = _ResultPickler(buf, 4)
     p.writer = writer
@@ -184,3 +221,41 @@ class _ResultUnpickler(pickle.Unpickler):
 def loads_result(buf, ring):
     """A worker's message from `buf`; tensors in a slot of `ring` (a `_ParentRing`) view it."""
     return _ResultUnpickler(io.BytesIO(buf), ring).load()
+
+
+class _Layout:
+    """A parsed fast-path layout: the container and each tensor's view arguments."""
+
+    __slots__ = ("is_tuple", "views")
+
+    def __init__(self, layout: bytes) -> None:
+        self.is_tuple = layout[0] == 1
+        views = []
+        pos = 1
+        while pos < len(layout):
+            code, nd, offset = _TENSOR_HEAD.unpack_from(layout, pos)
+            pos += _TENSOR_HEAD.size
+            dims = struct.unpack_from(f"<{2 * nd}q", layout, pos)
+            pos += 16 * nd
+            views.append((DTYPES[code], offset, list(dims[:nd]), list(dims[nd:])))
+        self.views = tuple(views)
+
+
+def is_fast(buf, offset: int) -> bool:
+    return buf[offset] == _FAST
+
+
+def loads_fast(buf, offset: int, size: int, ring, layouts: dict):
+    """(task id, batch) of a fast-path message at buf[offset:offset + size]; `layouts`
+    caches the parsed layouts by their bytes."""
+    _, task_id, slot, n = _FAST_HEAD.unpack_from(buf, offset)
+    start = offset + _FAST_HEAD.size
+    key = bytes(buf[start : start + n])
+    layout = layouts.get(key)
+    if layout is None:
+        if len(layouts) > 64:
+            layouts.clear()
+        layout = layouts[key] = _Layout(key)
+    view = ring.lease(slot)._view
+    out = [view(dtype, off, shape, stride) for dtype, off, shape, stride in layout.views]
+    return task_id, (tuple(out) if layout.is_tuple else out)
