@@ -1,4 +1,5 @@
 // The one copy kernel: any dtype to any dtype, any strides.
+#include <cstdint>
 #include <cstring>
 
 #include "cpu/copy_transpose.h"
@@ -9,12 +10,45 @@ namespace flambeau {
 
 namespace {
 
-// Same-dtype copy of one run: memcpy when both sides are dense, else one fixed-size
-// (so register-sized) move per element.
+// An unsigned integer of N bytes: what a same-dtype copy moves per element.
+template <size_t N>
+struct Bits {
+  struct type {
+    uint64_t lo, hi;
+  };
+};
+template <>
+struct Bits<1> {
+  using type = uint8_t;
+};
+template <>
+struct Bits<2> {
+  using type = uint16_t;
+};
+template <>
+struct Bits<4> {
+  using type = uint32_t;
+};
+template <>
+struct Bits<8> {
+  using type = uint64_t;
+};
+
+// Same-dtype copy of one run: memcpy when both sides are dense, a fill when the source
+// is one value broadcast (expand(), the gradient of a sum), else one fixed-size (so
+// register-sized) move per element.
 template <size_t N>
 void copy_run(char** data, const int64_t* s, int64_t n) {
   if (s[0] == static_cast<int64_t>(N) && s[1] == static_cast<int64_t>(N)) {
     std::memcpy(data[0], data[1], static_cast<size_t>(n) * N);
+    return;
+  }
+  if (s[0] == static_cast<int64_t>(N) && s[1] == 0) {
+    using B = typename Bits<N>::type;
+    B v;
+    std::memcpy(&v, data[1], N);
+    B* out = reinterpret_cast<B*>(data[0]);
+    for (int64_t i = 0; i < n; ++i) out[i] = v;
     return;
   }
   char* out = data[0];
