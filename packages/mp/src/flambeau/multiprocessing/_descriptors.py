@@ -45,6 +45,12 @@ def receive(fds: list[int]) -> None:
     incoming = getattr(_local, "incoming", None)
     if incoming is None:
         incoming = _local.incoming = {}
+    keep(fds, incoming)
+
+
+def keep(fds: list[int], incoming: dict) -> None:
+    """Keeps in `incoming`, by segment, the descriptors of segments neither mapped in this
+    process nor kept already; closes the others."""
     for fd in fds:
         st = os.fstat(fd)
         key = (st.st_dev, st.st_ino)

@@ -25,7 +25,6 @@ from multiprocessing import connection as _connection
 from multiprocessing import reduction
 from multiprocessing.reduction import ForkingPickler as _ForkingPickler
 
-from flambeau import _shared_memory
 from flambeau.multiprocessing import _descriptors
 
 _MAX_FDS = 253  # the kernel's SCM_MAX_FD
@@ -204,14 +203,7 @@ class MessageReader:
             self.end += n
 
     def _keep(self, fds) -> None:
-        incoming = self.incoming
-        for fd in fds:
-            st = os.fstat(fd)
-            key = (st.st_dev, st.st_ino)
-            if key in _shared_memory._segments or key in incoming:
-                os.close(fd)
-            else:
-                incoming[key] = fd
+        _descriptors.keep(fds, self.incoming)
 
     def next_message(self) -> tuple[int, int]:
         """(offset, size) in `buf` of the next message's body, read from the connection
