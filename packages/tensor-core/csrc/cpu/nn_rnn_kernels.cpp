@@ -1,42 +1,19 @@
 // CPU kernels of the fused LSTM and GRU cells: batch rows in parallel; within a
 // row, the gate activations run as vectorized loops (vec_math.h) over the
 // workspace. Formulas are in ops/nn_rnn.yaml.
-#include <cmath>
-
-#include "cpu/parallel.h"
-#include "cpu/vec_math.h"
-#include "dispatch/dispatcher.h"
+#include "cpu/rnn_kernel_support.h"
 #include "ops/rnn_kernels.h"
 
 namespace flambeau {
 
 namespace {
 
-constexpr uint32_t kSingleOrDouble =
-    dtype_bit(ScalarType::Float32) | dtype_bit(ScalarType::Float64);
-
-// In-place (in may equal out) vectorized activations.
-void sigmoid_n(const float* in, float* out, int64_t n) { vec::sigmoid_f32(in, out, n); }
-void sigmoid_n(const double* in, double* out, int64_t n) { vec::sigmoid_f64(in, out, n); }
-void tanh_n(const float* in, float* out, int64_t n) { vec::tanh_f32(in, out, n); }
-void tanh_n(const double* in, double* out, int64_t n) { vec::tanh_f64(in, out, n); }
-
-template <class T>
-const T* data_or_null(const Tensor& t) {
-  return t ? t->data_as<T>() : nullptr;
-}
-
-// Bias of gate column j, or 0 without a bias.
-template <class T>
-T bias_at(const T* b, int64_t j) {
-  return b ? b[j] : T(0);
-}
-
-// Rows in parallel; a row costs several transcendental functions per element.
-template <class F>
-void for_rows(int64_t rows, int64_t width, const F& f) {
-  parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / 8 / std::max<int64_t>(width, 1)), f);
-}
+using rnn::bias_at;
+using rnn::data_or_null;
+using rnn::for_rows;
+using rnn::kSingleOrDouble;
+using rnn::sigmoid_n;
+using rnn::tanh_n;
 
 void lstm_cell(const Tensor& igates, const Tensor& hgates, const Tensor& cx, const Tensor& ibias,
                const Tensor& hbias, const Tensor& hy, const Tensor& cy, const Tensor& workspace) {

@@ -19,43 +19,24 @@
 
 #include "core/scratch.h"
 #include "cpu/blas.h"
-#include "cpu/parallel.h"
-#include "cpu/vec_math.h"
-#include "dispatch/dispatcher.h"
+#include "cpu/rnn_kernel_support.h"
 #include "ops/rnn_kernels.h"
 
 namespace flambeau {
 
 namespace {
 
-constexpr uint32_t kSingleOrDouble =
-    dtype_bit(ScalarType::Float32) | dtype_bit(ScalarType::Float64);
-
-void sigmoid_n(float* x, int64_t n) { vec::sigmoid_f32(x, x, n); }
-void sigmoid_n(double* x, int64_t n) { vec::sigmoid_f64(x, x, n); }
-void tanh_n(const float* in, float* out, int64_t n) { vec::tanh_f32(in, out, n); }
-void tanh_n(const double* in, double* out, int64_t n) { vec::tanh_f64(in, out, n); }
-
-template <class T>
-const T* ptr(const Tensor& t) {
-  return t ? t->data_as<T>() : nullptr;
-}
-
-template <class T>
-T at(const T* p, int64_t j) {
-  return p ? p[j] : T(0);
-}
+using rnn::bias_at;
+using rnn::data_or_null;
+using rnn::for_rows;
+using rnn::kSingleOrDouble;
+using rnn::sigmoid_n;
+using rnn::tanh_n;
 
 // Buffers from the CPU allocator: a size that cannot be had raises its RuntimeError.
 template <class T>
 Scratch<T> scratch(int64_t n) {
   return Scratch<T>(static_cast<size_t>(std::max<int64_t>(n, 1)));
-}
-
-// Rows of a step in parallel; a row costs several transcendental functions per element.
-template <class F>
-void for_rows(int64_t rows, int64_t width, const F& f) {
-  parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / 8 / std::max<int64_t>(width, 1)), f);
 }
 
 // The steps in the order they run, with the first row of each.
@@ -90,7 +71,8 @@ void forward(const RnnLayerShape& s, const Tensor& input, const Tensor& hx, cons
   const bool lstm = s.mode == RnnMode::Lstm, gru = s.mode == RnnMode::Gru;
   const bool proj = static_cast<bool>(w.w_hr);
   const T *x = input->data_as<T>(), *w_ih = w.w_ih->data_as<T>(), *w_hh = w.w_hh->data_as<T>();
-  const T *b_ih = ptr<T>(w.b_ih), *b_hh = ptr<T>(w.b_hh), *w_hr = ptr<T>(w.w_hr);
+  const T *b_ih = data_or_null<T>(w.b_ih), *b_hh = data_or_null<T>(w.b_hh),
+          *w_hr = data_or_null<T>(w.w_hr);
   T* out = output->data_as<T>();
   T* ws = W ? workspace->data_as<T>() : nullptr;
 
@@ -122,10 +104,10 @@ void forward(const RnnLayerShape& s, const Tensor& input, const Tensor& hx, cons
         T* o = out + (row0 + r) * P;
         if (lstm) {
           T* wr = ws + (row0 + r) * W;  // i f g o, then c, then h before the projection
-          for (int64_t j = 0; j < G; ++j) wr[j] += hgr[j] + at(b_ih, j) + at(b_hh, j);
-          sigmoid_n(wr, 2 * H);
+          for (int64_t j = 0; j < G; ++j) wr[j] += hgr[j] + bias_at(b_ih, j) + bias_at(b_hh, j);
+          sigmoid_n(wr, wr, 2 * H);
           tanh_n(wr + 2 * H, wr + 2 * H, H);
-          sigmoid_n(wr + 3 * H, H);
+          sigmoid_n(wr + 3 * H, wr + 3 * H, H);
           T *cr = c + r * H, *cw = wr + 4 * H;
           for (int64_t j = 0; j < H; ++j) cr[j] = cw[j] = wr[H + j] * cr[j] + wr[j] * wr[2 * H + j];
           T* hr = proj ? wr + 5 * H : o;
@@ -133,12 +115,12 @@ void forward(const RnnLayerShape& s, const Tensor& input, const Tensor& hx, cons
           for (int64_t j = 0; j < H; ++j) hr[j] *= wr[3 * H + j];
         } else if (gru) {
           T* wr = ws + (row0 + r) * W;  // r z n, then hn
-          for (int64_t j = 0; j < 2 * H; ++j) wr[j] += at(b_ih, j) + hgr[j] + at(b_hh, j);
-          sigmoid_n(wr, 2 * H);
+          for (int64_t j = 0; j < 2 * H; ++j) wr[j] += bias_at(b_ih, j) + hgr[j] + bias_at(b_hh, j);
+          sigmoid_n(wr, wr, 2 * H);
           for (int64_t j = 0; j < H; ++j) {
-            const T hn = hgr[2 * H + j] + at(b_hh, 2 * H + j);
+            const T hn = hgr[2 * H + j] + bias_at(b_hh, 2 * H + j);
             wr[3 * H + j] = hn;
-            wr[2 * H + j] += at(b_ih, 2 * H + j) + wr[j] * hn;
+            wr[2 * H + j] += bias_at(b_ih, 2 * H + j) + wr[j] * hn;
           }
           tanh_n(wr + 2 * H, wr + 2 * H, H);
           const T* hp = h + r * P;
@@ -148,7 +130,8 @@ void forward(const RnnLayerShape& s, const Tensor& input, const Tensor& hx, cons
           }
         } else {
           const T* pre = xg + (row0 + r) * G;
-          for (int64_t j = 0; j < H; ++j) o[j] = pre[j] + hgr[j] + at(b_ih, j) + at(b_hh, j);
+          for (int64_t j = 0; j < H; ++j)
+            o[j] = pre[j] + hgr[j] + bias_at(b_ih, j) + bias_at(b_hh, j);
           if (s.mode == RnnMode::Tanh) {
             tanh_n(o, o, H);
           } else {
@@ -174,9 +157,10 @@ void backward(const RnnLayerShape& s, const Tensor& grad_output, const Tensor& g
   const bool lstm = s.mode == RnnMode::Lstm, gru = s.mode == RnnMode::Gru;
   const bool proj = static_cast<bool>(w.w_hr);
   const T *x = input->data_as<T>(), *w_ih = w.w_ih->data_as<T>(), *w_hh = w.w_hh->data_as<T>();
-  const T *w_hr = ptr<T>(w.w_hr), *out = output->data_as<T>();
+  const T *w_hr = data_or_null<T>(w.w_hr), *out = output->data_as<T>();
   const T* ws = W ? workspace->data_as<T>() : nullptr;
-  const T *g_out = ptr<T>(grad_output), *g_hy = ptr<T>(grad_hy), *g_cy = ptr<T>(grad_cy);
+  const T *g_out = data_or_null<T>(grad_output), *g_hy = data_or_null<T>(grad_hy),
+          *g_cy = data_or_null<T>(grad_cy);
   const T *h0 = hx->data_as<T>(), *c0 = lstm ? cx->data_as<T>() : nullptr;
 
   // Per row of every step: the gate gradients (the hidden side's differ for GRU), the
@@ -219,7 +203,12 @@ void backward(const RnnLayerShape& s, const Tensor& grad_output, const Tensor& g
     if (prev_rows) std::memcpy(hp, out + prev_row0 * P, sizeof(T) * prev_rows * P);
     std::memcpy(hp + prev_rows * P, h0 + prev_rows * P, sizeof(T) * (bs - prev_rows) * P);
 
-    for (int64_t e = 0; e < bs * P; ++e) dh[e] = dh_state[e] + (g_out ? g_out[row0 * P + e] : 0);
+    if (g_out) {
+      const T* go = g_out + row0 * P;
+      for (int64_t e = 0; e < bs * P; ++e) dh[e] = dh_state[e] + go[e];
+    } else {
+      std::memcpy(dh.data(), dh_state, sizeof(T) * bs * P);
+    }
     const T* dh_cell = dh.data();
     if (proj) {
       std::memcpy(d_out.data() + row0 * P, dh.data(), sizeof(T) * bs * P);

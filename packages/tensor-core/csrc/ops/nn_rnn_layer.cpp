@@ -2,6 +2,8 @@
 // over a whole sequence. They check the layer's geometry once (shared by both),
 // make the inputs contiguous and allocate the outputs; the kernels are in
 // cpu/nn_rnn_layer_kernels.cpp.
+#include <utility>
+
 #include "generated/ops_nn_rnn.h"
 #include "generated/ops_tensor.h"
 #include "ops/rnn_kernels.h"
@@ -93,6 +95,18 @@ RnnLayerShape layer_shape(const char* op, const Tensor& input, const Tensor& hx,
   return s;
 }
 
+// The weights made contiguous and the layer's geometry, checked: what both frontends start
+// from.
+std::pair<RnnLayerWeights, RnnLayerShape> checked_layer(
+    const char* op, const Tensor& input, const Tensor& hx, const Tensor& cx,
+    const Tensor& weight_ih, const Tensor& weight_hh, const Tensor& bias_ih, const Tensor& bias_hh,
+    const Tensor& weight_hr, IntList batch_sizes, const std::string& mode, bool reverse) {
+  RnnLayerWeights w{dense(weight_ih), dense(weight_hh), dense(bias_ih), dense(bias_hh),
+                    dense(weight_hr)};
+  RnnLayerShape s = layer_shape(op, input, hx, cx, w, batch_sizes, mode, reverse);
+  return {std::move(w), std::move(s)};
+}
+
 DimVector output_shape(const RnnLayerShape& s, const Tensor& input) {
   if (input->dim() == 2) return {s.rows, s.out_size};
   return {input->sizes()[0], s.batch, s.out_size};
@@ -109,9 +123,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> _rnn_layer(const Tensor& input, const
                                                       const Tensor& weight_hr, IntList batch_sizes,
                                                       const std::string& mode, bool reverse) {
   const char* op_name = "_rnn_layer";
-  const RnnLayerWeights w{dense(weight_ih), dense(weight_hh), dense(bias_ih), dense(bias_hh),
-                          dense(weight_hr)};
-  const RnnLayerShape s = layer_shape(op_name, input, hx, cx, w, batch_sizes, mode, reverse);
+  const auto [w, s] = checked_layer(op_name, input, hx, cx, weight_ih, weight_hh, bias_ih, bias_hh,
+                                    weight_hr, batch_sizes, mode, reverse);
   const ScalarType dt = input->dtype();
   const Device dev = input->device();
   Tensor output = flambeau::empty(output_shape(s, input), dt, dev);
@@ -130,9 +143,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> _rnn_
     const Tensor& bias_ih, const Tensor& bias_hh, const Tensor& weight_hr, const Tensor& output,
     const Tensor& workspace, IntList batch_sizes, const std::string& mode, bool reverse) {
   const char* op_name = "_rnn_layer_backward";
-  const RnnLayerWeights w{dense(weight_ih), dense(weight_hh), dense(bias_ih), dense(bias_hh),
-                          dense(weight_hr)};
-  const RnnLayerShape s = layer_shape(op_name, input, hx, cx, w, batch_sizes, mode, reverse);
+  const auto [w, s] = checked_layer(op_name, input, hx, cx, weight_ih, weight_hh, bias_ih, bias_hh,
+                                    weight_hr, batch_sizes, mode, reverse);
   const ScalarType dt = input->dtype();
   const Device dev = input->device();
   const DimVector out_shape = output_shape(s, input);

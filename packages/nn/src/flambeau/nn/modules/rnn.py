@@ -39,8 +39,8 @@ def _lin(x, weight):
     return flambeau.matmul(x, weight.t())
 
 
-def _rnn_step(mode, igates, h, c, w_hh, b_ih, b_hh, w_hr):
-    """One step of one direction: returns (h, c) for the rows in igates."""
+def _rnn_step(mode, igates, h, c, w_hh, b_ih, b_hh):
+    """One step of a cell (LSTMCell, GRUCell, RNNCell): returns (h, c)."""
     hgates = _lin(h, w_hh)
     if mode == "LSTM":
         if igates.dtype in (flambeau.float32, flambeau.float64):
@@ -50,8 +50,6 @@ def _rnn_step(mode, igates, h, c, w_hh, b_ih, b_hh, w_hr):
             up = [None if t is None else t.float() for t in (igates, hgates, c, b_ih, b_hh)]
             h, c, _ = flambeau._thnn_fused_lstm_cell(*up)
             h, c = h.to(low), c.to(low)
-        if w_hr is not None:
-            h = _lin(h, w_hr)
         return h, c
     if mode == "GRU":
         h, _ = flambeau._thnn_fused_gru_cell(igates, hgates, h, b_ih, b_hh)
@@ -404,7 +402,7 @@ class RNNCell(RNNCellBase):
         x, (h,), unbatched = self._prepare(input, hx, 1)
         mode = "RNN_TANH" if self.nonlinearity == "tanh" else "RNN_RELU"
         h, _ = _rnn_step(mode, _lin(x, self.weight_ih), h, None, self.weight_hh, self.bias_ih,
-                         self.bias_hh, None)  # fmt: skip
+                         self.bias_hh)  # fmt: skip
         return h.squeeze(0) if unbatched else h
 
 
@@ -418,7 +416,7 @@ class LSTMCell(RNNCellBase):
     def forward(self, input, hx=None):
         x, (h, c), unbatched = self._prepare(input, hx, 2)
         h, c = _rnn_step("LSTM", _lin(x, self.weight_ih), h, c, self.weight_hh, self.bias_ih,
-                         self.bias_hh, None)  # fmt: skip
+                         self.bias_hh)  # fmt: skip
         return (h.squeeze(0), c.squeeze(0)) if unbatched else (h, c)
 
 
@@ -432,7 +430,7 @@ class GRUCell(RNNCellBase):
     def forward(self, input, hx=None):
         x, (h,), unbatched = self._prepare(input, hx, 1)
         h, _ = _rnn_step("GRU", _lin(x, self.weight_ih), h, None, self.weight_hh, self.bias_ih,
-                         self.bias_hh, None)  # fmt: skip
+                         self.bias_hh)  # fmt: skip
         return h.squeeze(0) if unbatched else h
 
 
