@@ -77,12 +77,12 @@ def worker(role: str) -> None:
             from flambeau.nn.parallel import DistributedDataParallel
 
             ddp = DistributedDataParallel(model)
-            out["step"] = _time(step_fn(lib, ddp, x, y), 15)
+            out["step"] = _time(step_fn(lib, ddp, x, y), 60)
             info = ddp._get_ddp_logging_data()
             out["overlap_s"] = info["first_launch_before_backward_end_s"]
             out["backward_s"] = info["backward_time_s"]
         else:
-            out["step"] = _time(step_fn(lib, model, x, y), 15)
+            out["step"] = _time(step_fn(lib, model, x, y), 60)
         out["params"] = sum(p.numel() for p in model.parameters())
     if rank == 0:
         print("BENCH " + json.dumps(out), flush=True)

@@ -70,6 +70,19 @@ def test_yield_settings_only_when_oversubscribed(monkeypatch):
     assert user["MPIR_CVAR_ENABLE_HEAVY_YIELD"] == "0"  # the user's choice stands
 
 
+def test_communication_thread_only_with_a_spare_core_per_rank(monkeypatch):
+    monkeypatch.delenv("FLAMBEAU_COMM_THREAD", raising=False)
+    monkeypatch.setenv("MPI_LOCALNRANKS", "1")
+    assert _runtime.communication_thread() == (_runtime.cores() >= 2)
+    monkeypatch.setenv("MPI_LOCALNRANKS", str(_runtime.cores()))
+    assert not _runtime.communication_thread()  # a core a rank: no room for the thread
+    monkeypatch.setenv("FLAMBEAU_COMM_THREAD", "1")
+    assert _runtime.communication_thread()
+    monkeypatch.setenv("FLAMBEAU_COMM_THREAD", "0")
+    monkeypatch.setenv("MPI_LOCALNRANKS", "1")
+    assert not _runtime.communication_thread()
+
+
 @pytest.mark.parametrize(
     "call",
     [

@@ -7,6 +7,11 @@ def test_ddp_matches_single_process_training(n):
     expect_ok(run_workers("ddp.py", n, timeout=40), n)
 
 
+def test_ddp_with_the_communication_thread():
+    # This machine has too few cores for the thread to be chosen; force it.
+    expect_ok(run_workers("ddp.py", 2, timeout=40, env={"FLAMBEAU_COMM_THREAD": "1"}), 2)
+
+
 def test_comm_hooks_and_bucket_rebuild():
     expect_ok(run_workers("ddp_hooks.py", 2, timeout=40), 2)
 

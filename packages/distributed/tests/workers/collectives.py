@@ -1,5 +1,7 @@
 """Every collective against a NumPy reference, on any number of ranks."""
 
+import time
+
 import numpy as np
 
 import flambeau as torch
@@ -50,6 +52,25 @@ t = torch.from_numpy(data(r).copy())
 work = dist.all_reduce(t, async_op=True)
 assert work.wait() is True and work.is_completed() and work.is_success()
 np.testing.assert_allclose(t.numpy(), everyone.sum(0))
+
+# A Work nobody waits on still finishes (its buffer kept alive meanwhile), and the
+# callbacks of its future run, with or without a communication thread.
+import gc  # noqa: E402
+
+seen = []
+for _ in range(20):
+    big = torch.ones(1 << 16)
+    dropped = dist.all_reduce(big, async_op=True)
+    dropped.get_future().then(lambda f: seen.append(f.value()[0][0].item()))
+    del big, dropped
+    gc.collect()
+deadline = time.monotonic() + 10
+while time.monotonic() < deadline:  # every rank leaves at the same call
+    flag = torch.tensor([int(len(seen) == 20)])
+    dist.all_reduce(flag, op=dist.ReduceOp.MIN)
+    if flag.item():
+        break
+assert seen == [float(w)] * 20, seen
 
 # broadcast, reduce
 for src in range(w):

@@ -18,10 +18,10 @@ from datetime import timedelta
 import numpy as np
 
 from . import debug
-from ._runtime import mpi, threads_supported
+from ._runtime import communication_thread, mpi, threads_supported
 from .errors import DistBackendError
 from .liveness import Liveness, install_excepthook
-from .work import Engine, Operation, Work
+from .work import Engine, InlineEngine, Operation, Work
 
 __all__ = [
     "Backend",
@@ -180,10 +180,15 @@ class ProcessGroup:
             op.drive()
             return None
         engine = self._world.engine
-        if engine is None:  # MPI without thread support: Work.wait() drives it
-            return Work(op, owned_by_engine=False)
         engine.submit(op)
-        return Work(op, owned_by_engine=True)
+        return Work(op, owned_by_engine=engine.owns_operations)
+
+    def progress(self) -> None:
+        """Settle finished operations posted with async_op=True (a no-op with the
+        communication thread, which does it)."""
+        engine = self._world.engine
+        if engine is not None:
+            engine.progress()
 
 
 class _World:
@@ -193,7 +198,7 @@ class _World:
         self.default: ProcessGroup | None = None
         self.groups: list[ProcessGroup] = []
         self.liveness: Liveness | None = None
-        self.engine: Engine | None = None
+        self.engine: Engine | InlineEngine | None = None
         self.backend: str | None = None
         self.broken = False
         self.created = 0  # groups made by new_group, counted alike on every rank
@@ -332,7 +337,7 @@ def init_process_group(
     _world.broken = False
     _world.backend = "mpi"
     _world.liveness = Liveness(comm)
-    _world.engine = Engine() if threads_supported() else None
+    _world.engine = Engine() if communication_thread() and threads_supported() else InlineEngine()
     pg = ProcessGroup(comm, list(range(size)), timeout, _world, group_name or "0")
     _world.default = pg
     _world.groups = [pg]

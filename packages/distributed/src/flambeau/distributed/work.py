@@ -6,10 +6,17 @@ that its peers are alive (liveness.py) and that the process group's timeout has 
 passed, and raises DistBackendError naming the dead rank and the operation otherwise.
 
 A synchronous call polls in the caller's thread (no hand-over: a 4-byte all_reduce
-costs a few microseconds). Operations posted with async_op=True belong to one
-communication thread per process, which polls all of them: MPI advances a nonblocking
-collective only while some thread is inside the library, so without that thread
-DistributedDataParallel's bucket all-reduces would not move while backward computes.
+costs a few microseconds). Operations posted with async_op=True belong to an engine,
+which holds them (and so their buffers) until they finish, whether or not anyone waits
+on their Work:
+- `Engine`, a communication thread per process that polls all of them: MPI advances a
+  nonblocking collective only while some thread is inside the library, so with a spare
+  core this lets DistributedDataParallel's bucket all-reduces move while backward
+  computes;
+- `InlineEngine`, no thread: the posted operations are polled whenever this process
+  enters the library again (the next operation, Work.wait, Work.is_completed). Chosen
+  when a rank has no spare core (_runtime.communication_thread) or MPI has no thread
+  support.
 """
 
 from __future__ import annotations
@@ -61,6 +68,7 @@ class Operation:
         "posted_at",
         "completed_at",
         "future",
+        "_testing",
     )
 
     def __init__(self, pg, requests, desc, finish=None, result=None, statuses=None):
@@ -77,6 +85,7 @@ class Operation:
         self.error: BaseException | None = None
         self.event = threading.Event()
         self.future = None
+        self._testing = threading.Lock()  # MPI: one thread at a time tests a request
 
     def settle(self, error: BaseException | None = None) -> None:
         """Mark the operation finished (with `error` when it failed); wake its waiters and
@@ -100,6 +109,10 @@ class Operation:
     def test(self) -> bool:
         """One poll; completes the operation (running finish) when its requests are done."""
         MPI = mpi()
+        if self.done:
+            return True
+        if not self._testing.acquire(blocking=False):
+            return False  # another thread is testing it just now
         try:
             if self.statuses is not None:
                 ready = MPI.Request.Testall(self.requests, self.statuses)
@@ -110,6 +123,8 @@ class Operation:
                 f"[rank {self.pg.global_rank_of_self}] {self.desc} failed: MPI reported "
                 f"{e.Get_error_string()}"
             ) from e
+        finally:
+            self._testing.release()
         if ready:
             self.completed_at = time.perf_counter()
             if self.finish is not None:
@@ -143,6 +158,7 @@ class Operation:
 
     def drive(self) -> None:
         """Poll in this thread until done; raises on a dead peer, a timeout or an MPI error."""
+        self.pg.progress()
         try:
             spins = policy().spins
             polls, pause, next_check = 0, 0.0, 0.0
@@ -166,6 +182,8 @@ class Operation:
 
 class Engine:
     """The communication thread: polls every operation posted with async_op=True."""
+
+    owns_operations = True  # a Work only waits for the thread to settle its operation
 
     def __init__(self):
         self._pending: list[Operation] = []
@@ -229,10 +247,59 @@ class Engine:
                 time.sleep(pause)
                 pause = min(max(pause * 2, _MIN_SLEEP), _MAX_SLEEP)
 
+    def progress(self) -> None:
+        pass  # the thread polls
+
     @staticmethod
     def _fail(op: Operation, e: BaseException) -> None:
         op.pg.mark_broken(e)
         op.settle(e)
+
+
+class InlineEngine:
+    """No thread: operations posted with async_op=True wait in a list, which keeps them
+    and their buffers alive until they finish (MPI would write into freed memory if a
+    discarded Work let its buffer go), and are polled each time the process enters the
+    library again; a Work's wait drives its operation itself."""
+
+    owns_operations = False
+
+    def __init__(self):
+        self._pending: list[Operation] = []
+        self._lock = threading.Lock()
+
+    def submit(self, op: Operation) -> None:
+        with self._lock:
+            self._pending.append(op)
+
+    def progress(self) -> None:
+        """Settle the posted operations that have finished (one poll each)."""
+        if not self._pending or not self._lock.acquire(blocking=False):
+            return
+        try:
+            still = []
+            for op in self._pending:
+                if op.event.is_set():
+                    continue
+                try:
+                    if op.test():
+                        op.settle()
+                        continue
+                except BaseException as e:
+                    Engine._fail(op, e)
+                    continue
+                still.append(op)
+            self._pending = still
+        finally:
+            self._lock.release()
+
+    def stop(self) -> None:
+        self.progress()
+        with self._lock:
+            for op in self._pending:
+                if not op.event.is_set():
+                    Engine._fail(op, DistBackendError(f"{op.desc}: process group destroyed"))
+            self._pending = []
 
 
 class Work:

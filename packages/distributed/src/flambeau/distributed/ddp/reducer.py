@@ -203,27 +203,32 @@ class Reducer:
             self.next_bucket += 1
 
     def _launch(self, bucket) -> None:
+        # The built-in reduction averages before the sum (PyTorch's gradient
+        # predivision), in the same pass that fills the bucket; a hook gets the sums.
+        scale = self.divide_by if self.comm_hook is None else 1
         with flambeau.no_grad():
             for i, p in bucket.members:
                 view = bucket.views[i]
                 g = p.grad
                 if i in self.unused or g is None:
                     view.zero_()
-                elif g.data_ptr() != view.data_ptr():
+                elif g.data_ptr() == view.data_ptr():
+                    if scale != 1:
+                        view.div_(scale)
+                elif scale != 1:
+                    flambeau.div(g, scale, out=view)
+                else:
                     view.copy_(g)
         bucket.launched_at = time.perf_counter()
         bucket.work = self._communicate(bucket, bucket.flat, bucket.views)
         bucket.launched = True
         self.timeline["launch"].append((bucket.index, bucket.launched_at))
 
-    def _communicate(self, bucket, flat, views, divide: bool = True):
-        """Post the reduction of `flat` (bucket's data, or zeros for a joined rank): the
-        built-in average or the communication hook. Returns what _await takes."""
+    def _communicate(self, bucket, flat, views):
+        """Post the reduction of `flat` (bucket's data, already divided, or zeros for a
+        joined rank): the built-in sum or the communication hook. Returns what _await
+        takes."""
         if self.comm_hook is None:
-            # Averaged before the sum (PyTorch's gradient predivision): no pass afterwards.
-            if divide and self.divide_by != 1:
-                with flambeau.no_grad():
-                    flat.div_(self.divide_by)
             return collectives.all_reduce(flat, ReduceOp.SUM, self.pg, async_op=True)
         grad_bucket = GradBucket(
             bucket.index,
@@ -270,7 +275,7 @@ class Reducer:
             for i, p in bucket.members:
                 views[i] = zeros[offset : offset + p.numel()].view(tuple(p.shape))
                 offset += p.numel()
-            posted.append((self._communicate(bucket, zeros, views, divide=False), zeros))
+            posted.append((self._communicate(bucket, zeros, views), zeros))
         for work, zeros in posted:
             self._await(work, zeros)
         if self.find_unused:
