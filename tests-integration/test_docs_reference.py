@@ -5,7 +5,8 @@ module they name in a `flambeau-reference` directive; which names are public is
 decided in docs/_ext/flambeau_public.py. These checks keep that list complete: each
 public module of an installed package is on a page, every class and function a
 package's modules define is reachable from one of those modules' public names, and
-every public class and function has a docstring. No Sphinx and no torch needed.
+every public class and function has a docstring with an example (which the docs'
+doctest build runs). No Sphinx and no torch needed.
 """
 
 from __future__ import annotations
@@ -122,3 +123,23 @@ def test_every_class_a_package_defines_has_a_reference_entry(top):
             ):
                 hidden.append(qualified)
     assert not hidden, f"{len(hidden)} classes with no reference entry: {hidden}"
+
+
+def _is_operator_binding(obj) -> bool:
+    """A generated operator binding: its example is the operator table's (checked by the
+    core's tests/test_ops.py)."""
+    doc = getattr(obj, "__doc__", None) or ""
+    return doc.startswith(f"{getattr(obj, '__name__', '')}(*args, **kwargs) -> object")
+
+
+def test_public_classes_and_functions_have_examples():
+    """Each has a `>>>` example in its docstring, as issue 22 asks."""
+    without = sorted(
+        f"{name}.{attr}"
+        for name, module in installed_modules().items()
+        for attr in public_names(module)
+        if (inspect.isclass(obj := getattr(module, attr)) or inspect.isroutine(obj))
+        and not _is_operator_binding(obj)
+        and ">>>" not in (inspect.getdoc(obj) or "")
+    )
+    assert not without, f"{len(without)} public names without an example: {without}"

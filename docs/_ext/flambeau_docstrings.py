@@ -39,6 +39,7 @@ def _escape(text: str) -> str:
 def escape_plain_text(lines: list[str]) -> None:
     """Escape, in place, the plain-text notation of a docstring's lines."""
     literal_indent = None  # inside a literal block: the indentation of its `::` line
+    in_doctest = False  # a doctest block runs from a `>>>` line to the next blank line
     for i, line in enumerate(lines):
         stripped = line.strip()
         indent = len(line) - len(stripped) if stripped else None
@@ -46,7 +47,8 @@ def escape_plain_text(lines: list[str]) -> None:
             if indent is None or indent > literal_indent:
                 continue
             literal_indent = None
-        if stripped.startswith((">>>", "...", ".. ", "| ", "+-", "+=")) or not stripped:
+        in_doctest = bool(stripped) and (in_doctest or stripped.startswith(">>>"))
+        if in_doctest or stripped.startswith((".. ", "| ", "+-", "+=")) or not stripped:
             pass
         elif SCHEMA.match(stripped):
             lines[i] = line[: len(line) - len(line.lstrip())] + f"``{stripped}``"

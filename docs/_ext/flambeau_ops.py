@@ -2,7 +2,8 @@
 
 The rows come from `flambeau.ops_table()` of the installed core, which is built
 from the same declarations (packages/tensor-core/ops/*.yaml) as the bindings,
-so the list cannot drift from the code.
+so the list cannot drift from the code. After each table come the operators'
+examples (their `example:` key), which the doctest build runs.
 """
 
 from collections import defaultdict
@@ -47,6 +48,21 @@ def _table(ops):
     return nodes.table("", tgroup, classes=["longtable"])
 
 
+def _examples(ops):
+    """A name and a doctest block per operator of the category that has an example."""
+    found = {}
+    for op in ops:
+        if op.get("example") and op["name"] not in found:
+            found[op["name"]] = op["example"]
+    out = []
+    if found:
+        out.append(nodes.rubric("Examples", "Examples"))
+    for name in sorted(found):
+        out.append(nodes.paragraph("", "", nodes.literal(name, name)))
+        out.append(nodes.doctest_block(found[name], found[name]))
+    return out
+
+
 class OperatorTables(SphinxDirective):
     def run(self):
         import flambeau
@@ -60,6 +76,7 @@ class OperatorTables(SphinxDirective):
             section = nodes.section(ids=[nodes.make_id(f"operators-{category}")], names=[title])
             section += nodes.title(title, title)
             section += _table(by_category[category])
+            section += _examples(by_category[category])
             self.state.document.note_implicit_target(section)
             sections.append(section)
         return sections

@@ -224,6 +224,7 @@ ENTRY_KEYS = frozenset(
         "func",
         "category",
         "doc",
+        "example",
         "variants",
         "inplace",
         "out",
@@ -247,6 +248,22 @@ def check_entry(entry: dict) -> None:
     unknown = sorted(set(entry) - ENTRY_KEYS)
     if unknown:
         raise SystemExit(f"{entry.get('func')}: unknown table keys {unknown}")
+
+
+def group_example(name: str, group: list[Op]) -> str:
+    """The operator's example (doctest lines), declared on one overload of the name."""
+    found = [op.entry["example"] for op in group if op.entry.get("example")]
+    if len(found) > 1:
+        raise SystemExit(f"{name}: an example on {len(found)} overloads; declare it once")
+    text = found[0].strip() if found else ""
+    if text and not text.startswith(">>> "):
+        raise SystemExit(f"{name}: an example is doctest lines, starting with '>>> '")
+    return text
+
+
+def c_string(text: str) -> str:
+    """`text` as the inside of a C string literal, line breaks kept."""
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
 def autocast_policy(op: Op) -> str | None:
@@ -518,6 +535,7 @@ def main() -> None:
     groups: dict[str, list[Op]] = {}
     for op in ops:
         groups.setdefault(op.name, []).append(op)
+    examples = {name: group_example(name, group) for name, group in groups.items()}
 
     a.out.mkdir(parents=True, exist_ok=True)
     # One header per table file, so adding an operator recompiles only the
@@ -565,10 +583,11 @@ def main() -> None:
     for name, group in groups.items():
         variants = group[0].entry.get("variants", ["function", "method"])
         py_name = group[0].entry.get("python_name", name)
-        doc = (group[0].entry.get("doc") or "").strip().replace("\\", "\\\\").replace('"', '\\"')
-        doc = doc.replace("\n", "\\n")
+        doc = c_string((group[0].entry.get("doc") or "").strip())
         sigs = "\\n".join(schema_for_parser(o, o.entry.get("out", False)) for o in group)
         full_doc = f"{sigs}\\n\\n{doc}"
+        if examples[name]:
+            full_doc += "\\n\\n" + c_string(examples[name])
         if "function" in variants:
             src.append(
                 f'  m.def("{py_name}", [](py::args args, py::kwargs kwargs) -> py::object {{'
@@ -621,13 +640,14 @@ def main() -> None:
             variants.append("inplace")
         if e.get("out"):
             variants.append("out")
-        doc = (e.get("doc") or "").strip().replace("\\", "\\\\").replace('"', '\\"')
-        doc = doc.replace("\n", " ")
+        doc = c_string((e.get("doc") or "").strip().replace("\n", " "))
+        example = c_string(examples[op.name])
         schema = e["func"].replace('"', '\\"')
         params = json.dumps(params_json(op)).replace("\\", "\\\\").replace('"', '\\"')
         src.append(
             f'    {{"{op.name}", "{schema}", "{e["category"]}", "{doc}", '
-            f'"{",".join(variants)}", "{" ".join(e.get("dunder", []))}", "{params}"}},'
+            f'"{",".join(variants)}", "{" ".join(e.get("dunder", []))}", "{params}", '
+            f'"{example}"}},'
         )
     src += ["  };", "}", "}  // namespace flambeau::python", ""]
     write_if_changed(a.out / "op_bindings.cpp", "\n".join(src))

@@ -43,6 +43,10 @@ def test_tile():
     for reps in [(2,), (2, 2), (1, 2, 3), 3]:
         np.testing.assert_array_equal(torch.tile(t(a), reps).numpy(), np.tile(a, reps))
     assert t(a).tile((2, 1)).shape == (4, 3)
+    # the method also takes the repetitions as separate ints, or by keyword
+    np.testing.assert_array_equal(t(a).tile(2, 2).numpy(), np.tile(a, (2, 2)))
+    np.testing.assert_array_equal(t(a).tile(3).numpy(), np.tile(a, 3))
+    assert t(a).tile(dims=[1, 2]).shape == (2, 6)
 
 
 def test_atleast():

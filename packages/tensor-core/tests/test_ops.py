@@ -85,3 +85,14 @@ def test_every_operator_has_a_table_row():
     tested = {op.name for op in TESTS} | set(NO_REFERENCE)
     missing = sorted({row["name"] for row in flambeau.ops_table()} - tested)
     assert not missing, f"operators without a row in tests/optable: {missing}"
+
+
+def test_every_public_operator_has_an_example():
+    """Declared once, by the `example:` key of ops/*.yaml: the docs' operator page and
+    the operator's docstring show it, and the docs' doctest build runs it."""
+    rows = flambeau.ops_table()
+    with_example = {row["name"] for row in rows if row["example"]}
+    public = {row["name"] for row in rows if not row["name"].startswith("_")}
+    missing = sorted(public - with_example)
+    assert not missing, f"operators without an `example:` in ops/*.yaml: {missing}"
+    assert all(row["example"].startswith(">>> ") for row in rows if row["example"])

@@ -253,7 +253,12 @@ void bind_autocast(py::module_& m, py::object) {
       },
       py::arg("device_type") = py::none(),
       "is_autocast_enabled(device_type) -> bool\n\nWhether autocast is on for the device type "
-      "in this thread (without an argument: for 'cuda').");
+      "in this thread (without an argument: for 'cuda').\n\n"
+      ">>> flambeau.is_autocast_enabled(\"cpu\")\n"
+      "False\n"
+      ">>> with flambeau.autocast(\"cpu\"):\n"
+      "...     print(flambeau.is_autocast_enabled(\"cpu\"))\n"
+      "True\n");
   m.def(
       "set_autocast_enabled",
       [](py::args args) {
@@ -266,7 +271,11 @@ void bind_autocast(py::module_& m, py::object) {
         autocast::set_enabled(d, bool_arg(args[1], "set_autocast_enabled", "enabled", 2));
       },
       "set_autocast_enabled(device_type, enabled)\n\nTurns autocast on or off for the device "
-      "type in this thread (flambeau.autocast is the usual way).");
+      "type in this thread (flambeau.autocast is the usual way).\n\n"
+      ">>> flambeau.set_autocast_enabled(\"cpu\", True)\n"
+      ">>> flambeau.is_autocast_enabled(\"cpu\")\n"
+      "True\n"
+      ">>> flambeau.set_autocast_enabled(\"cpu\", False)\n");
   m.def(
       "get_autocast_dtype",
       [](py::object device_type) {
@@ -274,7 +283,12 @@ void bind_autocast(py::module_& m, py::object) {
       },
       py::arg("device_type"),
       "get_autocast_dtype(device_type) -> dtype\n\nThe dtype lower-precision operators run in "
-      "under autocast on the device type (default bfloat16 on 'cpu', float16 elsewhere).");
+      "under autocast on the device type (default bfloat16 on 'cpu', float16 elsewhere).\n\n"
+      ">>> flambeau.get_autocast_dtype(\"cpu\")\n"
+      "flambeau.bfloat16\n"
+      ">>> with flambeau.autocast(\"cpu\", dtype=flambeau.float16):\n"
+      "...     print(flambeau.get_autocast_dtype(\"cpu\"))\n"
+      "flambeau.float16\n");
   m.def(
       "set_autocast_dtype",
       [](py::object device_type, py::object dtype) {
@@ -283,21 +297,46 @@ void bind_autocast(py::module_& m, py::object) {
       },
       py::arg("device_type"), py::arg("dtype"),
       "set_autocast_dtype(device_type, dtype)\n\nSets the device type's autocast dtype in this "
-      "thread.");
+      "thread.\n\n"
+      ">>> flambeau.set_autocast_dtype(\"cpu\", flambeau.float16)\n"
+      ">>> flambeau.get_autocast_dtype(\"cpu\")\n"
+      "flambeau.float16\n"
+      ">>> flambeau.set_autocast_dtype(\"cpu\", flambeau.bfloat16)\n");
   m.def(
       "is_autocast_cache_enabled", [] { return autocast::cache_enabled(); },
-      "Whether autocast keeps the lower-precision casts of weights within a region.");
+      "Whether autocast keeps the lower-precision casts of weights within a region.\n\n"
+      ">>> flambeau.is_autocast_cache_enabled()\n"
+      "True\n");
   m.def(
       "set_autocast_cache_enabled",
       [](py::object enabled) {
         autocast::set_cache_enabled(bool_arg(enabled, "set_autocast_cache_enabled", "enabled", 1));
       },
-      py::arg("enabled"), "Turns autocast's weight cast cache on or off in this thread.");
-  m.def("clear_autocast_cache", &clear_cache, "Drops the weight casts autocast keeps.");
+      py::arg("enabled"),
+      "Turns autocast's weight cast cache on or off in this thread.\n\n"
+      ">>> flambeau.set_autocast_cache_enabled(False)\n"
+      ">>> flambeau.is_autocast_cache_enabled()\n"
+      "False\n"
+      ">>> flambeau.set_autocast_cache_enabled(True)\n");
+  m.def("clear_autocast_cache", &clear_cache,
+        "Drops the weight casts autocast keeps.\n\n"
+        ">>> with flambeau.autocast(\"cpu\"):\n"
+        "...     y = flambeau.mm(flambeau.ones(2, 2), flambeau.ones(2, 2))\n"
+        ">>> y.dtype\n"
+        "flambeau.bfloat16\n"
+        ">>> flambeau.clear_autocast_cache()\n");
   m.def("autocast_increment_nesting", &autocast::increment_nesting,
-        "Enters an autocast region: returns the new nesting depth of this thread.");
+        "Enters an autocast region: returns the new nesting depth of this thread.\n\n"
+        ">>> flambeau.autocast_increment_nesting()\n"
+        "1\n"
+        ">>> flambeau.autocast_decrement_nesting()\n"
+        "0\n");
   m.def("autocast_decrement_nesting", &autocast::decrement_nesting,
-        "Leaves an autocast region: returns the new nesting depth of this thread.");
+        "Leaves an autocast region: returns the new nesting depth of this thread.\n\n"
+        ">>> flambeau.autocast_increment_nesting()\n"
+        "1\n"
+        ">>> flambeau.autocast_decrement_nesting()\n"
+        "0\n");
 
   // The per-device spellings PyTorch keeps, deprecated there too.
   m.def(
@@ -306,42 +345,63 @@ void bind_autocast(py::module_& m, py::object) {
         deprecated("is_autocast_cpu_enabled()", "is_autocast_enabled('cpu')");
         return autocast::enabled(kCPU);
       },
-      "Deprecated: is_autocast_enabled('cpu').");
+      "Deprecated: is_autocast_enabled('cpu').\n\n"
+      ">>> flambeau.is_autocast_cpu_enabled()  # deprecated\n"
+      "False\n");
   m.def(
       "set_autocast_cpu_enabled",
       [](py::object enabled) {
         deprecated("set_autocast_cpu_enabled(enabled)", "set_autocast_enabled('cpu', enabled)");
         autocast::set_enabled(kCPU, bool_arg(enabled, "set_autocast_cpu_enabled", "enabled", 1));
       },
-      py::arg("enabled"), "Deprecated: set_autocast_enabled('cpu', enabled).");
+      py::arg("enabled"),
+      "Deprecated: set_autocast_enabled('cpu', enabled).\n\n"
+      ">>> flambeau.set_autocast_cpu_enabled(True)  # deprecated\n"
+      ">>> flambeau.is_autocast_enabled(\"cpu\")\n"
+      "True\n"
+      ">>> flambeau.set_autocast_cpu_enabled(False)\n");
   m.def(
       "get_autocast_cpu_dtype",
       [] {
         deprecated("get_autocast_cpu_dtype()", "get_autocast_dtype('cpu')");
         return dtype_result(autocast::dtype(kCPU));
       },
-      "Deprecated: get_autocast_dtype('cpu').");
+      "Deprecated: get_autocast_dtype('cpu').\n\n"
+      ">>> flambeau.get_autocast_cpu_dtype()  # deprecated\n"
+      "flambeau.bfloat16\n");
   m.def(
       "set_autocast_cpu_dtype",
       [](py::object dtype) {
         deprecated("set_autocast_cpu_dtype(dtype)", "set_autocast_dtype('cpu', dtype)");
         autocast::set_dtype(kCPU, dtype_arg(dtype, "set_autocast_cpu_dtype", 1));
       },
-      py::arg("dtype"), "Deprecated: set_autocast_dtype('cpu', dtype).");
+      py::arg("dtype"),
+      "Deprecated: set_autocast_dtype('cpu', dtype).\n\n"
+      ">>> flambeau.set_autocast_cpu_dtype(flambeau.float16)  # deprecated\n"
+      ">>> flambeau.get_autocast_dtype(\"cpu\")\n"
+      "flambeau.float16\n"
+      ">>> flambeau.set_autocast_cpu_dtype(flambeau.bfloat16)\n");
   m.def(
       "get_autocast_gpu_dtype",
       [] {
         deprecated("get_autocast_gpu_dtype()", "get_autocast_dtype('cuda')");
         return dtype_result(autocast::dtype(kCUDA));
       },
-      "Deprecated: get_autocast_dtype('cuda').");
+      "Deprecated: get_autocast_dtype('cuda').\n\n"
+      ">>> flambeau.get_autocast_gpu_dtype()  # deprecated\n"
+      "flambeau.float16\n");
   m.def(
       "set_autocast_gpu_dtype",
       [](py::object dtype) {
         deprecated("set_autocast_gpu_dtype(dtype)", "set_autocast_dtype('cuda', dtype)");
         autocast::set_dtype(kCUDA, dtype_arg(dtype, "set_autocast_gpu_dtype", 1));
       },
-      py::arg("dtype"), "Deprecated: set_autocast_dtype('cuda', dtype).");
+      py::arg("dtype"),
+      "Deprecated: set_autocast_dtype('cuda', dtype).\n\n"
+      ">>> flambeau.set_autocast_gpu_dtype(flambeau.bfloat16)  # deprecated\n"
+      ">>> flambeau.get_autocast_dtype(\"cuda\")\n"
+      "flambeau.bfloat16\n"
+      ">>> flambeau.set_autocast_gpu_dtype(flambeau.float16)\n");
 
   m.def(
       "_is_autocast_available",

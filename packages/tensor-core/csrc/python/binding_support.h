@@ -34,7 +34,8 @@ struct OpInfo {
   const char* doc;
   const char* variants;
   const char* dunders;
-  const char* parsed;  // JSON: overload, n_outputs, params (name, type, default, kwonly)
+  const char* parsed;   // JSON: overload, n_outputs, params (name, type, default, kwonly)
+  const char* example;  // doctest lines, the same for every overload of the name
 };
 std::vector<OpInfo> op_table();
 void register_generated_ops(py::module_& m, py::object tensor_class);

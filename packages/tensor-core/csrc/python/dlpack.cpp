@@ -356,7 +356,13 @@ void bind_dlpack(py::module_& m, py::object cls_obj) {
   m.def("from_dlpack", &from_dlpack, py::arg("ext_tensor"),
         "A tensor sharing the memory of ext_tensor: an object with __dlpack__ (a NumPy array, "
         "another library's tensor) or a DLPack capsule, which is consumed. The producer's "
-        "memory stays alive as long as the tensor does.");
+        "memory stays alive as long as the tensor does.\n\n"
+        ">>> import numpy as np\n"
+        ">>> a = np.arange(3.0)\n"
+        ">>> t = flambeau.from_dlpack(a)\n"
+        ">>> a[1] = 10.0\n"
+        ">>> t\n"
+        "tensor([ 0., 10.,  2.], dtype=flambeau.float64)\n");
 }
 
 }  // namespace

@@ -27,23 +27,42 @@ void bind_dtype_queries(py::module_& m, py::object) {
       "The dtype an arithmetic operation on the two operands (tensors or Python numbers) "
       "returns, by PyTorch's promotion rules: dimensioned tensors outrank 0-dim tensors, which "
       "outrank Python numbers, unless a lower tier has a higher category (bool < integer < "
-      "float < complex).");
+      "float < complex).\n\n"
+      ">>> flambeau.result_type(flambeau.tensor([1, 2]), 1.0)\n"
+      "flambeau.float32\n"
+      ">>> small = flambeau.tensor([1, 2], dtype=flambeau.int8)\n"
+      ">>> flambeau.result_type(small, flambeau.tensor(300))  # 0-dim ranks lower\n"
+      "flambeau.int8\n");
   m.def(
       "is_tensor", [](py::handle o) { return is_tensor(o.ptr()); }, py::arg("obj"),
-      "True if obj is a flambeau Tensor.");
+      "True if obj is a flambeau Tensor.\n\n"
+      ">>> flambeau.is_tensor(flambeau.zeros(2)), flambeau.is_tensor([0.0, 0.0])\n"
+      "(True, False)\n");
   m.def(
       "is_floating_point",
       [](py::handle o) {
         return is_floating_point_dtype(tensor_arg(o, "is_floating_point")->dtype());
       },
-      py::arg("input"), "True if input's dtype is a floating point type.");
+      py::arg("input"),
+      "True if input's dtype is a floating point type.\n\n"
+      ">>> flambeau.is_floating_point(flambeau.tensor([1.0]))\n"
+      "True\n"
+      ">>> flambeau.is_floating_point(flambeau.tensor([1]))\n"
+      "False\n");
   m.def(
       "is_complex",
       [](py::handle o) { return is_complex_dtype(tensor_arg(o, "is_complex")->dtype()); },
-      py::arg("input"), "True if input's dtype is a complex type.");
+      py::arg("input"),
+      "True if input's dtype is a complex type.\n\n"
+      ">>> flambeau.is_complex(flambeau.tensor([1 + 2j]))\n"
+      "True\n"
+      ">>> flambeau.is_complex(flambeau.tensor([1.0]))\n"
+      "False\n");
   m.def(
       "numel", [](py::handle o) { return tensor_arg(o, "numel")->numel(); }, py::arg("input"),
-      "The number of elements of input.");
+      "The number of elements of input.\n\n"
+      ">>> flambeau.numel(flambeau.zeros(2, 3, 4))\n"
+      "24\n");
 }
 
 }  // namespace

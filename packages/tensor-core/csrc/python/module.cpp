@@ -46,7 +46,13 @@ void translate_errors(py::module_& m) {
   g_linalg_error = PyErr_NewExceptionWithDoc(
       "flambeau._C._LinAlgError",
       "Raised by linalg functions when LAPACK reports a singular or not positive-definite "
-      "input (torch.linalg.LinAlgError). A RuntimeError.",
+      "input (torch.linalg.LinAlgError). A RuntimeError.\n\n"
+      ">>> A = flambeau.tensor([[1.0, 2.0], [2.0, 4.0]])  # singular\n"
+      ">>> try:\n"
+      "...     flambeau.linalg.inv(A)\n"
+      "... except flambeau.linalg.LinAlgError as e:\n"
+      "...     print(isinstance(e, RuntimeError))\n"
+      "True\n",
       PyExc_RuntimeError, nullptr);
   if (!g_linalg_error) throw py::error_already_set();
   m.add_object("_LinAlgError", py::handle(g_linalg_error));
@@ -252,23 +258,65 @@ PYBIND11_MODULE(_C, m) {
   autograd_slot::register_bindings(m);
   torch_function::register_bindings(m);
 
-  m.def("get_default_dtype",
-        [] { return py::reinterpret_borrow<py::object>(dtype_object(default_dtype())); });
-  m.def("set_default_dtype", [](const py::object& d) {
-    set_default_dtype(dtype_from_py(d.ptr(), "set_default_dtype", "d"));
-  });
-  m.def("promote_types", [](const py::object& a, const py::object& b) {
-    ScalarType r = promote_types(dtype_from_py(a.ptr(), "promote_types", "type1"),
-                                 dtype_from_py(b.ptr(), "promote_types", "type2"));
-    return py::reinterpret_borrow<py::object>(dtype_object(r));
-  });
-  m.def("can_cast", [](const py::object& a, const py::object& b) {
-    return can_cast(dtype_from_py(a.ptr(), "can_cast", "from_"),
-                    dtype_from_py(b.ptr(), "can_cast", "to"));
-  });
-  m.def("get_num_threads", &get_num_threads);
-  m.def("set_num_threads", &set_num_threads);
-  m.def("is_grad_enabled", &grad_enabled);
+  m.def(
+      "get_default_dtype",
+      [] { return py::reinterpret_borrow<py::object>(dtype_object(default_dtype())); },
+      "The dtype factory functions give floating-point tensors when given none.\n\n"
+      ">>> flambeau.get_default_dtype()\n"
+      "flambeau.float32\n"
+      ">>> flambeau.tensor([1.0]).dtype\n"
+      "flambeau.float32\n");
+  m.def(
+      "set_default_dtype",
+      [](const py::object& d) {
+        set_default_dtype(dtype_from_py(d.ptr(), "set_default_dtype", "d"));
+      },
+      "Sets the default floating-point dtype of new tensors (float32 at start).\n\n"
+      ">>> flambeau.set_default_dtype(flambeau.float64)\n"
+      ">>> flambeau.tensor([1.5]).dtype\n"
+      "flambeau.float64\n"
+      ">>> flambeau.set_default_dtype(flambeau.float32)\n");
+  m.def(
+      "promote_types",
+      [](const py::object& a, const py::object& b) {
+        ScalarType r = promote_types(dtype_from_py(a.ptr(), "promote_types", "type1"),
+                                     dtype_from_py(b.ptr(), "promote_types", "type2"));
+        return py::reinterpret_borrow<py::object>(dtype_object(r));
+      },
+      "The smallest dtype that both type1 and type2 convert to without loss.\n\n"
+      ">>> flambeau.promote_types(flambeau.int32, flambeau.float16)\n"
+      "flambeau.float16\n"
+      ">>> flambeau.promote_types(flambeau.uint8, flambeau.int8)\n"
+      "flambeau.int16\n");
+  m.def(
+      "can_cast",
+      [](const py::object& a, const py::object& b) {
+        return can_cast(dtype_from_py(a.ptr(), "can_cast", "from_"),
+                        dtype_from_py(b.ptr(), "can_cast", "to"));
+      },
+      "Whether dtype from_ may be cast to dtype to under PyTorch's casting rules.\n\n"
+      ">>> flambeau.can_cast(flambeau.int32, flambeau.float64)\n"
+      "True\n"
+      ">>> flambeau.can_cast(flambeau.float64, flambeau.int32)\n"
+      "False\n");
+  m.def("get_num_threads", &get_num_threads,
+        "The number of threads of the intra-op thread pool.\n\n"
+        ">>> flambeau.get_num_threads() >= 1\n"
+        "True\n");
+  m.def("set_num_threads", &set_num_threads,
+        "Sets the number of threads of the intra-op thread pool.\n\n"
+        ">>> n = flambeau.get_num_threads()\n"
+        ">>> flambeau.set_num_threads(1)\n"
+        ">>> flambeau.get_num_threads()\n"
+        "1\n"
+        ">>> flambeau.set_num_threads(n)\n");
+  m.def("is_grad_enabled", &grad_enabled,
+        "Whether gradient recording is on in this thread (see no_grad).\n\n"
+        ">>> flambeau.is_grad_enabled()\n"
+        "True\n"
+        ">>> with flambeau.no_grad():\n"
+        "...     print(flambeau.is_grad_enabled())\n"
+        "False\n");
   m.def("_set_grad_enabled", &set_grad_enabled);
   m.def("ops_table", [] {
     py::list out;
@@ -281,6 +329,7 @@ PYBIND11_MODULE(_C, m) {
       d["doc"] = op.doc;
       d["variants"] = py::str(op.variants).attr("split")(",");
       d["dunders"] = py::str(op.dunders).attr("split")();
+      d["example"] = op.example;
       py::dict parsed = loads(op.parsed);
       d["overload"] = parsed["overload"];
       d["n_outputs"] = parsed["n_outputs"];

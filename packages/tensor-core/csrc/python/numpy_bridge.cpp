@@ -210,7 +210,13 @@ void bind_numpy(py::module_& m, py::object cls_obj) {
       },
       py::arg("ndarray"),
       "A tensor sharing the memory of a NumPy array; the array stays alive as long as the "
-      "tensor does.");
+      "tensor does.\n\n"
+      ">>> import numpy as np\n"
+      ">>> a = np.array([1, 2, 3])\n"
+      ">>> t = flambeau.from_numpy(a)\n"
+      ">>> a[0] = -1\n"
+      ">>> t\n"
+      "tensor([-1,  2,  3])\n");
 }
 
 }  // namespace

@@ -35,9 +35,15 @@ DataPtr borrowed(void* ptr, const py::object& owner) {
 }
 
 void bind_storage(py::module_& m, py::object tensor_cls) {
-  py::class_<StorageImpl, Storage> cls(m, "UntypedStorage",
-                                       "A block of bytes that tensors view (PyTorch's "
-                                       "torch.UntypedStorage).");
+  py::class_<StorageImpl, Storage> cls(
+      m, "UntypedStorage",
+      "A block of bytes that tensors view (PyTorch's "
+      "torch.UntypedStorage).\n\n"
+      ">>> s = flambeau.UntypedStorage([1, 2, 255])\n"
+      ">>> s.nbytes(), s[2]\n"
+      "(3, 255)\n"
+      ">>> flambeau.tensor([1.0, 2.0]).untyped_storage().nbytes()\n"
+      "8\n");
   cls.def(py::init([](py::object size, py::object device) {
             Device d = device_from_py(device);
             if (py::isinstance<py::int_>(size)) {

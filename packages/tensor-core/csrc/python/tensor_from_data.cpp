@@ -317,7 +317,12 @@ void bind_tensor_from_data(py::module_& m, py::object cls_obj) {
       "A new tensor holding a copy of data: nested lists/tuples of numbers, a number, a "
       "NumPy array, a tensor, or any object with __array__ or the buffer protocol. Without "
       "dtype it is inferred: bool -> bool, int -> int64, float -> the default dtype, complex "
-      "-> the default complex dtype; arrays and tensors keep theirs.");
+      "-> the default complex dtype; arrays and tensors keep theirs.\n\n"
+      ">>> flambeau.tensor([[1, 2], [3, 4]])\n"
+      "tensor([[1, 2],\n"
+      "        [3, 4]])\n"
+      ">>> flambeau.tensor([1.5, 2.0], dtype=flambeau.float64, requires_grad=True)\n"
+      "tensor([1.5000, 2.0000], dtype=flambeau.float64, requires_grad=True)\n");
   m.def(
       "as_tensor",
       [](py::handle data, py::handle dtype, py::handle device) {
@@ -326,7 +331,13 @@ void bind_tensor_from_data(py::module_& m, py::object cls_obj) {
       py::arg("data"), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
       "as_tensor(data, dtype=None, device=None)\n\n"
       "Like tensor(), but shares memory with data when it is a tensor or a NumPy array of "
-      "the requested dtype and device.");
+      "the requested dtype and device.\n\n"
+      ">>> import numpy as np\n"
+      ">>> a = np.array([1.0, 2.0], dtype=np.float32)\n"
+      ">>> t = flambeau.as_tensor(a)\n"
+      ">>> a[0] = 5.0\n"
+      ">>> t\n"
+      "tensor([5., 2.])\n");
   cls.def(
       "tolist", [](const Tensor& t) { return tolist(t, 0); },
       "The tensor's elements as (nested lists of) Python numbers; a 0-dim tensor gives a "

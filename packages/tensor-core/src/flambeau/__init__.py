@@ -169,14 +169,31 @@ _LAZY_SUBMODULES = frozenset(
 
 
 def save(obj, f, *, _use_torch_format=False) -> None:
-    """Saves tensors in nested containers to a pickle-free archive (see flambeau.serialization)."""
+    """Saves tensors in nested containers to a pickle-free archive (see flambeau.serialization).
+
+    >>> import io
+    >>> buf = io.BytesIO()
+    >>> flambeau.save({"weight": flambeau.tensor([1.0, 2.0]), "step": 3}, buf)
+    >>> _ = buf.seek(0)
+    >>> flambeau.load(buf)
+    {'weight': tensor([1., 2.]), 'step': 3}
+    """
     from flambeau import serialization
 
     serialization.save(obj, f, _use_torch_format=_use_torch_format)
 
 
 def load(f, map_location=None, *, weights_only=True, mmap=False):
-    """Loads flambeau.save's archives, torch.save's checkpoints or .safetensors files."""
+    """Loads flambeau.save's archives, torch.save's checkpoints or .safetensors files.
+
+    >>> import os, tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     path = os.path.join(d, "model.pt")
+    ...     flambeau.save({"weight": flambeau.ones(2)}, path)
+    ...     state = flambeau.load(path)
+    >>> state
+    {'weight': tensor([1., 1.])}
+    """
     from flambeau import serialization
 
     return serialization.load(f, map_location, weights_only=weights_only, mmap=mmap)
@@ -225,6 +242,13 @@ def ops_table() -> list:
 
     The built-in operators, then the custom operators flambeau.library has defined
     (category "custom", name "namespace::name").
+
+    >>> rows = flambeau.ops_table()
+    >>> relu = next(r for r in rows if r["name"] == "relu")
+    >>> relu["schema"]
+    'relu(Tensor input) -> Tensor'
+    >>> relu["category"], relu["variants"]
+    ('pointwise', ['function', 'method', 'inplace'])
     """
     rows = _C.ops_table()
     custom = _sys.modules.get("flambeau._custom_ops")  # only once a library was used
@@ -234,14 +258,24 @@ def ops_table() -> list:
 
 
 def get_include() -> str:
-    """The directory holding ``flambeau/backend_abi.h``, the C ABI backend plugins build on."""
+    """The directory holding ``flambeau/backend_abi.h``, the C ABI backend plugins build on.
+
+    >>> import os
+    >>> os.path.isfile(os.path.join(flambeau.get_include(), "flambeau", "backend_abi.h"))
+    True
+    """
     import os
 
     return os.path.join(os.path.dirname(__file__), "include")
 
 
 def get_cmake_dir() -> str:
-    """The directory of ``flambeauConfig.cmake``: pass it as ``-Dflambeau_DIR=``."""
+    """The directory of ``flambeauConfig.cmake``: pass it as ``-Dflambeau_DIR=``.
+
+    >>> import os
+    >>> os.path.isfile(os.path.join(flambeau.get_cmake_dir(), "flambeauConfig.cmake"))
+    True
+    """
     import os
 
     return os.path.join(os.path.dirname(__file__), "share", "cmake", "flambeau")

@@ -73,6 +73,12 @@ The values are predefined: ``flambeau.contiguous_format`` (row-major, the defaul
 (NCDHW stored as NDHWC) and ``flambeau.preserve_format`` (keep the input's layout). They
 are taken by ``memory_format=`` arguments, as in ``x.contiguous(memory_format=...)``,
 ``x.is_contiguous(memory_format=...)`` and ``flambeau.empty_like``.
+
+>>> x = flambeau.zeros(1, 3, 2, 2).contiguous(memory_format=flambeau.channels_last)
+>>> x.stride(), x.is_contiguous(memory_format=flambeau.channels_last)
+((12, 1, 6, 3), True)
+>>> type(flambeau.channels_last) is flambeau.memory_format
+True
 """
 
 GENERATOR = """A pseudo-random number generator: the state that random operators draw from.

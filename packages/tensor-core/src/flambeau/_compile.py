@@ -26,7 +26,14 @@ def compile(  # noqa: A001 - PyTorch's name
     isolate_recompiles: bool = False,
     shapes_spec=None,
 ):
-    """Returns ``model`` itself (flambeau executes eagerly); without a model, a decorator."""
+    """Returns ``model`` itself (flambeau executes eagerly); without a model, a decorator.
+
+    >>> def f(x):
+    ...     return x.sin() + 1
+    >>> compiled = flambeau.compile(f)
+    >>> compiled(flambeau.zeros(2))
+    tensor([1., 1.])
+    """
     del fullgraph, dynamic, backend, name, disable, recompile_limit, isolate_recompiles
     del shapes_spec
     if mode is not None and options is not None:

@@ -87,6 +87,7 @@ class OperatorEntry:
             "schema": s.text,
             "category": "custom",
             "doc": "",
+            "example": "",
             "variants": ["function"],
             "dunders": [],
             "overload": s.overload,

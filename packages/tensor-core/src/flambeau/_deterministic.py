@@ -24,7 +24,13 @@ __all__ = [
 
 def use_deterministic_algorithms(mode: builtins.bool, *, warn_only: builtins.bool = False) -> None:
     """Sets whether operations must use deterministic algorithms; those that have
-    none raise RuntimeError (or, with warn_only, warn) when called."""
+    none raise RuntimeError (or, with warn_only, warn) when called.
+
+    >>> flambeau.use_deterministic_algorithms(True)
+    >>> flambeau.are_deterministic_algorithms_enabled()
+    True
+    >>> flambeau.use_deterministic_algorithms(False)
+    """
     if not isinstance(mode, builtins.bool):
         raise TypeError(
             "use_deterministic_algorithms(): argument 'mode' (position 1) must be bool, "
@@ -39,12 +45,22 @@ def use_deterministic_algorithms(mode: builtins.bool, *, warn_only: builtins.boo
 
 
 def are_deterministic_algorithms_enabled() -> builtins.bool:
-    """Whether use_deterministic_algorithms(True) is in effect."""
+    """Whether use_deterministic_algorithms(True) is in effect.
+
+    >>> flambeau.are_deterministic_algorithms_enabled()
+    False
+    """
     return _C._get_deterministic_algorithms()
 
 
 def is_deterministic_algorithms_warn_only_enabled() -> builtins.bool:
-    """Whether nondeterministic operations warn instead of raising."""
+    """Whether nondeterministic operations warn instead of raising.
+
+    >>> flambeau.use_deterministic_algorithms(True, warn_only=True)
+    >>> flambeau.is_deterministic_algorithms_warn_only_enabled()
+    True
+    >>> flambeau.use_deterministic_algorithms(False)
+    """
     return _C._get_deterministic_algorithms_warn_only()
 
 
@@ -52,7 +68,13 @@ _DEBUG_MODES = {"default": 0, "warn": 1, "error": 2}
 
 
 def set_deterministic_debug_mode(debug_mode: builtins.str | builtins.int) -> None:
-    """The same switch as a level: "default"/0 off, "warn"/1 warn, "error"/2 raise."""
+    """The same switch as a level: "default"/0 off, "warn"/1 warn, "error"/2 raise.
+
+    >>> flambeau.set_deterministic_debug_mode("warn")
+    >>> flambeau.get_deterministic_debug_mode()
+    1
+    >>> flambeau.set_deterministic_debug_mode(0)
+    """
     if not isinstance(debug_mode, (builtins.int, builtins.str)):
         raise TypeError(f"debug_mode must be str or int, but got {type(debug_mode)}")
     if isinstance(debug_mode, builtins.str):
@@ -75,7 +97,15 @@ def set_deterministic_debug_mode(debug_mode: builtins.str | builtins.int) -> Non
 
 
 def get_deterministic_debug_mode() -> builtins.int:
-    """0 when the mode is off, 1 when it warns, 2 when it raises."""
+    """0 when the mode is off, 1 when it warns, 2 when it raises.
+
+    >>> flambeau.get_deterministic_debug_mode()
+    0
+    >>> flambeau.set_deterministic_debug_mode("error")
+    >>> flambeau.get_deterministic_debug_mode()
+    2
+    >>> flambeau.set_deterministic_debug_mode("default")
+    """
     if not are_deterministic_algorithms_enabled():
         return 0
     return 1 if is_deterministic_algorithms_warn_only_enabled() else 2

@@ -59,12 +59,22 @@ class DeviceFacade:
             return None
 
     def is_available(self) -> bool:
-        """True if a backend for this device type is installed and sees at least one device."""
+        """True if a backend for this device type is installed and sees at least one device.
+
+        >>> device = "cuda" if flambeau.cuda.is_available() else "cpu"
+        >>> flambeau.ones(2, device=device).device.type == device
+        True
+        """
         plugin = self.plugin()
         return bool(plugin is not None and plugin.is_available())
 
     def device_count(self) -> int:
-        """The number of devices the backend sees (0 without a backend)."""
+        """The number of devices the backend sees (0 without a backend).
+
+        >>> n = flambeau.cuda.device_count()  # 0 without a CUDA backend plugin
+        >>> n == 0 or flambeau.cuda.is_available()
+        True
+        """
         plugin = self.plugin()
         return int(plugin.device_count()) if plugin is not None else 0
 

@@ -13,7 +13,12 @@ __all__ = ["get_device_module"]
 
 def get_device_module(device=None):
     """The module ``flambeau.<type>`` of a device, a device string or (None) the current
-    accelerator, or the CPU when there is none."""
+    accelerator, or the CPU when there is none.
+
+    >>> flambeau.get_device_module("cpu")
+    <module 'flambeau.cpu' from '...'>
+    >>> flambeau.get_device_module(flambeau.zeros(1).device).synchronize()
+    """
     import flambeau
 
     if isinstance(device, _C.device):

@@ -35,7 +35,13 @@ newaxis = None
 
 
 class layout:  # noqa: N801 - PyTorch's name
-    """How a tensor's elements are laid out in memory: dense (strided) or sparse."""
+    """How a tensor's elements are laid out in memory: dense (strided) or sparse.
+
+    >>> flambeau.zeros(2).layout
+    flambeau.strided
+    >>> isinstance(flambeau.sparse_coo, flambeau.layout)
+    True
+    """
 
     __slots__ = ("_name",)
 

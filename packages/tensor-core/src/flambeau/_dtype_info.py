@@ -51,7 +51,15 @@ def _name(dtype, who: str) -> str:
 
 class finfo:
     """Limits of a floating point (or complex) dtype: bits, eps, max, min, tiny
-    (= smallest_normal) and resolution (10 ** -decimal digits of precision)."""
+    (= smallest_normal) and resolution (10 ** -decimal digits of precision).
+
+    >>> flambeau.finfo(flambeau.float32).eps
+    1.1920928955078125e-07
+    >>> flambeau.finfo(flambeau.bfloat16).max
+    3.3895313892515355e+38
+    >>> flambeau.finfo(flambeau.float16).max
+    65504.0
+    """
 
     __slots__ = ("bits", "dtype", "eps", "max", "min", "resolution", "smallest_normal", "tiny")
 
@@ -96,7 +104,13 @@ class finfo:
 
 
 class iinfo:
-    """Limits of an integer dtype: bits, min and max."""
+    """Limits of an integer dtype: bits, min and max.
+
+    >>> flambeau.iinfo(flambeau.int8).min, flambeau.iinfo(flambeau.int8).max
+    (-128, 127)
+    >>> flambeau.iinfo(flambeau.uint8)
+    iinfo(min=0, max=255, dtype=uint8)
+    """
 
     __slots__ = ("bits", "dtype", "max", "min")
 

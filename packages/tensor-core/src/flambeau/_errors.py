@@ -12,11 +12,25 @@ __all__ = ["AcceleratorError", "OutOfMemoryError"]
 
 
 class OutOfMemoryError(RuntimeError):
-    """Exception raised when device is out of memory"""
+    """Exception raised when device is out of memory
+
+    >>> try:
+    ...     raise flambeau.OutOfMemoryError("device out of memory")
+    ... except RuntimeError as e:
+    ...     print(type(e).__name__, e)
+    OutOfMemoryError device out of memory
+    """
 
 
 class AcceleratorError(RuntimeError):
-    """Exception raised while executing on device"""
+    """Exception raised while executing on device
+
+    >>> try:
+    ...     raise flambeau.AcceleratorError("kernel launch failed")
+    ... except RuntimeError as e:
+    ...     print(type(e).__name__, e)
+    AcceleratorError kernel launch failed
+    """
 
 
 # PyTorch's classes live in torch; these are flambeau's public names, not its private module.

@@ -6,6 +6,21 @@ from __future__ import annotations
 from flambeau import _C
 
 
+def with_table_example(binding):
+    """Decorator: the wrapper's docstring ends with the operator's example (declared once,
+    in ops/*.yaml, and at the end of the binding's docstring)."""
+
+    def decorate(fn):
+        doc = binding.__doc__ or ""
+        start = doc.find("\n>>> ")
+        if start >= 0:
+            fn.__doc__ = f"{(fn.__doc__ or '').rstrip()}\n\n{doc[start + 1 :]}"
+        return fn
+
+    return decorate
+
+
+@with_table_example(_C.tensordot)
 def tensordot(a, b, dims=2, out=None):
     """Contracts dims of a with dims of b: an int n (a's last n with b's first n), a
     pair of lists ([a dims], [b dims]), or a tensor holding either."""

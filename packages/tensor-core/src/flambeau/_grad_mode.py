@@ -43,19 +43,41 @@ class _GradMode:
 
 
 class no_grad(_GradMode):  # noqa: N801 - PyTorch's name
-    """Disables recording of operations: results do not require grad."""
+    """Disables recording of operations: results do not require grad.
+
+    >>> x = flambeau.tensor([1.0, 2.0], requires_grad=True)
+    >>> with flambeau.no_grad():
+    ...     y = x * 2
+    >>> y.requires_grad
+    False
+    """
 
     _enabled = False
 
 
 class enable_grad(_GradMode):  # noqa: N801
-    """Enables recording inside a no_grad region."""
+    """Enables recording inside a no_grad region.
+
+    >>> x = flambeau.tensor([1.0], requires_grad=True)
+    >>> with flambeau.no_grad():
+    ...     with flambeau.enable_grad():
+    ...         y = x * 2
+    >>> y.requires_grad
+    True
+    """
 
     _enabled = True
 
 
 class set_grad_enabled(_GradMode):  # noqa: N801
-    """Sets grad mode to ``mode``; takes effect at once, and as a context manager restores it."""
+    """Sets grad mode to ``mode``; takes effect at once, and as a context manager restores it.
+
+    >>> x = flambeau.tensor([1.0], requires_grad=True)
+    >>> with flambeau.set_grad_enabled(False):
+    ...     y = x * 2
+    >>> y.requires_grad, flambeau.is_grad_enabled()
+    (False, True)
+    """
 
     def __init__(self, mode: bool):
         self._enabled = bool(mode)
@@ -77,12 +99,26 @@ _inference_state = threading.local()
 
 
 def is_inference_mode_enabled() -> bool:
-    """True inside an ``inference_mode()`` block (of this thread)."""
+    """True inside an ``inference_mode()`` block (of this thread).
+
+    >>> with flambeau.inference_mode():
+    ...     print(flambeau.is_inference_mode_enabled())
+    True
+    >>> flambeau.is_inference_mode_enabled()
+    False
+    """
     return getattr(_inference_state, "enabled", False)
 
 
 class inference_mode(_GradMode):  # noqa: N801
-    """Like no_grad (flambeau has no separate inference tensors); ``mode=False`` is a no-op."""
+    """Like no_grad (flambeau has no separate inference tensors); ``mode=False`` is a no-op.
+
+    >>> x = flambeau.tensor([1.0, 2.0], requires_grad=True)
+    >>> with flambeau.inference_mode():
+    ...     y = x * x
+    >>> y.requires_grad
+    False
+    """
 
     def __init__(self, mode: bool = True):
         self._enabled = not mode

@@ -44,7 +44,13 @@ def _xor_fold_last(x):
 
 def hash_tensor(input, dim=None, *, keepdim=False, mode=0, out=None):
     """XOR of input's elements (widened to 64 bits) over dim (all dims when None), as int64
-    holding the bits of PyTorch's uint64 hash."""
+    holding the bits of PyTorch's uint64 hash.
+
+    >>> flambeau.hash_tensor(flambeau.tensor([1, 2, 4]))
+    tensor(7)
+    >>> flambeau.hash_tensor(flambeau.tensor([[1, 2], [3, 3]]), dim=1)
+    tensor([3, 0])
+    """
     check_tensor("hash_tensor", "input", 1, input)
     if isinstance(mode, bool) or not isinstance(mode, builtins.int):
         raise TypeError(f"hash_tensor(): argument 'mode' must be int, not {type(mode).__name__}")

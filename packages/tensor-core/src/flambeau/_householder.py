@@ -16,7 +16,15 @@ from flambeau._out import into_out
 @autocast_policy("fp32")
 def geqrf(input, *, out=None):
     """LAPACK's QR in Householder form (a, tau): R on and above a's diagonal, the reflector
-    vectors (implicit leading 1) below it, and their scales tau."""
+    vectors (implicit leading 1) below it, and their scales tau.
+
+    >>> a, tau = flambeau.geqrf(flambeau.tensor([[3.0, 1.0], [4.0, 2.0]]))
+    >>> a
+    tensor([[-5.0000, -2.2000],
+            [ 0.5000,  0.4000]])
+    >>> tau
+    tensor([1.6000, 0.0000])
+    """
     if input.dim() < 2:
         raise RuntimeError(f"torch.geqrf: input must have at least 2 dimensions. Got {input.dim()}")
     m, n = input.shape[-2], input.shape[-1]
@@ -90,7 +98,16 @@ def _apply_reflectors(a, tau, C, left, transpose):
 @autocast_policy("fp32")
 def householder_product(input, tau, *, out=None):
     """The first n columns of H_1 ... H_k, H_j = I - tau_j v_j v_j^H with v_j the j-th
-    column of input below the diagonal (and an implicit 1 on it): Q from geqrf's (a, tau)."""
+    column of input below the diagonal (and an implicit 1 on it): Q from geqrf's (a, tau).
+
+    >>> A = flambeau.tensor([[3.0, 1.0], [4.0, 2.0]])
+    >>> Q = flambeau.linalg.householder_product(*flambeau.geqrf(A))
+    >>> Q
+    tensor([[-0.6000, -0.8000],
+            [-0.8000,  0.6000]])
+    >>> flambeau.allclose(Q, flambeau.linalg.qr(A).Q)
+    True
+    """
     name = "torch.linalg.householder_product"
     check_tensor("linalg_householder_product", "input", 1, input)
     check_tensor("linalg_householder_product", "tau", 2, tau)
@@ -134,7 +151,14 @@ orgqr = householder_product  # torch.orgqr: the same function under LAPACK's nam
 @autocast_policy("fp32")
 def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
     """op(Q) other (left) or other op(Q), Q from geqrf's (a, tau), op = conj-transpose if
-    transpose."""
+    transpose.
+
+    >>> A = flambeau.tensor([[3.0, 1.0], [4.0, 2.0]])
+    >>> a, tau = flambeau.geqrf(A)
+    >>> flambeau.ormqr(a, tau, flambeau.eye(2))
+    tensor([[-0.6000, -0.8000],
+            [-0.8000,  0.6000]])
+    """
     need = other.shape[-2] if left else other.shape[-1]
     if input.shape[-2] != need:
         raise RuntimeError(

@@ -108,7 +108,12 @@ def _make_type(name: str, dtype):
             "is_cuda": False,
             "is_sparse": False,
             "__module__": "flambeau",
-            "__doc__": f"Legacy constructor of {dtype} CPU tensors; also an isinstance check.",
+            "__doc__": f"Legacy constructor of {dtype} CPU tensors; also an isinstance check.\n\n"
+            f">>> x = flambeau.{name}([1, 0])\n"
+            f">>> x.dtype, isinstance(x, flambeau.{name})\n"
+            f"({dtype!r}, True)\n"
+            f">>> flambeau.{name}(2, 3).shape\n"
+            "flambeau.Size([2, 3])\n",
         },
     )
 
@@ -164,7 +169,15 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
 
 
 def typename(obj) -> str:
-    """PyTorch's name for obj's type: 'torch.FloatTensor' for tensors, else module.qualname."""
+    """PyTorch's name for obj's type: 'torch.FloatTensor' for tensors, else module.qualname.
+
+    >>> flambeau.typename(flambeau.zeros(2))
+    'torch.FloatTensor'
+    >>> flambeau.typename(flambeau.zeros(2, dtype=flambeau.int64))
+    'torch.LongTensor'
+    >>> flambeau.typename(1.5)
+    'float'
+    """
     if isinstance(obj, _C.Tensor):
         return tensor_type_name(obj)
     if hasattr(obj, "__qualname__"):  # classes and functions name themselves

@@ -28,18 +28,32 @@ def _deprecated(old, new):
 
 
 def det(input):
-    """The determinant of each square matrix (linalg.det)."""
+    """The determinant of each square matrix (linalg.det).
+
+    >>> flambeau.det(flambeau.tensor([[2.0, 1.0], [1.0, 3.0]]))
+    tensor(5.)
+    """
     return _C.linalg_det(input)
 
 
 def slogdet(input):
-    """(sign, log|det|) of each square matrix (linalg.slogdet)."""
+    """(sign, log|det|) of each square matrix (linalg.slogdet).
+
+    >>> flambeau.slogdet(flambeau.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    slogdet(sign=tensor(-1.), logabsdet=tensor(0.6931))
+    """
     sign, logabsdet = _C.linalg_slogdet(input)
     return named_tuple("slogdet", ("sign", "logabsdet"))(sign, logabsdet)
 
 
 def logdet(input):
-    """log(det(input)): NaN for a negative determinant, -inf for a zero one."""
+    """log(det(input)): NaN for a negative determinant, -inf for a zero one.
+
+    >>> flambeau.logdet(flambeau.tensor([[2.0, 0.0], [0.0, 3.0]]))
+    tensor(1.7918)
+    >>> flambeau.logdet(flambeau.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    tensor(nan)
+    """
     sign, logabsdet = _C.linalg_slogdet(input)
     if input.is_complex():
         return sign.log() + logabsdet
@@ -49,19 +63,35 @@ def logdet(input):
 
 @autocast_policy("fp32")
 def inverse(input, *, out=None):
-    """The inverse of each square matrix (linalg.inv)."""
+    """The inverse of each square matrix (linalg.inv).
+
+    >>> flambeau.inverse(flambeau.tensor([[2.0, 0.0], [0.0, 4.0]]))
+    tensor([[0.5000, 0.0000],
+            [0.0000, 0.2500]])
+    """
     return _C.linalg_inv(input) if out is None else _C.linalg_inv(input, out=out)
 
 
 @autocast_policy("fp32")
 def pinverse(input, rcond=1e-15):
-    """The pseudo-inverse, singular values below rcond * the largest one taken as zero."""
+    """The pseudo-inverse, singular values below rcond * the largest one taken as zero.
+
+    >>> flambeau.pinverse(flambeau.tensor([[1.0, 0.0], [0.0, 0.0]]))
+    tensor([[1., 0.],
+            [0., 0.]])
+    """
     return _C.linalg_pinv(input, rtol=rcond)
 
 
 @autocast_policy("fp32")
 def cholesky(input, upper=False, *, out=None):
-    """The Cholesky factor L (A = L L^H), or U (A = U^H U) when upper (linalg.cholesky)."""
+    """The Cholesky factor L (A = L L^H), or U (A = U^H U) when upper (linalg.cholesky).
+
+    >>> A = flambeau.tensor([[4.0, 2.0], [2.0, 5.0]])
+    >>> flambeau.cholesky(A)
+    tensor([[2., 0.],
+            [1., 2.]])
+    """
     warnings.warn(
         "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in "
         "a future PyTorch release.",
@@ -74,7 +104,14 @@ def cholesky(input, upper=False, *, out=None):
 
 @autocast_policy("fp32")
 def cholesky_solve(B, L, upper=False, *, out=None):
-    """X with A X = B, given A's Cholesky factor L (lower, or upper when upper=True)."""
+    """X with A X = B, given A's Cholesky factor L (lower, or upper when upper=True).
+
+    >>> A = flambeau.tensor([[4.0, 2.0], [2.0, 5.0]])
+    >>> L = flambeau.linalg.cholesky(A)
+    >>> flambeau.cholesky_solve(flambeau.tensor([[6.0], [7.0]]), L)
+    tensor([[1.],
+            [1.]])
+    """
     if L.dim() < 2 or B.dim() < 2:
         raise RuntimeError(
             f"cholesky_solve: b should have at least 2 dimensions, but has {B.dim()} dimensions "
@@ -110,7 +147,13 @@ def _check_nonsingular_factor(name, L):
 
 @autocast_policy("fp32")
 def cholesky_inverse(L, upper=False, *, out=None):
-    """The inverse of A = L L^H (or U^H U) from its Cholesky factor."""
+    """The inverse of A = L L^H (or U^H U) from its Cholesky factor.
+
+    >>> A = flambeau.tensor([[4.0, 2.0], [2.0, 5.0]])
+    >>> flambeau.cholesky_inverse(flambeau.linalg.cholesky(A))
+    tensor([[ 0.3125, -0.1250],
+            [-0.1250,  0.2500]])
+    """
     _check_square("cholesky_inverse", L)
     _check_nonsingular_factor("cholesky_inverse", L)
     eye = _C.eye(L.shape[-1], dtype=L.dtype).expand(L.shape)
@@ -120,7 +163,15 @@ def cholesky_inverse(L, upper=False, *, out=None):
 
 @autocast_policy("fp32")
 def qr(input, some=True, *, out=None):
-    """(Q, R) with input = Q R: reduced when some, else complete (linalg.qr)."""
+    """(Q, R) with input = Q R: reduced when some, else complete (linalg.qr).
+
+    >>> Q, R = flambeau.qr(flambeau.tensor([[3.0, 1.0], [4.0, 2.0]]))
+    >>> R
+    tensor([[-5.0000, -2.2000],
+            [ 0.0000,  0.4000]])
+    >>> flambeau.allclose(Q @ R, flambeau.tensor([[3.0, 1.0], [4.0, 2.0]]))
+    True
+    """
     _deprecated("qr", "torch.linalg.qr")
     Q, R = _C.linalg_qr(input, "reduced" if some else "complete")
     if out is not None:
@@ -132,7 +183,15 @@ def qr(input, some=True, *, out=None):
 @autocast_policy("fp32")
 def svd(input, some=True, compute_uv=True, *, out=None):
     """(U, S, V) with input = U diag(S) V^H (V, not V^H). some: reduced U and V;
-    compute_uv=False: U and V are zero-filled complete matrices."""
+    compute_uv=False: U and V are zero-filled complete matrices.
+
+    >>> A = flambeau.tensor([[3.0, 0.0], [0.0, -2.0]])
+    >>> U, S, V = flambeau.svd(A)
+    >>> S
+    tensor([3., 2.])
+    >>> flambeau.allclose(U @ flambeau.diag(S) @ V.T, A)
+    True
+    """
     svd_type = named_tuple("svd", ("U", "S", "V"))
     if not compute_uv:
         S = _C.linalg_svdvals(input)
@@ -151,7 +210,14 @@ def svd(input, some=True, compute_uv=True, *, out=None):
 
 @autocast_policy("fp32")
 def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):
-    """(X, A.clone()) with op(A) X = b, op(A) = A or A^T, A triangular."""
+    """(X, A.clone()) with op(A) X = b, op(A) = A or A^T, A triangular.
+
+    >>> A = flambeau.tensor([[2.0, 1.0], [0.0, 4.0]])
+    >>> X, _ = flambeau.triangular_solve(flambeau.tensor([[4.0], [8.0]]), A)
+    >>> X
+    tensor([[1.],
+            [2.]])
+    """
     coeff = A.mT if transpose else A
     X = _C.linalg_solve_triangular(coeff, b, upper=upper != transpose, unitriangular=unitriangular)
     res = named_tuple("triangular_solve", ("solution", "cloned_coefficient"))(X, A.clone())
@@ -162,7 +228,16 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, 
 
 
 def lu(A, pivot=True, get_infos=False, out=None):
-    """LAPACK's packed LU factorisation (LU, pivots[, infos]) of each matrix."""
+    """LAPACK's packed LU factorisation (LU, pivots[, infos]) of each matrix.
+
+    >>> A = flambeau.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> LU, pivots = flambeau.lu(A)
+    >>> LU
+    tensor([[3.0000, 4.0000],
+            [0.3333, 0.6667]])
+    >>> pivots
+    tensor([2, 2], dtype=flambeau.int32)
+    """
     # A singular matrix still factors (as in PyTorch); infos report its first zero pivot.
     LU, pivots, infos = _C.linalg_lu_factor_ex(A, pivot=pivot)
     res = (LU, pivots, infos) if get_infos else (LU, pivots)
@@ -174,7 +249,14 @@ def lu(A, pivot=True, get_infos=False, out=None):
 
 @autocast_policy("fp32")
 def lu_solve(b, LU_data, LU_pivots, *, out=None):
-    """X with A X = b, from lu(A) (linalg.lu_solve)."""
+    """X with A X = b, from lu(A) (linalg.lu_solve).
+
+    >>> A = flambeau.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> LU, pivots = flambeau.lu(A)
+    >>> flambeau.lu_solve(flambeau.tensor([[5.0], [11.0]]), LU, pivots)
+    tensor([[1.],
+            [2.]])
+    """
     X = _C.linalg_lu_solve(LU_data, LU_pivots, b)
     return X if out is None else out.copy_(X)
 
@@ -195,7 +277,20 @@ def _permutation_from_pivots(pivots, m):
 
 
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
-    """(P, L, U) with A = P L U, from lu(A)'s packed factors."""
+    """(P, L, U) with A = P L U, from lu(A)'s packed factors.
+
+    >>> A = flambeau.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> P, L, U = flambeau.lu_unpack(*flambeau.lu(A))
+    >>> P
+    tensor([[0., 1.],
+            [1., 0.]])
+    >>> L
+    tensor([[1.0000, 0.0000],
+            [0.3333, 1.0000]])
+    >>> U
+    tensor([[3.0000, 4.0000],
+            [0.0000, 0.6667]])
+    """
     m, n = LU_data.shape[-2], LU_data.shape[-1]
     k = builtins.min(m, n)
     batch = tuple(LU_data.shape[:-2])

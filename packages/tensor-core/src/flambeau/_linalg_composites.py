@@ -51,7 +51,13 @@ def _ord_text(p):
 
 def cond(input, p=None, *, out=None):
     """The condition number of each matrix in norm p: ||A||_p ||A^-1||_p, or, for p in
-    (None, 2, -2), the ratio of its largest and smallest singular values (any shape, then)."""
+    (None, 2, -2), the ratio of its largest and smallest singular values (any shape, then).
+
+    >>> flambeau.linalg.cond(flambeau.tensor([[2.0, 0.0], [0.0, 0.5]]))
+    tensor(4.)
+    >>> flambeau.linalg.cond(flambeau.tensor([[1.0, 1.0], [0.0, 1.0]]), p=1)
+    tensor(4.)
+    """
     check_tensor("linalg_cond", "input", 1, input)
     A = input
     if A.dim() < 2:
@@ -88,13 +94,25 @@ def cond(input, p=None, *, out=None):
 
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     """The diagonal of each matrix over dims dim1 and dim2 (a view), as torch.diagonal with
-    the last two dims by default."""
+    the last two dims by default.
+
+    >>> A = flambeau.arange(9.0).reshape(3, 3)
+    >>> flambeau.linalg.diagonal(A)
+    tensor([0., 4., 8.])
+    >>> flambeau.linalg.diagonal(A, offset=1)
+    tensor([1., 5.])
+    """
     check_tensor("linalg_diagonal", "A", 1, A)
     return _C.diagonal(A, offset, dim1, dim2)
 
 
 def vecdot(x, y, *, dim=-1, out=None):
-    """sum(conj(x) * y) over dim, x and y broadcast together."""
+    """sum(conj(x) * y) over dim, x and y broadcast together.
+
+    >>> x = flambeau.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> flambeau.linalg.vecdot(x, flambeau.tensor([1.0, 1.0]))
+    tensor([3., 7.])
+    """
     check_tensor("linalg_vecdot", "x", 1, x)
     check_tensor("linalg_vecdot", "y", 2, y)
     _check_float("linalg.vecdot", x)
@@ -108,7 +126,13 @@ def vecdot(x, y, *, dim=-1, out=None):
 
 def vander(x, *, N=None):
     """The Vandermonde matrix of each vector x (..., n): (..., n, N) with columns
-    x**0, x**1, ..., x**(N-1) (increasing powers, unlike torch.vander); N defaults to n."""
+    x**0, x**1, ..., x**(N-1) (increasing powers, unlike torch.vander); N defaults to n.
+
+    >>> flambeau.linalg.vander(flambeau.tensor([1, 2, 3]))
+    tensor([[1, 1, 1],
+            [1, 2, 4],
+            [1, 3, 9]])
+    """
     check_tensor("linalg_vander", "x", 1, x)
     if x.dtype in (_C.bool, _C.float16, _C.bfloat16):
         raise RuntimeError(
@@ -142,7 +166,15 @@ def powers(x, N):
 
 
 def matrix_exp(input):
-    """exp(A) of each square matrix: Taylor series of A / 2**s (norm <= 1/2), squared s times."""
+    """exp(A) of each square matrix: Taylor series of A / 2**s (norm <= 1/2), squared s times.
+
+    >>> flambeau.matrix_exp(flambeau.tensor([[0.0, 1.0], [0.0, 0.0]]))
+    tensor([[1., 1.],
+            [0., 1.]])
+    >>> flambeau.matrix_exp(flambeau.tensor([[1.0, 0.0], [0.0, 2.0]]))
+    tensor([[2.7183, 0.0000],
+            [0.0000, 7.3891]])
+    """
     check_tensor("linalg_matrix_exp", "input", 1, input)
     A = input
     check_square("linalg.matrix_exp", A)
@@ -195,7 +227,13 @@ def _multiply(mats, split, i, j):
 
 def multi_dot(tensors, *, out=None):
     """The product of two or more matrices in the order that needs the fewest
-    multiplications; the first may be a row vector and the last a column vector (1-D)."""
+    multiplications; the first may be a row vector and the last a column vector (1-D).
+
+    >>> a, b, c = flambeau.ones(2, 3), flambeau.ones(3, 4), flambeau.ones(4, 1)
+    >>> flambeau.linalg.multi_dot([a, b, c])
+    tensor([[12.],
+            [12.]])
+    """
     if not isinstance(tensors, (list, tuple)):
         raise TypeError(
             "linalg_multi_dot(): argument 'tensors' (position 1) must be tuple of Tensors, not "
@@ -249,7 +287,15 @@ def multi_dot(tensors, *, out=None):
 
 def tensorinv(input, ind=2, *, out=None):
     """The inverse of input under tensordot over its first ind dims: shaped
-    input.shape[ind:] + input.shape[:ind]."""
+    input.shape[ind:] + input.shape[:ind].
+
+    >>> A = 2 * flambeau.eye(4).reshape(2, 2, 4)
+    >>> Ainv = flambeau.linalg.tensorinv(A, ind=2)
+    >>> Ainv.shape
+    flambeau.Size([4, 2, 2])
+    >>> flambeau.allclose(flambeau.tensordot(A, Ainv, 1), flambeau.eye(4).reshape(2, 2, 2, 2))
+    True
+    """
     check_tensor("linalg_tensorinv", "input", 1, input)
     ind = int_argument("linalg_tensorinv", "ind", 2, ind)
     if ind <= 0:
@@ -270,7 +316,14 @@ def tensorinv(input, ind=2, *, out=None):
 
 def tensorsolve(input, other, dims=None, *, out=None):
     """X with tensordot(input, X, X.dim()) = other: input's dims listed in dims moved last
-    first; X is shaped input.shape[other.dim():]."""
+    first; X is shaped input.shape[other.dim():].
+
+    >>> A = flambeau.eye(6).reshape(2, 3, 6) * 2
+    >>> B = flambeau.ones(2, 3)
+    >>> X = flambeau.linalg.tensorsolve(A, B)
+    >>> X.shape, flambeau.allclose(flambeau.tensordot(A, X, 1), B)
+    (flambeau.Size([6]), True)
+    """
     check_tensor("linalg_tensorsolve", "input", 1, input)
     check_tensor("linalg_tensorsolve", "other", 2, other)
     A = input

@@ -259,7 +259,16 @@ def lobpcg(
     k)), for symmetric A (*, m, m) and symmetric positive definite B. X (*, m, n) is the
     initial guess (default random, n columns, n defaults to k); iK a preconditioner (m, m);
     niter the most steps (default 1000, -1 for no limit); tol the residual tolerance
-    (default sqrt of the dtype's machine epsilon)."""
+    (default sqrt of the dtype's machine epsilon).
+
+    >>> _ = flambeau.manual_seed(0)
+    >>> A = flambeau.diag(flambeau.arange(1.0, 11.0))
+    >>> E, X = flambeau.lobpcg(A, k=2)
+    >>> E
+    tensor([10.0000,  9.0000])
+    >>> X.shape
+    flambeau.Size([10, 2])
+    """
     _check_square("A", A)
     if B is not None:
         _check_square("B", B, tuple(A.shape))

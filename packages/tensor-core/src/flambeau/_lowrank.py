@@ -68,7 +68,16 @@ def _svd_lowrank(A, q: int, niter: int, M):
 def svd_lowrank(A, q=6, niter=2, M=None):
     """(U, S, V) with A - M ~ U diag(S) V^H (M defaults to zero and broadcasts to A), from
     a rank-q randomized sketch of A with niter subspace iterations; U is (*, m, k), S
-    (*, k) and V (*, n, k) with k = min(q, m, n)."""
+    (*, k) and V (*, n, k) with k = min(q, m, n).
+
+    >>> _ = flambeau.manual_seed(0)
+    >>> A = flambeau.tensor([[3.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 0.0]])
+    >>> U, S, V = flambeau.svd_lowrank(A, q=2)
+    >>> S
+    tensor([3.0000, 2.0000])
+    >>> U.shape, V.shape
+    (flambeau.Size([3, 2]), flambeau.Size([3, 2]))
+    """
     _check_matrix("svd_lowrank", A)
     check_tensor("svd_lowrank", "M", 4, M, optional=True)
     q = 6 if q is None else q
@@ -82,7 +91,17 @@ def pca_lowrank(A, q=None, center=True, niter=2):
     """Principal component analysis of the rows of A (samples by features) as (U, S, V):
     the approximate SVD of A centred on its column means (when center), so V's columns are
     the principal directions and S**2 / (m - 1) the variances along them; q (default
-    min(6, m, n)) is a slight overestimate of A's rank."""
+    min(6, m, n)) is a slight overestimate of A's rank.
+
+    >>> _ = flambeau.manual_seed(0)
+    >>> x = flambeau.tensor([[1.0, 2.0], [2.0, 4.0], [3.0, 6.0]])
+    >>> U, S, V = flambeau.pca_lowrank(x, q=1)
+    >>> S
+    tensor([3.1623])
+    >>> V.abs()  # the principal direction, up to sign
+    tensor([[0.4472],
+            [0.8944]])
+    """
     m, n = _check_matrix("pca_lowrank", A)
     if q is None:
         q = min(6, m, n)

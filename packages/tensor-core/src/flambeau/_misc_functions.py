@@ -16,18 +16,32 @@ from flambeau._shape_composites import repeat_interleave
 
 
 def divide(input, other, *, rounding_mode=None, out=None):
-    """Alias of div."""
+    """Alias of div.
+
+    >>> flambeau.divide(flambeau.tensor([7.0, -7.0]), 2)
+    tensor([ 3.5000, -3.5000])
+    >>> flambeau.divide(flambeau.tensor([7, -7]), 2, rounding_mode="floor")
+    tensor([ 3, -4])
+    """
     kwargs = {} if out is None else {"out": out}
     return _C.div(input, other, rounding_mode=rounding_mode, **kwargs)
 
 
 def multiply(input, other, *, out=None):
-    """Alias of mul."""
+    """Alias of mul.
+
+    >>> flambeau.multiply(flambeau.tensor([1, 2, 3]), flambeau.tensor([4, 5, 6]))
+    tensor([ 4, 10, 18])
+    """
     return _C.mul(input, other) if out is None else _C.mul(input, other, out=out)
 
 
 def subtract(input, other, *, alpha=1, out=None):
-    """Alias of sub."""
+    """Alias of sub.
+
+    >>> flambeau.subtract(flambeau.tensor([5.0, 5.0]), flambeau.tensor([1.0, 2.0]), alpha=2)
+    tensor([3., 1.])
+    """
     kwargs = {} if out is None else {"out": out}
     return _C.sub(input, other, alpha=alpha, **kwargs)
 
@@ -36,7 +50,13 @@ def subtract(input, other, *, alpha=1, out=None):
 
 
 def is_nonzero(input) -> bool:
-    """Whether a one-element tensor is nonzero."""
+    """Whether a one-element tensor is nonzero.
+
+    >>> flambeau.is_nonzero(flambeau.tensor([0.5]))
+    True
+    >>> flambeau.is_nonzero(flambeau.tensor(0))
+    False
+    """
     n = input.numel()
     if n == 0:
         raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
@@ -46,13 +66,22 @@ def is_nonzero(input) -> bool:
 
 
 def is_inference(input) -> bool:
-    """False: flambeau's inference_mode is no_grad and makes no inference tensors."""
+    """False: flambeau's inference_mode is no_grad and makes no inference tensors.
+
+    >>> flambeau.is_inference(flambeau.ones(2))
+    False
+    """
     del input
     return False
 
 
 def resolve_neg(input):
-    """input itself: flambeau negates eagerly, so no tensor carries a lazy negative bit."""
+    """input itself: flambeau negates eagerly, so no tensor carries a lazy negative bit.
+
+    >>> x = flambeau.tensor([1.0, -2.0])
+    >>> flambeau.resolve_neg(x) is x
+    True
+    """
     return input
 
 
@@ -66,7 +95,13 @@ def _numpy_dtype(dtype):
 
 
 def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
-    """A 1-D tensor sharing the memory of an object with the buffer protocol."""
+    """A 1-D tensor sharing the memory of an object with the buffer protocol.
+
+    >>> import array
+    >>> buf = array.array("i", [1, 2, 3, 4])
+    >>> flambeau.frombuffer(buf, dtype=flambeau.int32, count=2, offset=4)
+    tensor([2, 3], dtype=flambeau.int32)
+    """
     import numpy as np
 
     np_dtype = _numpy_dtype(dtype)
@@ -113,7 +148,16 @@ def from_file(
     requires_grad=False,
 ):
     """size elements of dtype read from a file; with shared=True the tensor maps the file,
-    so writes to it change the file."""
+    so writes to it change the file.
+
+    >>> import os, tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     path = os.path.join(d, "values.bin")
+    ...     flambeau.tensor([1.0, 2.0, 3.0]).numpy().tofile(path)
+    ...     x = flambeau.from_file(path, size=3, dtype=flambeau.float32)
+    >>> x
+    tensor([1., 2., 3.])
+    """
     import numpy as np
 
     del layout, pin_memory
@@ -137,7 +181,15 @@ def from_file(
 
 def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
     """obj as a tensor, sharing memory with a tensor or NumPy array when dtype and device
-    allow and copy is not True; copy=False raises where a copy is needed."""
+    allow and copy is not True; copy=False raises where a copy is needed.
+
+    >>> import numpy as np
+    >>> a = np.array([1.0, 2.0])
+    >>> t = flambeau.asarray(a)
+    >>> a[0] = 5.0
+    >>> t
+    tensor([5., 2.], dtype=flambeau.float64)
+    """
     if isinstance(obj, _C.Tensor):
         same = (dtype is None or obj.dtype == dtype) and (
             device is None or obj.device == _C.device(device)
@@ -168,7 +220,12 @@ def empty_permuted(
     pin_memory=False,
 ):
     """An uninitialized tensor of size whose dims lie in memory in physical_layout's order
-    (outermost first)."""
+    (outermost first).
+
+    >>> x = flambeau.empty_permuted((2, 3, 4), (0, 2, 1))
+    >>> x.shape, x.stride()
+    (flambeau.Size([2, 3, 4]), (12, 1, 3))
+    """
     del layout, pin_memory
     size, order = tuple(size), tuple(physical_layout)
     if sorted(order) != list(builtins.range(len(size))):
@@ -183,7 +240,15 @@ def empty_permuted(
 
 
 def nonzero_static(input, *, size, fill_value=-1):
-    """nonzero(input) with exactly size rows: truncated, or padded with fill_value."""
+    """nonzero(input) with exactly size rows: truncated, or padded with fill_value.
+
+    >>> x = flambeau.tensor([0, 3, 0, 5, 7])
+    >>> flambeau.nonzero_static(x, size=4)
+    tensor([[ 1],
+            [ 3],
+            [ 4],
+            [-1]])
+    """
     if size < 0:
         raise RuntimeError(f"nonzero_static: 'size' must be an non-negative integer, got {size}")
     idx = _C.nonzero(input)
@@ -196,7 +261,11 @@ def nonzero_static(input, *, size, fill_value=-1):
 
 def unravel_index(indices, shape):
     """The coordinates in a tensor of the given shape of flat (row-major) indices, one
-    tensor per dim; negative indices count from the end."""
+    tensor per dim; negative indices count from the end.
+
+    >>> flambeau.unravel_index(flambeau.tensor([4, 5]), (2, 3))
+    (tensor([1, 1]), tensor([1, 2]))
+    """
     if not isinstance(indices, _C.Tensor):
         raise TypeError(f"expected 'indices' to be a tensor, but got {type(indices).__name__}")
     if indices.is_floating_point() or indices.is_complex() or indices.dtype == _C.bool:
@@ -213,7 +282,13 @@ def unravel_index(indices, shape):
 
 
 def set_default_tensor_type(t) -> None:
-    """Deprecated in PyTorch: sets the default dtype from a CPU floating type or its name."""
+    """Deprecated in PyTorch: sets the default dtype from a CPU floating type or its name.
+
+    >>> flambeau.set_default_tensor_type(flambeau.DoubleTensor)
+    >>> flambeau.tensor([1.5]).dtype
+    flambeau.float64
+    >>> flambeau.set_default_tensor_type(flambeau.FloatTensor)
+    """
     from flambeau._legacy_constructors import LEGACY_TYPES
 
     name = t if isinstance(t, str) else getattr(t, "__name__", "")
@@ -260,7 +335,14 @@ def segment_reduce(
 ):
     """Reduces (sum, mean, max, min, prod) consecutive segments of data along axis, the
     segments given by lengths or by offsets; an empty segment holds initial (or the
-    reduction's identity, NaN for mean)."""
+    reduction's identity, NaN for mean).
+
+    >>> data = flambeau.tensor([1.0, 2.0, 3.0, 4.0, 5.0])
+    >>> flambeau.segment_reduce(data, "sum", lengths=flambeau.tensor([2, 0, 3]))
+    tensor([ 3.,  0., 12.])
+    >>> flambeau.segment_reduce(data, "max", lengths=flambeau.tensor([2, 0, 3]))
+    tensor([2., -inf, 5.])
+    """
     if reduce not in _SEGMENT_EMPTY:
         raise RuntimeError(f"segment_reduce(): unsupported reduction {reduce!r}")
     if indices is not None:
@@ -294,7 +376,15 @@ def segment_reduce(
 
 
 def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None):
-    """input with input[..., index[i], ...] reduced with source[..., i, ...] (out of place)."""
+    """input with input[..., index[i], ...] reduced with source[..., i, ...] (out of place).
+
+    >>> x = flambeau.ones(3)
+    >>> index, source = flambeau.tensor([0, 2, 0]), flambeau.tensor([2.0, 3.0, 4.0])
+    >>> flambeau.index_reduce(x, 0, index, source, "prod")
+    tensor([8., 1., 3.])
+    >>> flambeau.index_reduce(x, 0, index, source, "amax", include_self=False)
+    tensor([4., 1., 3.])
+    """
     res = input.index_reduce(dim, index, source, reduce, include_self=include_self)
     return res if out is None else out.copy_(res)
 

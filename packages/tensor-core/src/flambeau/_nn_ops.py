@@ -20,7 +20,13 @@ from flambeau._shape_composites import broadcast_tensors
 
 
 def bilinear(input1, input2, weight, bias=None):
-    """y[..., o] = sum_ij input1[..., i] weight[o, i, j] input2[..., j] (+ bias[o])."""
+    """y[..., o] = sum_ij input1[..., i] weight[o, i, j] input2[..., j] (+ bias[o]).
+
+    >>> x1, x2 = flambeau.tensor([[1.0, 2.0]]), flambeau.tensor([[3.0, 4.0, 5.0]])
+    >>> weight = flambeau.ones(1, 2, 3)
+    >>> flambeau.bilinear(x1, x2, weight, flambeau.tensor([0.5]))
+    tensor([[36.5000]])
+    """
     for position, (name, t) in enumerate((("input1", input1), ("input2", input2)), 1):
         check_tensor("bilinear", name, position, t)
     check_tensor("bilinear", "weight", 3, weight)
@@ -84,7 +90,13 @@ def _clamped_norm(x, dim, eps):
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    """sum(x1 * x2) / (max(|x1|, eps) * max(|x2|, eps)) along dim, after broadcasting."""
+    """sum(x1 * x2) / (max(|x1|, eps) * max(|x2|, eps)) along dim, after broadcasting.
+
+    >>> a = flambeau.tensor([[1.0, 0.0], [1.0, 1.0]])
+    >>> b = flambeau.tensor([[0.0, 1.0], [2.0, 2.0]])
+    >>> flambeau.cosine_similarity(a, b)
+    tensor([0.0000, 1.0000])
+    """
     check_tensor("cosine_similarity", "x1", 1, x1)
     check_tensor("cosine_similarity", "x2", 2, x2)
     dtype = _C.result_type(x1, x2)
@@ -97,7 +109,13 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
-    """|x1 - x2 + eps|_p over the last dim."""
+    """|x1 - x2 + eps|_p over the last dim.
+
+    >>> a = flambeau.tensor([[0.0, 0.0], [1.0, 1.0]])
+    >>> b = flambeau.tensor([[3.0, 4.0], [1.0, 1.0]])
+    >>> flambeau.pairwise_distance(a, b, eps=0.0)
+    tensor([5., 0.])
+    """
     check_tensor("pairwise_distance", "x1", 1, x1)
     check_tensor("pairwise_distance", "x2", 2, x2)
     last = max(x1.dim(), x2.dim()) - 1
@@ -107,7 +125,15 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
 @autocast_policy("lower_precision_fp")
 def conv_tbc(input, weight, bias, pad: int = 0):
     """1-D convolution in time-batch-channel layout: input (T, B, C_in), weight (K, C_in,
-    C_out), bias (C_out,) -> (T + 2 * pad - K + 1, B, C_out); a negative pad crops."""
+    C_out), bias (C_out,) -> (T + 2 * pad - K + 1, B, C_out); a negative pad crops.
+
+    >>> x = flambeau.ones(4, 1, 2)  # (time, batch, in_channels)
+    >>> weight = flambeau.ones(3, 2, 1)  # (kernel, in_channels, out_channels)
+    >>> flambeau.conv_tbc(x, weight, flambeau.zeros(1)).flatten()
+    tensor([6., 6.])
+    >>> flambeau.conv_tbc(x, weight, flambeau.zeros(1), pad=1).shape
+    flambeau.Size([4, 1, 1])
+    """
     check_tensor("conv_tbc", "self", 1, input)
     check_tensor("conv_tbc", "weight", 2, weight)
     check_tensor("conv_tbc", "bias", 3, bias)
@@ -149,6 +175,12 @@ def one_hot(tensor, num_classes: int = -1):
     """(*) int64 class indices -> (*, num_classes) int64 with a 1 at each index.
 
     num_classes=-1 takes one more than the largest index.
+
+    >>> import flambeau.nn.functional as F
+    >>> F.one_hot(flambeau.tensor([0, 2, 1]))
+    tensor([[1, 0, 0],
+            [0, 0, 1],
+            [0, 1, 0]])
     """
     check_tensor("one_hot", "input", 1, tensor)
     num_classes = int_argument("one_hot", "num_classes", 2, num_classes)
@@ -187,7 +219,13 @@ def _shuffle_factor(fn: str, name: str, input, factor) -> int:
 
 
 def pixel_shuffle(input, upscale_factor):
-    """(*, C r^2, H, W) -> (*, C, H r, W r)."""
+    """(*, C r^2, H, W) -> (*, C, H r, W r).
+
+    >>> x = flambeau.arange(4.0).reshape(1, 4, 1, 1)
+    >>> flambeau.pixel_shuffle(x, 2)
+    tensor([[[[0., 1.],
+              [2., 3.]]]])
+    """
     r = _shuffle_factor("pixel_shuffle", "upscale_factor", input, upscale_factor)
     *batch, c, h, w = input.shape
     if c % (r * r):
@@ -202,7 +240,14 @@ def pixel_shuffle(input, upscale_factor):
 
 
 def pixel_unshuffle(input, downscale_factor):
-    """(*, C, H r, W r) -> (*, C r^2, H, W)."""
+    """(*, C, H r, W r) -> (*, C r^2, H, W).
+
+    >>> x = flambeau.arange(4.0).reshape(1, 1, 2, 2)
+    >>> flambeau.pixel_unshuffle(x, 2).flatten()
+    tensor([0., 1., 2., 3.])
+    >>> flambeau.pixel_unshuffle(x, 2).shape
+    flambeau.Size([1, 4, 1, 1])
+    """
     r = _shuffle_factor("pixel_unshuffle", "downscale_factor", input, downscale_factor)
     *batch, c, h, w = input.shape
     for axis, size, dim in (("height", h, -2), ("width", w, -1)):
@@ -239,12 +284,22 @@ def _channel_shuffle(fn: str, input, groups):
 
 def channel_shuffle(input, groups):
     """(N, g * k, *) -> channels regrouped as (k, g): output channel i*g + j is input
-    channel j*k + i (ShuffleNet's channel shuffle)."""
+    channel j*k + i (ShuffleNet's channel shuffle).
+
+    >>> x = flambeau.arange(6.0).reshape(1, 6, 1, 1)
+    >>> flambeau.channel_shuffle(x, 2).flatten()
+    tensor([0., 3., 1., 4., 2., 5.])
+    """
     return _channel_shuffle("channel_shuffle", input, groups)
 
 
 def native_channel_shuffle(input, groups):
-    """channel_shuffle under the name of PyTorch's kernel."""
+    """channel_shuffle under the name of PyTorch's kernel.
+
+    >>> x = flambeau.arange(6.0).reshape(1, 6, 1, 1)
+    >>> flambeau.native_channel_shuffle(x, 3).flatten()
+    tensor([0., 2., 4., 1., 3., 5.])
+    """
     return _channel_shuffle("native_channel_shuffle", input, groups)
 
 
@@ -253,7 +308,12 @@ def native_channel_shuffle(input, groups):
 
 @autocast_policy("lower_precision_fp")
 def prelu(input, weight):
-    """x where x > 0, else weight * x, with one weight or one per channel (dim 1)."""
+    """x where x > 0, else weight * x, with one weight or one per channel (dim 1).
+
+    >>> x = flambeau.tensor([-2.0, -1.0, 0.0, 3.0])
+    >>> flambeau.prelu(x, flambeau.tensor([0.25]))
+    tensor([-0.5000, -0.2500,  0.0000,  3.0000])
+    """
     check_tensor("prelu", "input", 1, input)
     check_tensor("prelu", "weight", 2, weight)
     if input.dtype != weight.dtype:
@@ -287,6 +347,12 @@ def relu_(input):
     Returns ``input`` itself, modified. As an in-place operation it fails on a leaf that
     requires grad, and autograd differentiates it through the result (the gradient is 1
     where the output is positive, 0 elsewhere).
+
+    >>> x = flambeau.tensor([-1.0, 0.5, 2.0])
+    >>> flambeau.relu_(x)
+    tensor([0.0000, 0.5000, 2.0000])
+    >>> x
+    tensor([0.0000, 0.5000, 2.0000])
     """
     check_tensor("relu_", "input", 1, input)
     return input.relu_()
@@ -297,6 +363,10 @@ def selu_(input):
     with PyTorch's fixed constants ``alpha ~ 1.6733`` and ``scale ~ 1.0507``.
 
     ``input`` must be a floating-point tensor; returns it, modified.
+
+    >>> x = flambeau.tensor([-1.0, 0.0, 1.0])
+    >>> flambeau.selu_(x)
+    tensor([-1.1113,  0.0000,  1.0507])
     """
     check_tensor("selu_", "input", 1, input)
     return input.selu_()
@@ -310,13 +380,22 @@ def celu_(input, alpha=1.0):
         alpha: the saturation value for negative inputs (default 1.0); must not be 0.
 
     Returns ``input`` itself.
+
+    >>> x = flambeau.tensor([-1.0, 0.0, 2.0])
+    >>> flambeau.celu_(x, alpha=2.0)
+    tensor([-0.7869,  0.0000,  2.0000])
     """
     check_tensor("celu_", "input", 1, input)
     return input.celu_(alpha)
 
 
 def threshold_(input, threshold, value):
-    """input replaced by value where input <= threshold (in place)."""
+    """input replaced by value where input <= threshold (in place).
+
+    >>> x = flambeau.tensor([0.5, 1.0, 1.5, 2.0])
+    >>> flambeau.threshold_(x, 1.0, -1.0)
+    tensor([-1.0000, -1.0000,  1.5000,  2.0000])
+    """
     check_tensor("threshold_", "input", 1, input)
     return input.threshold_(threshold, value)
 
@@ -339,12 +418,23 @@ def _rrelu(fn, input, lower, upper, training, generator, inplace):
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
     """Leaky ReLU whose negative slope is drawn from U(lower, upper) per element when
-    training, and is (lower + upper) / 2 otherwise."""
+    training, and is (lower + upper) / 2 otherwise.
+
+    >>> x = flambeau.tensor([-3.0, -1.0, 2.0])
+    >>> flambeau.rrelu(x, lower=0.1, upper=0.3)
+    tensor([-0.6000, -0.2000,  2.0000])
+    """
     return _rrelu("rrelu", input, lower, upper, training, generator, inplace=False)
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
-    """rrelu in place."""
+    """rrelu in place.
+
+    >>> x = flambeau.tensor([-3.0, -1.0, 2.0])
+    >>> _ = flambeau.rrelu_(x, lower=0.1, upper=0.3)
+    >>> x
+    tensor([-0.6000, -0.2000,  2.0000])
+    """
     return _rrelu("rrelu_", input, lower, upper, training, generator, inplace=True)
 
 

@@ -53,6 +53,13 @@ def set_printoptions(
             above before the explicit ones apply.
         sci_mode: True or False forces scientific notation on or off; None
             (the default) chooses automatically.
+
+    >>> flambeau.set_printoptions(precision=2)
+    >>> flambeau.tensor([1.23456, 2.0])
+    tensor([1.23, 2.00])
+    >>> flambeau.set_printoptions(profile="default")
+    >>> flambeau.tensor([1.23456, 2.0])
+    tensor([1.2346, 2.0000])
     """
     if profile is not None:
         if profile not in _PROFILES:
@@ -78,12 +85,25 @@ def set_printoptions(
 
 
 def get_printoptions() -> dict:
-    """The current print options as a dict (the keywords of set_printoptions)."""
+    """The current print options as a dict (the keywords of set_printoptions).
+
+    >>> flambeau.get_printoptions()["precision"]
+    4
+    >>> sorted(flambeau.get_printoptions())
+    ['edgeitems', 'linewidth', 'precision', 'sci_mode', 'threshold']
+    """
     return {name: getattr(PRINT_OPTS, name) for name in _PrintOptions.__slots__}
 
 
 class printoptions:
-    """Context manager applying set_printoptions(**kwargs) within a ``with`` block."""
+    """Context manager applying set_printoptions(**kwargs) within a ``with`` block.
+
+    >>> with flambeau.printoptions(precision=1):
+    ...     print(flambeau.tensor([1.23456, 2.0]))
+    tensor([1.2, 2.0])
+    >>> flambeau.tensor([1.23456, 2.0])
+    tensor([1.2346, 2.0000])
+    """
 
     def __init__(self, **kwargs) -> None:
         self._kwargs = kwargs

@@ -27,13 +27,22 @@ _interop_threads: int | None = None
 
 
 def get_default_device() -> _C.device:
-    """The device factory functions use when given none: always the CPU in flambeau."""
+    """The device factory functions use when given none: always the CPU in flambeau.
+
+    >>> flambeau.get_default_device()
+    device(type='cpu')
+    """
     return _C.device("cpu")
 
 
 def set_default_device(device) -> None:
     """Accepts ``"cpu"`` (or None, the default). Other devices raise: flambeau's factory
-    functions place tensors on a plugin device only through their ``device=`` argument."""
+    functions place tensors on a plugin device only through their ``device=`` argument.
+
+    >>> flambeau.set_default_device("cpu")
+    >>> flambeau.zeros(2).device
+    device(type='cpu')
+    """
     if device is None:
         return
     dev = device if isinstance(device, _C.device) else _C.device(device)
@@ -46,12 +55,22 @@ def set_default_device(device) -> None:
 
 def is_warn_always_enabled() -> bool:
     """Whether :func:`set_warn_always` turned on repeating warnings that normally show once
-    per process. False until it is set."""
+    per process. False until it is set.
+
+    >>> flambeau.is_warn_always_enabled()
+    False
+    """
     return _warn_always
 
 
 def set_warn_always(b: bool) -> None:
-    """Records the flag PyTorch uses to repeat once-only warnings."""
+    """Records the flag PyTorch uses to repeat once-only warnings.
+
+    >>> flambeau.set_warn_always(True)
+    >>> flambeau.is_warn_always_enabled()
+    True
+    >>> flambeau.set_warn_always(False)
+    """
     global _warn_always
     _warn_always = bool(b)
 
@@ -59,13 +78,23 @@ def set_warn_always(b: bool) -> None:
 def get_float32_matmul_precision() -> str:
     """The float32 matmul precision last set with :func:`set_float32_matmul_precision`:
     ``'highest'`` (the default), ``'high'`` or ``'medium'``. flambeau's CPU kernels compute
-    in full float32 precision whichever is set."""
+    in full float32 precision whichever is set.
+
+    >>> flambeau.get_float32_matmul_precision()
+    'highest'
+    """
     return _float32_matmul_precision
 
 
 def set_float32_matmul_precision(precision: str) -> None:
     """Records 'highest', 'high' or 'medium'. flambeau's CPU kernels always compute float32
-    matmuls in full precision, which every one of the three settings permits."""
+    matmuls in full precision, which every one of the three settings permits.
+
+    >>> flambeau.set_float32_matmul_precision("high")
+    >>> flambeau.get_float32_matmul_precision()
+    'high'
+    >>> flambeau.set_float32_matmul_precision("highest")
+    """
     global _float32_matmul_precision
     if precision not in ("highest", "high", "medium"):
         import warnings
@@ -82,7 +111,11 @@ def set_float32_matmul_precision(precision: str) -> None:
 
 def get_num_interop_threads() -> int:
     """The interop thread count set last (flambeau runs ops on one pool, so this is the
-    intra-op count until set)."""
+    intra-op count until set).
+
+    >>> flambeau.get_num_interop_threads() >= 1
+    True
+    """
     return _interop_threads if _interop_threads is not None else _C.get_num_threads()
 
 
@@ -92,6 +125,10 @@ def set_num_interop_threads(num: int) -> None:
 
     ``num`` must be a positive int (RuntimeError otherwise). flambeau runs operators on one
     intra-op thread pool (see :func:`set_num_threads`), so the value changes no scheduling.
+
+    >>> flambeau.set_num_interop_threads(2)
+    >>> flambeau.get_num_interop_threads()
+    2
     """
     global _interop_threads
     if isinstance(num, bool) or not isinstance(num, int) or num <= 0:
@@ -101,12 +138,23 @@ def set_num_interop_threads(num: int) -> None:
 
 
 def init_num_threads() -> None:
-    """Nothing to do: the core's OpenMP pool sizes itself when first used."""
+    """Nothing to do: the core's OpenMP pool sizes itself when first used.
+
+    >>> flambeau.init_num_threads()
+    >>> flambeau.get_num_threads() >= 1
+    True
+    """
 
 
 def set_flush_denormal(mode: bool) -> bool:
     """Returns False: flambeau does not switch the CPU's denormal mode (PyTorch returns False
-    too where it cannot), so denormals keep their IEEE values."""
+    too where it cannot), so denormals keep their IEEE values.
+
+    >>> flambeau.set_flush_denormal(True)  # not supported: denormals are kept
+    False
+    >>> flambeau.tensor([1e-40])
+    tensor([9.9999e-41])
+    """
     del mode
     return False
 

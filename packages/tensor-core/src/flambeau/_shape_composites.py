@@ -26,7 +26,11 @@ def _int(v) -> bool:
 
 
 def broadcast_shapes(*shapes) -> Size:
-    """The shape tensors of the given shapes broadcast to (ints count as 1-D shapes)."""
+    """The shape tensors of the given shapes broadcast to (ints count as 1-D shapes).
+
+    >>> flambeau.broadcast_shapes((2, 1), (1, 3), (3,))
+    flambeau.Size([2, 3])
+    """
     out: list[int] = []
     for i, shape in enumerate(shapes):
         shape = (shape,) if _int(shape) else tuple(shape)
@@ -53,12 +57,26 @@ def broadcast_shapes(*shapes) -> Size:
 
 
 def broadcast_to(input, size):
-    """input expanded (a view) to size."""
+    """input expanded (a view) to size.
+
+    >>> flambeau.broadcast_to(flambeau.tensor([1, 2, 3]), (2, 3))
+    tensor([[1, 2, 3],
+            [1, 2, 3]])
+    """
     return input.expand(tuple(size))
 
 
 def broadcast_tensors(*tensors):
-    """The tensors expanded (views) to their common broadcast shape."""
+    """The tensors expanded (views) to their common broadcast shape.
+
+    >>> x, y = flambeau.tensor([[1], [2]]), flambeau.tensor([10, 20, 30])
+    >>> a, b = flambeau.broadcast_tensors(x, y)
+    >>> a
+    tensor([[1, 1, 1],
+            [2, 2, 2]])
+    >>> b.shape
+    flambeau.Size([2, 3])
+    """
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     shape: list[int] = []
@@ -80,7 +98,12 @@ def broadcast_tensors(*tensors):
 
 def tile(input, dims):
     """input repeated dims times along each dim; dims shorter than input.dim() is padded
-    with leading 1s."""
+    with leading 1s.
+
+    >>> flambeau.tile(flambeau.tensor([1, 2]), (2, 2))
+    tensor([[1, 2, 1, 2],
+            [1, 2, 1, 2]])
+    """
     dims = (dims,) if _int(dims) else tuple(dims)
     dims = (1,) * (input.dim() - len(dims)) + dims
     return input.repeat(dims)
@@ -110,33 +133,66 @@ def _atleast(n: int, tensors):
 
 
 def atleast_1d(*tensors):
-    """Each tensor viewed with at least 1 dim (one tensor in, one out; else a tuple)."""
+    """Each tensor viewed with at least 1 dim (one tensor in, one out; else a tuple).
+
+    >>> flambeau.atleast_1d(flambeau.tensor(5.0))
+    tensor([5.])
+    >>> flambeau.atleast_1d(flambeau.tensor(1), flambeau.tensor([2, 3]))
+    (tensor([1]), tensor([2, 3]))
+    """
     return _atleast(1, tensors)
 
 
 def atleast_2d(*tensors):
-    """Each tensor viewed with at least 2 dims (a 1-D tensor becomes a row)."""
+    """Each tensor viewed with at least 2 dims (a 1-D tensor becomes a row).
+
+    >>> flambeau.atleast_2d(flambeau.tensor([1, 2, 3]))
+    tensor([[1, 2, 3]])
+    """
     return _atleast(2, tensors)
 
 
 def atleast_3d(*tensors):
-    """Each tensor viewed with at least 3 dims ((n,) -> (1, n, 1), (m, n) -> (m, n, 1))."""
+    """Each tensor viewed with at least 3 dims ((n,) -> (1, n, 1), (m, n) -> (m, n, 1)).
+
+    >>> flambeau.atleast_3d(flambeau.tensor([1, 2, 3])).shape
+    flambeau.Size([1, 3, 1])
+    >>> flambeau.atleast_3d(flambeau.ones(2, 3)).shape
+    flambeau.Size([2, 3, 1])
+    """
     return _atleast(3, tensors)
 
 
 def column_stack(tensors, *, out=None):
-    """0-D and 1-D tensors become columns, then everything is stacked horizontally."""
+    """0-D and 1-D tensors become columns, then everything is stacked horizontally.
+
+    >>> flambeau.column_stack([flambeau.tensor([1, 2, 3]), flambeau.tensor([4, 5, 6])])
+    tensor([[1, 4],
+            [2, 5],
+            [3, 6]])
+    """
     cols = [t.reshape(t.numel(), 1) if t.dim() <= 1 else t for t in tensors]
     return _C.hstack(cols) if out is None else _C.hstack(cols, out=out)
 
 
 def row_stack(tensors, *, out=None):
-    """Alias of vstack."""
+    """Alias of vstack.
+
+    >>> flambeau.row_stack([flambeau.tensor([1, 2, 3]), flambeau.tensor([4, 5, 6])])
+    tensor([[1, 2, 3],
+            [4, 5, 6]])
+    """
     return _C.vstack(tensors) if out is None else _C.vstack(tensors, out=out)
 
 
 def block_diag(*tensors):
-    """The tensors (0-D, 1-D as rows, or 2-D) placed along the diagonal of a zero matrix."""
+    """The tensors (0-D, 1-D as rows, or 2-D) placed along the diagonal of a zero matrix.
+
+    >>> flambeau.block_diag(flambeau.tensor([[1, 2], [3, 4]]), flambeau.tensor([[5]]))
+    tensor([[1, 2, 0],
+            [3, 4, 0],
+            [0, 0, 5]])
+    """
     blocks = []
     for i, t in enumerate(tensors):
         if t.dim() > 2:
@@ -180,28 +236,54 @@ def _split_along(name, input, indices_or_sections, dim, min_dims):
 
 
 def hsplit(input, indices_or_sections):
-    """tensor_split along dim 1 (dim 0 for 1-D input); an int must divide the dim evenly."""
+    """tensor_split along dim 1 (dim 0 for 1-D input); an int must divide the dim evenly.
+
+    >>> x = flambeau.arange(8).reshape(2, 4)
+    >>> flambeau.hsplit(x, 2)
+    (tensor([[0, 1],
+            [4, 5]]), tensor([[2, 3],
+            [6, 7]]))
+    """
     dim = 1 if input.dim() > 1 else 0
     return _split_along("hsplit", input, indices_or_sections, dim, 1)
 
 
 def vsplit(input, indices_or_sections):
-    """tensor_split along dim 0 of an input with at least 2 dims."""
+    """tensor_split along dim 0 of an input with at least 2 dims.
+
+    >>> x = flambeau.arange(8).reshape(4, 2)
+    >>> flambeau.vsplit(x, [1, 3])
+    (tensor([[0, 1]]), tensor([[2, 3],
+            [4, 5]]), tensor([[6, 7]]))
+    """
     return _split_along("vsplit", input, indices_or_sections, 0, 2)
 
 
 def dsplit(input, indices_or_sections):
-    """tensor_split along dim 2 of an input with at least 3 dims."""
+    """tensor_split along dim 2 of an input with at least 3 dims.
+
+    >>> x = flambeau.arange(8).reshape(1, 2, 4)
+    >>> [t.shape for t in flambeau.dsplit(x, 2)]
+    [flambeau.Size([1, 2, 2]), flambeau.Size([1, 2, 2])]
+    """
     return _split_along("dsplit", input, indices_or_sections, 2, 3)
 
 
 def unsafe_chunk(input, chunks, dim=0):
-    """chunk (PyTorch's unsafe variants only skip a view check flambeau does not make)."""
+    """chunk (PyTorch's unsafe variants only skip a view check flambeau does not make).
+
+    >>> flambeau.unsafe_chunk(flambeau.arange(6), 3)
+    (tensor([0, 1]), tensor([2, 3]), tensor([4, 5]))
+    """
     return _C.chunk(input, chunks, dim)
 
 
 def unsafe_split(tensor, split_size_or_sections, dim=0):
-    """split (see unsafe_chunk)."""
+    """split (see unsafe_chunk).
+
+    >>> flambeau.unsafe_split(flambeau.arange(5), 2)
+    (tensor([0, 1]), tensor([2, 3]), tensor([4]))
+    """
     return _C.split(tensor, split_size_or_sections, dim)
 
 
@@ -209,7 +291,12 @@ def unsafe_split(tensor, split_size_or_sections, dim=0):
 
 
 def rot90(input, k=1, dims=(0, 1)):
-    """input rotated k quarter turns in the plane of dims, from dims[0] towards dims[1]."""
+    """input rotated k quarter turns in the plane of dims, from dims[0] towards dims[1].
+
+    >>> flambeau.rot90(flambeau.tensor([[1, 2], [3, 4]]))
+    tensor([[2, 4],
+            [1, 3]])
+    """
     dims = list(dims)
     if len(dims) != 2:
         raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
@@ -231,7 +318,13 @@ def rot90(input, k=1, dims=(0, 1)):
 
 
 def inner(input, other, *, out=None):
-    """The dot product over the last dims: out[i..., j...] = sum_k input[i..., k] other[j..., k]."""
+    """The dot product over the last dims: out[i..., j...] = sum_k input[i..., k] other[j..., k].
+
+    >>> flambeau.inner(flambeau.tensor([1.0, 2.0, 3.0]), flambeau.tensor([4.0, 5.0, 6.0]))
+    tensor(32.)
+    >>> flambeau.inner(flambeau.tensor([[1.0, 2.0], [3.0, 4.0]]), flambeau.tensor([1.0, 1.0]))
+    tensor([3., 7.])
+    """
     if input.dim() == 0 or other.dim() == 0:
         res = _C.mul(input, other)
     else:
@@ -245,7 +338,13 @@ def inner(input, other, *, out=None):
 
 
 def chain_matmul(*matrices, out=None):
-    """The product of 2-D matrices, left to right (deprecated in PyTorch for linalg.multi_dot)."""
+    """The product of 2-D matrices, left to right (deprecated in PyTorch for linalg.multi_dot).
+
+    >>> a = flambeau.tensor([[1.0, 2.0]])
+    >>> b = flambeau.tensor([[3.0], [4.0]])
+    >>> flambeau.chain_matmul(a, b, a)
+    tensor([[11., 22.]])
+    """
     warnings.warn(
         "torch.chain_matmul is deprecated and will be removed in a future PyTorch release. "
         "Use torch.linalg.multi_dot instead, which accepts a list of two or more tensors "
@@ -267,12 +366,31 @@ def chain_matmul(*matrices, out=None):
 
 
 def diagflat(input, offset=0):
-    """A 2-D tensor with the flattened input on diagonal offset."""
+    """A 2-D tensor with the flattened input on diagonal offset.
+
+    >>> flambeau.diagflat(flambeau.tensor([1, 2]))
+    tensor([[1, 0],
+            [0, 2]])
+    >>> flambeau.diagflat(flambeau.tensor([1, 2]), offset=1)
+    tensor([[0, 1, 0],
+            [0, 0, 2],
+            [0, 0, 0]])
+    """
     return _C.diag(input.reshape(-1), offset)
 
 
 def vander(x, N=None, increasing=False):
-    """Columns x**0, x**1, ..., x**(N-1) (decreasing powers unless increasing)."""
+    """Columns x**0, x**1, ..., x**(N-1) (decreasing powers unless increasing).
+
+    >>> flambeau.vander(flambeau.tensor([1, 2, 3]))
+    tensor([[1, 1, 1],
+            [4, 2, 1],
+            [9, 3, 1]])
+    >>> flambeau.vander(flambeau.tensor([1, 2, 3]), N=2, increasing=True)
+    tensor([[1, 1],
+            [1, 2],
+            [1, 3]])
+    """
     if x.dim() != 1:
         raise RuntimeError("x must be a one-dimensional tensor.")
     n = x.shape[0] if N is None else N
@@ -301,19 +419,36 @@ def _triangle_indices(name, row, col, keep, dtype, device):
 
 
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
-    """The (2, N) coordinates of the lower triangle (diagonal offset and below), row-major."""
+    """The (2, N) coordinates of the lower triangle (diagonal offset and below), row-major.
+
+    >>> flambeau.tril_indices(3, 3)
+    tensor([[0, 1, 1, 2, 2, 2],
+            [0, 0, 1, 0, 1, 2]])
+    """
     del layout
     return _triangle_indices("tril", row, col, lambda d: d <= offset, dtype, device)
 
 
 def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
-    """The (2, N) coordinates of the upper triangle (diagonal offset and above), row-major."""
+    """The (2, N) coordinates of the upper triangle (diagonal offset and above), row-major.
+
+    >>> flambeau.triu_indices(3, 3, offset=1)
+    tensor([[0, 0, 1],
+            [1, 2, 2]])
+    """
     del layout
     return _triangle_indices("triu", row, col, lambda d: d >= offset, dtype, device)
 
 
 def cartesian_prod(*tensors):
-    """Every tuple of one element from each 1-D tensor, as rows (the 1-D tensor itself for one)."""
+    """Every tuple of one element from each 1-D tensor, as rows (the 1-D tensor itself for one).
+
+    >>> flambeau.cartesian_prod(flambeau.tensor([1, 2]), flambeau.tensor([3, 4]))
+    tensor([[1, 3],
+            [1, 4],
+            [2, 3],
+            [2, 4]])
+    """
     for t in tensors:
         if t.dim() != 1:
             raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
@@ -324,7 +459,13 @@ def cartesian_prod(*tensors):
 
 
 def combinations(input, r=2, with_replacement=False):
-    """The length-r combinations of input's elements, as rows (itertools' order)."""
+    """The length-r combinations of input's elements, as rows (itertools' order).
+
+    >>> flambeau.combinations(flambeau.tensor([1, 2, 3]))
+    tensor([[1, 2],
+            [1, 3],
+            [2, 3]])
+    """
     if input.dim() != 1:
         raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
     if r < 0:
@@ -362,7 +503,16 @@ def _indices_repeated(repeats, output_size=None):
 
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     """Each element (or slice along dim) of input repeated; repeats is an int, a 0-D/1-D
-    integer tensor, or (the one-argument form) input itself gives the counts of arange."""
+    integer tensor, or (the one-argument form) input itself gives the counts of arange.
+
+    >>> flambeau.repeat_interleave(flambeau.tensor([1, 2]), 2)
+    tensor([1, 1, 2, 2])
+    >>> x = flambeau.tensor([[1, 2], [3, 4]])
+    >>> flambeau.repeat_interleave(x, flambeau.tensor([1, 2]), dim=0)
+    tensor([[1, 2],
+            [3, 4],
+            [3, 4]])
+    """
     if repeats is None:
         return _indices_repeated(input, output_size)
     if dim is None:
@@ -392,7 +542,11 @@ def inclusive_range(
 ):
     """flambeau.range (deprecated in PyTorch): start, start + step, ... up to and including
     end, in the default float
-    dtype unless dtype is given."""
+    dtype unless dtype is given.
+
+    >>> flambeau.range(1, 4)
+    tensor([1., 2., 3., 4.])
+    """
     del kwargs  # layout, out: flambeau's tensors are strided and range returns a new one
     warnings.warn(
         "torch.range is deprecated and will be removed in a future release because its "
@@ -450,11 +604,19 @@ METHODS = (
     "inner",
     "repeat_interleave",
     "rot90",
-    "tile",
     "unsafe_chunk",
     "unsafe_split",
     "vsplit",
 )
+
+
+def _tile_method(self, *dims, **kwargs):
+    """Tensor.tile: dims as one sequence or as separate ints (x.tile(2, 2))."""
+    if "dims" in kwargs:
+        return tile(self, kwargs.pop("dims"), **kwargs)
+    if len(dims) == 1 and not _int(dims[0]):
+        dims = dims[0]
+    return tile(self, dims, **kwargs)
 
 
 def install() -> None:
@@ -462,6 +624,7 @@ def install() -> None:
     g = globals()
     for name in METHODS:
         setattr(T, name, g[name])
+    T.tile = _tile_method
     T.repeat_interleave = lambda self, repeats, dim=None, *, output_size=None: repeat_interleave(
         self, repeats, dim, output_size=output_size
     )

@@ -5,6 +5,7 @@ core operators (_unique2, unique_dim, unique_consecutive) always return all thre
 from __future__ import annotations
 
 from flambeau import _C
+from flambeau._functional import with_table_example
 
 
 def _pick(results, return_inverse, return_counts):
@@ -16,7 +17,14 @@ def _pick(results, return_inverse, return_counts):
 
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
-    """Unique elements of input (or unique slices along dim), in ascending order."""
+    """Unique elements of input (or unique slices along dim), in ascending order.
+
+    >>> x = flambeau.tensor([3, 1, 3, 2, 1])
+    >>> flambeau.unique(x)
+    tensor([1, 2, 3])
+    >>> flambeau.unique(x, return_inverse=True, return_counts=True)
+    (tensor([1, 2, 3]), tensor([2, 0, 2, 1, 0]), tensor([2, 1, 2]))
+    """
     if dim is None:
         results = _C._unique2(input, sorted, return_inverse, return_counts)
     else:
@@ -24,6 +32,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     return _pick(results, return_inverse, return_counts)
 
 
+@with_table_example(_C.unique_consecutive)
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     """Collapses each run of equal consecutive elements (or slices along dim) to one."""
     results = _C.unique_consecutive(input, return_inverse, return_counts, dim)

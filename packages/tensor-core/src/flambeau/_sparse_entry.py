@@ -37,7 +37,7 @@ def _sparse():
     return flambeau.sparse
 
 
-def _constructor(name: str, module: str, doc: str):
+def _constructor(name: str, module: str, doc: str, example: str):
     def construct(*args, **kwargs):
         _sparse()
         import importlib
@@ -45,7 +45,7 @@ def _constructor(name: str, module: str, doc: str):
         return getattr(importlib.import_module(f"flambeau.sparse.{module}"), name)(*args, **kwargs)
 
     construct.__name__ = construct.__qualname__ = name
-    construct.__doc__ = doc
+    construct.__doc__ = f"{doc}\n\n{example}"
     return construct
 
 
@@ -53,35 +53,80 @@ sparse_coo_tensor = _constructor(
     "sparse_coo_tensor",
     "_construct",
     "A sparse COO tensor from indices (sparse_dim x nnz) and values (nnz x dense dims).",
+    """\
+>>> i = flambeau.tensor([[0, 1, 1], [2, 0, 2]])
+>>> s = flambeau.sparse_coo_tensor(i, flambeau.tensor([3.0, 4.0, 5.0]), (2, 3))
+>>> s.to_dense()
+tensor([[0., 0., 3.],
+        [4., 0., 5.]])
+""",
 )
 sparse_compressed_tensor = _constructor(
     "sparse_compressed_tensor",
     "_compressed_convert",
     "A CSR, CSC, BSR or BSC matrix (layout=...) from compressed indices, plain indices, values.",
+    """\
+>>> crow, col = flambeau.tensor([0, 1, 3]), flambeau.tensor([2, 0, 2])
+>>> values, csr = flambeau.tensor([3.0, 4.0, 5.0]), flambeau.sparse_csr
+>>> s = flambeau.sparse_compressed_tensor(crow, col, values, (2, 3), layout=csr)
+>>> s.to_dense()
+tensor([[0., 0., 3.],
+        [4., 0., 5.]])
+""",
 )
 sparse_csr_tensor = _constructor(
     "sparse_csr_tensor",
     "_compressed_convert",
     "A CSR matrix from crow_indices, col_indices, values.",
+    """\
+>>> crow, col = flambeau.tensor([0, 1, 3]), flambeau.tensor([2, 0, 2])
+>>> s = flambeau.sparse_csr_tensor(crow, col, flambeau.tensor([3.0, 4.0, 5.0]), (2, 3))
+>>> s.to_dense()
+tensor([[0., 0., 3.],
+        [4., 0., 5.]])
+""",
 )
 sparse_csc_tensor = _constructor(
     "sparse_csc_tensor",
     "_compressed_convert",
     "A CSC matrix from ccol_indices, row_indices, values.",
+    """\
+>>> ccol, row = flambeau.tensor([0, 1, 1, 3]), flambeau.tensor([1, 0, 1])
+>>> s = flambeau.sparse_csc_tensor(ccol, row, flambeau.tensor([4.0, 3.0, 5.0]), (2, 3))
+>>> s.to_dense()
+tensor([[0., 0., 3.],
+        [4., 0., 5.]])
+""",
 )
 sparse_bsr_tensor = _constructor(
     "sparse_bsr_tensor",
     "_compressed_convert",
     "A BSR matrix from crow_indices, col_indices, blocks.",
+    """\
+>>> crow, col = flambeau.tensor([0, 1, 2]), flambeau.tensor([1, 0])
+>>> blocks = flambeau.tensor([[[1.0, 2.0]], [[3.0, 4.0]]])
+>>> flambeau.sparse_bsr_tensor(crow, col, blocks, (2, 4)).to_dense()
+tensor([[0., 0., 1., 2.],
+        [3., 4., 0., 0.]])
+""",
 )
 sparse_bsc_tensor = _constructor(
     "sparse_bsc_tensor",
     "_compressed_convert",
     "A BSC matrix from ccol_indices, row_indices, blocks.",
+    """\
+>>> ccol, row = flambeau.tensor([0, 1, 2]), flambeau.tensor([1, 0])
+>>> blocks = flambeau.tensor([[[1.0], [2.0]], [[3.0], [4.0]]])
+>>> flambeau.sparse_bsc_tensor(ccol, row, blocks, (4, 2)).to_dense()
+tensor([[0., 3.],
+        [0., 4.],
+        [1., 0.],
+        [2., 0.]])
+""",
 )
 
 
-def _sparse_only(name: str, doc: str):
+def _sparse_only(name: str, doc: str, example: str):
     """A function PyTorch defines for sparse arguments only."""
 
     def call(*args, **kwargs):
@@ -91,31 +136,110 @@ def _sparse_only(name: str, doc: str):
         return call_sparse(name, args, kwargs)
 
     call.__name__ = call.__qualname__ = name
-    call.__doc__ = doc
+    call.__doc__ = f"{doc}\n\n{example}"
     return call
 
 
-smm = _sparse_only("smm", "sparse @ dense as a sparse COO tensor (every element of the used rows).")
+smm = _sparse_only(
+    "smm",
+    "sparse @ dense as a sparse COO tensor (every element of the used rows).",
+    """\
+>>> a = flambeau.tensor([[0.0, 2.0], [0.0, 0.0]]).to_sparse()
+>>> out = flambeau.smm(a, flambeau.tensor([[1.0, 1.0], [3.0, 4.0]]))
+>>> out.layout
+flambeau.sparse_coo
+>>> out.to_dense()
+tensor([[6., 8.],
+        [0., 0.]])
+""",
+)
 hspmm = _sparse_only(
-    "hspmm", "sparse @ dense as a hybrid COO tensor (sparse rows, dense row values)."
+    "hspmm",
+    "sparse @ dense as a hybrid COO tensor (sparse rows, dense row values).",
+    """\
+>>> a = flambeau.tensor([[0.0, 2.0], [0.0, 0.0]]).to_sparse()
+>>> out = flambeau.hspmm(a, flambeau.tensor([[1.0, 1.0], [3.0, 4.0]]))
+>>> out.indices(), out.values()
+(tensor([[0]]), tensor([[6., 8.]]))
+""",
 )
 sspaddmm = _sparse_only(
-    "sspaddmm", "beta * sparse input + alpha * (sparse mat1 @ dense mat2), sparse."
+    "sspaddmm",
+    "beta * sparse input + alpha * (sparse mat1 @ dense mat2), sparse.",
+    """\
+>>> x = flambeau.tensor([[1.0, 0.0], [0.0, 0.0]]).to_sparse()
+>>> m1 = flambeau.tensor([[0.0, 2.0], [0.0, 0.0]]).to_sparse()
+>>> out = flambeau.sspaddmm(x, m1, flambeau.tensor([[1.0, 1.0], [3.0, 4.0]]))
+>>> out.to_dense()
+tensor([[7., 8.],
+        [0., 0.]])
+""",
 )
-indices_copy = _sparse_only("indices_copy", "A copy of a coalesced COO tensor's indices().")
-values_copy = _sparse_only("values_copy", "A copy of a sparse tensor's values().")
+indices_copy = _sparse_only(
+    "indices_copy",
+    "A copy of a coalesced COO tensor's indices().",
+    """\
+>>> s = flambeau.tensor([[0.0, 2.0], [3.0, 0.0]]).to_sparse()
+>>> flambeau.indices_copy(s)
+tensor([[0, 1],
+        [1, 0]])
+""",
+)
+values_copy = _sparse_only(
+    "values_copy",
+    "A copy of a sparse tensor's values().",
+    """\
+>>> s = flambeau.tensor([[0.0, 2.0], [3.0, 0.0]]).to_sparse()
+>>> flambeau.values_copy(s)
+tensor([2., 3.])
+""",
+)
 crow_indices_copy = _sparse_only(
-    "crow_indices_copy", "A copy of a CSR/BSR tensor's crow_indices()."
+    "crow_indices_copy",
+    "A copy of a CSR/BSR tensor's crow_indices().",
+    """\
+>>> s = flambeau.tensor([[0.0, 2.0], [3.0, 4.0]]).to_sparse_csr()
+>>> flambeau.crow_indices_copy(s)
+tensor([0, 1, 3])
+""",
 )
-col_indices_copy = _sparse_only("col_indices_copy", "A copy of a CSR/BSR tensor's col_indices().")
+col_indices_copy = _sparse_only(
+    "col_indices_copy",
+    "A copy of a CSR/BSR tensor's col_indices().",
+    """\
+>>> s = flambeau.tensor([[0.0, 2.0], [3.0, 4.0]]).to_sparse_csr()
+>>> flambeau.col_indices_copy(s)
+tensor([1, 0, 1])
+""",
+)
 ccol_indices_copy = _sparse_only(
-    "ccol_indices_copy", "A copy of a CSC/BSC tensor's ccol_indices()."
+    "ccol_indices_copy",
+    "A copy of a CSC/BSC tensor's ccol_indices().",
+    """\
+>>> s = flambeau.tensor([[0.0, 2.0], [3.0, 4.0]]).to_sparse_csc()
+>>> flambeau.ccol_indices_copy(s)
+tensor([0, 1, 3])
+""",
 )
-row_indices_copy = _sparse_only("row_indices_copy", "A copy of a CSC/BSC tensor's row_indices().")
+row_indices_copy = _sparse_only(
+    "row_indices_copy",
+    "A copy of a CSC/BSC tensor's row_indices().",
+    """\
+>>> s = flambeau.tensor([[0.0, 2.0], [3.0, 4.0]]).to_sparse_csc()
+>>> flambeau.row_indices_copy(s)
+tensor([1, 0, 1])
+""",
+)
 
 
 def spmm(input, mat2):
-    """Matrix product (``mm``) of a sparse or dense matrix with a dense one."""
+    """Matrix product (``mm``) of a sparse or dense matrix with a dense one.
+
+    >>> a = flambeau.tensor([[0.0, 2.0], [1.0, 0.0]]).to_sparse()
+    >>> flambeau.spmm(a, flambeau.tensor([[1.0, 1.0], [3.0, 4.0]]))
+    tensor([[6., 8.],
+            [1., 1.]])
+    """
     return _C.mm(input, mat2)
 
 

@@ -45,7 +45,13 @@ def _check_weights(name, w, n, floating):
 
 def cov(input, *, correction=1, fweights=None, aweights=None):
     """The covariance matrix of input's rows (variables) over its columns (observations),
-    optionally with integer frequency weights and float observation weights."""
+    optionally with integer frequency weights and float observation weights.
+
+    >>> x = flambeau.tensor([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]])
+    >>> flambeau.cov(x)
+    tensor([[ 1., -1.],
+            [-1.,  1.]])
+    """
     if input.dim() > 2:
         raise RuntimeError(
             f"cov(): expected input to have two or fewer dimensions but got an input with "
@@ -88,7 +94,14 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
 
 
 def corrcoef(input):
-    """Pearson correlation coefficients of input's rows, clipped to [-1, 1]."""
+    """Pearson correlation coefficients of input's rows, clipped to [-1, 1].
+
+    >>> x = flambeau.tensor([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0], [1.0, 2.0, 4.0]])
+    >>> flambeau.corrcoef(x)
+    tensor([[ 1.0000, -1.0000,  0.9820],
+            [-1.0000,  1.0000, -0.9820],
+            [ 0.9820, -0.9820,  1.0000]])
+    """
     c = cov(input)
     if c.dim() == 0:
         return c / c
@@ -165,14 +178,28 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
 @autocast_policy("fp32")
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """The q-th quantiles of input (flattened, or along dim); NaN where a slice has a NaN.
-    A 1-D q adds a leading dim. interpolation: linear, lower, higher, midpoint, nearest."""
+    A 1-D q adds a leading dim. interpolation: linear, lower, higher, midpoint, nearest.
+
+    >>> x = flambeau.tensor([0.0, 1.0, 2.0, 3.0, 4.0])
+    >>> flambeau.quantile(x, 0.25)
+    tensor(1.)
+    >>> flambeau.quantile(x, flambeau.tensor([0.1, 0.5]))
+    tensor([0.4000, 2.0000])
+    """
     res = _quantile("quantile", input, q, dim, keepdim, interpolation, ignore_nan=False)
     return res if out is None else out.copy_(res)
 
 
 @autocast_policy("fp32")
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
-    """quantile ignoring NaNs (NaN only where a slice holds nothing else)."""
+    """quantile ignoring NaNs (NaN only where a slice holds nothing else).
+
+    >>> x = flambeau.tensor([1.0, float("nan"), 3.0])
+    >>> flambeau.nanquantile(x, 0.5)
+    tensor(2.)
+    >>> flambeau.quantile(x, 0.5)
+    tensor(nan)
+    """
     res = _quantile("nanquantile", input, q, dim, keepdim, interpolation, ignore_nan=True)
     return res if out is None else out.copy_(res)
 
@@ -204,7 +231,16 @@ def _bin_edges(values, bins, lo_hi, dtype):
 
 def histogramdd(input, bins, *, range=None, weight=None, density=False):  # noqa: A002
     """The D-dimensional histogram of the points input[..., :D]: (hist, tuple of bin edges).
-    bins: an int, D ints, or D tensors of edges; range: D (min, max) pairs, flattened."""
+    bins: an int, D ints, or D tensors of edges; range: D (min, max) pairs, flattened.
+
+    >>> points = flambeau.tensor([[0.0, 0.0], [1.0, 1.0], [1.5, 0.5]])
+    >>> hist, edges = flambeau.histogramdd(points, bins=[2, 2])
+    >>> hist
+    tensor([[1., 0.],
+            [0., 2.]])
+    >>> edges
+    (tensor([0.0000, 0.7500, 1.5000]), tensor([0.0000, 0.5000, 1.0000]))
+    """
     if not input.is_floating_point():
         raise RuntimeError(
             f"torch.histogramdd: input tensor must be floating point, got {input.dtype}"
@@ -262,7 +298,14 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):  # noqa
 
 
 def histogram(input, bins, *, range=None, weight=None, density=False, out=None):  # noqa: A002
-    """The histogram of input's values: (hist, bin_edges); bins is an int or a tensor of edges."""
+    """The histogram of input's values: (hist, bin_edges); bins is an int or a tensor of edges.
+
+    >>> hist, edges = flambeau.histogram(flambeau.tensor([1.0, 2.0, 1.0, 4.0]), bins=3)
+    >>> hist
+    tensor([2., 1., 1.])
+    >>> edges
+    tensor([1., 2., 3., 4.])
+    """
     if out is not None:
         raise TypeError("histogram(): out= is not supported; assign the result instead")
     h = histogramdd(
@@ -301,7 +344,14 @@ _CDIST_MODES = (
 
 @autocast_policy("fp32")
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
-    """The p-norm distance between every row of x1 (..., P, M) and of x2 (..., R, M)."""
+    """The p-norm distance between every row of x1 (..., P, M) and of x2 (..., R, M).
+
+    >>> a = flambeau.tensor([[0.0, 0.0], [1.0, 1.0]])
+    >>> b = flambeau.tensor([[3.0, 4.0]])
+    >>> flambeau.cdist(a, b)
+    tensor([[5.0000],
+            [3.6056]])
+    """
     _check_cdist(x1, x2, p)
     if compute_mode not in _CDIST_MODES:
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
@@ -322,7 +372,11 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
 
 
 def pdist(input, p=2):
-    """The p-norm distances between the rows of a 2-D input, pairs i < j in row-major order."""
+    """The p-norm distances between the rows of a 2-D input, pairs i < j in row-major order.
+
+    >>> flambeau.pdist(flambeau.tensor([[0.0, 0.0], [3.0, 4.0], [6.0, 8.0]]))
+    tensor([ 5., 10.,  5.])
+    """
     check_tensor("pdist", "input", 1, input)
     if not isinstance(p, numbers.Real):
         raise TypeError(f"pdist(): argument 'p' (position 2) must be float, not {type(p).__name__}")
@@ -349,12 +403,24 @@ def pdist(input, p=2):
 
 
 def dist(input, other, p=2):
-    """The p-norm of input - other (broadcast)."""
+    """The p-norm of input - other (broadcast).
+
+    >>> flambeau.dist(flambeau.tensor([1.0, 1.0]), flambeau.tensor([4.0, 5.0]))
+    tensor(5.)
+    >>> flambeau.dist(flambeau.tensor([1.0, 1.0]), flambeau.tensor([4.0, 5.0]), p=1)
+    tensor(7.)
+    """
     return _C.linalg_vector_norm(input - other, p)
 
 
 def renorm(input, p, dim, maxnorm, *, out=None):
-    """input with each slice along dim whose p-norm exceeds maxnorm scaled down to maxnorm."""
+    """input with each slice along dim whose p-norm exceeds maxnorm scaled down to maxnorm.
+
+    >>> x = flambeau.tensor([[3.0, 4.0], [0.3, 0.4]])
+    >>> flambeau.renorm(x, p=2, dim=0, maxnorm=1.0)
+    tensor([[0.6000, 0.8000],
+            [0.3000, 0.4000]])
+    """
     if p <= 0:
         raise RuntimeError(f"renorm: non-positive-norm not supported, got p={p}")
     if maxnorm < 0:
@@ -390,7 +456,14 @@ def _trapezoid_widths(y, x, dx, dim):
 
 
 def trapezoid(y, x=None, *, dx=None, dim=-1):
-    """The integral of y along dim by the trapezoidal rule, with sample points x or spacing dx."""
+    """The integral of y along dim by the trapezoidal rule, with sample points x or spacing dx.
+
+    >>> y = flambeau.tensor([1.0, 2.0, 3.0])
+    >>> flambeau.trapezoid(y)
+    tensor(4.)
+    >>> flambeau.trapezoid(y, flambeau.tensor([0.0, 1.0, 3.0]))
+    tensor(6.5000)
+    """
     if x is not None and dx is not None:
         raise TypeError("trapezoid() received both x and dx; pass one")
     dim = wrap_dim(dim, y.dim())
@@ -405,12 +478,20 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
 
 
 def trapz(y, x=None, *, dx=None, dim=-1):
-    """Alias of trapezoid."""
+    """Alias of trapezoid.
+
+    >>> flambeau.trapz(flambeau.tensor([1.0, 2.0, 3.0]), dx=0.5)
+    tensor(2.)
+    """
     return trapezoid(y, x, dx=dx, dim=dim)
 
 
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
-    """The running trapezoidal integral of y along dim (one fewer element along dim)."""
+    """The running trapezoidal integral of y along dim (one fewer element along dim).
+
+    >>> flambeau.cumulative_trapezoid(flambeau.tensor([1.0, 2.0, 3.0]))
+    tensor([1.5000, 4.0000])
+    """
     if x is not None and dx is not None:
         raise TypeError("cumulative_trapezoid() received both x and dx; pass one")
     dim = wrap_dim(dim, y.dim())
@@ -499,7 +580,13 @@ def _gradient_along(f, h, dim, edge_order):
 def gradient(input, *, spacing=1, dim=None, edge_order=1):
     """Estimates the derivative of input along each dim (or those given) by central
     differences inside and one-sided differences of order edge_order (1 or 2) at the ends.
-    spacing: a number, one number per dim, or one 1-D coordinate tensor per dim."""
+    spacing: a number, one number per dim, or one 1-D coordinate tensor per dim.
+
+    >>> flambeau.gradient(flambeau.tensor([1.0, 4.0, 9.0, 16.0]))
+    (tensor([3., 4., 6., 7.]),)
+    >>> flambeau.gradient(flambeau.tensor([1.0, 4.0, 9.0, 16.0]), spacing=2.0)
+    (tensor([1.5000, 2.0000, 3.0000, 3.5000]),)
+    """
     if edge_order not in (1, 2):
         raise RuntimeError(
             f"torch.gradient only supports edge_order=1 and edge_order=2, got {edge_order}"
@@ -526,7 +613,11 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
 
 
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
-    """Whether each element of elements occurs in test_elements (either may be a scalar)."""
+    """Whether each element of elements occurs in test_elements (either may be a scalar).
+
+    >>> flambeau.isin(flambeau.tensor([1, 2, 3, 4]), flambeau.tensor([2, 4, 6]))
+    tensor([False,  True, False,  True])
+    """
     del assume_unique  # the sorted search below needs no uniqueness
     if not isinstance(elements, _C.Tensor):
         elements = _C.tensor(elements, dtype=test_elements.dtype)

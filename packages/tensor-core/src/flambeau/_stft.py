@@ -70,7 +70,15 @@ def stft(
 
     Returns (B?, N, T) complex, N = n_fft // 2 + 1 when onesided (else n_fft) and
     T = 1 + L // hop_length when center (else 1 + (L - n_fft) // hop_length); with
-    return_complex=False, its view_as_real (B?, N, T, 2), as PyTorch (deprecated)."""
+    return_complex=False, its view_as_real (B?, N, T, 2), as PyTorch (deprecated).
+
+    >>> x, window = flambeau.arange(16.0), flambeau.hann_window(8)
+    >>> spec = flambeau.stft(x, 8, hop_length=4, window=window, return_complex=True)
+    >>> spec.shape, spec.dtype
+    (flambeau.Size([5, 5]), flambeau.complex64)
+    >>> spec[0, :3].real
+    tensor([ 4.5858, 16.0000, 32.0000])
+    """
     if center and align_to_window is not None:
         raise RuntimeError("stft align_to_window should only be set when center = false")
     if not (input.is_floating_point() or input.is_complex()):
@@ -161,7 +169,15 @@ def istft(
 ):
     """Inverse short-time Fourier transform: the least-squares signal whose stft is
     input (B?, N, T), by overlap-adding the windowed inverse FFTs of its frames and
-    dividing by the overlap-added squared window (which must not vanish: NOLA)."""
+    dividing by the overlap-added squared window (which must not vanish: NOLA).
+
+    >>> x = flambeau.sin(flambeau.arange(32.0))
+    >>> window = flambeau.hann_window(8)
+    >>> spec = flambeau.stft(x, 8, hop_length=2, window=window, return_complex=True)
+    >>> y = flambeau.istft(spec, 8, hop_length=2, window=window, length=32)
+    >>> flambeau.allclose(x, y, atol=1e-5)
+    True
+    """
     op = "istft"
     if not isinstance(input, _C.Tensor) or not input.is_complex():
         raise RuntimeError(

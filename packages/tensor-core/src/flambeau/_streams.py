@@ -67,7 +67,14 @@ def _check_int(fn: str, name: str, value) -> None:
 
 class Stream:
     """An in-order queue of work on a device. On the CPU, work runs as it is issued, so the
-    stream is always idle; ``with stream:`` is accepted and changes nothing."""
+    stream is always idle; ``with stream:`` is accepted and changes nothing.
+
+    >>> s = flambeau.Stream()
+    >>> with s:
+    ...     y = flambeau.ones(2) + 1
+    >>> s.device_type, s.query()
+    ('cpu', True)
+    """
 
     __slots__ = ("_device",)
 
@@ -131,7 +138,13 @@ class Stream:
 
 class Event:
     """A marker in a stream's work. A CPU event is always complete (``query()`` is True);
-    recording one raises RuntimeError, as in PyTorch."""
+    recording one raises RuntimeError, as in PyTorch.
+
+    >>> e = flambeau.Event()
+    >>> e.device, e.query()
+    (device(type='cpu'), True)
+    >>> e.synchronize()
+    """
 
     __slots__ = ("_device", "_enable_timing")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from flambeau import _C
 
 
-def _copy_of(view_fn, doc):
+def _copy_of(view_fn, doc, example):
     def copy(input, *args, out=None, **kwargs):
         res = view_fn(input, *args, **kwargs)
         if isinstance(res, (tuple, list)):
@@ -22,7 +22,7 @@ def _copy_of(view_fn, doc):
         res = res.clone(memory_format=_C.contiguous_format)
         return res if out is None else out.copy_(res)
 
-    copy.__doc__ = f"{doc}, as a new contiguous tensor (not a view)."
+    copy.__doc__ = f"{doc}, as a new contiguous tensor (not a view).\n\n{example}"
     return copy
 
 
@@ -40,29 +40,186 @@ def _split_with_sizes(input, split_sizes, dim=0):
     return _C.split(input, list(split_sizes), dim)
 
 
-alias_copy = _copy_of(lambda t: t, "input itself")
-as_strided_copy = _copy_of(_C.as_strided, "as_strided(input, size, stride, storage_offset)")
-detach_copy = _copy_of(_C.detach, "input detached from the graph")
-diagonal_copy = _copy_of(_C.diagonal, "diagonal(input, offset, dim1, dim2)")
-expand_copy = _copy_of(lambda t, size, implicit=False: t.expand(tuple(size)), "input.expand(size)")
-narrow_copy = _copy_of(_C.narrow, "narrow(input, dim, start, length)")
-permute_copy = _copy_of(_C.permute, "permute(input, dims)")
-select_copy = _copy_of(_C.select, "select(input, dim, index)")
-slice_copy = _copy_of(_slice, "input[start:end:step] along dim")
-split_copy = _copy_of(_C.split, "split(input, split_size, dim)")
-split_with_sizes_copy = _copy_of(_split_with_sizes, "split(input, split_sizes, dim)")
-squeeze_copy = _copy_of(_C.squeeze, "squeeze(input, dim)")
-t_copy = _copy_of(_C.t, "t(input)")
-transpose_copy = _copy_of(_C.transpose, "transpose(input, dim0, dim1)")
-unbind_copy = _copy_of(_C.unbind, "unbind(input, dim)")
+alias_copy = _copy_of(
+    lambda t: t,
+    "input itself",
+    """\
+>>> x = flambeau.tensor([1, 2, 3])
+>>> y = flambeau.alias_copy(x)
+>>> y, y.data_ptr() == x.data_ptr()
+(tensor([1, 2, 3]), False)
+""",
+)
+as_strided_copy = _copy_of(
+    _C.as_strided,
+    "as_strided(input, size, stride, storage_offset)",
+    """\
+>>> x = flambeau.arange(6)
+>>> flambeau.as_strided_copy(x, (2, 2), (3, 1))
+tensor([[0, 1],
+        [3, 4]])
+""",
+)
+detach_copy = _copy_of(
+    _C.detach,
+    "input detached from the graph",
+    """\
+>>> x = flambeau.tensor([1.0, 2.0], requires_grad=True)
+>>> flambeau.detach_copy(x)
+tensor([1., 2.])
+""",
+)
+diagonal_copy = _copy_of(
+    _C.diagonal,
+    "diagonal(input, offset, dim1, dim2)",
+    """\
+>>> flambeau.diagonal_copy(flambeau.tensor([[1, 2], [3, 4]]))
+tensor([1, 4])
+""",
+)
+expand_copy = _copy_of(
+    lambda t, size, implicit=False: t.expand(tuple(size)),
+    "input.expand(size)",
+    """\
+>>> flambeau.expand_copy(flambeau.tensor([[1], [2]]), (2, 3))
+tensor([[1, 1, 1],
+        [2, 2, 2]])
+""",
+)
+narrow_copy = _copy_of(
+    _C.narrow,
+    "narrow(input, dim, start, length)",
+    """\
+>>> flambeau.narrow_copy(flambeau.arange(6), 0, 1, 3)
+tensor([1, 2, 3])
+""",
+)
+permute_copy = _copy_of(
+    _C.permute,
+    "permute(input, dims)",
+    """\
+>>> y = flambeau.permute_copy(flambeau.arange(6).reshape(2, 3), (1, 0))
+>>> y, y.is_contiguous()
+(tensor([[0, 3],
+        [1, 4],
+        [2, 5]]), True)
+""",
+)
+select_copy = _copy_of(
+    _C.select,
+    "select(input, dim, index)",
+    """\
+>>> flambeau.select_copy(flambeau.tensor([[1, 2], [3, 4]]), 1, 0)
+tensor([1, 3])
+""",
+)
+slice_copy = _copy_of(
+    _slice,
+    "input[start:end:step] along dim",
+    """\
+>>> flambeau.slice_copy(flambeau.arange(6), 0, 1, 5, 2)
+tensor([1, 3])
+""",
+)
+split_copy = _copy_of(
+    _C.split,
+    "split(input, split_size, dim)",
+    """\
+>>> flambeau.split_copy(flambeau.arange(5), 2)
+(tensor([0, 1]), tensor([2, 3]), tensor([4]))
+""",
+)
+split_with_sizes_copy = _copy_of(
+    _split_with_sizes,
+    "split(input, split_sizes, dim)",
+    """\
+>>> flambeau.split_with_sizes_copy(flambeau.arange(5), [1, 4])
+(tensor([0]), tensor([1, 2, 3, 4]))
+""",
+)
+squeeze_copy = _copy_of(
+    _C.squeeze,
+    "squeeze(input, dim)",
+    """\
+>>> flambeau.squeeze_copy(flambeau.zeros(2, 1, 3)).shape
+flambeau.Size([2, 3])
+""",
+)
+t_copy = _copy_of(
+    _C.t,
+    "t(input)",
+    """\
+>>> y = flambeau.t_copy(flambeau.tensor([[1, 2, 3]]))
+>>> y, y.is_contiguous()
+(tensor([[1],
+        [2],
+        [3]]), True)
+""",
+)
+transpose_copy = _copy_of(
+    _C.transpose,
+    "transpose(input, dim0, dim1)",
+    """\
+>>> flambeau.transpose_copy(flambeau.tensor([[1, 2], [3, 4]]), 0, 1)
+tensor([[1, 3],
+        [2, 4]])
+""",
+)
+unbind_copy = _copy_of(
+    _C.unbind,
+    "unbind(input, dim)",
+    """\
+>>> flambeau.unbind_copy(flambeau.tensor([[1, 2], [3, 4]]))
+(tensor([1, 2]), tensor([3, 4]))
+""",
+)
 unfold_copy = _copy_of(
     lambda t, dimension, size, step: t.unfold(dimension, size, step),
     "input.unfold(dimension, size, step)",
+    """\
+>>> flambeau.unfold_copy(flambeau.arange(5), 0, 2, 1)
+tensor([[0, 1],
+        [1, 2],
+        [2, 3],
+        [3, 4]])
+""",
 )
-unsqueeze_copy = _copy_of(_C.unsqueeze, "unsqueeze(input, dim)")
-view_as_complex_copy = _copy_of(_C.view_as_complex, "view_as_complex(input)")
-view_as_real_copy = _copy_of(_C.view_as_real, "view_as_real(input)")
-view_copy = _copy_of(lambda t, *shape: t.view(*shape), "input.view(shape) (or .view(dtype))")
+unsqueeze_copy = _copy_of(
+    _C.unsqueeze,
+    "unsqueeze(input, dim)",
+    """\
+>>> flambeau.unsqueeze_copy(flambeau.tensor([1, 2]), 1)
+tensor([[1],
+        [2]])
+""",
+)
+view_as_complex_copy = _copy_of(
+    _C.view_as_complex,
+    "view_as_complex(input)",
+    """\
+>>> flambeau.view_as_complex_copy(flambeau.tensor([[1.0, 2.0], [3.0, -1.0]]))
+tensor([1.+2.j, 3.-1.j])
+""",
+)
+view_as_real_copy = _copy_of(
+    _C.view_as_real,
+    "view_as_real(input)",
+    """\
+>>> flambeau.view_as_real_copy(flambeau.tensor([1 + 2j, 3 - 1j]))
+tensor([[ 1.,  2.],
+        [ 3., -1.]])
+""",
+)
+view_copy = _copy_of(
+    lambda t, *shape: t.view(*shape),
+    "input.view(shape) (or .view(dtype))",
+    """\
+>>> flambeau.view_copy(flambeau.arange(6), (3, 2))
+tensor([[0, 1],
+        [2, 3],
+        [4, 5]])
+""",
+)
 
 
 def _scatter_into_view(name, input, src, view_of):
@@ -78,19 +235,36 @@ def _scatter_into_view(name, input, src, view_of):
 
 
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
-    """input with input[start:end:step] along dim replaced by src."""
+    """input with input[start:end:step] along dim replaced by src.
+
+    >>> x = flambeau.zeros(4, dtype=flambeau.int64)
+    >>> flambeau.slice_scatter(x, flambeau.tensor([7, 8]), start=1, end=4, step=2)
+    tensor([0, 7, 0, 8])
+    """
     return _scatter_into_view(
         "slice_scatter", input, src, lambda t: _slice(t, dim, start, end, step)
     )
 
 
 def select_scatter(input, src, dim, index):
-    """input with input.select(dim, index) replaced by src."""
+    """input with input.select(dim, index) replaced by src.
+
+    >>> x = flambeau.zeros(2, 2)
+    >>> flambeau.select_scatter(x, flambeau.tensor([1.0, 2.0]), 0, 1)
+    tensor([[0., 0.],
+            [1., 2.]])
+    """
     return _scatter_into_view("select_scatter", input, src, lambda t: t.select(dim, index))
 
 
 def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
-    """input with its diagonal(offset, dim1, dim2) replaced by src."""
+    """input with its diagonal(offset, dim1, dim2) replaced by src.
+
+    >>> flambeau.diagonal_scatter(flambeau.zeros(3, 3), flambeau.tensor([1.0, 2.0]), 1)
+    tensor([[0., 1., 0.],
+            [0., 0., 2.],
+            [0., 0., 0.]])
+    """
     return _scatter_into_view(
         "diagonal_scatter", input, src, lambda t: t.diagonal(offset, dim1, dim2)
     )
@@ -98,7 +272,12 @@ def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
 
 def as_strided_scatter(input, src, size, stride, storage_offset=None):
     """input with as_strided(size, stride, storage_offset) of its contiguous copy replaced
-    by src."""
+    by src.
+
+    >>> x = flambeau.zeros(6)
+    >>> flambeau.as_strided_scatter(x, flambeau.ones(2, 2), (2, 2), (3, 1))
+    tensor([1., 1., 0., 1., 1., 0.])
+    """
     offset = 0 if storage_offset is None else storage_offset
     return _scatter_into_view(
         "as_strided_scatter", input, src, lambda t: t.as_strided(size, stride, offset)

@@ -115,14 +115,25 @@ def _plugin_function(name: str, function: str):
 
 
 def is_available() -> bool:
-    """Whether an accelerator is installed and sees at least one device."""
+    """Whether an accelerator is installed and sees at least one device.
+
+    >>> flambeau.accelerator.is_available()  # a CPU-only install, as here
+    False
+    """
     name = _accelerator()
     return name is not None and _C._device_count(name) > 0
 
 
 def current_accelerator(check_available: bool = False):
     """The accelerator's device (without an index), or None; with ``check_available``,
-    None too when it sees no device."""
+    None too when it sees no device.
+
+    >>> print(flambeau.accelerator.current_accelerator())  # a CPU-only install, as here
+    None
+    >>> acc = flambeau.accelerator.current_accelerator()
+    >>> flambeau.ones(2, device=acc or "cpu").device
+    device(type='cpu')
+    """
     name = _accelerator()
     if name is None or (check_available and not is_available()):
         return None
@@ -130,24 +141,52 @@ def current_accelerator(check_available: bool = False):
 
 
 def device_count() -> int:
-    """The number of accelerator devices (0 without an accelerator)."""
+    """The number of accelerator devices (0 without an accelerator).
+
+    >>> flambeau.accelerator.device_count()  # a CPU-only install, as here
+    0
+    """
     name = _accelerator()
     return 0 if name is None else int(_C._device_count(name))
 
 
 def current_device_index() -> int:
-    """The index of the current accelerator device."""
+    """The index of the current accelerator device.
+
+    >>> flambeau.accelerator.is_available()
+    False
+    >>> flambeau.accelerator.current_device_index()  # none here: a CPU-only install
+    Traceback (most recent call last):
+      ...
+    RuntimeError: Cannot access accelerator device when none is available.
+    """
     return int(_C._current_device(_require()))
 
 
 def current_device_idx() -> int:
-    """Deprecated alias of :func:`current_device_index`."""
+    """Deprecated alias of :func:`current_device_index`.
+
+    >>> flambeau.accelerator.is_available()
+    False
+    >>> flambeau.accelerator.current_device_idx()  # none here: a CPU-only install
+    Traceback (most recent call last):
+      ...
+    RuntimeError: Cannot access accelerator device when none is available.
+    """
     warnings.warn("Use `current_device_index` instead.", FutureWarning, stacklevel=2)
     return current_device_index()
 
 
 def set_device_index(device, /) -> None:
-    """Makes ``device`` (an index, or a device of the accelerator's type) current."""
+    """Makes ``device`` (an index, or a device of the accelerator's type) current.
+
+    >>> flambeau.accelerator.is_available()
+    False
+    >>> flambeau.accelerator.set_device_index(0)  # none here: a CPU-only install
+    Traceback (most recent call last):
+      ...
+    RuntimeError: Cannot access accelerator device when none is available.
+    """
     if device is None:
         raise ValueError(
             f"Expected a flambeau.device with a specified index or an integer, but got:{device}"
@@ -158,14 +197,31 @@ def set_device_index(device, /) -> None:
 
 
 def set_device_idx(device, /) -> None:
-    """Deprecated alias of :func:`set_device_index`."""
+    """Deprecated alias of :func:`set_device_index`.
+
+    >>> flambeau.accelerator.is_available()
+    False
+    >>> flambeau.accelerator.set_device_idx(0)  # none here: a CPU-only install
+    Traceback (most recent call last):
+      ...
+    RuntimeError: Cannot access accelerator device when none is available.
+    """
     warnings.warn("Use `set_device_index` instead.", FutureWarning, stacklevel=2)
     set_device_index(device)
 
 
 class device_index:  # noqa: N801 - PyTorch's name
     """Context manager: ``device`` is the current accelerator device inside the block
-    (None does nothing, and needs no accelerator)."""
+    (None does nothing, and needs no accelerator).
+
+    >>> with flambeau.accelerator.device_index(None):  # None needs no accelerator
+    ...     x = flambeau.ones(2)
+    >>> with flambeau.accelerator.device_index(0):  # none here: a CPU-only install
+    ...     x = flambeau.ones(2)
+    Traceback (most recent call last):
+      ...
+    RuntimeError: Cannot access accelerator device when none is available.
+    """
 
     def __init__(self, device, /):
         self.idx = device
@@ -183,43 +239,99 @@ class device_index:  # noqa: N801 - PyTorch's name
 
 
 def synchronize(device=None, /) -> None:
-    """Waits for all work queued on the device (the current one by default)."""
+    """Waits for all work queued on the device (the current one by default).
+
+    >>> flambeau.accelerator.is_available()
+    False
+    >>> flambeau.accelerator.synchronize()  # none here: a CPU-only install
+    Traceback (most recent call last):
+      ...
+    RuntimeError: Cannot access accelerator device when none is available.
+    """
     name, index = _device_index(device)
     _C._synchronize(name, index)
 
 
 def current_stream(device=None, /):
-    """The device's current stream, from the plugin's module (``current_stream``)."""
+    """The device's current stream, from the plugin's module (``current_stream``).
+
+    >>> flambeau.accelerator.is_available()
+    False
+    >>> flambeau.accelerator.current_stream()  # none here: a CPU-only install
+    Traceback (most recent call last):
+      ...
+    RuntimeError: Cannot access accelerator device when none is available.
+    """
     name, index = _device_index(device)
     return _plugin_function(name, "current_stream")(index)
 
 
 def set_stream(stream) -> None:
-    """Makes ``stream`` current, through the plugin's module (``set_stream``)."""
+    """Makes ``stream`` current, through the plugin's module (``set_stream``).
+
+    >>> flambeau.accelerator.is_available()
+    False
+    >>> flambeau.accelerator.set_stream(None)  # none here: a CPU-only install
+    Traceback (most recent call last):
+      ...
+    RuntimeError: Cannot access accelerator device when none is available.
+    """
     _plugin_function(_require(), "set_stream")(stream)
 
 
 def empty_cache() -> None:
-    """Returns the allocator's cached, unused blocks of the current device to the device."""
+    """Returns the allocator's cached, unused blocks of the current device to the device.
+
+    >>> flambeau.accelerator.is_available()
+    False
+    >>> flambeau.accelerator.empty_cache()  # none here: a CPU-only install
+    Traceback (most recent call last):
+      ...
+    RuntimeError: Cannot access accelerator device when none is available.
+    """
     _C._empty_cache(_require(), -1)
 
 
 def empty_host_cache() -> None:
     """Frees the plugin's cached host memory, where its module keeps any
-    (``empty_host_cache``); the core itself caches no host memory."""
+    (``empty_host_cache``); the core itself caches no host memory.
+
+    >>> flambeau.accelerator.is_available()
+    False
+    >>> flambeau.accelerator.empty_host_cache()  # none here: a CPU-only install
+    Traceback (most recent call last):
+      ...
+    RuntimeError: Cannot access accelerator device when none is available.
+    """
     fn = getattr(_backends.module(_require()), "empty_host_cache", None)
     if fn is not None:
         fn()
 
 
 def get_device_capability(device=None, /) -> dict:
-    """The device's capabilities (a dict with ``supported_dtypes``), from the plugin."""
+    """The device's capabilities (a dict with ``supported_dtypes``), from the plugin.
+
+    >>> flambeau.accelerator.is_available()
+    False
+    >>> flambeau.accelerator.get_device_capability()  # none here: a CPU-only install
+    Traceback (most recent call last):
+      ...
+    RuntimeError: Cannot access accelerator device when none is available.
+    """
     name, index = _device_index(device)
     return _plugin_function(name, "get_device_capability")(index)
 
 
 def get_memory_info(device_index=None, /) -> tuple[int, int]:
-    """(free, total) bytes of the device, from the plugin's ``mem_get_info``."""
+    """(free, total) bytes of the device, from the plugin's ``mem_get_info``.
+
+    >>> flambeau.accelerator.is_available()
+    False
+    >>> flambeau.accelerator.get_memory_info()  # none here: a CPU-only install
+    Traceback (most recent call last):
+      ...
+    RuntimeError: Cannot access accelerator device when none is available.
+    """
     name, index = _device_index(device_index)
     free, total = _plugin_function(name, "mem_get_info")(index)
     return int(free), int(total)
@@ -227,7 +339,15 @@ def get_memory_info(device_index=None, /) -> tuple[int, int]:
 
 def memory_stats(device_index=None, /) -> collections.OrderedDict:
     """The allocator's statistics for the device, in PyTorch's key names: current and
-    peak bytes allocated and reserved, and the number of live allocations."""
+    peak bytes allocated and reserved, and the number of live allocations.
+
+    >>> flambeau.accelerator.is_available()
+    False
+    >>> flambeau.accelerator.memory_stats()  # none here: a CPU-only install
+    Traceback (most recent call last):
+      ...
+    RuntimeError: Cannot access accelerator device when none is available.
+    """
     name, index = _device_index(device_index)
     s = _C._memory_stats(name, index)
     stats = {
@@ -241,40 +361,96 @@ def memory_stats(device_index=None, /) -> collections.OrderedDict:
 
 
 def memory_allocated(device_index=None, /) -> int:
-    """Bytes in live tensors on the device."""
+    """Bytes in live tensors on the device.
+
+    >>> flambeau.accelerator.is_available()
+    False
+    >>> flambeau.accelerator.memory_allocated()  # none here: a CPU-only install
+    Traceback (most recent call last):
+      ...
+    RuntimeError: Cannot access accelerator device when none is available.
+    """
     return memory_stats(device_index)["allocated_bytes.all.current"]
 
 
 def max_memory_allocated(device_index=None, /) -> int:
-    """The peak of :func:`memory_allocated` since the last reset."""
+    """The peak of :func:`memory_allocated` since the last reset.
+
+    >>> flambeau.accelerator.is_available()
+    False
+    >>> flambeau.accelerator.max_memory_allocated()  # none here: a CPU-only install
+    Traceback (most recent call last):
+      ...
+    RuntimeError: Cannot access accelerator device when none is available.
+    """
     return memory_stats(device_index)["allocated_bytes.all.peak"]
 
 
 def memory_reserved(device_index=None, /) -> int:
-    """Bytes the allocator holds from the device, cached blocks included."""
+    """Bytes the allocator holds from the device, cached blocks included.
+
+    >>> flambeau.accelerator.is_available()
+    False
+    >>> flambeau.accelerator.memory_reserved()  # none here: a CPU-only install
+    Traceback (most recent call last):
+      ...
+    RuntimeError: Cannot access accelerator device when none is available.
+    """
     return memory_stats(device_index)["reserved_bytes.all.current"]
 
 
 def max_memory_reserved(device_index=None, /) -> int:
-    """The peak of :func:`memory_reserved` since the last reset."""
+    """The peak of :func:`memory_reserved` since the last reset.
+
+    >>> flambeau.accelerator.is_available()
+    False
+    >>> flambeau.accelerator.max_memory_reserved()  # none here: a CPU-only install
+    Traceback (most recent call last):
+      ...
+    RuntimeError: Cannot access accelerator device when none is available.
+    """
     return memory_stats(device_index)["reserved_bytes.all.peak"]
 
 
 def reset_peak_memory_stats(device_index=None, /) -> None:
-    """Restarts the peaks from the current values."""
+    """Restarts the peaks from the current values.
+
+    >>> flambeau.accelerator.is_available()
+    False
+    >>> flambeau.accelerator.reset_peak_memory_stats()  # none here: a CPU-only install
+    Traceback (most recent call last):
+      ...
+    RuntimeError: Cannot access accelerator device when none is available.
+    """
     name, index = _device_index(device_index)
     _C._reset_peak_memory_stats(name, index)
 
 
 def reset_accumulated_memory_stats(device_index=None, /) -> None:
     """Resets the accumulated counters: the plugin ABI keeps none (only current and peak
-    values), so after checking the device there is nothing to reset."""
+    values), so after checking the device there is nothing to reset.
+
+    >>> flambeau.accelerator.is_available()
+    False
+    >>> flambeau.accelerator.reset_accumulated_memory_stats()  # none here: a CPU-only install
+    Traceback (most recent call last):
+      ...
+    RuntimeError: Cannot access accelerator device when none is available.
+    """
     _device_index(device_index)
 
 
 class Graph:
     """A captured sequence of device work (CUDA graphs), from the plugin's ``Graph``;
-    RuntimeError without an accelerator or with a plugin that cannot capture."""
+    RuntimeError without an accelerator or with a plugin that cannot capture.
+
+    >>> flambeau.accelerator.is_available()
+    False
+    >>> flambeau.accelerator.Graph()  # none here: a CPU-only install
+    Traceback (most recent call last):
+      ...
+    RuntimeError: Cannot access accelerator device when none is available.
+    """
 
     def __new__(cls, keep_graph: bool = False, *, pool=None, capture_error_mode="default"):
         graph = _plugin_function(_require(), "Graph")

@@ -91,13 +91,21 @@ def _frequencies(name, n, d, count, out, dtype, layout, device, requires_grad):
 
 def fftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """The sample frequencies of fft(x) for a signal of size n and sample spacing d:
-    [0, 1, ..., (n - 1) // 2, -(n // 2), ..., -1] / (d * n)."""
+    [0, 1, ..., (n - 1) // 2, -(n // 2), ..., -1] / (d * n).
+
+    >>> flambeau.fft.fftfreq(5)
+    tensor([ 0.0000,  0.2000,  0.4000, -0.4000, -0.2000])
+    """
     return _frequencies("fftfreq", n, d, n, out, dtype, layout, device, requires_grad)
 
 
 def rfftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """The sample frequencies of rfft(x) for a signal of size n and sample spacing d:
-    [0, 1, ..., n // 2] / (d * n)."""
+    [0, 1, ..., n // 2] / (d * n).
+
+    >>> flambeau.fft.rfftfreq(6)
+    tensor([0.0000, 0.1667, 0.3333, 0.5000])
+    """
     count = n // 2 + 1 if isinstance(n, int) and n >= 0 else n
     return _frequencies("rfftfreq", n, d, count, out, dtype, layout, device, requires_grad)
 
@@ -121,10 +129,21 @@ def _shift(input, dim, sign):
 
 def fftshift(input, dim=None):
     """Moves the zero-frequency term of an fftn's output to the centre of dim (all
-    dims by default): a roll by size // 2."""
+    dims by default): a roll by size // 2.
+
+    >>> flambeau.fft.fftshift(flambeau.fft.fftfreq(5))
+    tensor([-0.4000, -0.2000,  0.0000,  0.2000,  0.4000])
+    """
     return _shift(input, dim, 1)
 
 
 def ifftshift(input, dim=None):
-    """The inverse of fftshift: a roll by -(size // 2)."""
+    """The inverse of fftshift: a roll by -(size // 2).
+
+    >>> x = flambeau.arange(5)
+    >>> flambeau.fft.fftshift(x)
+    tensor([3, 4, 0, 1, 2])
+    >>> flambeau.fft.ifftshift(flambeau.fft.fftshift(x))
+    tensor([0, 1, 2, 3, 4])
+    """
     return _shift(input, dim, -1)

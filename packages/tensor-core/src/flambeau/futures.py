@@ -32,6 +32,13 @@ class Future(Generic[T]):
     ``wait()`` blocks until it is set (and raises the exception it was completed with);
     ``then(callback)`` returns a Future of ``callback(this_future)``;
     ``add_done_callback`` runs a callback once it is done.
+
+    >>> from flambeau.futures import Future
+    >>> fut = Future()
+    >>> doubled = fut.then(lambda f: f.value() * 2)
+    >>> fut.set_result(flambeau.tensor([1.0, 2.0]))
+    >>> doubled.wait()
+    tensor([2., 4.])
     """
 
     def __init__(self, *, devices=None):
@@ -129,7 +136,15 @@ class Future(Generic[T]):
 
 
 def collect_all(futures: list[Future]) -> Future[list[Future]]:
-    """A Future completed, with the list of `futures`, once all of them are complete."""
+    """A Future completed, with the list of `futures`, once all of them are complete.
+
+    >>> from flambeau.futures import Future, collect_all
+    >>> a, b = Future(), Future()
+    >>> both = collect_all([a, b])
+    >>> a.set_result(1); b.set_result(2)
+    >>> [f.value() for f in both.wait()]
+    [1, 2]
+    """
     futures = list(futures)
     combined: Future = Future()
     combined._driver = lambda: _wait_quietly(futures)
@@ -160,5 +175,12 @@ def _wait_quietly(futures) -> None:
 
 
 def wait_all(futures: list[Future]) -> list:
-    """The values of `futures`, waiting for each; raises the first error met."""
+    """The values of `futures`, waiting for each; raises the first error met.
+
+    >>> from flambeau.futures import Future, wait_all
+    >>> a, b = Future(), Future()
+    >>> a.set_result(1); b.set_result(2)
+    >>> wait_all([a, b])
+    [1, 2]
+    """
     return [f.wait() for f in futures]

@@ -59,6 +59,14 @@ class Library:
     kind: "DEF" defines operators (one DEF library per namespace), "FRAGMENT" defines
     more operators in a namespace, "IMPL" only registers kernels. dispatch_key: the
     default key of ``impl``.
+
+    >>> lib = flambeau.library.Library("ex_lib", "DEF")
+    >>> lib.define("scale(Tensor x, float alpha) -> Tensor")
+    'scale'
+    >>> lib.impl("scale", lambda x, alpha: x * alpha, "CPU")
+    >>> flambeau.ops.ex_lib.scale(flambeau.tensor([1.0, 2.0]), 3.0)
+    tensor([3., 6.])
+    >>> lib._destroy()  # removes the operator again
     """
 
     def __init__(self, ns: str, kind: str, dispatch_key: str = ""):
@@ -306,14 +314,30 @@ def _device_slots(device_types) -> list[str]:
 
 
 def define(qualname: str, schema: str, *, lib: Library | None = None, tags=()) -> None:
-    """Defines an operator: ``define("mylib::foo", "(Tensor x) -> Tensor")``."""
+    """Defines an operator: ``define("mylib::foo", "(Tensor x) -> Tensor")``.
+
+    >>> flambeau.library.define("ex_define::neg", "(Tensor x) -> Tensor")
+    >>> @flambeau.library.impl("ex_define::neg", "cpu")
+    ... def neg(x):
+    ...     return -x
+    >>> flambeau.ops.ex_define.neg(flambeau.tensor([1.0, -2.0]))
+    tensor([-1.,  2.])
+    """
     ns, _, name = _qualname(qualname).partition("::")
     _library_for(qualname, lib).define(name + schema, tags=tags)
 
 
 def register_kernel(op, device_types, func=None, /, *, lib: Library | None = None):
     """Registers ``func`` for device types ("cpu", ["cpu", "cuda"]; None for every
-    device). Used as a decorator when func is omitted."""
+    device). Used as a decorator when func is omitted.
+
+    >>> flambeau.library.define("ex_register_kernel::half", "(Tensor x) -> Tensor")
+    >>> @flambeau.library.register_kernel("ex_register_kernel::half", "cpu")
+    ... def half(x):
+    ...     return x / 2
+    >>> flambeau.ops.ex_register_kernel.half(flambeau.tensor([4.0, 6.0]))
+    tensor([2., 3.])
+    """
 
     def register(fn):
         library = _library_for(op, lib)
@@ -325,7 +349,15 @@ def register_kernel(op, device_types, func=None, /, *, lib: Library | None = Non
 
 
 def impl(qualname, types, func=None, *, lib: Library | None = None):
-    """``@impl("mylib::foo", "cpu")``: registers a kernel for device types (or dispatch keys)."""
+    """``@impl("mylib::foo", "cpu")``: registers a kernel for device types (or dispatch keys).
+
+    >>> flambeau.library.define("ex_impl::square", "(Tensor x) -> Tensor")
+    >>> @flambeau.library.impl("ex_impl::square", "cpu")
+    ... def square(x):
+    ...     return x * x
+    >>> flambeau.ops.ex_impl.square(flambeau.tensor([2.0, 3.0]))
+    tensor([4., 9.])
+    """
     return register_kernel(qualname, types, func, lib=lib)
 
 
@@ -336,6 +368,20 @@ def register_autograd(op, backward, /, *, setup_context=None, lib: Library | Non
     positional inputs and saves what backward needs (``ctx.save_for_backward``);
     ``backward(ctx, *grads)`` returns one gradient per positional input (None for
     those without one). Calls then record into autograd when an input requires grad.
+
+    >>> @flambeau.library.custom_op("ex_register_autograd::cube", mutates_args=())
+    ... def cube(x: flambeau.Tensor) -> flambeau.Tensor:
+    ...     return x**3
+    >>> def setup_context(ctx, inputs, output):
+    ...     ctx.save_for_backward(inputs[0])
+    >>> def backward(ctx, grad):
+    ...     (x,) = ctx.saved_tensors
+    ...     return 3 * x**2 * grad
+    >>> flambeau.library.register_autograd(cube, backward, setup_context=setup_context)
+    >>> x = flambeau.tensor([1.0, 2.0], requires_grad=True)
+    >>> cube(x).sum().backward()
+    >>> x.grad
+    tensor([ 3., 12.])
     """
     _library_for(op, lib)._register_autograd(_qualname(op), backward, setup_context)
 
@@ -344,7 +390,17 @@ def register_fake(op, func=None, /, *, lib: Library | None = None):
     """Registers a fake (meta) implementation: it computes an output's sizes and dtype
     without touching data. flambeau has no fake tensors or tracing compiler, so it is
     stored (``flambeau.ops.<ns>.<op>.default.fake``) and not called; ported code that
-    registers one keeps working. Used as a decorator when func is omitted."""
+    registers one keeps working. Used as a decorator when func is omitted.
+
+    >>> @flambeau.library.custom_op("ex_register_fake::twice", mutates_args=())
+    ... def twice(x: flambeau.Tensor) -> flambeau.Tensor:
+    ...     return x * 2
+    >>> @flambeau.library.register_fake("ex_register_fake::twice")
+    ... def _(x):
+    ...     return flambeau.empty_like(x)
+    >>> twice(flambeau.tensor([1.0, 2.0]))  # the real kernel runs
+    tensor([2., 4.])
+    """
 
     def register(fn):
         _library_for(op, lib)._register_fake(_qualname(op), fn)
@@ -357,7 +413,16 @@ def register_fake(op, func=None, /, *, lib: Library | None = None):
 
 
 class CustomOpDef:
-    """The operator made by ``custom_op``: callable, with the registration methods."""
+    """The operator made by ``custom_op``: callable, with the registration methods.
+
+    >>> @flambeau.library.custom_op("ex_custom_op_def::add_one", mutates_args=())
+    ... def add_one(x: flambeau.Tensor) -> flambeau.Tensor:
+    ...     return x + 1
+    >>> add_one
+    <CustomOpDef(ex_custom_op_def::add_one)>
+    >>> add_one(flambeau.tensor([1.0, 2.0]))
+    tensor([2., 3.])
+    """
 
     def __init__(self, namespace: str, name: str, schema: str, fn):
         self._namespace = namespace
@@ -404,6 +469,14 @@ def custom_op(name: str, fn=None, /, *, mutates_args, device_types=None, schema:
     The schema is inferred from the type annotations unless given; ``mutates_args``
     names the arguments the function changes in place ("unknown" when unsure), as in
     PyTorch. The function is the kernel for ``device_types`` (every device when None).
+
+    >>> @flambeau.library.custom_op("ex_custom_op::twice", mutates_args=())
+    ... def twice(x: flambeau.Tensor) -> flambeau.Tensor:
+    ...     return x * 2
+    >>> twice(flambeau.tensor([1.0, 2.0]))
+    tensor([2., 4.])
+    >>> flambeau.ops.ex_custom_op.twice(flambeau.tensor([3.0]))
+    tensor([6.])
     """
     if "::" not in name:
         raise ValueError(f"custom_op: expected a name like 'mylib::{name}', got {name!r}")

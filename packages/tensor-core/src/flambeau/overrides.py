@@ -34,7 +34,17 @@ Tensor = _C.Tensor
 
 
 class DisableTorchFunctionSubclass:
-    """Within it, subclasses' ``__torch_function__`` is not called (this thread)."""
+    """Within it, subclasses' ``__torch_function__`` is not called (this thread).
+
+    >>> class Sub(flambeau.Tensor):
+    ...     __slots__ = ()
+    >>> x = flambeau.ones(2).as_subclass(Sub)
+    >>> type(x + 1).__name__
+    'Sub'
+    >>> with flambeau.overrides.DisableTorchFunctionSubclass():
+    ...     print(type(x + 1).__name__)
+    Tensor
+    """
 
     def __enter__(self):
         _C._torch_function_disable(1)
@@ -66,22 +76,65 @@ def _overriding(t: type) -> bool:
 
 
 def is_tensor_like(inp) -> bool:
-    """True for tensors and for anything whose type has ``__torch_function__``."""
+    """True for tensors and for anything whose type has ``__torch_function__``.
+
+    >>> from flambeau.overrides import is_tensor_like
+    >>> class Tagged:
+    ...     @classmethod
+    ...     def __torch_function__(cls, func, types, args=(), kwargs=None):
+    ...         return f"Tagged handled {func.__name__}"
+    >>> is_tensor_like(flambeau.ones(2)), is_tensor_like([1.0]), is_tensor_like(Tagged())
+    (True, False, True)
+    """
     return type(inp) is Tensor or hasattr(inp, "__torch_function__")
 
 
 def has_torch_function(relevant_args) -> bool:
-    """Whether any argument takes part in the protocol (plain tensors do not)."""
+    """Whether any argument takes part in the protocol (plain tensors do not).
+
+    >>> from flambeau.overrides import has_torch_function
+    >>> class Sub(flambeau.Tensor):
+    ...     __slots__ = ()
+    >>> x = flambeau.ones(2)
+    >>> has_torch_function((x, 1.0)), has_torch_function((x, x.as_subclass(Sub)))
+    (False, True)
+    """
     return _C._torch_function_enabled() and any(_overriding(type(a)) for a in relevant_args)
 
 
 def has_torch_function_unary(obj) -> bool:
-    """has_torch_function for one argument."""
+    """has_torch_function for one argument.
+
+    >>> from flambeau.overrides import handle_torch_function, has_torch_function_unary
+    >>> def double(x):
+    ...     if has_torch_function_unary(x):
+    ...         return handle_torch_function(double, (x,), x)
+    ...     return x * 2
+    >>> class Tagged:
+    ...     @classmethod
+    ...     def __torch_function__(cls, func, types, args=(), kwargs=None):
+    ...         return f"Tagged handled {func.__name__}"
+    >>> double(flambeau.ones(2)), double(Tagged())
+    (tensor([2., 2.]), 'Tagged handled double')
+    """
     return has_torch_function((obj,))
 
 
 def has_torch_function_variadic(*args) -> bool:
-    """has_torch_function for the arguments themselves."""
+    """has_torch_function for the arguments themselves.
+
+    >>> from flambeau.overrides import handle_torch_function, has_torch_function_variadic
+    >>> def add(a, b):
+    ...     if has_torch_function_variadic(a, b):
+    ...         return handle_torch_function(add, (a, b), a, b)
+    ...     return a + b
+    >>> class Tagged:
+    ...     @classmethod
+    ...     def __torch_function__(cls, func, types, args=(), kwargs=None):
+    ...         return f"Tagged handled {func.__name__}"
+    >>> add(flambeau.ones(2), 1), add(flambeau.ones(2), Tagged())
+    (tensor([2., 2.]), 'Tagged handled add')
+    """
     return has_torch_function(args)
 
 
@@ -106,7 +159,20 @@ def _overloaded_args(relevant_args) -> list:
 def handle_torch_function(public_api, relevant_args, *args, **kwargs):
     """Calls ``__torch_function__(public_api, types, args, kwargs)`` of the overriding
     arguments in turn and returns the first result that is not NotImplemented;
-    TypeError when every one declines."""
+    TypeError when every one declines.
+
+    >>> from flambeau.overrides import handle_torch_function, has_torch_function
+    >>> def double(x):
+    ...     if has_torch_function((x,)):
+    ...         return handle_torch_function(double, (x,), x)
+    ...     return x * 2
+    >>> class Tagged:
+    ...     @classmethod
+    ...     def __torch_function__(cls, func, types, args=(), kwargs=None):
+    ...         return f"Tagged handled {func.__name__}"
+    >>> double(flambeau.ones(2)), double(Tagged())
+    (tensor([2., 2.]), 'Tagged handled double')
+    """
     overloaded = _overloaded_args(relevant_args)
     types = tuple(type(a) for a in overloaded)
     for arg in overloaded:
@@ -121,7 +187,14 @@ def handle_torch_function(public_api, relevant_args, *args, **kwargs):
 
 
 def is_tensor_method_or_property(func) -> bool:
-    """Whether func is a Tensor method or property (called with the tensor first)."""
+    """Whether func is a Tensor method or property (called with the tensor first).
+
+    >>> from flambeau.overrides import is_tensor_method_or_property
+    >>> is_tensor_method_or_property(flambeau.Tensor.add)
+    True
+    >>> is_tensor_method_or_property(flambeau.add)
+    False
+    """
     name = getattr(func, "__name__", None)
     return name is not None and getattr(Tensor, name, None) is func
 

@@ -30,27 +30,57 @@ __all__ = [
 
 
 def manual_seed(seed) -> Generator:
-    """Seeds the default generator (any int in [-2**63, 2**64)); returns it."""
+    """Seeds the default generator (any int in [-2**63, 2**64)); returns it.
+
+    >>> g = flambeau.random.manual_seed(42)
+    >>> g.initial_seed()
+    42
+    >>> flambeau.rand(2)
+    tensor([0.6130, 0.4686])
+    """
     return default_generator.manual_seed(seed)
 
 
 def seed() -> int:
-    """Seeds the default generator from the OS's entropy; returns the seed."""
+    """Seeds the default generator from the OS's entropy; returns the seed.
+
+    >>> s = flambeau.random.seed()
+    >>> s == flambeau.random.initial_seed()
+    True
+    """
     return default_generator.seed()
 
 
 def initial_seed() -> int:
-    """The seed the default generator was last seeded with."""
+    """The seed the default generator was last seeded with.
+
+    >>> _ = flambeau.manual_seed(7)
+    >>> flambeau.random.initial_seed()
+    7
+    """
     return default_generator.initial_seed()
 
 
 def get_rng_state():
-    """The default generator's state as a uint8 tensor (seed, Philox offset)."""
+    """The default generator's state as a uint8 tensor (seed, Philox offset).
+
+    >>> _ = flambeau.manual_seed(42)
+    >>> state = flambeau.random.get_rng_state()
+    >>> state.dtype, state.shape
+    (flambeau.uint8, flambeau.Size([16]))
+    """
     return default_generator.get_state()
 
 
 def set_rng_state(new_state) -> None:
-    """Restores the default generator's state from get_rng_state()."""
+    """Restores the default generator's state from get_rng_state().
+
+    >>> state = flambeau.random.get_rng_state()
+    >>> a = flambeau.rand(3)
+    >>> flambeau.random.set_rng_state(state)
+    >>> flambeau.equal(flambeau.rand(3), a)
+    True
+    """
     default_generator.set_state(new_state)
 
 
@@ -86,6 +116,12 @@ def fork_rng(
     ``devices`` (default: all of them, with a warning when there are several).
     ``device_type`` defaults to the accelerator's type (see flambeau.accelerator), or
     "cuda". ``enabled=False`` forks nothing.
+
+    >>> state = flambeau.random.get_rng_state()
+    >>> with flambeau.random.fork_rng():
+    ...     _ = flambeau.rand(3)
+    >>> flambeau.equal(flambeau.random.get_rng_state(), state)
+    True
     """
     global _fork_rng_warned
     if device_type == "meta" or not enabled:
@@ -138,7 +174,11 @@ def _shares_default_generator(device_type: str) -> bool:
 def thread_safe_generator() -> Generator | None:
     """In a DataLoader worker thread, that worker's own generator; None everywhere else
     (the default generator is then used), and None when flambeau's data package, which
-    provides DataLoader, is not installed."""
+    provides DataLoader, is not installed.
+
+    >>> flambeau.random.thread_safe_generator() is None  # not in a DataLoader worker
+    True
+    """
     try:
         from flambeau.utils.data import get_worker_info
     except ImportError:

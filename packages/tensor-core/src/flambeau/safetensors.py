@@ -61,7 +61,15 @@ _CODES = {name: code for code, name in _DTYPES.items()}
 
 
 class SafetensorError(RuntimeError):
-    """A file or buffer that is not valid safetensors."""
+    """A file or buffer that is not valid safetensors.
+
+    >>> from flambeau.safetensors import SafetensorError, load
+    >>> try:
+    ...     load(b"not safetensors")
+    ... except SafetensorError as e:
+    ...     print(isinstance(e, RuntimeError))
+    True
+    """
 
 
 # ---- reading ------------------------------------------------------------------------------
@@ -165,7 +173,16 @@ def _device(device) -> F.device:
 
 
 class safe_open:  # noqa: N801 - the name safetensors gives it
-    """A safetensors file, mapped, its tensors built as asked: ``with safe_open(path, "pt")``."""
+    """A safetensors file, mapped, its tensors built as asked: ``with safe_open(path, "pt")``.
+
+    >>> import os, tempfile
+    >>> from flambeau.safetensors import safe_open, save_file
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     save_file({"w": flambeau.tensor([1.0, 2.0])}, os.path.join(d, "m.safetensors"))
+    ...     with safe_open(os.path.join(d, "m.safetensors"), "pt") as f:
+    ...         print(f.keys(), f.get_tensor("w"))
+    ['w'] tensor([1., 2.])
+    """
 
     def __init__(self, filename, framework="pt", device="cpu"):
         import numpy as np
@@ -227,13 +244,26 @@ class _Slice:
 
 
 def load_file(filename, device="cpu") -> dict[str, F.Tensor]:
-    """The tensors of a safetensors file, by name, mapped copy-on-write from the file."""
+    """The tensors of a safetensors file, by name, mapped copy-on-write from the file.
+
+    >>> import os, tempfile
+    >>> from flambeau.safetensors import load_file, save_file
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     save_file({"w": flambeau.tensor([1.0, 2.0])}, os.path.join(d, "m.safetensors"))
+    ...     print(load_file(os.path.join(d, "m.safetensors")))
+    {'w': tensor([1., 2.])}
+    """
     with safe_open(filename, "pt", device=device) as f:
         return {name: f.get_tensor(name) for name in f.keys()}
 
 
 def load(data: bytes) -> dict[str, F.Tensor]:
-    """The tensors of safetensors bytes (what :func:`save` returns), each a copy, on the CPU."""
+    """The tensors of safetensors bytes (what :func:`save` returns), each a copy, on the CPU.
+
+    >>> from flambeau.safetensors import load, save
+    >>> load(save({"w": flambeau.tensor([1.0, 2.0])}))
+    {'w': tensor([1., 2.])}
+    """
     import numpy as np
 
     buf = np.frombuffer(memoryview(data).cast("B"), np.uint8)
@@ -327,13 +357,29 @@ def _specs(tensors, keep_alive: list) -> dict:
 
 
 def save(tensors: dict[str, F.Tensor], metadata: dict[str, str] | None = None) -> bytes:
-    """The safetensors bytes of a dict of contiguous tensors that share no memory."""
+    """The safetensors bytes of a dict of contiguous tensors that share no memory.
+
+    >>> from flambeau.safetensors import save
+    >>> data = save({"w": flambeau.tensor([1.0, 2.0])})
+    >>> type(data), len(data)
+    (<class 'bytes'>, 72)
+    """
     keep_alive: list = []  # the memory the specs point at
     return bytes(_package().serialize(_specs(tensors, keep_alive), metadata=metadata))
 
 
 def save_file(tensors: dict[str, F.Tensor], filename, metadata: dict[str, str] | None = None):
-    """Writes a dict of contiguous tensors that share no memory to a safetensors file."""
+    """Writes a dict of contiguous tensors that share no memory to a safetensors file.
+
+    >>> import os, tempfile
+    >>> from flambeau.safetensors import safe_open, save_file
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     path = os.path.join(d, "m.safetensors")
+    ...     save_file({"w": flambeau.zeros(2, 3)}, path, metadata={"step": "3"})
+    ...     with safe_open(path, "pt") as f:
+    ...         print(f.metadata(), f.get_slice("w").get_shape())
+    {'step': '3'} [2, 3]
+    """
     keep_alive: list = []
     _package().serialize_file(_specs(tensors, keep_alive), filename, metadata=metadata)
 
@@ -391,7 +437,15 @@ def _remove_duplicate_names(state: dict, preferred_names=()) -> dict[str, list[s
 
 
 def save_model(model, filename, metadata: dict[str, str] | None = None, force_contiguous=True):
-    """Saves a module's state_dict, each tied weight once (its other names go in the metadata)."""
+    """Saves a module's state_dict, each tied weight once (its other names go in the metadata).
+
+    >>> import os, tempfile
+    >>> from flambeau.safetensors import load_file, save_model
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     save_model(flambeau.nn.Linear(2, 1), os.path.join(d, "m.safetensors"))
+    ...     print(sorted(load_file(os.path.join(d, "m.safetensors"))))
+    ['bias', 'weight']
+    """
     state = model.state_dict()
     metadata = dict(metadata or {})
     for keep, removed in _remove_duplicate_names(state).items():
@@ -407,7 +461,18 @@ def save_model(model, filename, metadata: dict[str, str] | None = None, force_co
 
 
 def load_model(model, filename, strict=True, device="cpu") -> tuple[list[str], list[str]]:
-    """Loads a file of :func:`save_model` into a module; returns (missing, unexpected) names."""
+    """Loads a file of :func:`save_model` into a module; returns (missing, unexpected) names.
+
+    >>> import os, tempfile
+    >>> from flambeau.safetensors import load_model, save_model
+    >>> a, b = flambeau.nn.Linear(2, 1), flambeau.nn.Linear(2, 1)
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     save_model(a, os.path.join(d, "m.safetensors"))
+    ...     print(load_model(b, os.path.join(d, "m.safetensors")))
+    ([], [])
+    >>> flambeau.equal(a.weight, b.weight)
+    True
+    """
     state = load_file(filename, device=device)
     model_state = model.state_dict()
     to_remove = _remove_duplicate_names(model_state, preferred_names=state.keys())

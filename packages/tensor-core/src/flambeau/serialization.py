@@ -82,6 +82,13 @@ class UnpicklingError(RuntimeError, pickle.UnpicklingError):
     """An archive that is corrupted, truncated, or asks for something not allowed or available.
 
     A ``RuntimeError``, and a ``pickle.UnpicklingError`` as ``torch.load`` raises.
+
+    >>> import io
+    >>> try:
+    ...     flambeau.load(io.BytesIO(b"not an archive"))
+    ... except flambeau.serialization.UnpicklingError as e:
+    ...     print(type(e).__name__, isinstance(e, RuntimeError))
+    UnpicklingError True
     """
 
 
@@ -121,6 +128,11 @@ def add_safe_globals(classes) -> None:
 
     Functions may be allowed too (a reference to one, or one a PyTorch checkpoint
     calls); an entry ``(obj, "module.name")`` allows obj under that name.
+
+    >>> import argparse
+    >>> flambeau.serialization.add_safe_globals([argparse.Namespace])
+    >>> argparse.Namespace in flambeau.serialization.get_safe_globals()
+    True
     """
     for entry in classes:
         if isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[1], str):
@@ -131,20 +143,41 @@ def add_safe_globals(classes) -> None:
 
 def get_safe_globals() -> list:
     """The classes and functions :func:`add_safe_globals` allowed, as a list: each entry is
-    the object, or an ``(obj, "module.name")`` pair for one allowed under a given name."""
+    the object, or an ``(obj, "module.name")`` pair for one allowed under a given name.
+
+    >>> import fractions
+    >>> with flambeau.serialization.safe_globals([fractions.Fraction]):
+    ...     print(fractions.Fraction in flambeau.serialization.get_safe_globals())
+    True
+    """
     return [obj if ":" in key else (obj, key) for key, obj in _safe_classes.items()]
 
 
 def clear_safe_globals() -> None:
     """Forgets every class and function :func:`add_safe_globals` allowed, so that
     ``load(..., weights_only=True)`` again accepts only tensors, dtypes, devices and plain
-    Python containers and values."""
+    Python containers and values.
+
+    >>> allowed = flambeau.serialization.get_safe_globals()
+    >>> flambeau.serialization.clear_safe_globals()
+    >>> flambeau.serialization.get_safe_globals()
+    []
+    >>> flambeau.serialization.add_safe_globals(allowed)  # allow them again
+    """
     _safe_classes.clear()
 
 
 @contextlib.contextmanager
 def safe_globals(classes):
-    """Allows these classes for the duration of the ``with`` block."""
+    """Allows these classes for the duration of the ``with`` block.
+
+    >>> import argparse, io
+    >>> buf = io.BytesIO()
+    >>> flambeau.save({"args": argparse.Namespace(lr=0.1)}, buf)
+    >>> with flambeau.serialization.safe_globals([argparse.Namespace]):
+    ...     print(flambeau.load(io.BytesIO(buf.getvalue())))
+    {'args': Namespace(lr=0.1)}
+    """
     saved = dict(_safe_classes)
     add_safe_globals(classes)
     try:
@@ -317,6 +350,12 @@ def save(obj, f, *, _use_torch_format: bool = False) -> None:
     With ``_use_torch_format=True`` the file is in PyTorch's ZIP format instead,
     for ``torch.load`` (``weights_only=True`` included) to read: tensors,
     parameters, sizes, dtypes, devices, plain values and containers only.
+
+    >>> import io
+    >>> buf = io.BytesIO()
+    >>> flambeau.save({"w": flambeau.tensor([1.0, 2.0]), "step": 3}, buf)
+    >>> flambeau.load(io.BytesIO(buf.getvalue()))
+    {'w': tensor([1., 2.]), 'step': 3}
     """
     if _use_torch_format:
         from flambeau import _torch_writer
@@ -764,6 +803,13 @@ def load(f, map_location=None, *, weights_only: bool | None = True, mmap: bool |
 
     A file that is not a valid archive, or whose records do not fit the file or
     one another, raises :class:`UnpicklingError` (a ``RuntimeError``).
+
+    >>> import os, tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     path = os.path.join(d, "model.pt")
+    ...     flambeau.save({"w": flambeau.tensor([1.0, 2.0])}, path)
+    ...     print(flambeau.load(path, map_location="cpu"))
+    {'w': tensor([1., 2.])}
     """
     weights_only = True if weights_only is None else weights_only
     is_path = isinstance(f, (str, os.PathLike))

@@ -282,7 +282,15 @@ def _warn_typed_storage_removal(stacklevel: int = 2) -> None:
 
 
 class TypedStorage:
-    """Bytes seen as elements of `dtype` (deprecated in PyTorch; kept for ported code)."""
+    """Bytes seen as elements of `dtype` (deprecated in PyTorch; kept for ported code).
+
+    >>> s = flambeau.storage.TypedStorage([1.0, 2.0, 3.0], dtype=flambeau.float32)
+    >>> s.dtype, s.size(), s[1]
+    (flambeau.float32, 3, 2.0)
+    >>> x = flambeau.tensor([1.0, 2.0])
+    >>> x.storage().tolist()
+    [1.0, 2.0]
+    """
 
     is_sparse = False
 
@@ -588,7 +596,13 @@ def _install_set(T) -> None:
 
 
 def is_storage(obj) -> bool:
-    """Whether obj is a storage (an UntypedStorage or a TypedStorage)."""
+    """Whether obj is a storage (an UntypedStorage or a TypedStorage).
+
+    >>> flambeau.is_storage(flambeau.tensor([1.0]).untyped_storage())
+    True
+    >>> flambeau.is_storage(flambeau.tensor([1.0]))
+    False
+    """
     return isinstance(obj, (UntypedStorage, TypedStorage))
 
 

@@ -69,7 +69,13 @@ __all__ = [
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
-    """Accumulates into .grad of graph leaves the gradients of `tensors`."""
+    """Accumulates into .grad of graph leaves the gradients of `tensors`.
+
+    >>> x = flambeau.tensor([2.0, 3.0], requires_grad=True)
+    >>> flambeau.autograd.backward((x * x).sum())
+    >>> x.grad
+    tensor([4., 6.])
+    """
     if isinstance(inputs, _F.Tensor):
         inputs = [inputs]
     _run_backward(
@@ -92,7 +98,14 @@ def grad(
     is_grads_batched=False,
     materialize_grads=False,
 ):
-    """The gradients of `outputs` with respect to `inputs` (a tuple), without touching .grad."""
+    """The gradients of `outputs` with respect to `inputs` (a tuple), without touching .grad.
+
+    >>> x = flambeau.tensor([2.0, 3.0], requires_grad=True)
+    >>> flambeau.autograd.grad((x**2).sum(), x)
+    (tensor([4., 6.]),)
+    >>> print(x.grad)
+    None
+    """
     single = isinstance(inputs, _F.Tensor)
     inputs = [inputs] if single else list(inputs)
     grads = _run_backward(

@@ -13,7 +13,16 @@ def is_enabled() -> bool:
 
 class detect_anomaly:  # noqa: N801 - PyTorch's name
     """Within this context, a backward formula that produces NaN raises a RuntimeError
-    naming the forward operation and showing where it was created."""
+    naming the forward operation and showing where it was created.
+
+    >>> x = flambeau.zeros(1, requires_grad=True)
+    >>> with flambeau.autograd.detect_anomaly():
+    ...     (x.sqrt() * 0).sum().backward()  # 0 * d(sqrt)/dx at 0 is nan
+    Traceback (most recent call last):
+      ...
+    RuntimeError: Function 'SqrtBackward0' returned nan values in its 0th output.
+    ...
+    """
 
     def __init__(self, check_nan: bool = True):
         self.check_nan = check_nan
@@ -38,5 +47,16 @@ def _set(enabled: bool) -> None:
 
 
 class set_detect_anomaly(detect_anomaly):  # noqa: N801
+    """:class:`detect_anomaly` turned on or off by ``mode``.
+
+    >>> x = flambeau.zeros(1, requires_grad=True)
+    >>> with flambeau.autograd.set_detect_anomaly(True):
+    ...     (x.sqrt() * 0).sum().backward()  # 0 * d(sqrt)/dx at 0 is nan
+    Traceback (most recent call last):
+      ...
+    RuntimeError: Function 'SqrtBackward0' returned nan values in its 0th output.
+    ...
+    """
+
     def __init__(self, mode: bool, check_nan: bool = True):
         super().__init__(check_nan and mode)

@@ -184,7 +184,13 @@ def run_backward(
     allow_unused=False,
 ):
     """Runs backward from `outputs`. With capture=True, returns the gradients of
-    `inputs` instead of accumulating into leaves' .grad."""
+    `inputs` instead of accumulating into leaves' .grad.
+
+    >>> from flambeau.autograd.functional import run_backward
+    >>> x = flambeau.tensor([2.0, 3.0], requires_grad=True)
+    >>> run_backward((x * x).sum(), None, False, False, inputs=[x], capture=True)
+    (tensor([4., 6.]),)
+    """
     outputs = _as_tuple(outputs)
     grad_outputs = list(_as_tuple(grad_outputs))
     if retain_graph is None:

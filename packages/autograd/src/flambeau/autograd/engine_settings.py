@@ -51,7 +51,11 @@ class _Setting:
 
 
 def is_multithreading_enabled() -> bool:
-    """The setting of :class:`set_multithreading_enabled` (True by default)."""
+    """The setting of :class:`set_multithreading_enabled` (True by default).
+
+    >>> flambeau.autograd.is_multithreading_enabled()
+    True
+    """
     return _process["multithreading"]
 
 
@@ -61,6 +65,12 @@ class set_multithreading_enabled(_Setting):  # noqa: N801 - PyTorch's name
     flambeau's engine runs every node on the thread that called backward, which is what
     PyTorch does for CPU work either way, so the setting changes nothing here; it is kept
     (process-wide, as in PyTorch) for programs and backend plugins that read it.
+
+    >>> with flambeau.autograd.set_multithreading_enabled(False):
+    ...     print(flambeau.autograd.is_multithreading_enabled())
+    False
+    >>> flambeau.autograd.is_multithreading_enabled()
+    True
     """
 
     def __init__(self, mode: bool):
@@ -77,7 +87,11 @@ class set_multithreading_enabled(_Setting):  # noqa: N801 - PyTorch's name
 
 def is_view_replay_enabled() -> bool:
     """False: the gradient of a view is taken through the view's geometry (as_strided),
-    never by replaying the operations that made the view."""
+    never by replaying the operations that made the view.
+
+    >>> flambeau.autograd.is_view_replay_enabled()
+    False
+    """
     return False
 
 
@@ -96,6 +110,18 @@ class enforce_grad_layout_policy(_Setting):  # noqa: N801 - PyTorch's name
     layout of the incoming gradient when that is dense and non-overlapping. Either way the
     gradient is a fresh tensor, and a gradient accumulated into an existing ``.grad``
     keeps that tensor's layout.
+
+    >>> p = flambeau.ones(2, 3).t().requires_grad_()  # a permuted leaf
+    >>> p.stride()
+    (1, 3)
+    >>> (p.contiguous() * 1).sum().backward()
+    >>> p.grad.stride()  # the parameter's strides
+    (1, 3)
+    >>> p.grad = None
+    >>> with flambeau.autograd.enforce_grad_layout_policy(False):
+    ...     (p.contiguous() * 1).sum().backward()
+    >>> p.grad.stride()  # the incoming gradient's
+    (2, 1)
     """
 
     def __init__(self, enable: bool = True):

@@ -13,7 +13,24 @@ from .recorder import attach, grad_edge, is_differentiable
 
 
 class FunctionCtx:
-    """The ``ctx`` of forward/backward: saved tensors and flags."""
+    """The ``ctx`` of forward/backward: saved tensors and flags.
+
+    >>> class Scale(flambeau.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x, k):
+    ...         ctx.k = k  # any attribute; tensors go through ctx.save_for_backward
+    ...         return x * k
+    ...
+    ...     @staticmethod
+    ...     def backward(ctx, grad):
+    ...         print(isinstance(ctx, flambeau.autograd.FunctionCtx), ctx.needs_input_grad)
+    ...         return grad * ctx.k, None
+    >>> x = flambeau.ones(2, requires_grad=True)
+    >>> Scale.apply(x, 3.0).sum().backward()
+    True (True, False)
+    >>> x.grad
+    tensor([3., 3.])
+    """
 
     def __init__(self):
         self.to_save = ()
@@ -102,7 +119,24 @@ def _of_dtype(g, dtype):
 
 class Function:
     """Subclass with static ``forward(ctx, *args)`` and ``backward(ctx, *grads)``;
-    call with ``MyFunction.apply(*args)``."""
+    call with ``MyFunction.apply(*args)``.
+
+    >>> class Exp(flambeau.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         y = x.exp()
+    ...         ctx.save_for_backward(y)
+    ...         return y
+    ...
+    ...     @staticmethod
+    ...     def backward(ctx, grad):
+    ...         (y,) = ctx.saved_tensors
+    ...         return grad * y
+    >>> x = flambeau.tensor([0.0, 1.0], requires_grad=True)
+    >>> Exp.apply(x).sum().backward()
+    >>> x.grad
+    tensor([1.0000, 2.7183])
+    """
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
@@ -149,7 +183,22 @@ class Function:
 
 
 def once_differentiable(fn):
-    """Marks a backward as not differentiable: it runs without recording."""
+    """Marks a backward as not differentiable: it runs without recording.
+
+    >>> class Double(flambeau.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         return x * 2
+    ...
+    ...     @staticmethod
+    ...     @flambeau.autograd.once_differentiable
+    ...     def backward(ctx, grad):
+    ...         return grad * 2
+    >>> x = flambeau.ones(2, requires_grad=True)
+    >>> (g,) = flambeau.autograd.grad(Double.apply(x).sum(), x, create_graph=True)
+    >>> g, g.requires_grad
+    (tensor([2., 2.]), False)
+    """
 
     @functools.wraps(fn)
     def wrapper(ctx, *args):

@@ -21,7 +21,12 @@ def _prepare(inputs, create_graph):
 
 
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
-    """(func(inputs), v^T J)."""
+    """(func(inputs), v^T J).
+
+    >>> from flambeau.autograd.functional import vjp
+    >>> vjp(lambda x: x**2, flambeau.tensor([1.0, 2.0]), flambeau.ones(2))
+    (tensor([1., 4.]), tensor([2., 4.]))
+    """
     inputs, is_tuple = _tuple(inputs)
     with enable_grad():
         xs = _prepare(inputs, create_graph)
@@ -47,7 +52,12 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
 
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
-    """(func(inputs), J v), by the double-vjp trick."""
+    """(func(inputs), J v), by the double-vjp trick.
+
+    >>> from flambeau.autograd.functional import jvp
+    >>> jvp(lambda x: x**2, flambeau.tensor([1.0, 2.0]), flambeau.tensor([1.0, 0.0]))
+    (tensor([1., 4.]), tensor([2., 0.]))
+    """
     inputs, is_tuple = _tuple(inputs)
     vs = (
         _tuple(v)[0]
@@ -83,7 +93,13 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
 
 
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False):
-    """The Jacobian of func at inputs, one row of vjps per output element."""
+    """The Jacobian of func at inputs, one row of vjps per output element.
+
+    >>> from flambeau.autograd.functional import jacobian
+    >>> jacobian(lambda x: x**2, flambeau.tensor([1.0, 2.0]))
+    tensor([[2., 0.],
+            [0., 4.]])
+    """
     inputs, in_tuple = _tuple(inputs)
     with enable_grad():
         xs = _prepare(inputs, create_graph)
@@ -131,7 +147,13 @@ def _differentiable_grads(out, xs):
 
 
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False):
-    """The Hessian of a scalar function."""
+    """The Hessian of a scalar function.
+
+    >>> from flambeau.autograd.functional import hessian
+    >>> hessian(lambda x: (x**3).sum(), flambeau.tensor([1.0, 2.0]))
+    tensor([[ 6.,  0.],
+            [ 0., 12.]])
+    """
     inputs, in_tuple = _tuple(inputs)
 
     def grad_fn(*xs):
@@ -145,7 +167,12 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False):
 
 
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
-    """(func(inputs), v^T H)."""
+    """(func(inputs), v^T H).
+
+    >>> from flambeau.autograd.functional import vhp
+    >>> vhp(lambda x: (x**3).sum(), flambeau.tensor([1.0, 2.0]), flambeau.ones(2))
+    (tensor(9.), tensor([ 6., 12.]))
+    """
     inputs, is_tuple = _tuple(inputs)
     with enable_grad():
         xs = _prepare(inputs, True)
@@ -166,5 +193,10 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
 
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
-    """(func(inputs), H v); equal to vhp for the symmetric Hessians of smooth functions."""
+    """(func(inputs), H v); equal to vhp for the symmetric Hessians of smooth functions.
+
+    >>> from flambeau.autograd.functional import hvp
+    >>> hvp(lambda x: (x**3).sum(), flambeau.tensor([1.0, 2.0]), flambeau.tensor([1.0, 0.0]))
+    (tensor(9.), tensor([6., 0.]))
+    """
     return vhp(func, inputs, v, create_graph, strict)

@@ -14,7 +14,19 @@ from .engine import run_backward
 
 
 class GradcheckError(RuntimeError):
-    pass
+    """Raised by :func:`gradcheck` (a RuntimeError) when analytical and numerical
+    gradients differ.
+
+    >>> class Double(flambeau.autograd.Function):
+    ...     forward = staticmethod(lambda ctx, x: x * 2)
+    ...     backward = staticmethod(lambda ctx, grad: grad * 3)  # wrong: should be grad * 2
+    >>> x = flambeau.tensor([1.0], dtype=flambeau.float64, requires_grad=True)
+    >>> try:
+    ...     flambeau.autograd.gradcheck(Double.apply, (x,))
+    ... except flambeau.autograd.GradcheckError as e:
+    ...     print(e)
+    Jacobian mismatch for output 0 with respect to input 0 element 0: ... analytical 3.0
+    """
 
 
 def _as_tuple(x):
@@ -120,7 +132,12 @@ def gradcheck(
     check_undefined_grad=True,
     fast_mode=False,
 ):
-    """Checks gradients of func at inputs (float64 recommended) against finite differences."""
+    """Checks gradients of func at inputs (float64 recommended) against finite differences.
+
+    >>> x = flambeau.tensor([0.5, 1.0], dtype=flambeau.float64, requires_grad=True)
+    >>> flambeau.autograd.gradcheck(flambeau.sin, (x,))
+    True
+    """
     inputs = _as_tuple(inputs)
     diff = [i for i, x in enumerate(inputs) if isinstance(x, F.Tensor) and x.requires_grad]
     if not diff:
@@ -164,7 +181,12 @@ def gradgradcheck(
     gen_non_contig_grad_outputs=False,
     raise_exception=True,
 ):
-    """Checks second derivatives: gradcheck of the map inputs -> vjp(func, inputs, v)."""
+    """Checks second derivatives: gradcheck of the map inputs -> vjp(func, inputs, v).
+
+    >>> x = flambeau.tensor([0.5, 1.0], dtype=flambeau.float64, requires_grad=True)
+    >>> flambeau.autograd.gradgradcheck(flambeau.sin, (x,))
+    True
+    """
     inputs = _as_tuple(inputs)
     diff = [i for i, x in enumerate(inputs) if isinstance(x, F.Tensor) and x.requires_grad]
     outs = _flat_outputs(func, inputs)

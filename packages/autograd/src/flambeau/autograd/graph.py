@@ -20,7 +20,12 @@ _ids = itertools.count()
 
 
 def zeros_for_none(grads, like) -> tuple:
-    """grads with each None replaced by zeros shaped (and typed) like the matching tensor."""
+    """grads with each None replaced by zeros shaped (and typed) like the matching tensor.
+
+    >>> from flambeau.autograd.graph import zeros_for_none
+    >>> zeros_for_none((None, flambeau.ones(2)), (flambeau.ones(3), flambeau.ones(2)))
+    (tensor([0., 0., 0.]), tensor([1., 1.]))
+    """
     return tuple(
         g if g is not None else F.zeros(tuple(t.shape), dtype=t.dtype) for g, t in zip(grads, like)
     )
@@ -29,12 +34,28 @@ def zeros_for_none(grads, like) -> tuple:
 def backward_name(op: str) -> str:
     """The name of the node that differentiates `op`, as PyTorch names it: the operator's
     words in CamelCase, leading and trailing underscores dropped, then ``Backward0``
-    (``mse_loss`` -> ``MseLossBackward0``, ``_softmax`` -> ``SoftmaxBackward0``)."""
+    (``mse_loss`` -> ``MseLossBackward0``, ``_softmax`` -> ``SoftmaxBackward0``).
+
+    >>> flambeau.autograd.graph.backward_name("mse_loss")
+    'MseLossBackward0'
+    """
     return "".join(word.capitalize() for word in op.split("_")) + "Backward0"
 
 
 class RemovableHandle:
-    """Returned by hook registration; ``remove()`` unregisters the hook."""
+    """Returned by hook registration; ``remove()`` unregisters the hook.
+
+    >>> x = flambeau.tensor([1.0, 2.0], requires_grad=True)
+    >>> handle = x.register_hook(lambda grad: grad * 10)
+    >>> (x * 1).sum().backward()
+    >>> x.grad
+    tensor([10., 10.])
+    >>> handle.remove()
+    >>> x.grad = None
+    >>> (x * 1).sum().backward()
+    >>> x.grad
+    tensor([1., 1.])
+    """
 
     def __init__(self, hooks: dict):
         self._hooks = hooks
@@ -51,7 +72,15 @@ class RemovableHandle:
 
 
 class Node:
-    """A recorded operation. Subclasses or instances provide ``_backward``."""
+    """A recorded operation. Subclasses or instances provide ``_backward``.
+
+    >>> x = flambeau.tensor([1.0], requires_grad=True)
+    >>> y = x * 2
+    >>> isinstance(y.grad_fn, flambeau.autograd.graph.Node), y.grad_fn.name()
+    (True, 'MulBackward0')
+    >>> y.grad_fn.next_functions[0]
+    (<AccumulateGrad object at 0x...>, 0)
+    """
 
     # Hook tables start as these shared empty mappings and become per-node dicts
     # on first registration, so recording a node allocates none of them.
@@ -118,7 +147,12 @@ class Node:
 
 
 class FormulaNode(Node):
-    """A node whose backward is a derivative formula from derivatives.py."""
+    """A node whose backward is a derivative formula from derivatives.py.
+
+    >>> y = flambeau.tensor([1.0], requires_grad=True).exp()
+    >>> isinstance(y.grad_fn, flambeau.autograd.graph.FormulaNode), y.grad_fn.name()
+    (True, 'ExpBackward0')
+    """
 
     def __init__(self, name, next_functions, n_outputs, formula, saved):
         super().__init__(name, next_functions, n_outputs)
@@ -144,7 +178,13 @@ class FormulaNode(Node):
 
 
 class AccumulateGrad(Node):
-    """The end of the graph for a leaf: adds the incoming gradient into ``leaf.grad``."""
+    """The end of the graph for a leaf: adds the incoming gradient into ``leaf.grad``.
+
+    >>> x = flambeau.tensor([1.0], requires_grad=True)
+    >>> acc = (x * 2).grad_fn.next_functions[0][0]
+    >>> type(acc).__name__, acc.variable is x
+    ('AccumulateGrad', True)
+    """
 
     def __init__(self, leaf):
         super().__init__("AccumulateGrad", (), 1)
@@ -159,7 +199,13 @@ class AccumulateGrad(Node):
 
 class ViewInfo:
     """The geometry of a view in its root's storage, in elements of the view's dtype
-    (view_as_real, real and imag see complex storage as floats)."""
+    (view_as_real, real and imag see complex storage as floats).
+
+    >>> base = flambeau.zeros(4)
+    >>> info = flambeau.autograd.graph.ViewInfo(base, base[1:3])
+    >>> info.size, info.stride, info.offset, info.root is base
+    ((2,), (1,), 1, True)
+    """
 
     __slots__ = ("root", "root_fn", "size", "stride", "offset", "dtype")
 

@@ -87,7 +87,20 @@ class _NestedIOBackward(Node):
 
 
 class NestedIOFunction(Function):
-    """Legacy: call an instance with nested inputs; see the module's documentation."""
+    """Legacy: call an instance with nested inputs; see the module's documentation.
+
+    >>> class Pair(flambeau.autograd.NestedIOFunction):
+    ...     def forward_extended(self, x, pair):
+    ...         return x * 2, (pair[0] * 3,)
+    ...
+    ...     def backward_extended(self, grad_x, grad_pair):
+    ...         return grad_x * 2, (grad_pair[0] * 3, None)
+    >>> x, y = flambeau.ones(2, requires_grad=True), flambeau.ones(2, requires_grad=True)
+    >>> out, (other,) = Pair()(x, (y, flambeau.ones(2)))
+    >>> (out.sum() + other.sum()).backward()
+    >>> x.grad, y.grad
+    (tensor([2., 2.]), tensor([3., 3.]))
+    """
 
     def __call__(self, *inputs):
         flat_inputs = tuple(_flatten(inputs))

@@ -12,12 +12,20 @@ __all__ = ["DeviceType", "ProfilerActivity", "ProfilerState", "kineto_available"
 
 
 def kineto_available() -> bool:
-    """False: flambeau is not built with the Kineto profiler."""
+    """False: flambeau is not built with the Kineto profiler.
+
+    >>> flambeau.autograd.kineto_available()
+    False
+    """
     return False
 
 
 class DeviceType(enum.IntEnum):
-    """Device types, numbered as in PyTorch (c10::DeviceType)."""
+    """Device types, numbered as in PyTorch (c10::DeviceType).
+
+    >>> flambeau.autograd.DeviceType.CUDA
+    <DeviceType.CUDA: 1>
+    """
 
     CPU = 0
     CUDA = 1
@@ -43,7 +51,11 @@ class DeviceType(enum.IntEnum):
 
 
 class ProfilerActivity(enum.IntEnum):
-    """What a profiler would record."""
+    """What a profiler would record.
+
+    >>> [a.name for a in flambeau.autograd.ProfilerActivity][:3]
+    ['CPU', 'XPU', 'CUDA']
+    """
 
     CPU = 0
     XPU = 1
@@ -54,7 +66,11 @@ class ProfilerActivity(enum.IntEnum):
 
 
 class ProfilerState(enum.IntEnum):
-    """The profiler's modes."""
+    """The profiler's modes.
+
+    >>> flambeau.autograd.ProfilerState.Disabled
+    <ProfilerState.Disabled: 0>
+    """
 
     Disabled = 0
     CPU = 1

@@ -120,7 +120,20 @@ def packs_every_tensor(hooks) -> bool:
 
 class saved_tensors_hooks:  # noqa: N801 - PyTorch's name
     """Context manager: tensors saved for backward inside it are packed with
-    ``pack_hook(tensor) -> object`` and restored with ``unpack_hook(object) -> tensor``."""
+    ``pack_hook(tensor) -> object`` and restored with ``unpack_hook(object) -> tensor``.
+
+    >>> def pack(t):
+    ...     print("packing", tuple(t.shape))
+    ...     return t
+    >>> x = flambeau.ones(2, requires_grad=True)
+    >>> with flambeau.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+    ...     y = (x * x).sum()
+    packing (2,)
+    packing (2,)
+    >>> y.backward()
+    >>> x.grad
+    tensor([2., 2.])
+    """
 
     _packs_every_tensor = False  # see packs_every_tensor
 
@@ -148,6 +161,13 @@ class save_on_cpu(saved_tensors_hooks):  # noqa: N801 - PyTorch's name
     flambeau has no pinned host memory: ``pin_memory=True`` saves to ordinary CPU memory
     (the copy back is then synchronous). ``device_type`` is accepted for PyTorch's
     signature; each tensor returns to the device it came from.
+
+    >>> x = flambeau.ones(2, requires_grad=True)
+    >>> with flambeau.autograd.graph.save_on_cpu():
+    ...     y = (x * x).sum()
+    >>> y.backward()
+    >>> x.grad
+    tensor([2., 2.])
     """
 
     def __init__(self, pin_memory: bool = False, device_type: str = "cuda"):
@@ -166,7 +186,16 @@ class save_on_cpu(saved_tensors_hooks):  # noqa: N801 - PyTorch's name
 @contextlib.contextmanager
 def disable_saved_tensors_hooks(error_message: str):
     """Inside it, setting saved tensor hooks raises RuntimeError(error_message); entering
-    it while hooks are set raises the same."""
+    it while hooks are set raises the same.
+
+    >>> from flambeau.autograd.graph import disable_saved_tensors_hooks, saved_tensors_hooks
+    >>> with disable_saved_tensors_hooks("no saved tensor hooks here"):
+    ...     with saved_tensors_hooks(lambda t: t, lambda t: t):
+    ...         pass
+    Traceback (most recent call last):
+      ...
+    RuntimeError: no saved tensor hooks here
+    """
     if current() is not None:
         raise RuntimeError(error_message)
     previous = getattr(_state, "disabled", None)

@@ -22,7 +22,14 @@ class _VariableMeta(type):
 class Variable(metaclass=_VariableMeta):
     """``Variable(data=None, requires_grad=False, volatile=False)``: a tensor (empty for
     None) sharing ``data``'s memory, with no history. ``volatile`` has no effect (use
-    ``flambeau.no_grad``); it warns when True."""
+    ``flambeau.no_grad``); it warns when True.
+
+    >>> v = flambeau.autograd.Variable(flambeau.ones(2), requires_grad=True)
+    >>> v
+    tensor([1., 1.], requires_grad=True)
+    >>> isinstance(flambeau.ones(2), flambeau.autograd.Variable)
+    True
+    """
 
     def __new__(cls, data=None, requires_grad=False, volatile=False, _grad_fn=None, name=None):
         if data is None:

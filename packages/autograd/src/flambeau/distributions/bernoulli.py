@@ -15,7 +15,17 @@ __all__ = ["Bernoulli"]
 
 
 class Bernoulli(_BinaryProbsLogits, ExponentialFamily):
-    """Bernoulli distribution on {0, 1}, parameterized by ``probs`` or ``logits`` (not both)."""
+    """Bernoulli distribution on {0, 1}, parameterized by ``probs`` or ``logits`` (not both).
+
+    >>> from flambeau.distributions import Bernoulli
+    >>> d = Bernoulli(probs=flambeau.tensor([0.3, 0.9]))
+    >>> d.sample((3,)).shape
+    flambeau.Size([3, 2])
+    >>> d.log_prob(flambeau.tensor([1.0, 0.0]))
+    tensor([-1.2040, -2.3026])
+    >>> d.mean
+    tensor([0.3000, 0.9000])
+    """
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean

@@ -11,7 +11,17 @@ __all__ = ["Beta"]
 
 
 class Beta(ExponentialFamily):
-    """Beta distribution on [0, 1] with ``concentration1`` (alpha) and ``concentration0`` (beta)."""
+    """Beta distribution on [0, 1] with ``concentration1`` (alpha) and ``concentration0`` (beta).
+
+    >>> from flambeau.distributions import Beta
+    >>> d = Beta(concentration1=2.0, concentration0=3.0)
+    >>> d.sample((3,)).shape
+    flambeau.Size([3])
+    >>> d.log_prob(flambeau.tensor([0.25, 0.5]))
+    tensor([0.5232, 0.4055])
+    >>> d.mean
+    tensor(0.4000)
+    """
 
     arg_constraints = {
         "concentration1": constraints.positive,

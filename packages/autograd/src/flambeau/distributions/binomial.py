@@ -14,7 +14,17 @@ __all__ = ["Binomial"]
 
 
 class Binomial(_BinaryProbsLogits, Distribution):
-    """Number of successes in ``total_count`` Bernoulli(probs) trials."""
+    """Number of successes in ``total_count`` Bernoulli(probs) trials.
+
+    >>> from flambeau.distributions import Binomial
+    >>> d = Binomial(total_count=10, probs=flambeau.tensor(0.5))
+    >>> d.sample((3,)).shape
+    flambeau.Size([3])
+    >>> d.log_prob(flambeau.tensor([3.0, 5.0]))
+    tensor([-2.1440, -1.4020])
+    >>> d.mean, d.variance
+    (tensor(5.), tensor(2.5000))
+    """
 
     arg_constraints = {
         "total_count": constraints.nonnegative_integer,

@@ -10,7 +10,17 @@ __all__ = ["Categorical"]
 
 class Categorical(Distribution):
     """Distribution over {0, ..., K-1} given ``probs`` (normalized along the last dim) or
-    unnormalized log-probabilities ``logits``."""
+    unnormalized log-probabilities ``logits``.
+
+    >>> from flambeau.distributions import Categorical
+    >>> d = Categorical(probs=flambeau.tensor([0.1, 0.2, 0.7]))
+    >>> d.sample((4,)).shape
+    flambeau.Size([4])
+    >>> d.log_prob(flambeau.tensor([0, 2]))
+    tensor([-2.3026, -0.3567])
+    >>> d.entropy()
+    tensor(0.8018)
+    """
 
     arg_constraints = {
         "probs": constraints.simplex,

@@ -11,7 +11,15 @@ __all__ = ["Cauchy"]
 
 
 class Cauchy(Distribution):
-    """Cauchy (Lorentz) distribution with ``loc`` and half-width ``scale``."""
+    """Cauchy (Lorentz) distribution with ``loc`` and half-width ``scale``.
+
+    >>> from flambeau.distributions import Cauchy
+    >>> d = Cauchy(loc=0.0, scale=1.0)
+    >>> d.sample((3,)).shape
+    flambeau.Size([3])
+    >>> d.log_prob(flambeau.tensor([0.0, 1.0]))
+    tensor([-1.1447, -1.8379])
+    """
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real

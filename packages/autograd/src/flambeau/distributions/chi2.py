@@ -7,7 +7,17 @@ __all__ = ["Chi2"]
 
 
 class Chi2(Gamma):
-    """Chi-squared distribution with ``df`` degrees of freedom: Gamma(df / 2, 1 / 2)."""
+    """Chi-squared distribution with ``df`` degrees of freedom: Gamma(df / 2, 1 / 2).
+
+    >>> from flambeau.distributions import Chi2
+    >>> d = Chi2(df=2.0)
+    >>> d.sample((3,)).shape
+    flambeau.Size([3])
+    >>> d.log_prob(flambeau.tensor([1.0, 2.0]))
+    tensor([-1.1931, -1.6931])
+    >>> d.mean, d.variance
+    (tensor(2.), tensor(4.))
+    """
 
     arg_constraints = {"df": constraints.positive}
 

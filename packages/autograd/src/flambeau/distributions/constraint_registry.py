@@ -11,7 +11,20 @@ __all__ = ["ConstraintRegistry", "biject_to", "transform_to"]
 
 
 class ConstraintRegistry:
-    """Maps constraint types (or instances' types) to transform factories."""
+    """Maps constraint types (or instances' types) to transform factories. ``biject_to``
+    (bijective transforms) and ``transform_to`` are its two instances.
+
+    >>> from flambeau.distributions import SoftplusTransform, biject_to, constraints, transform_to
+    >>> biject_to(constraints.positive)(flambeau.tensor([0.0, 1.0]))  # exp
+    tensor([1.0000, 2.7183])
+    >>> transform_to(constraints.simplex)(flambeau.tensor([0.0, 1.0, 2.0]))  # softmax
+    tensor([0.0900, 0.2447, 0.6652])
+    >>> from flambeau.distributions.constraint_registry import ConstraintRegistry
+    >>> registry = ConstraintRegistry()
+    >>> _ = registry.register(constraints.positive, lambda c: SoftplusTransform())
+    >>> registry(constraints.positive)
+    SoftplusTransform()
+    """
 
     def __init__(self):
         self._registry = {}

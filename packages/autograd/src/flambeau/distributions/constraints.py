@@ -42,7 +42,16 @@ __all__ = [
 
 class Constraint:
     """A region of values. ``event_dim`` is how many rightmost dims form one event:
-    ``check`` reduces over them and returns a bool tensor of the batch shape."""
+    ``check`` reduces over them and returns a bool tensor of the batch shape.
+
+    >>> from flambeau.distributions import constraints
+    >>> isinstance(constraints.positive, constraints.Constraint)
+    True
+    >>> constraints.positive.check(flambeau.tensor([1.0, -1.0]))
+    tensor([ True, False])
+    >>> constraints.simplex.event_dim, constraints.simplex.check(flambeau.tensor([0.2, 0.8]))
+    (1, tensor(True))
+    """
 
     is_discrete = False
     event_dim = 0
@@ -55,7 +64,18 @@ class Constraint:
 
 
 class _Dependent(Constraint):
-    """Placeholder for a support that depends on other parameters (cannot be checked)."""
+    """Placeholder for a support that depends on other parameters (cannot be checked).
+
+    >>> from flambeau.distributions import constraints
+    >>> constraints.is_dependent(constraints.dependent)
+    True
+    >>> c = constraints.dependent(is_discrete=True, event_dim=0)  # with what is known
+    >>> c.is_discrete, c.event_dim
+    (True, 0)
+    >>> constraints.dependent.check(flambeau.tensor(1.0))
+    Traceback (most recent call last):
+    ValueError: Cannot determine validity of dependent constraint
+    """
 
     def __init__(self, *, is_discrete=NotImplemented, event_dim=NotImplemented):
         self._is_discrete = is_discrete
@@ -88,12 +108,24 @@ class _Dependent(Constraint):
 def is_dependent(constraint) -> bool:
     """Whether ``constraint`` is :data:`dependent` (or a :func:`dependent_property`): a
     placeholder for a support that depends on other parameters of the distribution and
-    so cannot be checked on its own. Validation skips such constraints."""
+    so cannot be checked on its own. Validation skips such constraints.
+
+    >>> from flambeau.distributions import constraints
+    >>> constraints.is_dependent(constraints.dependent), constraints.is_dependent(constraints.real)
+    (True, False)
+    """
     return isinstance(constraint, _Dependent)
 
 
 class _DependentProperty(property, _Dependent):
-    """A property whose constraint is dependent: ``@constraints.dependent_property``."""
+    """A property whose constraint is dependent: ``@constraints.dependent_property``.
+
+    >>> from flambeau.distributions import Uniform, constraints
+    >>> constraints.is_dependent(Uniform.support)  # a @constraints.dependent_property
+    True
+    >>> Uniform(0.0, 2.0).support  # on an instance: the constraint its parameters give
+    Interval(lower_bound=0.0, upper_bound=2.0)
+    """
 
     def __init__(self, fn=None, *, is_discrete=NotImplemented, event_dim=NotImplemented):
         property.__init__(self, fn)
@@ -104,7 +136,15 @@ class _DependentProperty(property, _Dependent):
 
 
 class _IndependentConstraint(Constraint):
-    """Reinterprets ``reinterpreted_batch_ndims`` batch dims of a constraint as event dims."""
+    """Reinterprets ``reinterpreted_batch_ndims`` batch dims of a constraint as event dims.
+
+    >>> from flambeau.distributions import constraints
+    >>> c = constraints.independent(constraints.positive, 1)
+    >>> c, c.event_dim
+    (IndependentConstraint(GreaterThan(lower_bound=0.0), 1), 1)
+    >>> c.check(flambeau.tensor([[1.0, 2.0], [1.0, -1.0]]))  # one result per row
+    tensor([ True, False])
+    """
 
     def __init__(self, base_constraint, reinterpreted_batch_ndims):
         if not isinstance(base_constraint, Constraint):
@@ -141,7 +181,13 @@ class _IndependentConstraint(Constraint):
 
 
 class MixtureSameFamilyConstraint(Constraint):
-    """The support of a MixtureSameFamily: its component's support, with the mixture dim removed."""
+    """The support of a MixtureSameFamily: its component's support, with the mixture dim removed.
+
+    >>> from flambeau.distributions import constraints
+    >>> c = constraints.MixtureSameFamilyConstraint(constraints.positive)
+    >>> c.check(flambeau.tensor([1.0, -1.0]))
+    tensor([ True, False])
+    """
 
     def __init__(self, base_constraint):
         if not isinstance(base_constraint, Constraint):
@@ -188,6 +234,14 @@ class _OneHot(Constraint):
 
 
 class _IntegerInterval(Constraint):
+    """Integers in ``[lower_bound, upper_bound]``.
+
+    >>> from flambeau.distributions import constraints
+    >>> c = constraints.integer_interval(0, 3)
+    >>> c.check(flambeau.tensor([0.0, 1.5, 3.0, 4.0]))
+    tensor([ True, False,  True, False])
+    """
+
     is_discrete = True
 
     def __init__(self, lower_bound, upper_bound):
@@ -239,6 +293,14 @@ class _Real(Constraint):
 
 
 class _GreaterThan(Constraint):
+    """Real numbers strictly greater than ``lower_bound``.
+
+    >>> from flambeau.distributions import constraints
+    >>> c = constraints.greater_than(1.0)
+    >>> c, c.check(flambeau.tensor([0.5, 1.0, 2.0]))
+    (GreaterThan(lower_bound=1.0), tensor([False, False,  True]))
+    """
+
     def __init__(self, lower_bound):
         self.lower_bound = lower_bound
         super().__init__()
@@ -251,6 +313,13 @@ class _GreaterThan(Constraint):
 
 
 class _GreaterThanEq(Constraint):
+    """Real numbers greater than or equal to ``lower_bound``.
+
+    >>> from flambeau.distributions import constraints
+    >>> constraints.greater_than_eq(1.0).check(flambeau.tensor([0.5, 1.0, 2.0]))
+    tensor([False,  True,  True])
+    """
+
     def __init__(self, lower_bound):
         self.lower_bound = lower_bound
         super().__init__()
@@ -263,6 +332,13 @@ class _GreaterThanEq(Constraint):
 
 
 class _LessThan(Constraint):
+    """Real numbers strictly less than ``upper_bound``.
+
+    >>> from flambeau.distributions import constraints
+    >>> constraints.less_than(1.0).check(flambeau.tensor([0.5, 1.0, 2.0]))
+    tensor([ True, False, False])
+    """
+
     def __init__(self, upper_bound):
         self.upper_bound = upper_bound
         super().__init__()
@@ -275,6 +351,14 @@ class _LessThan(Constraint):
 
 
 class _Interval(Constraint):
+    """Real numbers in the closed interval ``[lower_bound, upper_bound]``.
+
+    >>> from flambeau.distributions import constraints
+    >>> c = constraints.interval(0.0, 1.0)
+    >>> c, c.check(flambeau.tensor([-0.5, 0.0, 1.0]))
+    (Interval(lower_bound=0.0, upper_bound=1.0), tensor([False,  True,  True]))
+    """
+
     def __init__(self, lower_bound, upper_bound):
         self.lower_bound = lower_bound
         self.upper_bound = upper_bound
@@ -291,6 +375,13 @@ class _Interval(Constraint):
 
 
 class _HalfOpenInterval(Constraint):
+    """Real numbers in the half-open interval ``[lower_bound, upper_bound)``.
+
+    >>> from flambeau.distributions import constraints
+    >>> constraints.half_open_interval(0.0, 1.0).check(flambeau.tensor([-0.5, 0.0, 1.0]))
+    tensor([False,  True, False])
+    """
+
     def __init__(self, lower_bound, upper_bound):
         self.lower_bound = lower_bound
         self.upper_bound = upper_bound
@@ -316,7 +407,13 @@ class _Simplex(Constraint):
 
 
 class _Multinomial(Constraint):
-    """Nonnegative integer vectors summing to at most ``upper_bound``."""
+    """Nonnegative integer vectors summing to at most ``upper_bound``.
+
+    >>> from flambeau.distributions import constraints
+    >>> c = constraints.multinomial(3)
+    >>> c.check(flambeau.tensor([[1.0, 2.0], [2.0, 2.0]]))
+    tensor([ True, False])
+    """
 
     is_discrete = True
     event_dim = 1
@@ -392,7 +489,13 @@ class _PositiveDefinite(_Symmetric):
 
 
 class _Cat(Constraint):
-    """Applies a sequence of constraints to consecutive slices of ``dim`` of sizes ``lengths``."""
+    """Applies a sequence of constraints to consecutive slices of ``dim`` of sizes ``lengths``.
+
+    >>> from flambeau.distributions import constraints
+    >>> c = constraints.cat([constraints.positive, constraints.real], dim=0, lengths=[1, 2])
+    >>> c.check(flambeau.tensor([1.0, -1.0, -2.0])), c.check(flambeau.tensor([-1.0, 0.0, 0.0]))
+    (tensor([True, True, True]), tensor([False,  True,  True]))
+    """
 
     def __init__(self, cseq, dim=0, lengths=None):
         if not all(isinstance(c, Constraint) for c in cseq):
@@ -427,7 +530,13 @@ class _Cat(Constraint):
 
 
 class _Stack(Constraint):
-    """Applies a sequence of constraints to the slices of ``dim``."""
+    """Applies a sequence of constraints to the slices of ``dim``.
+
+    >>> from flambeau.distributions import constraints
+    >>> c = constraints.stack([constraints.positive, constraints.unit_interval], dim=0)
+    >>> c.check(flambeau.tensor([2.0, 0.5])), c.check(flambeau.tensor([2.0, 1.5]))
+    (tensor([True, True]), tensor([ True, False]))
+    """
 
     def __init__(self, cseq, dim=0):
         if not all(isinstance(c, Constraint) for c in cseq):

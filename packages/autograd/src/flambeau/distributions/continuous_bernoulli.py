@@ -20,7 +20,17 @@ __all__ = ["ContinuousBernoulli"]
 
 class ContinuousBernoulli(_BinaryProbsLogits, ExponentialFamily):
     """Continuous Bernoulli on [0, 1] (Loaiza-Ganem & Cunningham 2019): density proportional to
-    p^x (1-p)^(1-x). Near p = 1/2 the normalizer and moments use Taylor expansions (``lims``)."""
+    p^x (1-p)^(1-x). Near p = 1/2 the normalizer and moments use Taylor expansions (``lims``).
+
+    >>> from flambeau.distributions import ContinuousBernoulli
+    >>> d = ContinuousBernoulli(probs=flambeau.tensor(0.3))
+    >>> d.sample((3,)).shape
+    flambeau.Size([3])
+    >>> d.log_prob(flambeau.tensor([0.2, 0.5]))
+    tensor([ 0.2245, -0.0297])
+    >>> d.mean
+    tensor(0.4302)
+    """
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.unit_interval

@@ -9,7 +9,17 @@ __all__ = ["Dirichlet"]
 
 
 class Dirichlet(ExponentialFamily):
-    """Dirichlet distribution on the simplex with parameter ``concentration`` (last dim = K)."""
+    """Dirichlet distribution on the simplex with parameter ``concentration`` (last dim = K).
+
+    >>> from flambeau.distributions import Dirichlet
+    >>> d = Dirichlet(concentration=flambeau.tensor([1.0, 2.0, 3.0]))
+    >>> d.sample((2,)).shape
+    flambeau.Size([2, 3])
+    >>> d.log_prob(flambeau.tensor([0.2, 0.3, 0.5]))
+    tensor(1.5041)
+    >>> d.mean
+    tensor([0.1667, 0.3333, 0.5000])
+    """
 
     arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
     support = constraints.simplex

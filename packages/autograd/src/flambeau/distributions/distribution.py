@@ -22,7 +22,17 @@ def _as_size(shape) -> F.Size:
 
 
 class Distribution:
-    r"""Distribution is the abstract base class for probability distributions."""
+    r"""Distribution is the abstract base class for probability distributions.
+
+    >>> from flambeau.distributions import Distribution, Normal
+    >>> d = Normal(flambeau.zeros(2), flambeau.ones(2))
+    >>> isinstance(d, Distribution), d.batch_shape, d.event_shape
+    (True, flambeau.Size([2]), flambeau.Size([]))
+    >>> d.sample((3,)).shape  # sample_shape + batch_shape + event_shape
+    flambeau.Size([3, 2])
+    >>> d.log_prob(flambeau.zeros(2))
+    tensor([-0.9189, -0.9189])
+    """
 
     has_rsample = False
     has_enumerate_support = False

@@ -10,7 +10,17 @@ __all__ = ["Exponential"]
 
 
 class Exponential(ExponentialFamily):
-    """Exponential distribution with ``rate`` (density rate * exp(-rate * x) on x >= 0)."""
+    """Exponential distribution with ``rate`` (density rate * exp(-rate * x) on x >= 0).
+
+    >>> from flambeau.distributions import Exponential
+    >>> d = Exponential(rate=2.0)
+    >>> d.sample((3,)).shape
+    flambeau.Size([3])
+    >>> d.log_prob(flambeau.tensor([0.5, 1.0]))
+    tensor([-0.3069, -1.3069])
+    >>> d.mean
+    tensor(0.5000)
+    """
 
     arg_constraints = {"rate": constraints.positive}
     support = constraints.nonnegative

@@ -13,7 +13,17 @@ __all__ = ["FisherSnedecor"]
 
 
 class FisherSnedecor(Distribution):
-    """Fisher–Snedecor (F) distribution with ``df1`` and ``df2`` degrees of freedom."""
+    """Fisher–Snedecor (F) distribution with ``df1`` and ``df2`` degrees of freedom.
+
+    >>> from flambeau.distributions import FisherSnedecor
+    >>> d = FisherSnedecor(df1=3.0, df2=5.0)
+    >>> d.sample((3,)).shape
+    flambeau.Size([3])
+    >>> d.log_prob(flambeau.tensor([1.0, 2.0]))
+    tensor([-1.0184, -1.9456])
+    >>> d.mean
+    tensor(1.6667)
+    """
 
     arg_constraints = {"df1": constraints.positive, "df2": constraints.positive}
     support = constraints.positive

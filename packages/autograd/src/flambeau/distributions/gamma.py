@@ -11,7 +11,17 @@ __all__ = ["Gamma"]
 
 
 class Gamma(ExponentialFamily):
-    """Gamma distribution with shape ``concentration`` and ``rate`` (inverse scale)."""
+    """Gamma distribution with shape ``concentration`` and ``rate`` (inverse scale).
+
+    >>> from flambeau.distributions import Gamma
+    >>> d = Gamma(concentration=2.0, rate=1.0)
+    >>> d.sample((3,)).shape
+    flambeau.Size([3])
+    >>> d.log_prob(flambeau.tensor([1.0, 1.5]))
+    tensor([-1.0000, -1.0945])
+    >>> d.mean, d.variance
+    (tensor(2.), tensor(2.))
+    """
 
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.nonnegative

@@ -12,7 +12,17 @@ __all__ = ["GeneralizedPareto"]
 
 class GeneralizedPareto(Distribution):
     """Generalized Pareto distribution with ``loc``, ``scale`` and shape ``concentration`` (xi);
-    xi = 0 is the exponential, xi < 0 has bounded support [loc, loc - scale / xi]."""
+    xi = 0 is the exponential, xi < 0 has bounded support [loc, loc - scale / xi].
+
+    >>> from flambeau.distributions import GeneralizedPareto
+    >>> d = GeneralizedPareto(loc=0.0, scale=1.0, concentration=0.5)
+    >>> d.sample((3,)).shape
+    flambeau.Size([3])
+    >>> d.log_prob(flambeau.tensor([0.5, 1.0]))
+    tensor([-0.6694, -1.2164])
+    >>> d.mean
+    tensor(2.)
+    """
 
     arg_constraints = {
         "loc": constraints.real,

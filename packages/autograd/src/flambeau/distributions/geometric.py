@@ -15,7 +15,17 @@ __all__ = ["Geometric"]
 
 
 class Geometric(_BinaryProbsLogits, Distribution):
-    """Number of failures before the first success of Bernoulli(probs) trials: {0, 1, ...}."""
+    """Number of failures before the first success of Bernoulli(probs) trials: {0, 1, ...}.
+
+    >>> from flambeau.distributions import Geometric
+    >>> d = Geometric(probs=flambeau.tensor(0.25))
+    >>> d.sample((3,)).shape
+    flambeau.Size([3])
+    >>> d.log_prob(flambeau.tensor([0.0, 2.0]))
+    tensor([-1.3863, -1.9617])
+    >>> d.mean
+    tensor(3.)
+    """
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.nonnegative_integer

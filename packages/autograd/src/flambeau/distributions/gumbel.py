@@ -13,7 +13,17 @@ __all__ = ["Gumbel"]
 
 
 class Gumbel(TransformedDistribution):
-    """Gumbel (type-I extreme value) distribution: loc - scale * log(-log U)."""
+    """Gumbel (type-I extreme value) distribution: loc - scale * log(-log U).
+
+    >>> from flambeau.distributions import Gumbel
+    >>> d = Gumbel(loc=0.0, scale=1.0)
+    >>> d.sample((3,)).shape
+    flambeau.Size([3])
+    >>> d.log_prob(flambeau.tensor([0.0, 0.5]))
+    tensor([-1.0000, -1.1065])
+    >>> d.mean
+    tensor(0.5772)
+    """
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real

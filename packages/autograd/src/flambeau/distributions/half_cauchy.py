@@ -11,7 +11,15 @@ __all__ = ["HalfCauchy"]
 
 
 class HalfCauchy(TransformedDistribution):
-    """|X| for X ~ Cauchy(0, scale)."""
+    """|X| for X ~ Cauchy(0, scale).
+
+    >>> from flambeau.distributions import HalfCauchy
+    >>> d = HalfCauchy(scale=1.0)
+    >>> d.sample((3,)).shape
+    flambeau.Size([3])
+    >>> d.log_prob(flambeau.tensor([0.0, 1.0]))
+    tensor([-0.4516, -1.1447])
+    """
 
     arg_constraints = {"scale": constraints.positive}
     support = constraints.nonnegative

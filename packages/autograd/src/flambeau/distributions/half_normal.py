@@ -11,7 +11,17 @@ __all__ = ["HalfNormal"]
 
 
 class HalfNormal(TransformedDistribution):
-    """|X| for X ~ Normal(0, scale)."""
+    """|X| for X ~ Normal(0, scale).
+
+    >>> from flambeau.distributions import HalfNormal
+    >>> d = HalfNormal(scale=1.0)
+    >>> d.sample((3,)).shape
+    flambeau.Size([3])
+    >>> d.log_prob(flambeau.tensor([0.0, 1.0]))
+    tensor([-0.2258, -0.7258])
+    >>> d.mean
+    tensor(0.7979)
+    """
 
     arg_constraints = {"scale": constraints.positive}
     support = constraints.nonnegative

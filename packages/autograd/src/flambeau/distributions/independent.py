@@ -9,7 +9,16 @@ __all__ = ["Independent"]
 
 class Independent(Distribution):
     """Reinterprets the rightmost ``reinterpreted_batch_ndims`` batch dims of a distribution as
-    event dims (so log_prob sums over them)."""
+    event dims (so log_prob sums over them).
+
+    >>> from flambeau.distributions import Independent, Normal
+    >>> base = Normal(flambeau.zeros(3), flambeau.ones(3))
+    >>> d = Independent(base, 1)  # one event of 3 values, not 3 events
+    >>> (base.batch_shape, base.event_shape), (d.batch_shape, d.event_shape)
+    ((flambeau.Size([3]), flambeau.Size([])), (flambeau.Size([]), flambeau.Size([3])))
+    >>> d.log_prob(flambeau.zeros(3))
+    tensor(-2.7568)
+    """
 
     arg_constraints: dict = {}
 

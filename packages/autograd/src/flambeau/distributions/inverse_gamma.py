@@ -9,7 +9,17 @@ __all__ = ["InverseGamma"]
 
 
 class InverseGamma(TransformedDistribution):
-    """1 / X for X ~ Gamma(concentration, rate)."""
+    """1 / X for X ~ Gamma(concentration, rate).
+
+    >>> from flambeau.distributions import InverseGamma
+    >>> d = InverseGamma(concentration=2.0, rate=1.0)
+    >>> d.sample((3,)).shape
+    flambeau.Size([3])
+    >>> d.log_prob(flambeau.tensor([0.5, 1.0]))
+    tensor([ 0.0794, -1.0000])
+    >>> d.mean
+    tensor(1.)
+    """
 
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.positive

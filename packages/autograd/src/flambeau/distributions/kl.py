@@ -46,7 +46,18 @@ _KL_MEMOIZE: dict = {}
 
 
 def register_kl(type_p, type_q):
-    """Decorator registering ``fn(p, q)`` as KL(p || q) for instances of these types."""
+    """Decorator registering ``fn(p, q)`` as KL(p || q) for instances of these types.
+
+    >>> from flambeau.distributions import Normal, kl_divergence, register_kl
+    >>> class UnitNormal(Normal):  # a Normal of scale 1
+    ...     def __init__(self, loc):
+    ...         super().__init__(loc, 1.0)
+    >>> @register_kl(UnitNormal, UnitNormal)
+    ... def _kl_unit_normal(p, q):
+    ...     return (p.loc - q.loc) ** 2 / 2
+    >>> kl_divergence(UnitNormal(0.0), UnitNormal(2.0))
+    tensor(2.)
+    """
     if not isinstance(type_p, type) or not issubclass(type_p, Distribution):
         raise TypeError(f"Expected type_p to be a Distribution subclass but got {type_p}")
     if not isinstance(type_q, type) or not issubclass(type_q, Distribution):
@@ -109,7 +120,13 @@ def _infinite_like(tensor):
 
 
 def kl_divergence(p, q):
-    r"""KL(p || q) = E_p[log p(x) - log q(x)], with shape ``batch_shape``."""
+    r"""KL(p || q) = E_p[log p(x) - log q(x)], with shape ``batch_shape``.
+
+    >>> from flambeau.distributions import Normal, kl_divergence
+    >>> p, q = Normal(0.0, 1.0), Normal(1.0, 2.0)
+    >>> kl_divergence(p, q), kl_divergence(p, p)
+    (tensor(0.4431), tensor(0.))
+    """
     try:
         fun = _KL_MEMOIZE[type(p), type(q)]
     except KeyError:

@@ -17,7 +17,17 @@ def _moments(a, b, n):
 
 
 class Kumaraswamy(TransformedDistribution):
-    """Kumaraswamy distribution on (0, 1): (1 - U ** (1/b)) ** (1/a)."""
+    """Kumaraswamy distribution on (0, 1): (1 - U ** (1/b)) ** (1/a).
+
+    >>> from flambeau.distributions import Kumaraswamy
+    >>> d = Kumaraswamy(concentration1=2.0, concentration0=3.0)
+    >>> d.sample((3,)).shape
+    flambeau.Size([3])
+    >>> d.log_prob(flambeau.tensor([0.25, 0.5]))
+    tensor([0.2764, 0.5232])
+    >>> d.mean
+    tensor(0.4571)
+    """
 
     arg_constraints = {
         "concentration1": constraints.positive,

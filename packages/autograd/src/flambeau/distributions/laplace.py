@@ -10,7 +10,17 @@ __all__ = ["Laplace"]
 
 
 class Laplace(Distribution):
-    """Laplace distribution with ``loc`` and ``scale`` (density exp(-|x-loc|/scale) / (2 scale))."""
+    """Laplace distribution with ``loc`` and ``scale`` (density exp(-|x-loc|/scale) / (2 scale)).
+
+    >>> from flambeau.distributions import Laplace
+    >>> d = Laplace(loc=0.0, scale=1.0)
+    >>> d.sample((3,)).shape
+    flambeau.Size([3])
+    >>> d.log_prob(flambeau.tensor([0.0, 1.0]))
+    tensor([-0.6931, -1.6931])
+    >>> d.variance
+    tensor(2.)
+    """
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real

@@ -7,7 +7,17 @@ __all__ = ["LogNormal"]
 
 
 class LogNormal(TransformedDistribution):
-    """exp(X) for X ~ Normal(loc, scale)."""
+    """exp(X) for X ~ Normal(loc, scale).
+
+    >>> from flambeau.distributions import LogNormal
+    >>> d = LogNormal(loc=0.0, scale=1.0)
+    >>> d.sample((3,)).shape
+    flambeau.Size([3])
+    >>> d.log_prob(flambeau.tensor([1.0, 2.0]))
+    tensor([-0.9189, -1.8523])
+    >>> d.mean
+    tensor(1.6487)
+    """
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.positive

@@ -8,7 +8,15 @@ __all__ = ["LogisticNormal"]
 
 
 class LogisticNormal(TransformedDistribution):
-    """StickBreakingTransform of a Normal(loc, scale) vector: a distribution on the simplex."""
+    """StickBreakingTransform of a Normal(loc, scale) vector: a distribution on the simplex.
+
+    >>> from flambeau.distributions import LogisticNormal
+    >>> d = LogisticNormal(loc=flambeau.zeros(2), scale=flambeau.ones(2))
+    >>> d.sample((2,)).shape
+    flambeau.Size([2, 3])
+    >>> d.log_prob(flambeau.tensor([0.2, 0.3, 0.5]))
+    tensor(1.2980)
+    """
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.simplex

@@ -33,7 +33,19 @@ def _batch_lowrank_mahalanobis(W, D, x, capacitance_tril):
 
 
 class LowRankMultivariateNormal(Distribution):
-    """Multivariate normal with covariance cov_factor @ cov_factor.T + diag(cov_diag)."""
+    """Multivariate normal with covariance cov_factor @ cov_factor.T + diag(cov_diag).
+
+    >>> from flambeau.distributions import LowRankMultivariateNormal
+    >>> cov_factor = flambeau.tensor([[1.0], [0.0]])  # cov: cov_factor @ cov_factor.T + diag
+    >>> d = LowRankMultivariateNormal(flambeau.zeros(2), cov_factor, cov_diag=flambeau.ones(2))
+    >>> d.sample((3,)).shape
+    flambeau.Size([3, 2])
+    >>> d.log_prob(flambeau.tensor([1.0, 0.0]))
+    tensor(-2.4345)
+    >>> d.covariance_matrix
+    tensor([[2., 0.],
+            [0., 1.]])
+    """
 
     arg_constraints = {
         "loc": constraints.real_vector,

@@ -9,7 +9,17 @@ __all__ = ["MixtureSameFamily"]
 
 class MixtureSameFamily(Distribution):
     """Mixture whose components are the rightmost batch dim of ``component_distribution``,
-    weighted by the Categorical ``mixture_distribution``."""
+    weighted by the Categorical ``mixture_distribution``.
+
+    >>> from flambeau.distributions import Categorical, MixtureSameFamily, Normal
+    >>> mix = Categorical(probs=flambeau.tensor([0.5, 0.5]))
+    >>> components = Normal(flambeau.tensor([-1.0, 1.0]), flambeau.tensor([1.0, 1.0]))
+    >>> d = MixtureSameFamily(mix, components)
+    >>> d.sample((3,)).shape
+    flambeau.Size([3])
+    >>> d.log_prob(flambeau.tensor([0.0, 1.0])), d.variance
+    (tensor([-1.4189, -1.4852]), tensor(2.))
+    """
 
     arg_constraints: dict = {}
     has_rsample = False

@@ -9,7 +9,17 @@ __all__ = ["Multinomial"]
 
 
 class Multinomial(Distribution):
-    """Counts of ``total_count`` draws from a Categorical over K outcomes (event shape (K,))."""
+    """Counts of ``total_count`` draws from a Categorical over K outcomes (event shape (K,)).
+
+    >>> from flambeau.distributions import Multinomial
+    >>> d = Multinomial(total_count=4, probs=flambeau.tensor([0.25, 0.25, 0.5]))
+    >>> d.sample((2,)).shape
+    flambeau.Size([2, 3])
+    >>> d.log_prob(flambeau.tensor([1.0, 1.0, 2.0]))
+    tensor(-1.6740)
+    >>> d.sample().sum()
+    tensor(4.)
+    """
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
 

@@ -33,7 +33,19 @@ def _precision_to_scale_tril(P):
 
 class MultivariateNormal(Distribution):
     """Multivariate normal with ``loc`` and exactly one of ``covariance_matrix``,
-    ``precision_matrix`` or ``scale_tril`` (lower Cholesky factor of the covariance)."""
+    ``precision_matrix`` or ``scale_tril`` (lower Cholesky factor of the covariance).
+
+    >>> from flambeau.distributions import MultivariateNormal
+    >>> cov = flambeau.tensor([[2.0, 1.0], [1.0, 2.0]])
+    >>> d = MultivariateNormal(flambeau.zeros(2), covariance_matrix=cov)
+    >>> d.sample((4,)).shape
+    flambeau.Size([4, 2])
+    >>> d.log_prob(flambeau.tensor([1.0, 0.0]))
+    tensor(-2.7205)
+    >>> d.scale_tril
+    tensor([[1.4142, 0.0000],
+            [0.7071, 1.2247]])
+    """
 
     arg_constraints = {
         "loc": constraints.real_vector,

@@ -14,7 +14,17 @@ __all__ = ["NegativeBinomial"]
 
 
 class NegativeBinomial(_BinaryProbsLogits, Distribution):
-    """Number of successes before ``total_count`` failures of Bernoulli(probs) trials."""
+    """Number of successes before ``total_count`` failures of Bernoulli(probs) trials.
+
+    >>> from flambeau.distributions import NegativeBinomial
+    >>> d = NegativeBinomial(total_count=3.0, probs=flambeau.tensor(0.5))
+    >>> d.sample((3,)).shape
+    flambeau.Size([3])
+    >>> d.log_prob(flambeau.tensor([0.0, 2.0]))
+    tensor([-2.0794, -1.6740])
+    >>> d.mean
+    tensor(3.)
+    """
 
     arg_constraints = {
         "total_count": constraints.greater_than_eq(0),

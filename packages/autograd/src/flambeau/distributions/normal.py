@@ -12,7 +12,17 @@ __all__ = ["Normal"]
 
 
 class Normal(ExponentialFamily):
-    """Normal (Gaussian) distribution with mean ``loc`` and standard deviation ``scale``."""
+    """Normal (Gaussian) distribution with mean ``loc`` and standard deviation ``scale``.
+
+    >>> from flambeau.distributions import Normal
+    >>> d = Normal(loc=0.0, scale=1.0)
+    >>> d.sample((3,)).shape
+    flambeau.Size([3])
+    >>> d.log_prob(flambeau.tensor([0.0, 1.0]))
+    tensor([-0.9189, -1.4189])
+    >>> d.cdf(flambeau.tensor(1.0))
+    tensor(0.8413)
+    """
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real

@@ -9,7 +9,17 @@ __all__ = ["OneHotCategorical", "OneHotCategoricalStraightThrough"]
 
 
 class OneHotCategorical(Distribution):
-    """Categorical draws as one-hot vectors of length K (event shape (K,))."""
+    """Categorical draws as one-hot vectors of length K (event shape (K,)).
+
+    >>> from flambeau.distributions import OneHotCategorical
+    >>> d = OneHotCategorical(probs=flambeau.tensor([0.1, 0.2, 0.7]))
+    >>> d.sample((4,)).shape
+    flambeau.Size([4, 3])
+    >>> d.log_prob(flambeau.tensor([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]]))
+    tensor([-0.3567, -2.3026])
+    >>> d.sample().sum()
+    tensor(1.)
+    """
 
     arg_constraints = {
         "probs": constraints.simplex,
@@ -88,7 +98,15 @@ class OneHotCategorical(Distribution):
 
 class OneHotCategoricalStraightThrough(OneHotCategorical):
     """OneHotCategorical whose rsample passes gradients straight through to ``probs``
-    (Bengio et al. 2013): forward is a one-hot sample, backward is the identity."""
+    (Bengio et al. 2013): forward is a one-hot sample, backward is the identity.
+
+    >>> from flambeau.distributions import OneHotCategoricalStraightThrough
+    >>> probs = flambeau.tensor([0.1, 0.2, 0.7], requires_grad=True)
+    >>> d = OneHotCategoricalStraightThrough(probs=probs)
+    >>> x = d.rsample((4,))  # one-hot, with gradients to probs
+    >>> x.shape, x.detach().sum(-1), x.requires_grad
+    (flambeau.Size([4, 3]), tensor([1., 1., 1., 1.]), True)
+    """
 
     has_rsample = True
 

@@ -8,7 +8,17 @@ __all__ = ["Pareto"]
 
 
 class Pareto(TransformedDistribution):
-    """Pareto type-I distribution: scale * exp(E / alpha) with E ~ Exponential(1)."""
+    """Pareto type-I distribution: scale * exp(E / alpha) with E ~ Exponential(1).
+
+    >>> from flambeau.distributions import Pareto
+    >>> d = Pareto(scale=1.0, alpha=2.0)
+    >>> d.sample((3,)).shape
+    flambeau.Size([3])
+    >>> d.log_prob(flambeau.tensor([1.0, 2.0]))
+    tensor([ 0.6931, -1.3863])
+    >>> d.mean
+    tensor(2.)
+    """
 
     arg_constraints = {"alpha": constraints.positive, "scale": constraints.positive}
 

@@ -11,7 +11,17 @@ __all__ = ["Poisson"]
 
 
 class Poisson(ExponentialFamily):
-    """Poisson distribution with ``rate`` (the mean)."""
+    """Poisson distribution with ``rate`` (the mean).
+
+    >>> from flambeau.distributions import Poisson
+    >>> d = Poisson(rate=2.0)
+    >>> d.sample((3,)).shape
+    flambeau.Size([3])
+    >>> d.log_prob(flambeau.tensor([0.0, 3.0]))
+    tensor([-2.0000, -1.7123])
+    >>> d.mean, d.variance
+    (tensor(2.), tensor(2.))
+    """
 
     arg_constraints = {"rate": constraints.nonnegative}
     support = constraints.nonnegative_integer

@@ -56,7 +56,15 @@ def _log(t):
 
 
 class RelaxedBernoulli(TransformedDistribution):
-    """Continuous relaxation of Bernoulli on (0, 1) with ``temperature``; rsample-able."""
+    """Continuous relaxation of Bernoulli on (0, 1) with ``temperature``; rsample-able.
+
+    >>> from flambeau.distributions import RelaxedBernoulli
+    >>> d = RelaxedBernoulli(temperature=flambeau.tensor(0.5), probs=flambeau.tensor(0.3))
+    >>> d.sample((3,)).shape
+    flambeau.Size([3])
+    >>> d.log_prob(flambeau.tensor([0.2, 0.8]))
+    tensor([-0.2528, -0.7893])
+    """
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.unit_interval

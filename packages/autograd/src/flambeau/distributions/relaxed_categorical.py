@@ -71,7 +71,16 @@ class ExpRelaxedCategorical(Distribution):
 
 
 class RelaxedOneHotCategorical(TransformedDistribution):
-    """Gumbel-softmax relaxation of OneHotCategorical on the simplex, with ``temperature``."""
+    """Gumbel-softmax relaxation of OneHotCategorical on the simplex, with ``temperature``.
+
+    >>> from flambeau.distributions import RelaxedOneHotCategorical
+    >>> probs = flambeau.tensor([0.1, 0.2, 0.7])
+    >>> d = RelaxedOneHotCategorical(temperature=flambeau.tensor(0.5), probs=probs)
+    >>> d.sample((2,)).shape  # points of the simplex, near its corners at low temperature
+    flambeau.Size([2, 3])
+    >>> d.log_prob(flambeau.tensor([0.1, 0.2, 0.7]))
+    tensor(0.0310)
+    """
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
     support = constraints.simplex

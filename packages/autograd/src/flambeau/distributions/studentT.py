@@ -12,7 +12,17 @@ __all__ = ["StudentT"]
 
 
 class StudentT(Distribution):
-    """Student's t distribution with ``df`` degrees of freedom, ``loc`` and ``scale``."""
+    """Student's t distribution with ``df`` degrees of freedom, ``loc`` and ``scale``.
+
+    >>> from flambeau.distributions import StudentT
+    >>> d = StudentT(df=3.0)
+    >>> d.sample((3,)).shape
+    flambeau.Size([3])
+    >>> d.log_prob(flambeau.tensor([0.0, 1.0]))
+    tensor([-1.0009, -1.5763])
+    >>> d.variance
+    tensor(3.)
+    """
 
     arg_constraints = {
         "df": constraints.positive,

@@ -11,7 +11,15 @@ __all__ = ["TransformedDistribution"]
 
 
 class TransformedDistribution(Distribution):
-    """The distribution of ``transforms(x)`` for x drawn from ``base_distribution``."""
+    """The distribution of ``transforms(x)`` for x drawn from ``base_distribution``.
+
+    >>> from flambeau.distributions import ExpTransform, Normal, TransformedDistribution
+    >>> d = TransformedDistribution(Normal(0.0, 1.0), [ExpTransform()])  # a log-normal
+    >>> d.sample((3,)).shape
+    flambeau.Size([3])
+    >>> d.log_prob(flambeau.tensor([1.0, 2.0]))
+    tensor([-0.9189, -1.8523])
+    """
 
     arg_constraints: dict = {}
 

@@ -51,7 +51,18 @@ def _pad_last(x, before: int, after: int, value: float):
 
 class Transform:
     """A map ``y = t(x)`` with ``t.inv(y)``, ``log_abs_det_jacobian(x, y)``, its ``domain`` and
-    ``codomain`` constraints; ``cache_size=1`` remembers the last (x, y) pair."""
+    ``codomain`` constraints; ``cache_size=1`` remembers the last (x, y) pair.
+
+    >>> from flambeau.distributions import ExpTransform, Transform
+    >>> t = ExpTransform()
+    >>> x = flambeau.tensor([0.0, 1.0])
+    >>> isinstance(t, Transform), t(x), t.log_abs_det_jacobian(x, t(x))
+    (True, tensor([1.0000, 2.7183]), tensor([0., 1.]))
+    >>> t.inv, t.inv(flambeau.tensor([1.0]))
+    (_InverseTransform(ExpTransform()), tensor([0.]))
+    >>> t.domain, t.codomain
+    (Real(), GreaterThan(lower_bound=0.0))
+    """
 
     bijective = False
     domain: constraints.Constraint
@@ -210,7 +221,15 @@ class _ParameterlessTransform(Transform):
 
 
 class ComposeTransform(Transform):
-    """Applies ``parts`` one after the other; ``ComposeTransform([])`` is the identity."""
+    """Applies ``parts`` one after the other; ``ComposeTransform([])`` is the identity.
+
+    >>> from flambeau.distributions import AffineTransform, ComposeTransform, ExpTransform
+    >>> t = ComposeTransform([AffineTransform(loc=1.0, scale=2.0), ExpTransform()])
+    >>> t(flambeau.tensor([0.0, 1.0]))  # exp(1 + 2 x)
+    tensor([ 2.7183, 20.0855])
+    >>> flambeau.distributions.identity_transform(flambeau.tensor([0.0, 1.0]))  # no parts
+    tensor([0., 1.])
+    """
 
     def __init__(self, parts, cache_size=0):
         if cache_size:
@@ -321,7 +340,14 @@ identity_transform = ComposeTransform([])
 
 
 class IndependentTransform(Transform):
-    """Treats ``reinterpreted_batch_ndims`` batch dims of ``base_transform`` as event dims."""
+    """Treats ``reinterpreted_batch_ndims`` batch dims of ``base_transform`` as event dims.
+
+    >>> from flambeau.distributions import ExpTransform, IndependentTransform
+    >>> t = IndependentTransform(ExpTransform(), 1)  # a vector is one event
+    >>> x = flambeau.tensor([[0.0, 1.0], [1.0, 1.0]])
+    >>> t.log_abs_det_jacobian(x, t(x))  # summed over the event
+    tensor([1., 2.])
+    """
 
     def __init__(self, base_transform, reinterpreted_batch_ndims, cache_size=0):
         super().__init__(cache_size=cache_size)
@@ -379,7 +405,16 @@ class IndependentTransform(Transform):
 
 
 class ReshapeTransform(Transform):
-    """Reshapes the rightmost ``in_shape`` dims to ``out_shape`` (Jacobian 1)."""
+    """Reshapes the rightmost ``in_shape`` dims to ``out_shape`` (Jacobian 1).
+
+    >>> from flambeau.distributions import ReshapeTransform
+    >>> t = ReshapeTransform(in_shape=(4,), out_shape=(2, 2))
+    >>> t(flambeau.arange(4.0))
+    tensor([[0., 1.],
+            [2., 3.]])
+    >>> t.inv(flambeau.ones(3, 2, 2)).shape
+    flambeau.Size([3, 4])
+    """
 
     bijective = True
 
@@ -433,7 +468,14 @@ class ReshapeTransform(Transform):
 
 
 class ExpTransform(_ParameterlessTransform):
-    r"""y = exp(x)."""
+    r"""y = exp(x).
+
+    >>> from flambeau.distributions import ExpTransform
+    >>> t = ExpTransform()
+    >>> x = flambeau.tensor([0.0, 1.0])
+    >>> t(x), t.log_abs_det_jacobian(x, t(x))
+    (tensor([1.0000, 2.7183]), tensor([0., 1.]))
+    """
 
     domain = constraints.real
     codomain = constraints.positive
@@ -451,7 +493,13 @@ class ExpTransform(_ParameterlessTransform):
 
 
 class PowerTransform(Transform):
-    r"""y = x ** exponent (on positive numbers)."""
+    r"""y = x ** exponent (on positive numbers).
+
+    >>> from flambeau.distributions import PowerTransform
+    >>> t = PowerTransform(exponent=flambeau.tensor(2.0))
+    >>> t(flambeau.tensor([1.0, 3.0])), t.inv(flambeau.tensor([4.0, 9.0]))
+    (tensor([1., 9.]), tensor([2., 3.]))
+    """
 
     domain = constraints.positive
     codomain = constraints.positive
@@ -501,7 +549,14 @@ def _clipped_sigmoid(x):
 
 
 class SigmoidTransform(_ParameterlessTransform):
-    r"""y = 1 / (1 + exp(-x)), kept strictly inside (0, 1)."""
+    r"""y = 1 / (1 + exp(-x)), kept strictly inside (0, 1).
+
+    >>> from flambeau.distributions import SigmoidTransform
+    >>> t = SigmoidTransform()
+    >>> x = flambeau.tensor([0.0, 1.0])
+    >>> t(x), t.log_abs_det_jacobian(x, t(x))
+    (tensor([0.5000, 0.7311]), tensor([-1.3863, -1.6265]))
+    """
 
     domain = constraints.real
     codomain = constraints.unit_interval
@@ -521,7 +576,13 @@ class SigmoidTransform(_ParameterlessTransform):
 
 
 class SoftplusTransform(_ParameterlessTransform):
-    r"""y = log(1 + exp(x))."""
+    r"""y = log(1 + exp(x)).
+
+    >>> from flambeau.distributions import SoftplusTransform
+    >>> t = SoftplusTransform()
+    >>> t(flambeau.tensor([0.0, 1.0])), t.inv(flambeau.tensor([1.0, 2.0]))
+    (tensor([0.6931, 1.3133]), tensor([0.5413, 1.8546]))
+    """
 
     domain = constraints.real
     codomain = constraints.positive
@@ -539,7 +600,13 @@ class SoftplusTransform(_ParameterlessTransform):
 
 
 class TanhTransform(_ParameterlessTransform):
-    r"""y = tanh(x)."""
+    r"""y = tanh(x).
+
+    >>> from flambeau.distributions import TanhTransform
+    >>> t = TanhTransform()
+    >>> t(flambeau.tensor([0.0, 1.0])), t.codomain
+    (tensor([0.0000, 0.7616]), Interval(lower_bound=-1.0, upper_bound=1.0))
+    """
 
     domain = constraints.real
     codomain = constraints.interval(-1.0, 1.0)
@@ -558,7 +625,13 @@ class TanhTransform(_ParameterlessTransform):
 
 
 class AbsTransform(_ParameterlessTransform):
-    r"""y = |x| (not bijective: the inverse picks the positive root)."""
+    r"""y = |x| (not bijective: the inverse picks the positive root).
+
+    >>> from flambeau.distributions import AbsTransform
+    >>> t = AbsTransform()
+    >>> t(flambeau.tensor([-1.5, 2.0])), t.inv(flambeau.tensor([1.5, 2.0]))
+    (tensor([1.5000, 2.0000]), tensor([1.5000, 2.0000]))
+    """
 
     domain = constraints.real
     codomain = constraints.positive
@@ -571,7 +644,14 @@ class AbsTransform(_ParameterlessTransform):
 
 
 class AffineTransform(Transform):
-    r"""y = loc + scale * x; ``event_dim`` is the size of the event the map acts on."""
+    r"""y = loc + scale * x; ``event_dim`` is the size of the event the map acts on.
+
+    >>> from flambeau.distributions import AffineTransform
+    >>> t = AffineTransform(loc=1.0, scale=2.0)
+    >>> x = flambeau.tensor([0.0, 1.0])
+    >>> t(x), t.inv(t(x)), t.log_abs_det_jacobian(x, t(x))
+    (tensor([1., 3.]), tensor([0., 1.]), tensor([0.6931, 0.6931]))
+    """
 
     bijective = True
 
@@ -654,7 +734,18 @@ class AffineTransform(Transform):
 
 class CorrCholeskyTransform(Transform):
     """Unconstrained vector of length D(D-1)/2 -> Cholesky factor of a D x D correlation matrix
-    (tanh to (-1, 1), then a stick-breaking of each row's unit norm)."""
+    (tanh to (-1, 1), then a stick-breaking of each row's unit norm).
+
+    >>> from flambeau.distributions import CorrCholeskyTransform
+    >>> t = CorrCholeskyTransform()
+    >>> L = t(flambeau.tensor([0.5]))  # 1 value -> a 2 x 2 correlation matrix's factor
+    >>> L
+    tensor([[1.0000, 0.0000],
+            [0.4621, 0.8868]])
+    >>> L @ L.T
+    tensor([[1.0000, 0.4621],
+            [0.4621, 1.0000]])
+    """
 
     domain = constraints.real_vector
     codomain = constraints.corr_cholesky
@@ -705,7 +796,13 @@ class CorrCholeskyTransform(Transform):
 
 
 class SoftmaxTransform(_ParameterlessTransform):
-    """Unconstrained vector -> simplex by softmax (not bijective; the inverse is log)."""
+    """Unconstrained vector -> simplex by softmax (not bijective; the inverse is log).
+
+    >>> from flambeau.distributions import SoftmaxTransform
+    >>> t = SoftmaxTransform()
+    >>> t(flambeau.tensor([0.0, 1.0, 2.0]))
+    tensor([0.0900, 0.2447, 0.6652])
+    """
 
     domain = constraints.real_vector
     codomain = constraints.simplex
@@ -729,7 +826,15 @@ class SoftmaxTransform(_ParameterlessTransform):
 
 
 class StickBreakingTransform(_ParameterlessTransform):
-    """Unconstrained vector of length K-1 -> simplex of length K by stick breaking (bijective)."""
+    """Unconstrained vector of length K-1 -> simplex of length K by stick breaking (bijective).
+
+    >>> from flambeau.distributions import StickBreakingTransform
+    >>> t = StickBreakingTransform()
+    >>> t(flambeau.tensor([0.0, 0.0]))  # 2 free values -> 3 on the simplex
+    tensor([0.3333, 0.3333, 0.3333])
+    >>> t(flambeau.tensor([1.0, -1.0])).sum()
+    tensor(1.)
+    """
 
     domain = constraints.real_vector
     codomain = constraints.simplex
@@ -770,7 +875,14 @@ class StickBreakingTransform(_ParameterlessTransform):
 
 
 class LowerCholeskyTransform(_ParameterlessTransform):
-    """Unconstrained square matrix -> lower triangular with positive diagonal (exp)."""
+    """Unconstrained square matrix -> lower triangular with positive diagonal (exp).
+
+    >>> from flambeau.distributions import LowerCholeskyTransform
+    >>> t = LowerCholeskyTransform()
+    >>> t(flambeau.tensor([[0.0, 5.0], [2.0, 0.0]]))  # tril, with exp of the diagonal
+    tensor([[1., 0.],
+            [2., 1.]])
+    """
 
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.lower_cholesky
@@ -783,7 +895,14 @@ class LowerCholeskyTransform(_ParameterlessTransform):
 
 
 class PositiveDefiniteTransform(_ParameterlessTransform):
-    """Unconstrained square matrix -> positive definite matrix L L^T (L from LowerCholesky)."""
+    """Unconstrained square matrix -> positive definite matrix L L^T (L from LowerCholesky).
+
+    >>> from flambeau.distributions import PositiveDefiniteTransform
+    >>> t = PositiveDefiniteTransform()
+    >>> t(flambeau.tensor([[0.0, 5.0], [2.0, 0.0]]))  # L @ L.T, L = [[1, 0], [2, 1]]
+    tensor([[1., 2.],
+            [2., 5.]])
+    """
 
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.positive_definite
@@ -798,7 +917,13 @@ class PositiveDefiniteTransform(_ParameterlessTransform):
 
 
 class CatTransform(Transform):
-    """Applies transforms ``tseq`` to consecutive slices of ``dim`` with sizes ``lengths``."""
+    """Applies transforms ``tseq`` to consecutive slices of ``dim`` with sizes ``lengths``.
+
+    >>> from flambeau.distributions import AffineTransform, CatTransform, ExpTransform
+    >>> t = CatTransform([ExpTransform(), AffineTransform(0.0, 2.0)], dim=0, lengths=[1, 2])
+    >>> t(flambeau.tensor([0.0, 1.0, 2.0]))  # exp of the first value, twice the other two
+    tensor([1., 2., 4.])
+    """
 
     def __init__(self, tseq, dim=0, lengths=None, cache_size=0):
         if not all(isinstance(t, Transform) for t in tseq):
@@ -885,7 +1010,14 @@ class CatTransform(Transform):
 
 
 class StackTransform(Transform):
-    """Applies transform i to slice i of ``dim``."""
+    """Applies transform i to slice i of ``dim``.
+
+    >>> from flambeau.distributions import AffineTransform, ExpTransform, StackTransform
+    >>> t = StackTransform([ExpTransform(), AffineTransform(0.0, 2.0)], dim=0)
+    >>> t(flambeau.tensor([[0.0, 1.0], [1.0, 2.0]]))  # exp of row 0, twice row 1
+    tensor([[1.0000, 2.7183],
+            [2.0000, 4.0000]])
+    """
 
     def __init__(self, tseq, dim=0, cache_size=0):
         if not all(isinstance(t, Transform) for t in tseq):
@@ -934,7 +1066,13 @@ class StackTransform(Transform):
 
 
 class CumulativeDistributionTransform(Transform):
-    """y = distribution.cdf(x): maps the distribution's support to the unit interval."""
+    """y = distribution.cdf(x): maps the distribution's support to the unit interval.
+
+    >>> from flambeau.distributions import CumulativeDistributionTransform, Normal
+    >>> t = CumulativeDistributionTransform(Normal(0.0, 1.0))
+    >>> t(flambeau.tensor([0.0, 1.0])), t.codomain
+    (tensor([0.5000, 0.8413]), Interval(lower_bound=0.0, upper_bound=1.0))
+    """
 
     bijective = True
     codomain = constraints.unit_interval

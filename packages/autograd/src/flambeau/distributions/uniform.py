@@ -8,7 +8,17 @@ __all__ = ["Uniform"]
 
 
 class Uniform(Distribution):
-    """Uniform distribution on the half-open interval [low, high)."""
+    """Uniform distribution on the half-open interval [low, high).
+
+    >>> from flambeau.distributions import Uniform
+    >>> d = Uniform(low=0.0, high=2.0)
+    >>> d.sample((3,)).shape
+    flambeau.Size([3])
+    >>> d.log_prob(flambeau.tensor([0.5, 1.5]))
+    tensor([-0.6931, -0.6931])
+    >>> d.mean, d.variance
+    (tensor(1.), tensor(0.3333))
+    """
 
     has_rsample = True
 

@@ -37,7 +37,15 @@ def _rejection_sample(loc, concentration, proposal_r, shape):
 
 
 class VonMises(Distribution):
-    """Circular von Mises distribution with mean angle ``loc`` and ``concentration``."""
+    """Circular von Mises distribution with mean angle ``loc`` and ``concentration``.
+
+    >>> from flambeau.distributions import VonMises
+    >>> d = VonMises(loc=0.0, concentration=1.0)
+    >>> d.sample((3,)).shape
+    flambeau.Size([3])
+    >>> d.log_prob(flambeau.tensor([0.0, 0.5]))
+    tensor([-1.0738, -1.1962])
+    """
 
     arg_constraints = {"loc": constraints.real, "concentration": constraints.positive}
     support = constraints.real

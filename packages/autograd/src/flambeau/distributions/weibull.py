@@ -10,7 +10,17 @@ __all__ = ["Weibull"]
 
 
 class Weibull(TransformedDistribution):
-    """Weibull distribution: scale * E ** (1 / concentration) with E ~ Exponential(1)."""
+    """Weibull distribution: scale * E ** (1 / concentration) with E ~ Exponential(1).
+
+    >>> from flambeau.distributions import Weibull
+    >>> d = Weibull(scale=1.0, concentration=2.0)
+    >>> d.sample((3,)).shape
+    flambeau.Size([3])
+    >>> d.log_prob(flambeau.tensor([0.5, 1.0]))
+    tensor([-0.2500, -0.3069])
+    >>> d.mean
+    tensor(0.8862)
+    """
 
     arg_constraints = {"scale": constraints.positive, "concentration": constraints.positive}
     support = constraints.positive

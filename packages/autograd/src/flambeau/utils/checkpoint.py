@@ -61,7 +61,20 @@ _DEBUG_TIP = (
 
 
 class CheckpointError(RuntimeError):
-    """The recomputation did not save what the original forward saved."""
+    """The recomputation did not save what the original forward saved.
+
+    >>> from flambeau.utils.checkpoint import CheckpointError, checkpoint
+    >>> calls = []
+    >>> def f(t):  # computes in float64 the second time: not deterministic
+    ...     calls.append(t)
+    ...     return (t * t).sum() if len(calls) == 1 else (t.double() * t.double()).sum()
+    >>> y = checkpoint(f, flambeau.ones(2, requires_grad=True), use_reentrant=False)
+    >>> try:
+    ...     y.backward()
+    ... except CheckpointError as e:
+    ...     print(str(e).splitlines()[0])
+    flambeau.utils.checkpoint: Recomputed values for the following tensors have different ...
+    """
 
 
 # -- global switches ------------------------------------------------------------------------
@@ -73,7 +86,16 @@ _debug_override: bool | None = None
 @contextlib.contextmanager
 def set_checkpoint_early_stop(enable: bool):
     """Inside the block, non-reentrant checkpoints made stop (or not) their recomputation
-    as soon as every saved tensor is back, whatever their ``early_stop`` says."""
+    as soon as every saved tensor is back, whatever their ``early_stop`` says.
+
+    >>> from flambeau.utils.checkpoint import checkpoint, set_checkpoint_early_stop
+    >>> x = flambeau.tensor([0.0, 1.0], requires_grad=True)
+    >>> with set_checkpoint_early_stop(False):
+    ...     y = checkpoint(lambda t: t.exp().sum(), x, use_reentrant=False)
+    >>> y.backward()
+    >>> x.grad
+    tensor([1.0000, 2.7183])
+    """
     global _early_stop_override
     previous, _early_stop_override = _early_stop_override, enable
     try:
@@ -84,7 +106,16 @@ def set_checkpoint_early_stop(enable: bool):
 
 @contextlib.contextmanager
 def set_checkpoint_debug_enabled(enabled: bool | None):
-    """Inside the block, ``debug`` of every checkpoint is ``enabled`` (None: their own)."""
+    """Inside the block, ``debug`` of every checkpoint is ``enabled`` (None: their own).
+
+    >>> from flambeau.utils.checkpoint import checkpoint, set_checkpoint_debug_enabled
+    >>> x = flambeau.tensor([0.0, 1.0], requires_grad=True)
+    >>> with set_checkpoint_debug_enabled(True):
+    ...     y = checkpoint(lambda t: t.exp().sum(), x, use_reentrant=False)
+    >>> y.backward()
+    >>> x.grad
+    tensor([1.0000, 2.7183])
+    """
     global _debug_override
     previous, _debug_override = _debug_override, enabled
     try:
@@ -94,7 +125,15 @@ def set_checkpoint_debug_enabled(enabled: bool | None):
 
 
 def noop_context_fn():
-    """The default ``context_fn``: no context for the forward or the recomputation."""
+    """The default ``context_fn``: no context for the forward or the recomputation.
+
+    >>> from flambeau.utils.checkpoint import noop_context_fn
+    >>> forward_ctx, recompute_ctx = noop_context_fn()
+    >>> with forward_ctx:
+    ...     pass
+    >>> type(recompute_ctx).__name__
+    'nullcontext'
+    """
     return contextlib.nullcontext(), contextlib.nullcontext()
 
 
@@ -114,7 +153,14 @@ def _tensors_in(value):
 
 
 def detach_variable(inputs: tuple) -> tuple:
-    """``inputs`` with every tensor detached, keeping its requires_grad."""
+    """``inputs`` with every tensor detached, keeping its requires_grad.
+
+    >>> from flambeau.utils.checkpoint import detach_variable
+    >>> y = flambeau.ones(2, requires_grad=True) * 2
+    >>> (d, n) = detach_variable((y, 3))
+    >>> d.grad_fn is None, d.requires_grad, n
+    (True, True, 3)
+    """
     if not isinstance(inputs, tuple):
         raise RuntimeError(
             "Only tuple of tensors is supported. Got Unsupported input type: "
@@ -132,7 +178,16 @@ def detach_variable(inputs: tuple) -> tuple:
 
 def check_backward_validity(inputs) -> None:
     """Warns when no tensor of ``inputs`` requires grad (the reentrant variant then
-    gives no gradient to anything inside the checkpoint)."""
+    gives no gradient to anything inside the checkpoint).
+
+    >>> import warnings
+    >>> from flambeau.utils.checkpoint import check_backward_validity
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     check_backward_validity((flambeau.ones(2),))
+    >>> str(caught[0].message)
+    'None of the inputs have requires_grad=True. Gradients will be None'
+    """
     if not any(t.requires_grad for t in inputs if isinstance(t, flambeau.Tensor)):
         warnings.warn(
             "None of the inputs have requires_grad=True. Gradients will be None", stacklevel=2
@@ -141,7 +196,12 @@ def check_backward_validity(inputs) -> None:
 
 class DefaultDeviceType:
     """The device type whose random state checkpoints save when no argument lives on a
-    device other than the CPU: the accelerator's type, or "cpu" without one."""
+    device other than the CPU: the accelerator's type, or "cpu" without one.
+
+    >>> from flambeau.utils.checkpoint import DefaultDeviceType
+    >>> DefaultDeviceType.get_device_type()  # no accelerator here
+    'cpu'
+    """
 
     _default_device_type: str | None = None
 
@@ -179,7 +239,12 @@ def _infer_device_type(*args) -> str:
 
 def get_device_states(*args) -> tuple[list[int], list]:
     """(device indices, random states) of the devices of ``args``' tensors whose backend
-    keeps a random state per device; ([], []) when theirs is the default generator's."""
+    keeps a random state per device; ([], []) when theirs is the default generator's.
+
+    >>> from flambeau.utils.checkpoint import get_device_states
+    >>> get_device_states(flambeau.ones(2))  # CPU tensors: the default generator's state
+    ([], [])
+    """
     indices = [
         t.device.index or 0 for t in _tensors_in(args) if t.device.type not in ("cpu", "meta")
     ]
@@ -190,7 +255,12 @@ def get_device_states(*args) -> tuple[list[int], list]:
 
 
 def set_device_states(devices, states, *, device_type=None) -> None:
-    """Restores what :func:`get_device_states` returned."""
+    """Restores what :func:`get_device_states` returned.
+
+    >>> from flambeau.utils.checkpoint import get_device_states, set_device_states
+    >>> devices, states = get_device_states(flambeau.ones(2))
+    >>> set_device_states(devices, states)  # nothing to restore for CPU tensors
+    """
     if device_type is None:
         device_type = DefaultDeviceType.get_device_type()
     if device_type == "meta":
@@ -234,7 +304,15 @@ class _RandomState:
 
 
 class CheckpointFunction(Function):
-    """The reentrant variant: ``apply(run_function, preserve_rng_state, *args)``."""
+    """The reentrant variant: ``apply(run_function, preserve_rng_state, *args)``.
+
+    >>> from flambeau.utils.checkpoint import CheckpointFunction
+    >>> x = flambeau.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = CheckpointFunction.apply(lambda t: t * t, True, x)
+    >>> y.sum().backward()
+    >>> x.grad
+    tensor([2., 4.])
+    """
 
     @staticmethod
     def forward(ctx, run_function, preserve_rng_state, *args):
@@ -285,7 +363,17 @@ class CheckpointFunction(Function):
 class GraphExecGroup:
     """Backward calls inside the block share one recomputation of each non-reentrant
     checkpoint (by default each backward call recomputes what it needs). The calls must
-    then use disjoint parts of the graph: a saved tensor is handed out once per group."""
+    then use disjoint parts of the graph: a saved tensor is handed out once per group.
+
+    >>> from flambeau.utils.checkpoint import GraphExecGroup, checkpoint
+    >>> x = flambeau.tensor([1.0, 2.0], requires_grad=True)
+    >>> a, b = checkpoint(lambda t: (t.exp(), t.sin()), x, use_reentrant=False)
+    >>> with GraphExecGroup():
+    ...     ga = flambeau.autograd.grad(a.sum(), x, retain_graph=True)
+    ...     gb = flambeau.autograd.grad(b.sum(), x)
+    >>> ga, gb
+    ((tensor([2.7183, 7.3891]),), (tensor([ 0.5403, -0.4161]),))
+    """
 
     _current = threading.local()
 
@@ -594,6 +682,13 @@ def checkpoint(
     devices of the recomputed tensors with the saved ones ("none": no check); ``debug``
     adds where each was saved to the error. The last three and keyword arguments for
     ``function`` need ``use_reentrant=False``.
+
+    >>> from flambeau.utils.checkpoint import checkpoint
+    >>> x = flambeau.tensor([1.0, 2.0], requires_grad=True)
+    >>> y = checkpoint(lambda t: (t.sin() * t).sum(), x, use_reentrant=False)
+    >>> y.backward()  # recomputes t.sin() * t to get what it needs
+    >>> x.grad  # sin(x) + x cos(x)
+    tensor([1.3818, 0.0770])
     """
     if use_reentrant is None:
         use_reentrant = _default_reentrant(f"{_NAME}")
@@ -625,7 +720,17 @@ def _is_sequential(functions) -> bool:
 def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):  # noqa: A002
     """Runs ``functions`` (a Sequential, or a list of modules or functions of one tensor)
     in order on ``input``, split into ``segments`` chunks of which all but the last are
-    checkpointed. Takes ``preserve_rng_state`` too."""
+    checkpointed. Takes ``preserve_rng_state`` too.
+
+    >>> import flambeau.nn as nn
+    >>> from flambeau.utils.checkpoint import checkpoint_sequential
+    >>> model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 1))
+    >>> x = flambeau.ones(2, 4, requires_grad=True)
+    >>> out = checkpoint_sequential(model, 2, x, use_reentrant=False)
+    >>> out.sum().backward()
+    >>> out.shape, x.grad.shape
+    (flambeau.Size([2, 1]), flambeau.Size([2, 4]))
+    """
     if use_reentrant is None:
         use_reentrant = _default_reentrant(f"{_NAME}.checkpoint_sequential")
     preserve = kwargs.pop("preserve_rng_state", True)

@@ -112,31 +112,56 @@ __all__ = [
 
 
 def is_available() -> bool:
-    """Whether the distributed package can be used (mpi4py and an MPI are installed)."""
+    """Whether the distributed package can be used (mpi4py and an MPI are installed).
+
+    >>> import flambeau.distributed as dist
+    >>> dist.is_available()
+    True
+    """
     return _mpi_importable()
 
 
 def is_mpi_available() -> bool:
     """Whether the MPI backend can be used: True when mpi4py and an MPI library are
-    installed. It is the backend every flambeau process group runs on."""
+    installed. It is the backend every flambeau process group runs on.
+
+    >>> import flambeau.distributed as dist
+    >>> dist.is_mpi_available()
+    True
+    """
     return _mpi_importable()
 
 
 def is_gloo_available() -> bool:
     """Always False: flambeau has no Gloo backend. ``init_process_group("gloo")`` still
-    works, served by MPI, so scripts written for Gloo run unchanged."""
+    works, served by MPI, so scripts written for Gloo run unchanged.
+
+    >>> import flambeau.distributed as dist
+    >>> dist.is_gloo_available()
+    False
+    """
     return False
 
 
 def is_nccl_available() -> bool:
     """Always False: flambeau has no NCCL backend (it runs collectives on CPU tensors
-    through MPI), and ``init_process_group("nccl")`` raises RuntimeError."""
+    through MPI), and ``init_process_group("nccl")`` raises RuntimeError.
+
+    >>> import flambeau.distributed as dist
+    >>> dist.is_nccl_available()
+    False
+    """
     return False
 
 
 def is_torchelastic_launched() -> bool:
     """True in a process started by ``python -m flambeau.distributed.run`` (torchrun's
-    counterpart), as torchrun's workers answer."""
+    counterpart), as torchrun's workers answer.
+
+    >>> import flambeau.distributed as dist
+    >>> dist.is_torchelastic_launched()  # not started by python -m flambeau.distributed.run
+    False
+    """
     import os
 
     return os.environ.get("TORCHELASTIC_RUN_ID") is not None

@@ -69,7 +69,16 @@ def _offsets(counts: list[int]) -> list[int]:
 
 
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
-    """Reduce `tensor` over every rank of the group, in place on each."""
+    """Reduce `tensor` over every rank of the group, in place on each.
+
+    >>> import flambeau.distributed as dist
+    >>> dist.init_process_group()  # one rank here: the sum is the tensor itself
+    >>> x = flambeau.tensor([1.0, 2.0])
+    >>> dist.all_reduce(x, op=dist.ReduceOp.SUM)
+    >>> x
+    tensor([1., 2.])
+    >>> dist.destroy_process_group()
+    """
     check_tensor(tensor)
     red = as_red_op(op)
     pg = resolve_group(group)
@@ -88,7 +97,16 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
 
 
 def broadcast(tensor, src=None, group=None, async_op: bool = False, group_src=None):
-    """Copy `tensor` of rank `src` into `tensor` of every rank."""
+    """Copy `tensor` of rank `src` into `tensor` of every rank.
+
+    >>> import flambeau.distributed as dist
+    >>> dist.init_process_group()  # one rank here
+    >>> x = flambeau.tensor([1.0, 2.0]) if dist.get_rank() == 0 else flambeau.zeros(2)
+    >>> dist.broadcast(x, src=0)
+    >>> x
+    tensor([1., 2.])
+    >>> dist.destroy_process_group()
+    """
     check_tensor(tensor)
     pg = resolve_group(group)
     if pg is None:
@@ -101,7 +119,16 @@ def broadcast(tensor, src=None, group=None, async_op: bool = False, group_src=No
 
 
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op: bool = False, group_dst=None):
-    """Reduce `tensor` over the group into `tensor` of rank `dst`."""
+    """Reduce `tensor` over the group into `tensor` of rank `dst`.
+
+    >>> import flambeau.distributed as dist
+    >>> dist.init_process_group()  # one rank here
+    >>> x = flambeau.tensor([1.0, 2.0])
+    >>> dist.reduce(x, dst=0, op=dist.ReduceOp.MAX)
+    >>> x
+    tensor([1., 2.])
+    >>> dist.destroy_process_group()
+    """
     check_tensor(tensor)
     red = as_red_op(op)
     pg = resolve_group(group)
@@ -126,7 +153,16 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op: bool = False
 
 
 def all_gather(tensor_list, tensor, group=None, async_op: bool = False):
-    """Every rank's `tensor` into `tensor_list` (one per rank) on every rank."""
+    """Every rank's `tensor` into `tensor_list` (one per rank) on every rank.
+
+    >>> import flambeau.distributed as dist
+    >>> dist.init_process_group()  # one rank here
+    >>> out = [flambeau.zeros(2) for _ in range(dist.get_world_size())]
+    >>> dist.all_gather(out, flambeau.tensor([1.0, 2.0]))
+    >>> out
+    [tensor([1., 2.])]
+    >>> dist.destroy_process_group()
+    """
     check_tensor_list(tensor_list, "tensor_list")
     check_tensor(tensor)
     pg = resolve_group(group)
@@ -148,7 +184,16 @@ def all_gather(tensor_list, tensor, group=None, async_op: bool = False):
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op: bool = False):
     """Every rank's `input_tensor`, concatenated (or stacked) in rank order, into
-    `output_tensor`."""
+    `output_tensor`.
+
+    >>> import flambeau.distributed as dist
+    >>> dist.init_process_group()  # one rank here
+    >>> out = flambeau.zeros(2 * dist.get_world_size())
+    >>> dist.all_gather_into_tensor(out, flambeau.tensor([1.0, 2.0]))
+    >>> out
+    tensor([1., 2.])
+    >>> dist.destroy_process_group()
+    """
     check_tensor(output_tensor, "output_tensor")
     check_tensor(input_tensor, "input_tensor")
     pg = resolve_group(group)
@@ -168,7 +213,16 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op: bo
 
 
 def gather(tensor, gather_list=None, dst=None, group=None, async_op: bool = False, group_dst=None):
-    """Every rank's `tensor` into `gather_list` of rank `dst`."""
+    """Every rank's `tensor` into `gather_list` of rank `dst`.
+
+    >>> import flambeau.distributed as dist
+    >>> dist.init_process_group()  # one rank here
+    >>> out = [flambeau.zeros(2) for _ in range(dist.get_world_size())]
+    >>> dist.gather(flambeau.tensor([1.0, 2.0]), out if dist.get_rank() == 0 else None, dst=0)
+    >>> out
+    [tensor([1., 2.])]
+    >>> dist.destroy_process_group()
+    """
     check_tensor(tensor)
     pg = resolve_group(group)
     if pg is None:
@@ -195,7 +249,16 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op: bool = Fals
 def scatter(
     tensor, scatter_list=None, src=None, group=None, async_op: bool = False, group_src=None
 ):
-    """The i-th tensor of `scatter_list` on rank `src` into `tensor` of group rank i."""
+    """The i-th tensor of `scatter_list` on rank `src` into `tensor` of group rank i.
+
+    >>> import flambeau.distributed as dist
+    >>> dist.init_process_group()  # one rank here
+    >>> x = flambeau.zeros(2)
+    >>> dist.scatter(x, [flambeau.tensor([1.0, 2.0])] if dist.get_rank() == 0 else None, src=0)
+    >>> x
+    tensor([1., 2.])
+    >>> dist.destroy_process_group()
+    """
     check_tensor(tensor)
     pg = resolve_group(group)
     if pg is None:
@@ -226,7 +289,16 @@ def _reduced_input(tensors, widen_to):
 
 
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op: bool = False):
-    """Reduce the i-th tensors of every rank's `input_list` into `output` of group rank i."""
+    """Reduce the i-th tensors of every rank's `input_list` into `output` of group rank i.
+
+    >>> import flambeau.distributed as dist
+    >>> dist.init_process_group()  # one rank here
+    >>> out = flambeau.zeros(2)
+    >>> dist.reduce_scatter(out, [flambeau.tensor([1.0, 2.0])])
+    >>> out
+    tensor([1., 2.])
+    >>> dist.destroy_process_group()
+    """
     check_tensor(output, "output")
     check_tensor_list(input_list, "input_list")
     red = as_red_op(op)
@@ -256,7 +328,16 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op: bo
 
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op: bool = False):
-    """Reduce `input` (world_size chunks) over the group; chunk i into `output` of rank i."""
+    """Reduce `input` (world_size chunks) over the group; chunk i into `output` of rank i.
+
+    >>> import flambeau.distributed as dist
+    >>> dist.init_process_group()  # one rank here
+    >>> out = flambeau.zeros(2)
+    >>> dist.reduce_scatter_tensor(out, flambeau.tensor([1.0, 2.0]))
+    >>> out
+    tensor([1., 2.])
+    >>> dist.destroy_process_group()
+    """
     check_tensor(output, "output")
     check_tensor(input, "input")
     red = as_red_op(op)
@@ -286,7 +367,16 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op: 
 
 
 def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op: bool = False):
-    """The i-th input tensor of every rank j into the j-th output tensor of rank i."""
+    """The i-th input tensor of every rank j into the j-th output tensor of rank i.
+
+    >>> import flambeau.distributed as dist
+    >>> dist.init_process_group()  # one rank here
+    >>> out = [flambeau.zeros(2)]
+    >>> dist.all_to_all(out, [flambeau.tensor([1.0, 2.0])])
+    >>> out
+    [tensor([1., 2.])]
+    >>> dist.destroy_process_group()
+    """
     check_tensor_list(output_tensor_list, "output_tensor_list")
     check_tensor_list(input_tensor_list, "input_tensor_list")
     pg = resolve_group(group)
@@ -325,7 +415,16 @@ def all_to_all_single(
     output, input, output_split_sizes=None, input_split_sizes=None, group=None, async_op=False
 ):
     """Split `input` along dim 0 and send part i to rank i; receive into `output` in rank
-    order (equal parts, or the given split sizes)."""
+    order (equal parts, or the given split sizes).
+
+    >>> import flambeau.distributed as dist
+    >>> dist.init_process_group()  # one rank here
+    >>> out = flambeau.zeros(3)
+    >>> dist.all_to_all_single(out, flambeau.tensor([1.0, 2.0, 3.0]))
+    >>> out
+    tensor([1., 2., 3.])
+    >>> dist.destroy_process_group()
+    """
     check_tensor(output, "output")
     check_tensor(input, "input")
     pg = resolve_group(group)
@@ -345,7 +444,13 @@ def all_to_all_single(
 
 
 def barrier(group=None, async_op: bool = False, device_ids=None, timeout=None):
-    """Wait until every rank of the group has reached the barrier."""
+    """Wait until every rank of the group has reached the barrier.
+
+    >>> import flambeau.distributed as dist
+    >>> dist.init_process_group()
+    >>> dist.barrier()  # returns once every rank has called it
+    >>> dist.destroy_process_group()
+    """
     pg = resolve_group(group)
     if pg is None:
         return _warn_not_member("barrier")
@@ -362,7 +467,14 @@ def barrier(group=None, async_op: bool = False, device_ids=None, timeout=None):
 
 
 def monitored_barrier(group=None, timeout=None, wait_all_ranks: bool = False):
-    """A barrier through rank 0 that names the ranks that failed to reach it in time."""
+    """A barrier through rank 0 that names the ranks that failed to reach it in time.
+
+    >>> import flambeau.distributed as dist
+    >>> from datetime import timedelta
+    >>> dist.init_process_group()
+    >>> dist.monitored_barrier(timeout=timedelta(seconds=30))
+    >>> dist.destroy_process_group()
+    """
     from datetime import timedelta
 
     from .errors import DistBackendError

@@ -21,7 +21,12 @@ __all__ = ["DebugLevel", "get_debug_level", "set_debug_level", "set_debug_level_
 class DebugLevel(enum.IntEnum):
     """How much checking collectives do, set by ``TORCH_DISTRIBUTED_DEBUG``: ``OFF`` (the
     default), ``INFO``, or ``DETAIL``, where every rank checks before each collective that
-    all ranks of the group are making the same call."""
+    all ranks of the group are making the same call.
+
+    >>> import flambeau.distributed as dist
+    >>> dist.DebugLevel.DETAIL, dist.DebugLevel["INFO"]
+    (<DebugLevel.DETAIL: 2>, <DebugLevel.INFO: 1>)
+    """
 
     OFF = 0
     INFO = 1
@@ -55,7 +60,15 @@ _DTYPES: list = []  # dtype codes, filled on first use
 def set_debug_level_from_env() -> None:
     """Sets the debug level from the ``TORCH_DISTRIBUTED_DEBUG`` environment variable:
     ``OFF`` (also when unset), ``INFO`` or ``DETAIL``, in any case. Any other value raises
-    ValueError."""
+    ValueError.
+
+    >>> import os, flambeau.distributed as dist
+    >>> os.environ["TORCH_DISTRIBUTED_DEBUG"] = "detail"
+    >>> dist.set_debug_level_from_env()
+    >>> dist.get_debug_level()
+    <DebugLevel.DETAIL: 2>
+    >>> del os.environ["TORCH_DISTRIBUTED_DEBUG"]; dist.set_debug_level_from_env()
+    """
     global _level
     value = os.environ.get("TORCH_DISTRIBUTED_DEBUG", "OFF").strip().upper() or "OFF"
     if value not in DebugLevel.__members__:
@@ -70,14 +83,26 @@ def set_debug_level(level: DebugLevel) -> None:
     """Sets the debug level (a :class:`DebugLevel` or its int value), overriding
     ``TORCH_DISTRIBUTED_DEBUG`` for the rest of the process. With ``DebugLevel.DETAIL``
     each collective first checks that every rank of the group makes the same call and
-    raises, naming each rank's call, when they differ."""
+    raises, naming each rank's call, when they differ.
+
+    >>> import flambeau.distributed as dist
+    >>> dist.set_debug_level(dist.DebugLevel.DETAIL)
+    >>> dist.get_debug_level()
+    <DebugLevel.DETAIL: 2>
+    >>> dist.set_debug_level(dist.DebugLevel.OFF)
+    """
     global _level
     _level = DebugLevel(level)
 
 
 def get_debug_level() -> DebugLevel:
     """The current :class:`DebugLevel`: the one :func:`set_debug_level` set, or else the
-    one ``TORCH_DISTRIBUTED_DEBUG`` names (read on the first call)."""
+    one ``TORCH_DISTRIBUTED_DEBUG`` names (read on the first call).
+
+    >>> import flambeau.distributed as dist
+    >>> dist.get_debug_level()  # TORCH_DISTRIBUTED_DEBUG unset
+    <DebugLevel.OFF: 0>
+    """
     if _level is None:
         set_debug_level_from_env()
     return _level

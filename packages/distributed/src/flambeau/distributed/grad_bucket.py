@@ -8,7 +8,14 @@ __all__ = ["GradBucket"]
 class GradBucket:
     """One bucket of gradients handed to a communication hook: a flat buffer holding the
     gradients of some parameters (in bucket order), views of it shaped as those
-    gradients, and the parameters themselves."""
+    gradients, and the parameters themselves.
+
+    >>> import flambeau.distributed as dist
+    >>> grads = flambeau.tensor([1.0, 2.0, 3.0])
+    >>> bucket = dist.GradBucket(0, grads, [grads[:2], grads[2:]], [], is_last=True)
+    >>> bucket.buffer(), bucket.is_last()
+    (tensor([1., 2., 3.]), True)
+    """
 
     __slots__ = ("_index", "_buffer", "_gradients", "_parameters", "_is_last")
 

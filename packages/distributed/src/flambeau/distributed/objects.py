@@ -41,7 +41,16 @@ def _gather_sizes(pg, desc, n: int) -> list[int]:
 
 
 def broadcast_object_list(object_list, src=None, group=None, device=None, group_src=None):
-    """Replace the items of `object_list` on every rank with those of rank `src`."""
+    """Replace the items of `object_list` on every rank with those of rank `src`.
+
+    >>> import flambeau.distributed as dist
+    >>> dist.init_process_group()  # one rank here
+    >>> objs = [{"lr": 0.1}, "config"] if dist.get_rank() == 0 else [None, None]
+    >>> dist.broadcast_object_list(objs, src=0)
+    >>> objs
+    [{'lr': 0.1}, 'config']
+    >>> dist.destroy_process_group()
+    """
     pg = resolve_group(group)
     if pg is None:
         return
@@ -62,7 +71,16 @@ def broadcast_object_list(object_list, src=None, group=None, device=None, group_
 
 
 def all_gather_object(object_list, obj, group=None) -> None:
-    """object_list[i] = `obj` of group rank i, on every rank."""
+    """object_list[i] = `obj` of group rank i, on every rank.
+
+    >>> import flambeau.distributed as dist
+    >>> dist.init_process_group()  # one rank here
+    >>> out = [None] * dist.get_world_size()
+    >>> dist.all_gather_object(out, {"rank": dist.get_rank()})
+    >>> out
+    [{'rank': 0}]
+    >>> dist.destroy_process_group()
+    """
     pg = resolve_group(group)
     if pg is None:
         return
@@ -78,7 +96,16 @@ def all_gather_object(object_list, obj, group=None) -> None:
 
 
 def gather_object(obj, object_gather_list=None, dst=None, group=None, group_dst=None) -> None:
-    """object_gather_list[i] = `obj` of group rank i, on rank `dst`."""
+    """object_gather_list[i] = `obj` of group rank i, on rank `dst`.
+
+    >>> import flambeau.distributed as dist
+    >>> dist.init_process_group()  # one rank here
+    >>> out = [None] * dist.get_world_size()
+    >>> dist.gather_object(f"rank {dist.get_rank()}", out if dist.get_rank() == 0 else None, dst=0)
+    >>> out
+    ['rank 0']
+    >>> dist.destroy_process_group()
+    """
     pg = resolve_group(group)
     if pg is None:
         return
@@ -102,7 +129,16 @@ def scatter_object_list(
     scatter_object_output_list, scatter_object_input_list=None, src=None, group=None, group_src=None
 ) -> None:
     """scatter_object_output_list[0] = scatter_object_input_list[i] of rank `src`, on group
-    rank i."""
+    rank i.
+
+    >>> import flambeau.distributed as dist
+    >>> dist.init_process_group()  # one rank here
+    >>> out = [None]
+    >>> dist.scatter_object_list(out, ["for rank 0"] if dist.get_rank() == 0 else None, src=0)
+    >>> out
+    ['for rank 0']
+    >>> dist.destroy_process_group()
+    """
     pg = resolve_group(group)
     if pg is None:
         return

@@ -55,13 +55,29 @@ def _post_recv(tensor, src, group, tag, group_src, async_op):
 
 
 def send(tensor, dst=None, group=None, tag: int = 0, group_dst=None) -> None:
-    """Send `tensor` to rank `dst`; returns once the buffer may be reused."""
+    """Send `tensor` to rank `dst`; returns once the buffer may be reused.
+
+    >>> import flambeau.distributed as dist
+    >>> try:
+    ...     dist.send(flambeau.ones(2), dst=1)  # before init_process_group
+    ... except ValueError as e:
+    ...     print(e)
+    Default process group has not been initialized, please make sure to call init_process_group.
+    """
     _post_send(tensor, dst, group, tag, group_dst, async_op=False)
 
 
 def recv(tensor, src=None, group=None, tag: int = 0, group_src=None) -> int:
     """Receive into `tensor` from rank `src` (any rank when None); returns the sender's
-    rank (-1 when this rank is outside `group`)."""
+    rank (-1 when this rank is outside `group`).
+
+    >>> import flambeau.distributed as dist
+    >>> try:
+    ...     dist.recv(flambeau.zeros(2), src=0)  # before init_process_group
+    ... except ValueError as e:
+    ...     print(e)
+    Default process group has not been initialized, please make sure to call init_process_group.
+    """
     pg, posted = _post_recv(tensor, src, group, tag, group_src, async_op=False)
     if pg is None:
         return -1
@@ -70,18 +86,40 @@ def recv(tensor, src=None, group=None, tag: int = 0, group_src=None) -> int:
 
 
 def isend(tensor, dst=None, group=None, tag: int = 0, group_dst=None):
-    """Start sending `tensor` to rank `dst`; returns a Work."""
+    """Start sending `tensor` to rank `dst`; returns a Work.
+
+    >>> import flambeau.distributed as dist
+    >>> try:
+    ...     dist.isend(flambeau.ones(2), dst=1)  # before init_process_group
+    ... except ValueError as e:
+    ...     print(e)
+    Default process group has not been initialized, please make sure to call init_process_group.
+    """
     return _post_send(tensor, dst, group, tag, group_dst, async_op=True)
 
 
 def irecv(tensor, src=None, group=None, tag: int = 0, group_src=None):
-    """Start receiving into `tensor` from rank `src` (any rank when None); returns a Work."""
+    """Start receiving into `tensor` from rank `src` (any rank when None); returns a Work.
+
+    >>> import flambeau.distributed as dist
+    >>> try:
+    ...     dist.irecv(flambeau.zeros(2), src=0)  # before init_process_group
+    ... except ValueError as e:
+    ...     print(e)
+    Default process group has not been initialized, please make sure to call init_process_group.
+    """
     pg, posted = _post_recv(tensor, src, group, tag, group_src, async_op=True)
     return None if pg is None else posted[0]
 
 
 class P2POp:
-    """One send or receive for batch_isend_irecv: P2POp(dist.isend, tensor, peer)."""
+    """One send or receive for batch_isend_irecv: P2POp(dist.isend, tensor, peer).
+
+    >>> import flambeau.distributed as dist
+    >>> op = dist.P2POp(dist.isend, flambeau.ones(2), peer=1)
+    >>> op.op is dist.isend, op.peer
+    (True, 1)
+    """
 
     def __init__(self, op, tensor, peer=None, group=None, tag: int = 0, group_peer=None):
         if op not in (isend, irecv):
@@ -94,7 +132,16 @@ class P2POp:
 
 
 def batch_isend_irecv(p2p_op_list) -> list:
-    """Post every send and receive of the list; returns their Works."""
+    """Post every send and receive of the list; returns their Works.
+
+    >>> import flambeau.distributed as dist
+    >>> ops = [dist.P2POp(dist.isend, flambeau.ones(2), peer=1)]
+    >>> try:
+    ...     dist.batch_isend_irecv(ops)  # before init_process_group
+    ... except ValueError as e:
+    ...     print(e)
+    Default process group has not been initialized, please make sure to call init_process_group.
+    """
     if not p2p_op_list or not all(isinstance(p, P2POp) for p in p2p_op_list):
         raise ValueError("Invalid ``p2p_op_list``. Each op is expected to to be of type P2POp.")
     works = []

@@ -45,7 +45,12 @@ default_pg_timeout = timedelta(minutes=30)  # PyTorch's default
 
 
 class Backend(str):
-    """Backend names, as torch.distributed.Backend (a str subclass)."""
+    """Backend names, as torch.distributed.Backend (a str subclass).
+
+    >>> import flambeau.distributed as dist
+    >>> dist.Backend("GLOO"), dist.Backend.MPI
+    ('gloo', 'mpi')
+    """
 
     UNDEFINED = "undefined"
     GLOO = "gloo"
@@ -62,7 +67,16 @@ class Backend(str):
 
 class GroupMember:
     """``GroupMember.WORLD`` (the default group once initialized) and the value new_group
-    returns on ranks outside the new group."""
+    returns on ranks outside the new group.
+
+    >>> import flambeau.distributed as dist
+    >>> dist.GroupMember.NON_GROUP_MEMBER
+    -100
+    >>> dist.init_process_group()
+    >>> dist.GroupMember.WORLD
+    <ProcessGroup '0' backend=mpi size=1>
+    >>> dist.destroy_process_group()
+    """
 
     WORLD: ProcessGroup | None = None
     NON_GROUP_MEMBER = -100
@@ -79,6 +93,13 @@ class ProcessGroup:
     ``group=`` to a collective. Ranks inside a group are numbered from 0 (group ranks),
     which :func:`get_group_rank` and :func:`get_global_rank` translate. Not meant to be
     constructed directly.
+
+    >>> import flambeau.distributed as dist
+    >>> dist.init_process_group()
+    >>> pg = dist.new_group([0])
+    >>> pg, pg.rank(), pg.size()
+    (<ProcessGroup '...' backend=mpi size=1>, 0, 1)
+    >>> dist.destroy_process_group()
     """
 
     def __init__(self, comm, ranks: list[int], timeout: timedelta, world: _World, name: str):
@@ -298,6 +319,12 @@ def init_process_group(
     MPI has already done the rendezvous, so `init_method` and `store` are accepted and
     not needed; `world_size` must then equal the number of processes started, and
     `rank`, when given, renumbers them (each process must give a different one).
+
+    >>> import flambeau.distributed as dist
+    >>> dist.init_process_group("gloo")  # each process a launcher started; here just one
+    >>> dist.is_initialized(), dist.get_rank(), dist.get_world_size()
+    (True, 0, 1)
+    >>> dist.destroy_process_group()
     """
     if _world.default is not None:
         raise ValueError("trying to initialize the default process group twice!")
@@ -404,7 +431,14 @@ def _register_exit() -> None:
 
 
 def destroy_process_group(group=None) -> None:
-    """Free `group`'s communicator, or with None every group and the default one."""
+    """Free `group`'s communicator, or with None every group and the default one.
+
+    >>> import flambeau.distributed as dist
+    >>> dist.init_process_group()
+    >>> dist.destroy_process_group()
+    >>> dist.is_initialized()
+    False
+    """
     if group is None or group is GroupMember.WORLD:
         pg = _default()
         groups = list(_world.groups)
@@ -435,14 +469,26 @@ def destroy_process_group(group=None) -> None:
 
 def is_initialized() -> bool:
     """Whether :func:`init_process_group` has created the default group in this process
-    (and :func:`destroy_process_group` has not destroyed it since)."""
+    (and :func:`destroy_process_group` has not destroyed it since).
+
+    >>> import flambeau.distributed as dist
+    >>> dist.is_initialized()
+    False
+    """
     return _world.default is not None
 
 
 def get_backend(group=None) -> str:
     """The backend of ``group`` (the default group when None), as a :class:`Backend`:
     always ``"mpi"``. Raises ValueError before :func:`init_process_group` or when this
-    rank is not a member of ``group``."""
+    rank is not a member of ``group``.
+
+    >>> import flambeau.distributed as dist
+    >>> dist.init_process_group("gloo")  # served by MPI
+    >>> dist.get_backend()
+    'mpi'
+    >>> dist.destroy_process_group()
+    """
     pg = resolve_group(group)
     if pg is None:
         raise ValueError("Invalid process group specified")
@@ -452,7 +498,14 @@ def get_backend(group=None) -> str:
 def get_rank(group=None) -> int:
     """This process's rank in ``group`` (the default group when None), from 0 to
     ``get_world_size(group) - 1``; -1 when this process is not a member of ``group``.
-    Raises ValueError before :func:`init_process_group`."""
+    Raises ValueError before :func:`init_process_group`.
+
+    >>> import flambeau.distributed as dist
+    >>> dist.init_process_group()  # one process here: rank 0
+    >>> dist.get_rank()
+    0
+    >>> dist.destroy_process_group()
+    """
     pg = resolve_group(group)
     return -1 if pg is None else pg.rank()
 
@@ -460,7 +513,14 @@ def get_rank(group=None) -> int:
 def get_world_size(group=None) -> int:
     """The number of ranks in ``group`` (the default group when None: every process of
     the job); -1 when this process is not a member of ``group``. Raises ValueError
-    before :func:`init_process_group`."""
+    before :func:`init_process_group`.
+
+    >>> import flambeau.distributed as dist
+    >>> dist.init_process_group()  # one process here
+    >>> dist.get_world_size()
+    1
+    >>> dist.destroy_process_group()
+    """
     pg = resolve_group(group)
     return -1 if pg is None else pg.size()
 
@@ -468,7 +528,14 @@ def get_world_size(group=None) -> int:
 def get_global_rank(group, group_rank: int) -> int:
     """The rank in the default group of the process whose rank in ``group`` is
     ``group_rank``. Raises ValueError when ``group_rank`` is out of range or this process
-    is not a member of ``group``."""
+    is not a member of ``group``.
+
+    >>> import flambeau.distributed as dist
+    >>> dist.init_process_group()
+    >>> dist.get_global_rank(dist.new_group([0]), 0)
+    0
+    >>> dist.destroy_process_group()
+    """
     pg = resolve_group(group)
     if pg is None:
         raise ValueError("Group is not a member")
@@ -478,7 +545,14 @@ def get_global_rank(group, group_rank: int) -> int:
 def get_group_rank(group, global_rank: int) -> int:
     """The rank in ``group`` of the process whose rank in the default group is
     ``global_rank``. Raises ValueError when that process is not in ``group`` or this
-    process is not a member of it."""
+    process is not a member of it.
+
+    >>> import flambeau.distributed as dist
+    >>> dist.init_process_group()
+    >>> dist.get_group_rank(dist.new_group([0]), 0)
+    0
+    >>> dist.destroy_process_group()
+    """
     pg = resolve_group(group)
     if pg is None:
         raise ValueError("Group is not a member")
@@ -488,7 +562,14 @@ def get_group_rank(group, global_rank: int) -> int:
 def get_process_group_ranks(group) -> list[int]:
     """The global ranks (ranks in the default group) of ``group``'s members, in the order
     of their group ranks. Raises ValueError when this process is not a member of
-    ``group``."""
+    ``group``.
+
+    >>> import flambeau.distributed as dist
+    >>> dist.init_process_group()
+    >>> dist.get_process_group_ranks(dist.group.WORLD)
+    [0]
+    >>> dist.destroy_process_group()
+    """
     pg = resolve_group(group)
     if pg is None:
         raise ValueError("Group is not a member")
@@ -505,7 +586,15 @@ def new_group(
     device_id=None,
 ):
     """A group of the given global ranks (all of them when None). Every rank of the
-    world calls it; ranks outside the group get GroupMember.NON_GROUP_MEMBER."""
+    world calls it; ranks outside the group get GroupMember.NON_GROUP_MEMBER.
+
+    >>> import flambeau.distributed as dist
+    >>> dist.init_process_group()  # one rank here
+    >>> evens = dist.new_group(range(0, dist.get_world_size(), 2))
+    >>> dist.get_process_group_ranks(evens)
+    [0]
+    >>> dist.destroy_process_group()
+    """
     world_pg = _default()
     if backend is not None:
         _resolve_backend(backend)

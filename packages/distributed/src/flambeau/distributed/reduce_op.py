@@ -30,6 +30,10 @@ class ReduceOp:
 
     As in PyTorch the members are ``ReduceOp.RedOpType`` values, and ``ReduceOp(op)``
     wraps one. PREMUL_SUM is NCCL's and is refused by the MPI backend.
+
+    >>> import flambeau.distributed as dist
+    >>> dist.ReduceOp.SUM, dist.ReduceOp(dist.ReduceOp.MAX) == dist.ReduceOp.MAX
+    (<RedOpType.SUM: 0>, True)
     """
 
     RedOpType = RedOpType

@@ -303,7 +303,15 @@ class InlineEngine:
 
 
 class Work:
-    """A handle on an operation posted with async_op=True (torch.distributed.Work)."""
+    """A handle on an operation posted with async_op=True (torch.distributed.Work).
+
+    >>> import flambeau.distributed as dist
+    >>> dist.init_process_group()
+    >>> work = dist.all_reduce(flambeau.ones(2), async_op=True)
+    >>> work.wait(), work.result()
+    (True, [tensor([1., 1.])])
+    >>> dist.destroy_process_group()
+    """
 
     def __init__(self, op: Operation, owned_by_engine: bool):
         self._op = op

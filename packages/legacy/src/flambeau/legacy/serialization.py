@@ -54,7 +54,14 @@ _MAX_DEPTH = 400
 
 
 class T7ReaderError(ValueError):
-    """The data is not a valid (or supported) Torch7 binary serialization."""
+    """The data is not a valid (or supported) Torch7 binary serialization.
+
+    >>> try:
+    ...     flambeau.legacy.load_lua(bytes([1, 0]))
+    ... except flambeau.legacy.T7ReaderError as e:
+    ...     print(e)
+    truncated file: an int needs 4 bytes at byte 0, 2 left
+    """
 
 
 class LuaFunction:
@@ -423,6 +430,12 @@ def load_lua(path, long_size=8):
     (Lua arrays as lists), tensors as flambeau tensors (views keep sharing their storage),
     storages as 1-D tensors, nn modules and criteria as flambeau.legacy.nn objects with
     0-based dimensions. Malformed or truncated data raises T7ReaderError.
+
+    >>> import struct
+    >>> flambeau.legacy.load_lua(struct.pack("<id", 1, 2.5))  # a Torch7 number: tag 1, float64
+    2.5
+    >>> flambeau.legacy.load_lua(struct.pack("<ii5s", 2, 5, b"hello"))  # tag 2: a string
+    'hello'
     """
     if isinstance(path, (bytes, bytearray, memoryview)):
         data = bytes(path)

@@ -59,7 +59,14 @@ _sharing_strategy = "file_descriptor"
 
 def set_sharing_strategy(new_strategy: str) -> None:
     """Sets the strategy for sharing CPU tensors: one of get_all_sharing_strategies().
-    Both use nameless shared memory here (see the module's documentation)."""
+    Both use nameless shared memory here (see the module's documentation).
+
+    >>> import flambeau.multiprocessing as mp
+    >>> mp.set_sharing_strategy("file_system")
+    >>> mp.get_sharing_strategy()
+    'file_system'
+    >>> mp.set_sharing_strategy("file_descriptor")  # the default
+    """
     global _sharing_strategy
     if new_strategy not in _all_sharing_strategies:
         raise AssertionError(
@@ -69,12 +76,22 @@ def set_sharing_strategy(new_strategy: str) -> None:
 
 
 def get_sharing_strategy() -> str:
-    """The current strategy for sharing CPU tensors."""
+    """The current strategy for sharing CPU tensors.
+
+    >>> import flambeau.multiprocessing as mp
+    >>> mp.get_sharing_strategy()
+    'file_descriptor'
+    """
     return _sharing_strategy
 
 
 def get_all_sharing_strategies() -> set[str]:
-    """The strategies this system supports."""
+    """The strategies this system supports.
+
+    >>> import flambeau.multiprocessing as mp
+    >>> sorted(mp.get_all_sharing_strategies())
+    ['file_descriptor', 'file_system']
+    """
     return set(_all_sharing_strategies)
 
 

@@ -48,7 +48,13 @@ _storages: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 def register_device_reducer(device_type: str, reduce) -> None:
     """How tensors of `device_type` cross processes: `reduce(tensor)` returns a pickle
     reduction `(callable, args)` whose call, in the receiving process, gives the tensor.
-    A backend's plugin calls this when it loads (the CUDA plugin sends IPC handles)."""
+    A backend's plugin calls this when it loads (the CUDA plugin sends IPC handles).
+
+    >>> from flambeau.multiprocessing import reductions
+    >>> def reduce_as_cpu_copy(tensor):  # a backend would send an IPC handle instead
+    ...     return flambeau.tensor, (tensor.tolist(),)
+    >>> reductions.register_device_reducer("privateuseone", reduce_as_cpu_copy)
+    """
     if not callable(reduce):
         raise TypeError(
             f"register_device_reducer: reduce must be callable, got {type(reduce).__name__}"
@@ -98,7 +104,14 @@ def reduce_storage(storage):
     """How an ``UntypedStorage`` is pickled for another process: a pickle reduction
     ``(rebuild_storage, args)``. The storage moves to shared memory first (as
     ``share_memory_()`` does), and the receiver gets the same bytes, not a copy. Only CPU
-    storages can be sent (RuntimeError otherwise)."""
+    storages can be sent (RuntimeError otherwise).
+
+    >>> from flambeau.multiprocessing.reductions import reduce_storage
+    >>> s = flambeau.tensor([1.0, 2.0]).untyped_storage()
+    >>> rebuild, args = reduce_storage(s)
+    >>> rebuild.__name__, s.is_shared(), s.nbytes()
+    ('rebuild_storage', True, 8)
+    """
     if storage.device.type != "cpu":
         raise RuntimeError(
             f"flambeau.multiprocessing: storages on {storage.device} cannot be sent to another "
@@ -115,7 +128,14 @@ def reduce_storage(storage):
 
 
 def rebuild_storage(key, pid: int, fd: int, size: int, offset: int, nbytes: int):
-    """The storage a message carried: the same bytes as the sender's."""
+    """The storage a message carried: the same bytes as the sender's.
+
+    >>> from flambeau.multiprocessing.reductions import reduce_storage
+    >>> s = flambeau.tensor([1.0, 2.0]).untyped_storage()
+    >>> rebuild, args = reduce_storage(s)
+    >>> rebuild(*args) is s  # in the sending process: the storage itself
+    True
+    """
     key = tuple(key)
 
     def descriptor() -> int:
@@ -143,14 +163,20 @@ def rebuild_storage(key, pid: int, fd: int, size: int, offset: int, nbytes: int)
 
 def reduce_tensor(tensor):
     """How a tensor is pickled for another process: a pickle reduction
-    ``(rebuild_tensor, args)`` holding its class, its storage (moved to shared memory)
-    and its dtype, offset, shape, strides and ``requires_grad``, so that the receiver
-    gets a view of the same memory.
+    ``(rebuild_tensor, args)`` holding its class, its storage (moved to shared memory
+    when the reduction is pickled) and its dtype, offset, shape, strides and
+    ``requires_grad``, so that the receiver gets a view of the same memory.
 
     A tensor on a plugin device uses the reducer its backend registered with
     :func:`register_device_reducer` (RuntimeError when there is none). A non-leaf tensor
     that requires grad cannot be sent: autograd graphs do not cross processes, so send
     ``tensor.detach()``.
+
+    >>> from flambeau.multiprocessing.reductions import reduce_tensor
+    >>> t = flambeau.tensor([1.0, 2.0])
+    >>> rebuild, (cls, storage, meta) = reduce_tensor(t)
+    >>> rebuild.__name__, cls.__name__, meta  # meta: dtype, offset, shape, strides, grad
+    ('rebuild_tensor', 'Tensor', (flambeau.float32, 0, (2,), (1,), False))
     """
     if tensor.requires_grad and not tensor.is_leaf:
         raise RuntimeError(
@@ -181,7 +207,16 @@ def reduce_tensor(tensor):
 def rebuild_tensor(cls, storage, meta):
     """The receiving side of :func:`reduce_tensor`: a tensor of class ``cls`` viewing
     ``storage`` with ``meta = (dtype, storage_offset, shape, stride, requires_grad)``.
-    ``nn.Parameter`` and other subclasses are rebuilt as instances of their class."""
+    ``nn.Parameter`` and other subclasses are rebuilt as instances of their class.
+
+    >>> import pickle
+    >>> from multiprocessing.reduction import ForkingPickler
+    >>> t = flambeau.tensor([1.0, 2.0])
+    >>> u = pickle.loads(ForkingPickler.dumps(t))  # rebuild_tensor makes u
+    >>> _ = u.add_(1)
+    >>> t  # u views the same memory
+    tensor([2., 3.])
+    """
     dtype, offset, size, stride, requires_grad = meta
     t = storage._view(dtype, offset, list(size), list(stride))
     if cls is flambeau.Tensor:
@@ -209,7 +244,17 @@ def _reducer_override(self, obj):
 
 
 def init_reductions() -> None:
-    """Registers the reductions with multiprocessing's pickler (done on import)."""
+    """Registers the reductions with multiprocessing's pickler (done on import).
+
+    >>> import pickle
+    >>> from multiprocessing.reduction import ForkingPickler
+    >>> from flambeau.multiprocessing import reductions
+    >>> reductions.init_reductions()  # done on import; calling it again changes nothing
+    >>> t = flambeau.zeros(2)
+    >>> _ = pickle.loads(ForkingPickler.dumps(t)).add_(1)  # what a queue does
+    >>> t
+    tensor([1., 1.])
+    """
     ForkingPickler.register(flambeau.UntypedStorage, lambda s: _StorageRef(s).__reduce__())
     ForkingPickler.register(flambeau.TypedStorage, _reduce_typed_storage)
     for cls in flambeau.storage.LEGACY_STORAGES.values():

@@ -31,6 +31,13 @@ class ProcessException(Exception):
 
     ``error_index`` is the index of the failed process (the ``i`` its function was called
     with) and ``pid`` its process id. The subclasses say how it failed.
+
+    >>> import flambeau.multiprocessing as mp
+    >>> try:  # as join() raises it when process 1 fails
+    ...     raise mp.ProcessRaisedException("ValueError: bad input", 1, 4242)
+    ... except mp.ProcessException as err:
+    ...     print(type(err).__name__, err.error_index, err.pid)
+    ProcessRaisedException 1 4242
     """
 
     __slots__ = ["error_index", "error_pid"]
@@ -46,14 +53,28 @@ class ProcessException(Exception):
 
 
 class ProcessRaisedException(ProcessException):
-    """The function raised in a child process; the message holds its traceback."""
+    """The function raised in a child process; the message holds its traceback.
+
+    >>> import flambeau.multiprocessing as mp
+    >>> err = mp.ProcessRaisedException("Traceback ...", error_index=0, error_pid=4242)
+    >>> err.error_index, err.pid, isinstance(err, mp.ProcessException)
+    (0, 4242, True)
+    """
 
     def __init__(self, msg: str, error_index: int, error_pid: int):
         super().__init__(msg, error_index, error_pid)
 
 
 class ProcessExitedException(ProcessException):
-    """A child process exited with a non-zero code or was killed by a signal."""
+    """A child process exited with a non-zero code or was killed by a signal.
+
+    >>> import flambeau.multiprocessing as mp
+    >>> err = mp.ProcessExitedException("process 1 terminated with signal SIGKILL",
+    ...                                  error_index=1, error_pid=4242, exit_code=-9,
+    ...                                  signal_name="SIGKILL")
+    >>> err.exit_code, err.signal_name, isinstance(err, mp.ProcessException)
+    (-9, 'SIGKILL', True)
+    """
 
     __slots__ = ["exit_code"]
 
@@ -88,6 +109,13 @@ class ProcessContext:
 
     Call :meth:`join` until it returns True to wait for all of them; ``processes`` is the
     list of ``multiprocessing.Process`` objects and :meth:`pids` their process ids.
+
+    >>> import flambeau.multiprocessing as mp
+    >>> ctx = mp.start_processes(print, nprocs=0, join=False)  # n processes; none here
+    >>> isinstance(ctx, mp.ProcessContext), ctx.pids()
+    (True, [])
+    >>> ctx.join()  # True once all have exited successfully
+    True
     """
 
     def __init__(self, processes, error_queues):
@@ -146,7 +174,12 @@ class ProcessContext:
 
 
 class SpawnContext(ProcessContext):
-    """Deprecated name of ProcessContext, kept as PyTorch keeps it."""
+    """Deprecated name of ProcessContext, kept as PyTorch keeps it.
+
+    >>> import flambeau.multiprocessing as mp
+    >>> issubclass(mp.SpawnContext, mp.ProcessContext)
+    True
+    """
 
     def __init__(self, processes, error_queues):
         warnings.warn("SpawnContext is renamed to ProcessContext since 1.4 release.", stacklevel=2)
@@ -162,7 +195,13 @@ def start_processes(
     start_method: str = "spawn",
 ):
     """Runs ``fn(i, *args)`` in ``nprocs`` processes started with ``start_method``. With
-    ``join``, waits for all and returns None; otherwise returns their ProcessContext."""
+    ``join``, waits for all and returns None; otherwise returns their ProcessContext.
+
+    >>> import flambeau.multiprocessing as mp
+    >>> ctx = mp.start_processes(print, args=("hello",), nprocs=0, join=False)
+    >>> ctx.pids(), ctx.join()  # with nprocs=2: two pids, and join() waits for them
+    ([], True)
+    """
     from flambeau.multiprocessing import get_context
 
     ctx = get_context(start_method)
@@ -189,7 +228,11 @@ def spawn(
     daemon: bool = False,
     start_method: str = "spawn",
 ):
-    """start_processes with the spawn start method (PyTorch's entry point)."""
+    """start_processes with the spawn start method (PyTorch's entry point).
+
+    >>> import flambeau.multiprocessing as mp
+    >>> mp.spawn(print, args=("hello",), nprocs=0)  # nprocs=2 runs print(i, "hello") twice
+    """
     if start_method != "spawn":
         warnings.warn(
             f"This method only supports start_method=spawn (got: {start_method}).\n"

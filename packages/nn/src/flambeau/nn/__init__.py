@@ -19,6 +19,10 @@ def factory_kwargs(kwargs):
 
     Layers that take ``**kwargs`` pass the result to tensor factories. A ``factory_kwargs``
     entry (a dict) supplies values whose names clash with the caller's own arguments.
+
+    >>> import flambeau.nn as nn
+    >>> nn.factory_kwargs({"device": "cpu", "factory_kwargs": {"dtype": flambeau.float64}})
+    {'dtype': flambeau.float64, 'device': 'cpu'}
     """
     if kwargs is None:
         return {}

@@ -142,17 +142,40 @@ def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    """1-D cross-correlation over (N, C_in, L) with weight (C_out, C_in/groups, k)."""
+    """1-D cross-correlation over (N, C_in, L) with weight (C_out, C_in/groups, k).
+
+    >>> import flambeau.nn.functional as F
+    >>> x = flambeau.tensor([[[1.0, 2.0, 3.0, 4.0]]])
+    >>> F.conv1d(x, flambeau.tensor([[[1.0, 0.0, -1.0]]]))
+    tensor([[[-2., -2.]]])
+    """
     return _conv(1, input, weight, bias, stride, padding, dilation, groups)
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    """2-D cross-correlation over (N, C_in, H, W) with weight (C_out, C_in/groups, kH, kW)."""
+    """2-D cross-correlation over (N, C_in, H, W) with weight (C_out, C_in/groups, kH, kW).
+
+    >>> import flambeau.nn.functional as F
+    >>> x = flambeau.arange(9.0).reshape(1, 1, 3, 3)
+    >>> F.conv2d(x, flambeau.ones(1, 1, 2, 2))
+    tensor([[[[ 8., 12.],
+              [20., 24.]]]])
+    >>> F.conv2d(flambeau.randn(8, 3, 32, 32), flambeau.randn(16, 3, 3, 3), padding=1).shape
+    flambeau.Size([8, 16, 32, 32])
+    """
     return _conv(2, input, weight, bias, stride, padding, dilation, groups)
 
 
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    """3-D cross-correlation over (N, C_in, D, H, W)."""
+    """3-D cross-correlation over (N, C_in, D, H, W).
+
+    >>> import flambeau.nn.functional as F
+    >>> out = F.conv3d(flambeau.ones(1, 1, 3, 3, 3), flambeau.ones(1, 1, 2, 2, 2))
+    >>> out.shape
+    flambeau.Size([1, 1, 2, 2, 2])
+    >>> out.flatten()
+    tensor([8., 8., 8., 8., 8., 8., 8., 8.])
+    """
     return _conv(3, input, weight, bias, stride, padding, dilation, groups)
 
 
@@ -195,21 +218,42 @@ def _conv_transpose(nd, input, weight, bias, stride, padding, output_padding, gr
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):  # fmt: skip
-    """The gradient of conv1d with respect to its input, as a layer."""
+    """The gradient of conv1d with respect to its input, as a layer.
+
+    >>> import flambeau.nn.functional as F
+    >>> x = flambeau.tensor([[[1.0, 2.0]]])
+    >>> F.conv_transpose1d(x, flambeau.tensor([[[1.0, 1.0, 1.0]]]), stride=2)
+    tensor([[[1., 1., 3., 2., 2.]]])
+    """
     return _conv_transpose(1, input, weight, bias, stride, padding, output_padding, groups,
                            dilation)  # fmt: skip
 
 
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):  # fmt: skip
-    """The gradient of conv2d with respect to its input, as a layer."""
+    """The gradient of conv2d with respect to its input, as a layer.
+
+    >>> import flambeau.nn.functional as F
+    >>> x = flambeau.tensor([[[[1.0, 2.0], [3.0, 4.0]]]])
+    >>> F.conv_transpose2d(x, flambeau.ones(1, 1, 2, 2), stride=2)
+    tensor([[[[1., 1., 2., 2.],
+              [1., 1., 2., 2.],
+              [3., 3., 4., 4.],
+              [3., 3., 4., 4.]]]])
+    """
     return _conv_transpose(2, input, weight, bias, stride, padding, output_padding, groups,
                            dilation)  # fmt: skip
 
 
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):  # fmt: skip
-    """The gradient of conv3d with respect to its input, as a layer."""
+    """The gradient of conv3d with respect to its input, as a layer.
+
+    >>> import flambeau.nn.functional as F
+    >>> x = flambeau.randn(1, 4, 2, 3, 3)
+    >>> F.conv_transpose3d(x, flambeau.randn(4, 2, 3, 3, 3), stride=2).shape
+    flambeau.Size([1, 2, 5, 7, 7])
+    """
     return _conv_transpose(3, input, weight, bias, stride, padding, output_padding, groups,
                            dilation)  # fmt: skip
 
@@ -252,19 +296,37 @@ def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode, retu
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):  # fmt: skip
-    """Max over sliding windows of (N, C, L)."""
+    """Max over sliding windows of (N, C, L).
+
+    >>> import flambeau.nn.functional as F
+    >>> F.max_pool1d(flambeau.tensor([[[1.0, 3.0, 2.0, 5.0, 4.0, 0.0]]]), kernel_size=2)
+    tensor([[[3., 5., 4.]]])
+    """
     return _max_pool(1, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):  # fmt: skip
-    """Max over sliding windows of (N, C, H, W)."""
+    """Max over sliding windows of (N, C, H, W).
+
+    >>> import flambeau.nn.functional as F
+    >>> x = flambeau.arange(16.0).reshape(1, 1, 4, 4)
+    >>> F.max_pool2d(x, kernel_size=2)
+    tensor([[[[ 5.,  7.],
+              [13., 15.]]]])
+    """
     return _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):  # fmt: skip
-    """Max over sliding windows of (N, C, D, H, W)."""
+    """Max over sliding windows of (N, C, D, H, W).
+
+    >>> import flambeau.nn.functional as F
+    >>> x = flambeau.arange(8.0).reshape(1, 1, 2, 2, 2)
+    >>> F.max_pool3d(x, kernel_size=2)
+    tensor([[[[[7.]]]]])
+    """
     return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
@@ -275,6 +337,11 @@ def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation
     ``indices`` (int64, the shape of ``output``) holds, for each maximum, its position in
     the flattened spatial dimensions of its (L) input plane, as
     :func:`max_unpool1d` takes it. ``return_indices`` is accepted and ignored.
+
+    >>> import flambeau.nn.functional as F
+    >>> x = flambeau.tensor([[[1.0, 3.0, 2.0, 5.0, 4.0, 0.0]]])
+    >>> F.max_pool1d_with_indices(x, kernel_size=2)
+    (tensor([[[3., 5., 4.]]]), tensor([[[1, 3, 4]]]))
     """
     return _max_pool(1, input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
@@ -286,6 +353,11 @@ def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation
     ``indices`` (int64, the shape of ``output``) holds, for each maximum, its position in
     the flattened spatial dimensions of its (H, W) input plane, as
     :func:`max_unpool2d` takes it. ``return_indices`` is accepted and ignored.
+
+    >>> import flambeau.nn.functional as F
+    >>> x = flambeau.tensor([[[[1.0, 4.0], [3.0, 2.0]]]])
+    >>> F.max_pool2d_with_indices(x, kernel_size=2)
+    (tensor([[[[4.]]]]), tensor([[[[1]]]]))
     """
     return _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
@@ -297,13 +369,23 @@ def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation
     ``indices`` (int64, the shape of ``output``) holds, for each maximum, its position in
     the flattened spatial dimensions of its (D, H, W) input plane, as
     :func:`max_unpool3d` takes it. ``return_indices`` is accepted and ignored.
+
+    >>> import flambeau.nn.functional as F
+    >>> x = flambeau.tensor([1.0, 7.0, 3.0, 2.0, 0.0, 5.0, 6.0, 4.0]).reshape(1, 1, 2, 2, 2)
+    >>> F.max_pool3d_with_indices(x, kernel_size=2)
+    (tensor([[[[[7.]]]]]), tensor([[[[[1]]]]]))
     """
     return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True):  # fmt: skip
-    """Mean over sliding windows of (N, C, L)."""
+    """Mean over sliding windows of (N, C, L).
+
+    >>> import flambeau.nn.functional as F
+    >>> F.avg_pool1d(flambeau.tensor([[[1.0, 3.0, 2.0, 6.0]]]), kernel_size=2)
+    tensor([[[2., 4.]]])
+    """
     _check_tensor("avg_pool1d", "input", 1, input)
     x, squeezed = _batchify(input, 1, "avg_pool1d")
     k, s, p, _ = _pool_args(1, "avg_pool1d", kernel_size, stride, padding)
@@ -313,7 +395,14 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):  # fmt: skip
-    """Mean over sliding windows of (N, C, H, W)."""
+    """Mean over sliding windows of (N, C, H, W).
+
+    >>> import flambeau.nn.functional as F
+    >>> x = flambeau.arange(16.0).reshape(1, 1, 4, 4)
+    >>> F.avg_pool2d(x, kernel_size=2)
+    tensor([[[[ 2.5000,  4.5000],
+              [10.5000, 12.5000]]]])
+    """
     _check_tensor("avg_pool2d", "input", 1, input)
     x, squeezed = _batchify(input, 2, "avg_pool2d")
     k, s, p, _ = _pool_args(2, "avg_pool2d", kernel_size, stride, padding)
@@ -323,7 +412,13 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):  # fmt: skip
-    """Mean over sliding windows of (N, C, D, H, W)."""
+    """Mean over sliding windows of (N, C, D, H, W).
+
+    >>> import flambeau.nn.functional as F
+    >>> x = flambeau.arange(8.0).reshape(1, 1, 2, 2, 2)
+    >>> F.avg_pool3d(x, kernel_size=2)
+    tensor([[[[[3.5000]]]]])
+    """
     _check_tensor("avg_pool3d", "input", 1, input)
     x, squeezed = _batchify(input, 3, "avg_pool3d")
     k, s, p, _ = _pool_args(3, "avg_pool3d", kernel_size, stride, padding)
@@ -351,18 +446,36 @@ def _adaptive_avg(nd, input, output_size):
 
 
 def adaptive_avg_pool1d(input, output_size):
-    """Mean pooling of (N, C, L) down to output_size regions."""
+    """Mean pooling of (N, C, L) down to output_size regions.
+
+    >>> import flambeau.nn.functional as F
+    >>> F.adaptive_avg_pool1d(flambeau.tensor([[[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]]]), 2)
+    tensor([[[2., 5.]]])
+    """
     _check_tensor("adaptive_avg_pool1d", "input", 1, input)
     return _adaptive_avg(1, input, output_size)
 
 
 def adaptive_avg_pool2d(input, output_size):
-    """Mean pooling of (N, C, H, W) down to output_size regions (None keeps a size)."""
+    """Mean pooling of (N, C, H, W) down to output_size regions (None keeps a size).
+
+    >>> import flambeau.nn.functional as F
+    >>> F.adaptive_avg_pool2d(flambeau.randn(2, 64, 7, 5), (1, 1)).shape
+    flambeau.Size([2, 64, 1, 1])
+    >>> F.adaptive_avg_pool2d(flambeau.arange(16.0).reshape(1, 1, 4, 4), 2)
+    tensor([[[[ 2.5000,  4.5000],
+              [10.5000, 12.5000]]]])
+    """
     return _adaptive_avg(2, input, output_size)
 
 
 def adaptive_avg_pool3d(input, output_size):
-    """Mean pooling of (N, C, D, H, W) down to output_size regions (None keeps a size)."""
+    """Mean pooling of (N, C, D, H, W) down to output_size regions (None keeps a size).
+
+    >>> import flambeau.nn.functional as F
+    >>> F.adaptive_avg_pool3d(flambeau.randn(1, 3, 8, 9, 10), (2, 3, 4)).shape
+    flambeau.Size([1, 3, 2, 3, 4])
+    """
     return _adaptive_avg(3, input, output_size)
 
 
@@ -374,18 +487,34 @@ def _adaptive_max(nd, input, output_size, return_indices):
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
-    """Max pooling of (N, C, L) down to output_size regions."""
+    """Max pooling of (N, C, L) down to output_size regions.
+
+    >>> import flambeau.nn.functional as F
+    >>> F.adaptive_max_pool1d(flambeau.tensor([[[1.0, 5.0, 3.0, 2.0, 6.0, 4.0]]]), 2)
+    tensor([[[5., 6.]]])
+    """
     _check_tensor("adaptive_max_pool1d", "input", 1, input)
     return _adaptive_max(1, input, output_size, return_indices)
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
-    """Max pooling of (N, C, H, W) down to output_size regions."""
+    """Max pooling of (N, C, H, W) down to output_size regions.
+
+    >>> import flambeau.nn.functional as F
+    >>> F.adaptive_max_pool2d(flambeau.arange(16.0).reshape(1, 1, 4, 4), 2)
+    tensor([[[[ 5.,  7.],
+              [13., 15.]]]])
+    """
     return _adaptive_max(2, input, output_size, return_indices)
 
 
 def adaptive_max_pool3d(input, output_size, return_indices=False):
-    """Max pooling of (N, C, D, H, W) down to output_size regions."""
+    """Max pooling of (N, C, D, H, W) down to output_size regions.
+
+    >>> import flambeau.nn.functional as F
+    >>> F.adaptive_max_pool3d(flambeau.randn(1, 3, 8, 9, 10), (2, 3, 4)).shape
+    flambeau.Size([1, 3, 2, 3, 4])
+    """
     return _adaptive_max(3, input, output_size, return_indices)
 
 
@@ -393,6 +522,11 @@ def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):
     """:func:`adaptive_max_pool1d` that also returns the indices: ``(output, indices)``,
     where ``indices`` (int64) locates each maximum in the flattened spatial dimensions of
     its input plane. ``return_indices`` is accepted and ignored.
+
+    >>> import flambeau.nn.functional as F
+    >>> x = flambeau.tensor([[[1.0, 5.0, 3.0, 2.0, 6.0, 4.0]]])
+    >>> F.adaptive_max_pool1d_with_indices(x, 2)
+    (tensor([[[5., 6.]]]), tensor([[[1, 4]]]))
     """
     _check_tensor("adaptive_max_pool1d_with_indices", "input", 1, input)
     return _adaptive_max(1, input, output_size, True)
@@ -402,6 +536,11 @@ def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
     """:func:`adaptive_max_pool2d` that also returns the indices: ``(output, indices)``,
     where ``indices`` (int64) locates each maximum in the flattened spatial dimensions of
     its input plane. ``return_indices`` is accepted and ignored.
+
+    >>> import flambeau.nn.functional as F
+    >>> x = flambeau.tensor([[[[1.0, 4.0], [3.0, 2.0]]]])
+    >>> F.adaptive_max_pool2d_with_indices(x, 1)
+    (tensor([[[[4.]]]]), tensor([[[[1]]]]))
     """
     return _adaptive_max(2, input, output_size, True)
 
@@ -410,6 +549,11 @@ def adaptive_max_pool3d_with_indices(input, output_size, return_indices=True):
     """:func:`adaptive_max_pool3d` that also returns the indices: ``(output, indices)``,
     where ``indices`` (int64) locates each maximum in the flattened spatial dimensions of
     its input plane. ``return_indices`` is accepted and ignored.
+
+    >>> import flambeau.nn.functional as F
+    >>> x = flambeau.tensor([1.0, 7.0, 3.0, 2.0, 0.0, 5.0, 6.0, 4.0]).reshape(1, 1, 2, 2, 2)
+    >>> F.adaptive_max_pool3d_with_indices(x, 1)
+    (tensor([[[[[7.]]]]]), tensor([[[[[1]]]]]))
     """
     return _adaptive_max(3, input, output_size, True)
 
@@ -455,17 +599,39 @@ def _max_unpool(nd, input, indices, kernel_size, stride, padding, output_size):
 
 
 def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
-    """Scatters pooled maxima back to the positions in indices; the rest is zero."""
+    """Scatters pooled maxima back to the positions in indices; the rest is zero.
+
+    >>> import flambeau.nn.functional as F
+    >>> x = flambeau.tensor([[[1.0, 3.0, 2.0, 5.0]]])
+    >>> out, idx = F.max_pool1d(x, 2, return_indices=True)
+    >>> F.max_unpool1d(out, idx, 2)
+    tensor([[[0., 3., 0., 5.]]])
+    """
     return _max_unpool(1, input, indices, kernel_size, stride, padding, output_size)
 
 
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
-    """Scatters pooled maxima back to the positions in indices; the rest is zero."""
+    """Scatters pooled maxima back to the positions in indices; the rest is zero.
+
+    >>> import flambeau.nn.functional as F
+    >>> x = flambeau.tensor([[[[1.0, 4.0], [3.0, 2.0]]]])
+    >>> out, idx = F.max_pool2d(x, 2, return_indices=True)
+    >>> F.max_unpool2d(out, idx, 2)
+    tensor([[[[0., 4.],
+              [0., 0.]]]])
+    """
     return _max_unpool(2, input, indices, kernel_size, stride, padding, output_size)
 
 
 def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
-    """Scatters pooled maxima back to the positions in indices; the rest is zero."""
+    """Scatters pooled maxima back to the positions in indices; the rest is zero.
+
+    >>> import flambeau.nn.functional as F
+    >>> x = flambeau.tensor([1.0, 7.0, 3.0, 2.0, 0.0, 5.0, 6.0, 4.0]).reshape(1, 1, 2, 2, 2)
+    >>> out, idx = F.max_pool3d(x, 2, return_indices=True)
+    >>> F.max_unpool3d(out, idx, 2).flatten()
+    tensor([0., 7., 0., 0., 0., 0., 0., 0.])
+    """
     return _max_unpool(3, input, indices, kernel_size, stride, padding, output_size)
 
 
@@ -479,17 +645,33 @@ def _lp_pool(nd, input, norm_type, kernel_size, stride, ceil_mode):
 
 
 def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
-    """(sum over each window of x^p)^(1/p)."""
+    """(sum over each window of x^p)^(1/p).
+
+    >>> import flambeau.nn.functional as F
+    >>> F.lp_pool1d(flambeau.tensor([[[3.0, 4.0, 1.0, 0.0]]]), norm_type=2, kernel_size=2)
+    tensor([[[5., 1.]]])
+    """
     return _lp_pool(1, input, norm_type, kernel_size, stride, ceil_mode)
 
 
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
-    """(sum over each window of x^p)^(1/p)."""
+    """(sum over each window of x^p)^(1/p).
+
+    >>> import flambeau.nn.functional as F
+    >>> x = flambeau.tensor([[[[1.0, 1.0], [1.0, 1.0]]]])
+    >>> F.lp_pool2d(x, norm_type=2, kernel_size=2)
+    tensor([[[[2.]]]])
+    """
     return _lp_pool(2, input, norm_type, kernel_size, stride, ceil_mode)
 
 
 def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
-    """(sum over each window of x^p)^(1/p)."""
+    """(sum over each window of x^p)^(1/p).
+
+    >>> import flambeau.nn.functional as F
+    >>> F.lp_pool3d(flambeau.ones(1, 1, 2, 2, 2), norm_type=1, kernel_size=2)
+    tensor([[[[[8.]]]]])
+    """
     return _lp_pool(3, input, norm_type, kernel_size, stride, ceil_mode)
 
 
@@ -497,7 +679,17 @@ def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
 
 
 def pad(input, pad, mode: str = "constant", value=None):
-    """Pads the last len(pad)//2 dims; pad lists (left, right) pairs starting from the last dim."""
+    """Pads the last len(pad)//2 dims; pad lists (left, right) pairs starting from the last dim.
+
+    >>> import flambeau.nn.functional as F
+    >>> x = flambeau.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> F.pad(x, (1, 2))
+    tensor([[0., 1., 2., 0., 0.],
+            [0., 3., 4., 0., 0.]])
+    >>> F.pad(x.reshape(1, 2, 2), (1, 1), mode="reflect")
+    tensor([[[2., 1., 2., 1.],
+             [4., 3., 4., 3.]]])
+    """
     _check_tensor("pad", "input", 1, input)
     pad = [int(v) for v in pad]
     if len(pad) % 2:
@@ -549,7 +741,15 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", alig
     """Resamples (N, C, *spatial) to size or spatial * scale_factor.
 
     Unless recompute_scale_factor is True, a given scale_factor also sets the output-to-input
-    index mapping (as in PyTorch), not only the output size."""
+    index mapping (as in PyTorch), not only the output size.
+
+    >>> import flambeau.nn.functional as F
+    >>> x = flambeau.tensor([[[1.0, 2.0, 4.0]]])
+    >>> F.interpolate(x, scale_factor=2, mode="nearest")
+    tensor([[[1., 1., 2., 2., 4., 4.]]])
+    >>> F.interpolate(x, size=5, mode="linear", align_corners=True)
+    tensor([[[1.0000, 1.5000, 2.0000, 3.0000, 4.0000]]])
+    """
     nd = input.dim() - 2
     if nd not in (1, 2, 3):
         raise NotImplementedError(
@@ -633,14 +833,31 @@ def _warn_deprecated_upsample(name: str) -> None:
 
 
 def upsample(input, size=None, scale_factor=None, mode: str = "nearest", align_corners=None):
-    """Deprecated alias of interpolate."""
+    """Deprecated alias of interpolate.
+
+    >>> import warnings
+    >>> import flambeau.nn.functional as F
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     F.upsample(flambeau.tensor([[[1.0, 2.0]]]), scale_factor=2)
+    tensor([[[1., 1., 2., 2.]]])
+    """
     _warn_deprecated_upsample("upsample")
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
 def upsample_nearest(input, size=None, scale_factor=None):
     """Deprecated: ``interpolate(input, size, scale_factor, mode="nearest")``, which it
-    calls after a deprecation warning. Give ``size`` or ``scale_factor``, not both."""
+    calls after a deprecation warning. Give ``size`` or ``scale_factor``, not both.
+
+    >>> import warnings
+    >>> import flambeau.nn.functional as F
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     F.upsample_nearest(flambeau.tensor([[[[1.0, 2.0]]]]), scale_factor=2)
+    tensor([[[[1., 1., 2., 2.],
+              [1., 1., 2., 2.]]]])
+    """
     _warn_deprecated_upsample("upsample_nearest")
     return interpolate(input, size, scale_factor, mode="nearest")
 
@@ -648,7 +865,15 @@ def upsample_nearest(input, size=None, scale_factor=None):
 def upsample_bilinear(input, size=None, scale_factor=None):
     """Deprecated: ``interpolate(input, size, scale_factor, mode="bilinear",
     align_corners=True)`` on a 4-D (N, C, H, W) input, which it calls after a deprecation
-    warning. Note ``align_corners=True``, unlike ``interpolate``'s default."""
+    warning. Note ``align_corners=True``, unlike ``interpolate``'s default.
+
+    >>> import warnings
+    >>> import flambeau.nn.functional as F
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     F.upsample_bilinear(flambeau.tensor([[[[0.0, 2.0]]]]), size=(1, 3))
+    tensor([[[[0., 1., 2.]]]])
+    """
     _warn_deprecated_upsample("upsample_bilinear")
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
@@ -666,7 +891,16 @@ def _patch_weight(channels, k, like):
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
-    """(N, C, H, W) -> (N, C*kH*kW, L): every sliding block as a column."""
+    """(N, C, H, W) -> (N, C*kH*kW, L): every sliding block as a column.
+
+    >>> import flambeau.nn.functional as F
+    >>> x = flambeau.arange(9.0).reshape(1, 1, 3, 3)
+    >>> F.unfold(x, kernel_size=2)
+    tensor([[[0., 1., 3., 4.],
+             [1., 2., 4., 5.],
+             [3., 4., 6., 7.],
+             [4., 5., 7., 8.]]])
+    """
     _check_tensor("unfold", "input", 1, input)
     x, squeezed = _batchify(input, 2, "unfold")
     k = _ntuple(kernel_size, 2, "kernel_size", "unfold")
@@ -680,7 +914,15 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
 
 
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
-    """(N, C*kH*kW, L) -> (N, C, H, W): sums the columns back into an image."""
+    """(N, C*kH*kW, L) -> (N, C, H, W): sums the columns back into an image.
+
+    >>> import flambeau.nn.functional as F
+    >>> cols = flambeau.ones(1, 4, 4)
+    >>> F.fold(cols, output_size=(3, 3), kernel_size=2)
+    tensor([[[[1., 2., 1.],
+              [2., 4., 2.],
+              [1., 2., 1.]]]])
+    """
     _check_tensor("fold", "input", 1, input)
     squeezed = input.dim() == 2
     x = input.unsqueeze(0) if squeezed else input

@@ -58,7 +58,17 @@ def _base_coordinates(steps: int, align_corners: bool, dtype):
 
 def affine_grid(theta, size, align_corners=None):
     """The sampling grid of the affine maps `theta` (N, 2, 3) or (N, 3, 4) for an output of
-    `size` (N, C, H, W) or (N, C, D, H, W); grid[..., 0] is x (width), [..., 1] y, [..., 2] z."""
+    `size` (N, C, H, W) or (N, C, D, H, W); grid[..., 0] is x (width), [..., 1] y, [..., 2] z.
+
+    >>> import flambeau.nn.functional as F
+    >>> identity = flambeau.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])
+    >>> grid = F.affine_grid(identity, (1, 1, 2, 3), align_corners=True)
+    >>> grid.shape
+    flambeau.Size([1, 2, 3, 2])
+    >>> grid[0, :, :, 0]
+    tensor([[-1.,  0.,  1.],
+            [-1.,  0.,  1.]])
+    """
     align_corners = _resolve_align_corners(align_corners)
     if not theta.is_floating_point():
         raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
@@ -284,6 +294,12 @@ def grid_sample(input, grid, mode: str = "bilinear", padding_mode: str = "zeros"
 
     grid holds normalised (x, y[, z]) in [-1, 1]; modes bilinear (trilinear for 5-D),
     nearest and bicubic (4-D only); padding zeros, border or reflection.
+
+    >>> import flambeau.nn.functional as F
+    >>> img = flambeau.tensor([[[[0.0, 1.0], [2.0, 3.0]]]])
+    >>> grid = flambeau.tensor([[[[-1.0, -1.0], [0.0, 0.0], [1.0, 1.0]]]])
+    >>> F.grid_sample(img, grid, align_corners=True)
+    tensor([[[[0.0000, 1.5000, 3.0000]]]])
     """
     if mode not in GRID_SAMPLE_INTERPOLATION_MODES:
         raise ValueError(

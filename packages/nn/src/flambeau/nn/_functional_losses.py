@@ -44,7 +44,13 @@ def _check_long_target(target) -> None:
 @autocast_policy("fp32")
 def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=None,
                       size_average=None, reduce=None, reduction: str = "mean"):  # fmt: skip
-    """Multi-class hinge loss: sum over i != y of w[y] * max(0, margin - x[y] + x[i])^p / C."""
+    """Multi-class hinge loss: sum over i != y of w[y] * max(0, margin - x[y] + x[i])^p / C.
+
+    >>> import flambeau.nn.functional as F
+    >>> x = flambeau.tensor([[0.1, 0.2, 0.4, 0.8]])
+    >>> F.multi_margin_loss(x, flambeau.tensor([3]))
+    tensor(0.3250)
+    """
     _check_tensor("multi_margin_loss", "input", 1, input)
     _check_tensor("multi_margin_loss", "target", 2, target)
     _check_tensor("multi_margin_loss", "weight", 5, weight, optional=True)
@@ -99,6 +105,11 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None,
 
     ``target`` holds class indices, read up to the first -1: the loss of a sample is
     sum over j, i of max(0, 1 - (x[y_j] - x[i])) / C.
+
+    >>> import flambeau.nn.functional as F
+    >>> x = flambeau.tensor([[0.1, 0.2, 0.4, 0.8]])
+    >>> F.multilabel_margin_loss(x, flambeau.tensor([[3, 0, -1, 1]]))
+    tensor(0.8500)
     """
     _check_tensor("multilabel_margin_loss", "input", 1, input)
     _check_tensor("multilabel_margin_loss", "target", 2, target)

@@ -19,6 +19,12 @@ def gumbel_softmax(logits, tau: float = 1, hard: bool = False, eps: float = 1e-1
 
     softmax((logits + g) / tau) with g ~ Gumbel(0, 1). hard=True returns the one-hot of its
     argmax whose gradient is the soft sample's (straight-through estimator).
+
+    >>> import flambeau.nn.functional as F
+    >>> _ = flambeau.manual_seed(0)
+    >>> logits = flambeau.tensor([[1.0, 2.0, 3.0]])
+    >>> F.gumbel_softmax(logits, tau=0.5, hard=True)
+    tensor([[0., 0., 1.]])
     """
     if eps != 1e-10:
         warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)

@@ -48,6 +48,16 @@ def grouped_mm(mat_a, mat_b, *, offs=None, bias=None, out_dtype=None):
 
     bias (not jagged) is added to each group's product. Output past offs[-1] along the
     jagged dimension is zero.
+
+    >>> import flambeau.nn.functional as F
+    >>> a = flambeau.ones(5, 2)
+    >>> b = flambeau.stack([flambeau.eye(2), 2 * flambeau.eye(2)])
+    >>> F.grouped_mm(a, b, offs=flambeau.tensor([2, 5], dtype=flambeau.int32))
+    tensor([[1., 1.],
+            [1., 1.],
+            [2., 2.],
+            [2., 2.],
+            [2., 2.]])
     """
     _check_tensor("grouped_mm", "mat_a", 1, mat_a)
     _check_tensor("grouped_mm", "mat_b", 2, mat_b)
@@ -116,6 +126,12 @@ def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weig
     (C, d_1, ..., d_K, in_features) for a K-dimensional loss over batched input. `options`
     (PyTorch's request for a batch-chunked, memory-saving evaluation) is accepted; flambeau
     evaluates the same loss in one piece.
+
+    >>> import flambeau.nn.functional as F
+    >>> x = flambeau.tensor([[1.0, 0.0], [0.0, 1.0]])
+    >>> w = flambeau.tensor([[2.0, 0.0], [0.0, 0.0], [0.0, 0.0]])
+    >>> F.linear_cross_entropy(x, w, flambeau.tensor([0, 2]), reduction="none")
+    tensor([0.2395, 1.0986])
     """
     from .functional import cross_entropy, linear
 

@@ -41,6 +41,13 @@ def boolean_dispatch(arg_name, arg_index, default, if_true, if_false, module_nam
     `arg_name` (keyword) or at position `arg_index`, `default` when it is not given.
 
     The docstring is the one of the two that has one (both having one is an error).
+
+    >>> import flambeau.nn.functional as F
+    >>> pool = F.boolean_dispatch("return_indices", 1, False,
+    ...     if_true=lambda x, return_indices=False: ("values", "indices"),
+    ...     if_false=lambda x, return_indices=False: "values", module_name=None, func_name="pool")
+    >>> pool(0), pool(0, True), pool(0, return_indices=True)
+    ('values', ('values', 'indices'), ('values', 'indices'))
     """
     if if_true.__doc__ is not None and if_false.__doc__ is not None:
         raise RuntimeError("only one function can have a docstring")

@@ -35,6 +35,16 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     A bool attn_mask marks with True the positions that may be attended; a float one is added
     to the scores. is_causal masks out the upper triangle (and excludes attn_mask). The core's
     fused operator (flash-attention style forward and backward kernels).
+
+    >>> import flambeau.nn.functional as F
+    >>> q = flambeau.tensor([[[1.0, 0.0]]])
+    >>> k = flambeau.tensor([[[1.0, 0.0], [0.0, 1.0]]])
+    >>> v = flambeau.tensor([[[10.0, 0.0], [0.0, 10.0]]])
+    >>> F.scaled_dot_product_attention(q, k, v, scale=2.0)
+    tensor([[[8.8080, 1.1920]]])
+    >>> F.scaled_dot_product_attention(k, k, v, is_causal=True)
+    tensor([[[10.0000,  0.0000],
+             [ 3.3024,  6.6976]]])
     """
     _check_tensor("scaled_dot_product_attention", "query", 1, query)
     _check_tensor("scaled_dot_product_attention", "key", 2, key)
@@ -87,6 +97,14 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check: int, num
 
     Returns (output (L, N, E), weights (N, L, S) averaged over heads, or (N, H, L, S), or None).
     Bool masks mark with True the positions that may NOT be attended.
+
+    >>> import flambeau.nn.functional as F
+    >>> L, N, E, heads = 3, 2, 4, 2
+    >>> q = flambeau.randn(L, N, E)
+    >>> out, w = F.multi_head_attention_forward(q, q, q, E, heads, flambeau.randn(3 * E, E),
+    ...     flambeau.zeros(3 * E), None, None, False, 0.0, flambeau.randn(E, E), flambeau.zeros(E))
+    >>> out.shape, w.shape
+    (flambeau.Size([3, 2, 4]), flambeau.Size([2, 3, 3]))
     """
     fn = "multi_head_attention_forward()"
     unbatched = query.dim() == 2

@@ -15,6 +15,11 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
 
     eps=None uses the machine epsilon of input's dtype; half-precision input is
     normalised in float32 and the result cast back.
+
+    >>> import flambeau.nn.functional as F
+    >>> F.rms_norm(flambeau.tensor([[1.0, 1.0, 1.0, 1.0], [3.0, 4.0, 3.0, 4.0]]), (4,))
+    tensor([[1.0000, 1.0000, 1.0000, 1.0000],
+            [0.8485, 1.1314, 0.8485, 1.1314]])
     """
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)

@@ -34,7 +34,16 @@ _SELU_SATURATION = 1.7580993408473766
 def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
           inplace: bool = False):  # fmt: skip
     """Leaky ReLU whose negative slope is drawn from U(lower, upper) per element when training,
-    and is (lower + upper) / 2 otherwise (flambeau.rrelu, or flambeau.rrelu_ in place)."""
+    and is (lower + upper) / 2 otherwise (flambeau.rrelu, or flambeau.rrelu_ in place).
+
+    >>> import flambeau.nn.functional as F
+    >>> x = flambeau.tensor([-3.0, -1.0, 2.0])
+    >>> F.rrelu(x, lower=0.1, upper=0.3)
+    tensor([-0.6000, -0.2000,  2.0000])
+    >>> _ = flambeau.manual_seed(0)
+    >>> F.rrelu(x, lower=0.1, upper=0.3, training=True)
+    tensor([-0.5394, -0.2761,  2.0000])
+    """
     return (flambeau.rrelu_ if inplace else flambeau.rrelu)(input, lower, upper, training)
 
 
@@ -43,7 +52,14 @@ def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool 
 
 def feature_alpha_dropout(input, p: float = 0.5, training: bool = False, inplace: bool = False):
     """Alpha dropout of whole channels: every element of a dropped (sample, channel) is set to
-    SELU's saturation, and the output is scaled and shifted to keep zero mean, unit variance."""
+    SELU's saturation, and the output is scaled and shifted to keep zero mean, unit variance.
+
+    >>> import flambeau.nn.functional as F
+    >>> _ = flambeau.manual_seed(0)
+    >>> out = F.feature_alpha_dropout(flambeau.zeros(1, 4, 3), p=0.5, training=True)
+    >>> out[0, :, 0]
+    tensor([ 0.7792, -0.7792, -0.7792, -0.7792])
+    """
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     if p == 0 or not training or input.numel() == 0:
@@ -187,6 +203,14 @@ def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, out
 
     Window starts are pseudo-random (Graham, 2014), drawn from _random_samples (N, C, 2)
     in [0, 1) (width, height), or from fresh uniform samples when it is None.
+
+    >>> import flambeau.nn.functional as F
+    >>> x = flambeau.arange(16.0).reshape(1, 1, 4, 4)
+    >>> samples = flambeau.zeros(1, 1, 2)
+    >>> F.fractional_max_pool2d_with_indices(x, 2, output_size=2, _random_samples=samples)
+    (tensor([[[[ 5.,  7.],
+              [13., 15.]]]]), tensor([[[[ 5,  7],
+              [13, 15]]]]))
     """
     return _fractional_max_pool(2, input, kernel_size, output_size, output_ratio,
                                 _random_samples)  # fmt: skip
@@ -195,7 +219,14 @@ def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, out
 @autocast_policy("fp32")
 def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None,
                           return_indices: bool = False, _random_samples=None):  # fmt: skip
-    """Fractional max pooling over (N, C, H, W); (values, indices) when return_indices."""
+    """Fractional max pooling over (N, C, H, W); (values, indices) when return_indices.
+
+    >>> import flambeau.nn.functional as F
+    >>> _ = flambeau.manual_seed(0)
+    >>> x = flambeau.randn(1, 3, 10, 10)
+    >>> F.fractional_max_pool2d(x, kernel_size=3, output_size=(5, 4)).shape
+    flambeau.Size([1, 3, 5, 4])
+    """
     values, indices = fractional_max_pool2d_with_indices(
         input, kernel_size, output_size, output_ratio, return_indices, _random_samples
     )
@@ -208,6 +239,12 @@ def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, out
     """Fractional max pooling over (N, C, T, H, W) or (C, T, H, W): (values, indices).
 
     _random_samples is (N, C, 3) in [0, 1): one sample per axis (time, height, width).
+
+    >>> import flambeau.nn.functional as F
+    >>> x = flambeau.arange(8.0).reshape(1, 1, 2, 2, 2)
+    >>> samples = flambeau.zeros(1, 1, 3)
+    >>> F.fractional_max_pool3d_with_indices(x, 1, output_size=1, _random_samples=samples)
+    (tensor([[[[[7.]]]]]), tensor([[[[[7]]]]]))
     """
     return _fractional_max_pool(3, input, kernel_size, output_size, output_ratio,
                                 _random_samples)  # fmt: skip
@@ -216,7 +253,14 @@ def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, out
 @autocast_policy("fp32")
 def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None,
                           return_indices: bool = False, _random_samples=None):  # fmt: skip
-    """Fractional max pooling over (N, C, T, H, W); (values, indices) when return_indices."""
+    """Fractional max pooling over (N, C, T, H, W); (values, indices) when return_indices.
+
+    >>> import flambeau.nn.functional as F
+    >>> _ = flambeau.manual_seed(0)
+    >>> x = flambeau.randn(1, 2, 8, 8, 8)
+    >>> F.fractional_max_pool3d(x, kernel_size=2, output_ratio=0.5).shape
+    flambeau.Size([1, 2, 4, 4, 4])
+    """
     values, indices = fractional_max_pool3d_with_indices(
         input, kernel_size, output_size, output_ratio, return_indices, _random_samples
     )

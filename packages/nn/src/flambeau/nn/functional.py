@@ -112,7 +112,14 @@ __all__ = [
 
 @autocast_policy("lower_precision_fp")
 def linear(input, weight, bias=None):
-    """y = input @ weight.T + bias; weight is (out_features, in_features)."""
+    """y = input @ weight.T + bias; weight is (out_features, in_features).
+
+    >>> import flambeau.nn.functional as F
+    >>> x = flambeau.tensor([[1.0, 2.0]])
+    >>> w = flambeau.tensor([[1.0, 0.0], [1.0, 1.0], [0.0, -1.0]])
+    >>> F.linear(x, w, flambeau.tensor([0.5, 0.0, 1.0]))
+    tensor([[ 1.5000,  3.0000, -1.0000]])
+    """
     _check_tensor("linear", "input", 1, input)
     _check_tensor("linear", "weight", 2, weight)
     _check_tensor("linear", "bias", 3, bias, optional=True)
@@ -135,13 +142,23 @@ def linear(input, weight, bias=None):
 
 
 def relu(input, inplace: bool = False):
-    """max(input, 0)."""
+    """max(input, 0).
+
+    >>> import flambeau.nn.functional as F
+    >>> F.relu(flambeau.tensor([-1.0, 0.0, 2.5]))
+    tensor([0.0000, 0.0000, 2.5000])
+    """
     _check_tensor("relu", "input", 1, input)
     return input.relu_() if inplace else flambeau.relu(input)
 
 
 def threshold(input, threshold: float, value: float, inplace: bool = False):
-    """input where input > threshold, else value."""
+    """input where input > threshold, else value.
+
+    >>> import flambeau.nn.functional as F
+    >>> F.threshold(flambeau.tensor([0.5, 1.0, 1.5, 3.0]), 1.0, -1.0)
+    tensor([-1.0000, -1.0000,  1.5000,  3.0000])
+    """
     if inplace:
         return threshold_(input, threshold, value)
     _check_tensor("threshold", "input", 1, input)
@@ -150,23 +167,43 @@ def threshold(input, threshold: float, value: float, inplace: bool = False):
 
 def sigmoid(input):
     """Elementwise logistic sigmoid, ``1 / (1 + exp(-x))``: values in (0, 1). The same as
-    :func:`flambeau.sigmoid`."""
+    :func:`flambeau.sigmoid`.
+
+    >>> import flambeau.nn.functional as F
+    >>> F.sigmoid(flambeau.tensor([-2.0, 0.0, 2.0]))
+    tensor([0.1192, 0.5000, 0.8808])
+    """
     return flambeau.sigmoid(input)
 
 
 def tanh(input):
     """Elementwise hyperbolic tangent: values in (-1, 1). The same as
-    :func:`flambeau.tanh`."""
+    :func:`flambeau.tanh`.
+
+    >>> import flambeau.nn.functional as F
+    >>> F.tanh(flambeau.tensor([-1.0, 0.0, 0.5]))
+    tensor([-0.7616,  0.0000,  0.4621])
+    """
     return flambeau.tanh(input)
 
 
 def softsign(input):
-    """input / (1 + |input|)."""
+    """input / (1 + |input|).
+
+    >>> import flambeau.nn.functional as F
+    >>> F.softsign(flambeau.tensor([-3.0, 0.0, 1.0]))
+    tensor([-0.7500,  0.0000,  0.5000])
+    """
     return input / (input.abs() + 1)
 
 
 def tanhshrink(input):
-    """input - tanh(input)."""
+    """input - tanh(input).
+
+    >>> import flambeau.nn.functional as F
+    >>> F.tanhshrink(flambeau.tensor([-1.0, 0.0, 2.0]))
+    tensor([-0.2384,  0.0000,  1.0360])
+    """
     return input - input.tanh()
 
 
@@ -174,7 +211,13 @@ def tanhshrink(input):
 
 
 def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None):
-    """input / max(||input||_p along dim, eps)."""
+    """input / max(||input||_p along dim, eps).
+
+    >>> import flambeau.nn.functional as F
+    >>> F.normalize(flambeau.tensor([[3.0, 4.0], [1.0, 0.0]]), dim=1)
+    tensor([[0.6000, 0.8000],
+            [1.0000, 0.0000]])
+    """
     denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
     if out is None:
         return input / denom
@@ -218,7 +261,12 @@ def _pointwise_loss(errors, input, weight, reduction):
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
-    """|input - target|, optionally weighted, reduced."""
+    """|input - target|, optionally weighted, reduced.
+
+    >>> import flambeau.nn.functional as F
+    >>> F.l1_loss(flambeau.tensor([1.0, 2.0, 3.0]), flambeau.tensor([1.5, 2.0, 1.0]))
+    tensor(0.8333)
+    """
     _warn_size(input, target)
     reduction = _reduction.resolve(size_average, reduce, reduction)
     if weight is None:
@@ -227,7 +275,12 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
-    """(input - target)^2, optionally weighted, reduced."""
+    """(input - target)^2, optionally weighted, reduced.
+
+    >>> import flambeau.nn.functional as F
+    >>> F.mse_loss(flambeau.tensor([1.0, 2.0, 3.0]), flambeau.tensor([1.5, 2.0, 1.0]))
+    tensor(1.4167)
+    """
     _warn_size(input, target)
     reduction = _reduction.resolve(size_average, reduce, reduction)
     if weight is None:
@@ -237,7 +290,12 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
 
 @autocast_policy("fp32")
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    """log(1 + exp(-target * input))."""
+    """log(1 + exp(-target * input)).
+
+    >>> import flambeau.nn.functional as F
+    >>> F.soft_margin_loss(flambeau.tensor([2.0, -1.0]), flambeau.tensor([1.0, 1.0]))
+    tensor(0.7201)
+    """
     _check_tensor("soft_margin_loss", "input", 1, input)
     _check_tensor("soft_margin_loss", "target", 2, target)
     reduction = _reduction.resolve(size_average, reduce, reduction)
@@ -248,7 +306,14 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
 def margin_ranking_loss(
     input1, input2, target, margin: float = 0, size_average=None, reduce=None, reduction="mean"
 ):
-    """max(0, -target * (input1 - input2) + margin)."""
+    """max(0, -target * (input1 - input2) + margin).
+
+    >>> import flambeau.nn.functional as F
+    >>> x1, x2 = flambeau.tensor([1.0, 2.0, 3.0]), flambeau.tensor([2.0, 2.0, 1.0])
+    >>> y = flambeau.tensor([1.0, 1.0, -1.0])
+    >>> F.margin_ranking_loss(x1, x2, y, margin=0.5, reduction="none")
+    tensor([1.5000, 0.5000, 2.5000])
+    """
     reduction = _reduction.resolve(size_average, reduce, reduction)
     if not input1.dim() == input2.dim() == target.dim():
         raise RuntimeError(
@@ -262,7 +327,13 @@ def margin_ranking_loss(
 def hinge_embedding_loss(
     input, target, margin: float = 1.0, size_average=None, reduce=None, reduction="mean"
 ):
-    """input where target == 1, max(0, margin - input) where target == -1."""
+    """input where target == 1, max(0, margin - input) where target == -1.
+
+    >>> import flambeau.nn.functional as F
+    >>> x = flambeau.tensor([0.3, 0.3, 2.0])
+    >>> F.hinge_embedding_loss(x, flambeau.tensor([1.0, -1.0, -1.0]), reduction="none")
+    tensor([0.3000, 0.7000, 0.0000])
+    """
     _check_tensor("hinge_embedding_loss", "input", 1, input)
     _check_tensor("hinge_embedding_loss", "target", 2, target)
     reduction = _reduction.resolve(size_average, reduce, reduction)
@@ -276,7 +347,14 @@ def hinge_embedding_loss(
 def cosine_embedding_loss(
     input1, input2, target, margin: float = 0, size_average=None, reduce=None, reduction="mean"
 ):
-    """1 - cos(x1, x2) where target == 1, max(0, cos(x1, x2) - margin) where target == -1."""
+    """1 - cos(x1, x2) where target == 1, max(0, cos(x1, x2) - margin) where target == -1.
+
+    >>> import flambeau.nn.functional as F
+    >>> x1 = flambeau.tensor([[1.0, 0.0], [1.0, 0.0]])
+    >>> x2 = flambeau.tensor([[0.0, 1.0], [1.0, 1.0]])
+    >>> F.cosine_embedding_loss(x1, x2, flambeau.tensor([1, -1]), reduction="none")
+    tensor([1.0000, 0.7071])
+    """
     _check_tensor("cosine_embedding_loss", "input1", 1, input1)
     _check_tensor("cosine_embedding_loss", "input2", 2, input2)
     _check_tensor("cosine_embedding_loss", "target", 3, target)
@@ -312,7 +390,13 @@ def poisson_nll_loss(
     reduce=None,
     reduction="mean",
 ):
-    """Negative log likelihood of target ~ Poisson(input) (or Poisson(exp(input)))."""
+    """Negative log likelihood of target ~ Poisson(input) (or Poisson(exp(input))).
+
+    >>> import flambeau.nn.functional as F
+    >>> log_rate = flambeau.tensor([0.0, 1.0])
+    >>> F.poisson_nll_loss(log_rate, flambeau.tensor([1.0, 2.0]), reduction="none")
+    tensor([1.0000, 0.7183])
+    """
     _check_tensor("poisson_nll_loss", "input", 1, input)
     _check_tensor("poisson_nll_loss", "target", 2, target)
     reduction = _reduction.resolve(size_average, reduce, reduction)
@@ -330,7 +414,13 @@ def poisson_nll_loss(
 
 
 def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6, reduction="mean"):
-    """0.5 * (log(max(var, eps)) + (input - target)^2 / max(var, eps)) (+ 0.5 log(2 pi))."""
+    """0.5 * (log(max(var, eps)) + (input - target)^2 / max(var, eps)) (+ 0.5 log(2 pi)).
+
+    >>> import flambeau.nn.functional as F
+    >>> mean, target = flambeau.tensor([1.0, 2.0]), flambeau.tensor([1.0, 4.0])
+    >>> F.gaussian_nll_loss(mean, target, flambeau.tensor([1.0, 2.0]), reduction="none")
+    tensor([0.0000, 1.3466])
+    """
     if isinstance(var, (int, float)):
         if var < 0:
             raise ValueError("var has negative entry/entries")
@@ -369,7 +459,14 @@ def triplet_margin_loss(
     reduce=None,
     reduction="mean",
 ):
-    """max(0, margin + d(anchor, positive) - d(anchor, negative)), d the p-norm distance."""
+    """max(0, margin + d(anchor, positive) - d(anchor, negative)), d the p-norm distance.
+
+    >>> import flambeau.nn.functional as F
+    >>> anchor = flambeau.tensor([[0.0, 0.0]])
+    >>> pos, neg = flambeau.tensor([[3.0, 4.0]]), flambeau.tensor([[1.0, 0.0]])
+    >>> F.triplet_margin_loss(anchor, pos, neg, margin=1.0)
+    tensor(5.0000)
+    """
     _check_tensor("triplet_margin_loss", "anchor", 1, anchor)
     _check_tensor("triplet_margin_loss", "positive", 2, positive)
     _check_tensor("triplet_margin_loss", "negative", 3, negative)
@@ -400,7 +497,15 @@ def triplet_margin_with_distance_loss(
     swap: bool = False,
     reduction: str = "mean",
 ):
-    """triplet_margin_loss with any distance function (pairwise_distance by default)."""
+    """triplet_margin_loss with any distance function (pairwise_distance by default).
+
+    >>> import flambeau.nn.functional as F
+    >>> anchor = flambeau.tensor([[0.0, 0.0]])
+    >>> pos, neg = flambeau.tensor([[3.0, 4.0]]), flambeau.tensor([[1.0, 0.0]])
+    >>> l1 = lambda x, y: (x - y).abs().sum(-1)
+    >>> F.triplet_margin_with_distance_loss(anchor, pos, neg, distance_function=l1)
+    tensor(7.)
+    """
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
     if margin <= 0:
@@ -436,28 +541,49 @@ def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
 
 
 def softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
-    """exp(x) / sum(exp(x)) along dim (cast to dtype first when given)."""
+    """exp(x) / sum(exp(x)) along dim (cast to dtype first when given).
+
+    >>> import flambeau.nn.functional as F
+    >>> F.softmax(flambeau.tensor([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]]), dim=1)
+    tensor([[0.0900, 0.2447, 0.6652],
+            [0.3333, 0.3333, 0.3333]])
+    """
     if dim is None:
         dim = _softmax_dim("softmax", input.dim(), _stacklevel)
     return flambeau.softmax(input, dim, dtype=dtype)
 
 
 def softmin(input, dim=None, _stacklevel: int = 3, dtype=None):
-    """softmax(-x) along dim."""
+    """softmax(-x) along dim.
+
+    >>> import flambeau.nn.functional as F
+    >>> F.softmin(flambeau.tensor([1.0, 2.0, 3.0]), dim=0)
+    tensor([0.6652, 0.2447, 0.0900])
+    """
     if dim is None:
         dim = _softmax_dim("softmin", input.dim(), _stacklevel)
     return flambeau.softmax(-input, dim, dtype=dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
-    """x - log(sum(exp(x))) along dim, computed stably."""
+    """x - log(sum(exp(x))) along dim, computed stably.
+
+    >>> import flambeau.nn.functional as F
+    >>> F.log_softmax(flambeau.tensor([1.0, 2.0, 3.0]), dim=0)
+    tensor([-2.4076, -1.4076, -0.4076])
+    """
     if dim is None:
         dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)
     return flambeau.log_softmax(input, dim, dtype=dtype)
 
 
 def gelu(input, approximate: str = "none"):
-    """x * Phi(x), or its tanh approximation with approximate='tanh'."""
+    """x * Phi(x), or its tanh approximation with approximate='tanh'.
+
+    >>> import flambeau.nn.functional as F
+    >>> F.gelu(flambeau.tensor([-1.0, 0.0, 1.0, 2.0]))
+    tensor([-0.1587,  0.0000,  0.8413,  1.9545])
+    """
     _check_tensor("gelu", "input", 1, input)
     if approximate not in ("none", "tanh"):
         raise RuntimeError(f"approximate argument must be either none or tanh, got {approximate!r}")
@@ -465,32 +591,59 @@ def gelu(input, approximate: str = "none"):
 
 
 def silu(input, inplace: bool = False):
-    """x * sigmoid(x)."""
+    """x * sigmoid(x).
+
+    >>> import flambeau.nn.functional as F
+    >>> F.silu(flambeau.tensor([-1.0, 0.0, 1.0, 2.0]))
+    tensor([-0.2689,  0.0000,  0.7311,  1.7616])
+    """
     _check_tensor("silu", "input", 1, input)
     return input.silu_() if inplace else flambeau.silu(input)
 
 
 def elu(input, alpha: float = 1.0, inplace: bool = False):
-    """x where x > 0, else alpha * (exp(x) - 1)."""
+    """x where x > 0, else alpha * (exp(x) - 1).
+
+    >>> import flambeau.nn.functional as F
+    >>> F.elu(flambeau.tensor([-2.0, -1.0, 0.0, 1.0]))
+    tensor([-0.8647, -0.6321,  0.0000,  1.0000])
+    """
     _check_tensor("elu", "input", 1, input)
     return input.elu_(alpha) if inplace else flambeau.elu(input, alpha)
 
 
 def elu_(input, alpha: float = 1.0):
     """In-place :func:`elu`: ``input`` becomes ``x`` where ``x > 0``, else
-    ``alpha * (exp(x) - 1)``. Returns ``input`` itself."""
+    ``alpha * (exp(x) - 1)``. Returns ``input`` itself.
+
+    >>> import flambeau.nn.functional as F
+    >>> x = flambeau.tensor([-1.0, 0.0, 2.0])
+    >>> _ = F.elu_(x, alpha=2.0)
+    >>> x
+    tensor([-1.2642,  0.0000,  2.0000])
+    """
     _check_tensor("elu_", "input", 1, input)
     return input.elu_(alpha)
 
 
 def selu(input, inplace: bool = False):
-    """scale * elu(x, alpha) with the self-normalising constants."""
+    """scale * elu(x, alpha) with the self-normalising constants.
+
+    >>> import flambeau.nn.functional as F
+    >>> F.selu(flambeau.tensor([-1.0, 0.0, 1.0]))
+    tensor([-1.1113,  0.0000,  1.0507])
+    """
     _check_tensor("selu", "input", 1, input)
     return selu_(input) if inplace else flambeau.selu(input)
 
 
 def celu(input, alpha: float = 1.0, inplace: bool = False):
-    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)).
+
+    >>> import flambeau.nn.functional as F
+    >>> F.celu(flambeau.tensor([-2.0, 0.0, 1.0]), alpha=2.0)
+    tensor([-1.2642,  0.0000,  1.0000])
+    """
     _check_tensor("celu", "input", 1, input)
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: celu(): alpha must not be 0")
@@ -498,7 +651,12 @@ def celu(input, alpha: float = 1.0, inplace: bool = False):
 
 
 def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
-    """x where x > 0, else negative_slope * x."""
+    """x where x > 0, else negative_slope * x.
+
+    >>> import flambeau.nn.functional as F
+    >>> F.leaky_relu(flambeau.tensor([-2.0, 0.0, 3.0]), negative_slope=0.1)
+    tensor([-0.2000,  0.0000,  3.0000])
+    """
     _check_tensor("leaky_relu", "input", 1, input)
     if inplace:
         return input.leaky_relu_(negative_slope)
@@ -507,19 +665,36 @@ def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
 
 def leaky_relu_(input, negative_slope: float = 0.01):
     """In-place :func:`leaky_relu`: negative elements of ``input`` are multiplied by
-    ``negative_slope`` (default 0.01). Returns ``input`` itself."""
+    ``negative_slope`` (default 0.01). Returns ``input`` itself.
+
+    >>> import flambeau.nn.functional as F
+    >>> x = flambeau.tensor([-2.0, 0.0, 3.0])
+    >>> _ = F.leaky_relu_(x, 0.5)
+    >>> x
+    tensor([-1.,  0.,  3.])
+    """
     _check_tensor("leaky_relu_", "input", 1, input)
     return input.leaky_relu_(negative_slope)
 
 
 def relu6(input, inplace: bool = False):
-    """min(max(x, 0), 6)."""
+    """min(max(x, 0), 6).
+
+    >>> import flambeau.nn.functional as F
+    >>> F.relu6(flambeau.tensor([-1.0, 3.0, 8.0]))
+    tensor([0., 3., 6.])
+    """
     _check_tensor("relu6", "input", 1, input)
     return input.hardtanh_(0.0, 6.0) if inplace else flambeau.relu6(input)
 
 
 def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
-    """x clamped to [min_val, max_val]."""
+    """x clamped to [min_val, max_val].
+
+    >>> import flambeau.nn.functional as F
+    >>> F.hardtanh(flambeau.tensor([-3.0, -0.5, 0.5, 3.0]))
+    tensor([-1.0000, -0.5000,  0.5000,  1.0000])
+    """
     _check_tensor("hardtanh", "input", 1, input)
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
@@ -530,43 +705,80 @@ def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool =
 
 def hardtanh_(input, min_val: float = -1.0, max_val: float = 1.0):
     """In-place :func:`hardtanh`: ``input`` clamped to ``[min_val, max_val]`` (default
-    [-1, 1]). Returns ``input`` itself; ValueError when ``min_val > max_val``."""
+    [-1, 1]). Returns ``input`` itself; ValueError when ``min_val > max_val``.
+
+    >>> import flambeau.nn.functional as F
+    >>> x = flambeau.tensor([-3.0, 0.5, 3.0])
+    >>> _ = F.hardtanh_(x, 0.0, 1.0)
+    >>> x
+    tensor([0.0000, 0.5000, 1.0000])
+    """
     _check_tensor("hardtanh_", "input", 1, input)
     return hardtanh(input, min_val, max_val, inplace=True)
 
 
 def hardswish(input, inplace: bool = False):
-    """x * relu6(x + 3) / 6."""
+    """x * relu6(x + 3) / 6.
+
+    >>> import flambeau.nn.functional as F
+    >>> F.hardswish(flambeau.tensor([-1.0, 0.0, 1.0, 4.0]))
+    tensor([-0.3333,  0.0000,  0.6667,  4.0000])
+    """
     _check_tensor("hardswish", "input", 1, input)
     return input.hardswish_() if inplace else flambeau.hardswish(input)
 
 
 def hardsigmoid(input, inplace: bool = False):
-    """relu6(x + 3) / 6."""
+    """relu6(x + 3) / 6.
+
+    >>> import flambeau.nn.functional as F
+    >>> F.hardsigmoid(flambeau.tensor([-4.0, -1.5, 0.0, 1.5, 4.0]))
+    tensor([0.0000, 0.2500, 0.5000, 0.7500, 1.0000])
+    """
     _check_tensor("hardsigmoid", "input", 1, input)
     return input.hardsigmoid_() if inplace else flambeau.hardsigmoid(input)
 
 
 def mish(input, inplace: bool = False):
-    """x * tanh(softplus(x))."""
+    """x * tanh(softplus(x)).
+
+    >>> import flambeau.nn.functional as F
+    >>> F.mish(flambeau.tensor([-1.0, 0.0, 1.0]))
+    tensor([-0.3034,  0.0000,  0.8651])
+    """
     _check_tensor("mish", "input", 1, input)
     return input.mish_() if inplace else flambeau.mish(input)
 
 
 def softplus(input, beta: float = 1.0, threshold: float = 20.0):
-    """log(1 + exp(beta * x)) / beta, x itself where beta * x > threshold."""
+    """log(1 + exp(beta * x)) / beta, x itself where beta * x > threshold.
+
+    >>> import flambeau.nn.functional as F
+    >>> F.softplus(flambeau.tensor([-1.0, 0.0, 1.0, 30.0]))
+    tensor([ 0.3133,  0.6931,  1.3133, 30.0000])
+    """
     _check_tensor("softplus", "input", 1, input)
     return flambeau.softplus(input, beta, threshold)
 
 
 def logsigmoid(input):
-    """log(sigmoid(x)), without overflow."""
+    """log(sigmoid(x)), without overflow.
+
+    >>> import flambeau.nn.functional as F
+    >>> F.logsigmoid(flambeau.tensor([-1.0, 0.0, 1.0]))
+    tensor([-1.3133, -0.6931, -0.3133])
+    """
     _check_tensor("logsigmoid", "input", 1, input)
     return flambeau.log_sigmoid(input)
 
 
 def softshrink(input, lambd: float = 0.5):
-    """x - lambd where x > lambd, x + lambd where x < -lambd, else 0."""
+    """x - lambd where x > lambd, x + lambd where x < -lambd, else 0.
+
+    >>> import flambeau.nn.functional as F
+    >>> F.softshrink(flambeau.tensor([-2.0, 0.0, 0.4, 1.5]), lambd=0.5)
+    tensor([-1.5000,  0.0000,  0.0000,  1.0000])
+    """
     _check_tensor("softshrink", "input", 1, input)
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {float(lambd)}.")
@@ -574,13 +786,23 @@ def softshrink(input, lambd: float = 0.5):
 
 
 def hardshrink(input, lambd: float = 0.5):
-    """x where |x| > lambd, else 0."""
+    """x where |x| > lambd, else 0.
+
+    >>> import flambeau.nn.functional as F
+    >>> F.hardshrink(flambeau.tensor([-2.0, -0.3, 0.0, 0.4, 1.5]), lambd=0.5)
+    tensor([-2.0000,  0.0000,  0.0000,  0.0000,  1.5000])
+    """
     _check_tensor("hardshrink", "input", 1, input)
     return flambeau.hardshrink(input, lambd)
 
 
 def glu(input, dim: int = -1):
-    """a * sigmoid(b), where a and b are the two halves of input along dim."""
+    """a * sigmoid(b), where a and b are the two halves of input along dim.
+
+    >>> import flambeau.nn.functional as F
+    >>> F.glu(flambeau.tensor([[1.0, 2.0, 0.0, 100.0]]), dim=-1)
+    tensor([[0.5000, 2.0000]])
+    """
     if input.dim() == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
     n = input.shape[dim]
@@ -607,7 +829,13 @@ def _verify_batch_size(size) -> None:
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
-    """Normalise over the trailing normalized_shape dimensions, then scale and shift."""
+    """Normalise over the trailing normalized_shape dimensions, then scale and shift.
+
+    >>> import flambeau.nn.functional as F
+    >>> F.layer_norm(flambeau.tensor([[1.0, 2.0, 3.0], [2.0, 2.0, 2.0]]), (3,))
+    tensor([[-1.2247,  0.0000,  1.2247],
+            [ 0.0000,  0.0000,  0.0000]])
+    """
     _check_tensor("layer_norm", "input", 1, input)
     _check_tensor("layer_norm", "weight", 3, weight, optional=True)
     _check_tensor("layer_norm", "bias", 4, bias, optional=True)
@@ -644,6 +872,15 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
     In training the running statistics, when given, are updated in place:
     running = (1 - momentum) * running + momentum * batch statistic (unbiased variance).
+
+    >>> import flambeau.nn.functional as F
+    >>> x = flambeau.tensor([[1.0, 10.0], [3.0, 20.0]])
+    >>> mean, var = flambeau.zeros(2), flambeau.ones(2)
+    >>> F.batch_norm(x, mean, var, training=True)
+    tensor([[-1.0000, -1.0000],
+            [ 1.0000,  1.0000]])
+    >>> mean
+    tensor([0.2000, 1.5000])
     """
     _check_tensor("batch_norm", "input", 1, input)
     _check_tensor("batch_norm", "running_mean", 2, running_mean, optional=True)
@@ -673,7 +910,14 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
                   use_input_stats: bool = True, momentum: float = 0.1,
                   eps: float = 1e-5):  # fmt: skip
-    """Normalise each (sample, channel) over its spatial dimensions."""
+    """Normalise each (sample, channel) over its spatial dimensions.
+
+    >>> import flambeau.nn.functional as F
+    >>> x = flambeau.tensor([[[1.0, 3.0], [0.0, 10.0]]])
+    >>> F.instance_norm(x)
+    tensor([[[-1.0000,  1.0000],
+             [-1.0000,  1.0000]]])
+    """
     _check_tensor("instance_norm", "running_mean", 2, running_mean, optional=True)
     _check_tensor("instance_norm", "running_var", 3, running_var, optional=True)
     _check_tensor("instance_norm", "weight", 4, weight, optional=True)
@@ -706,7 +950,13 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
 
 
 def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5):
-    """Normalise each sample over groups of channels (and the spatial dimensions)."""
+    """Normalise each sample over groups of channels (and the spatial dimensions).
+
+    >>> import flambeau.nn.functional as F
+    >>> x = flambeau.tensor([[1.0, 3.0, 5.0, 5.0]])
+    >>> F.group_norm(x, num_groups=2)
+    tensor([[-1.0000,  1.0000,  0.0000,  0.0000]])
+    """
     _check_tensor("group_norm", "weight", 3, weight, optional=True)
     _check_tensor("group_norm", "bias", 4, bias, optional=True)
     if input.dim() < 2:
@@ -727,7 +977,15 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
 
 def local_response_norm(input, size: int, alpha: float = 1e-4, beta: float = 0.75,
                         k: float = 1.0):  # fmt: skip
-    """x / (k + alpha * mean of x^2 over `size` neighbouring channels) ** beta."""
+    """x / (k + alpha * mean of x^2 over `size` neighbouring channels) ** beta.
+
+    >>> import flambeau.nn.functional as F
+    >>> x = flambeau.tensor([[[1.0], [2.0], [3.0]]])
+    >>> F.local_response_norm(x, size=2, alpha=1.0, beta=1.0, k=1.0)
+    tensor([[[0.6667],
+             [0.5714],
+             [0.4000]]])
+    """
     if input.dim() < 3:
         raise ValueError(
             f"Expected 3D or higher dimensionality input (got {input.dim()} dimensions)"
@@ -764,7 +1022,15 @@ def _check_p(p) -> None:
 
 
 def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):
-    """Zero each element with probability p, scaling the rest by 1 / (1 - p), when training."""
+    """Zero each element with probability p, scaling the rest by 1 / (1 - p), when training.
+
+    >>> import flambeau.nn.functional as F
+    >>> _ = flambeau.manual_seed(0)
+    >>> F.dropout(flambeau.ones(6), p=0.5)
+    tensor([2., 0., 0., 0., 0., 2.])
+    >>> F.dropout(flambeau.ones(3), p=0.5, training=False)
+    tensor([1., 1., 1.])
+    """
     _check_tensor("dropout", "input", 1, input)
     _check_p(p)
     if inplace:
@@ -785,7 +1051,16 @@ def _unbatched_feature_dropout(input, p, training, inplace):
 
 
 def dropout1d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
-    """Zero whole channels of (N, C, L) or (C, L) input with probability p."""
+    """Zero whole channels of (N, C, L) or (C, L) input with probability p.
+
+    >>> import flambeau.nn.functional as F
+    >>> _ = flambeau.manual_seed(0)
+    >>> F.dropout1d(flambeau.ones(1, 4, 3), p=0.5)
+    tensor([[[2., 2., 2.],
+             [0., 0., 0.],
+             [0., 0., 0.],
+             [0., 0., 0.]]])
+    """
     _check_p(p)
     if input.dim() not in (2, 3):
         raise RuntimeError(
@@ -800,7 +1075,14 @@ def dropout1d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
 
 
 def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
-    """Zero whole channels of (N, C, H, W) or (C, H, W) input with probability p."""
+    """Zero whole channels of (N, C, H, W) or (C, H, W) input with probability p.
+
+    >>> import flambeau.nn.functional as F
+    >>> _ = flambeau.manual_seed(0)
+    >>> out = F.dropout2d(flambeau.ones(1, 4, 2, 2), p=0.5)
+    >>> out.sum((2, 3))
+    tensor([[8., 0., 0., 0.]])
+    """
     _check_p(p)
     ndim = input.dim()
     if ndim not in (3, 4):
@@ -831,7 +1113,14 @@ def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
 
 
 def dropout3d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
-    """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) input with probability p."""
+    """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) input with probability p.
+
+    >>> import flambeau.nn.functional as F
+    >>> _ = flambeau.manual_seed(0)
+    >>> out = F.dropout3d(flambeau.ones(1, 4, 2, 2, 2), p=0.5)
+    >>> out.sum((2, 3, 4))
+    tensor([[16.,  0.,  0.,  0.]])
+    """
     _check_p(p)
     ndim = input.dim()
     if ndim not in (4, 5):
@@ -854,7 +1143,13 @@ def dropout3d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
 
 
 def alpha_dropout(input, p: float = 0.5, training: bool = False, inplace: bool = False):
-    """Dropout that keeps SELU's self-normalising mean and variance."""
+    """Dropout that keeps SELU's self-normalising mean and variance.
+
+    >>> import flambeau.nn.functional as F
+    >>> _ = flambeau.manual_seed(0)
+    >>> F.alpha_dropout(flambeau.zeros(6), p=0.5, training=True)
+    tensor([ 0.7792, -0.7792, -0.7792, -0.7792, -0.7792,  0.7792])
+    """
     _check_tensor("alpha_dropout", "input", 1, input)
     _check_p(p)
     if inplace:
@@ -907,7 +1202,15 @@ def _check_indices(op, input):
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float = 2.0,
               scale_grad_by_freq: bool = False, sparse: bool = False):  # fmt: skip
-    """Rows of weight picked by the indices in input (any shape)."""
+    """Rows of weight picked by the indices in input (any shape).
+
+    >>> import flambeau.nn.functional as F
+    >>> weight = flambeau.tensor([[0.0, 0.0], [1.0, 1.0], [2.0, 4.0]])
+    >>> F.embedding(flambeau.tensor([2, 0, 2]), weight)
+    tensor([[2., 4.],
+            [0., 0.],
+            [2., 4.]])
+    """
     _check_tensor("embedding", "input", 1, input)
     _check_tensor("embedding", "weight", 2, weight)
     if weight.dim() != 2:
@@ -930,7 +1233,15 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float =
                   scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
                   per_sample_weights=None, include_last_offset: bool = False,
                   padding_idx=None):  # fmt: skip
-    """Sums, means or maxes of bags of embedding rows, without building the rows."""
+    """Sums, means or maxes of bags of embedding rows, without building the rows.
+
+    >>> import flambeau.nn.functional as F
+    >>> weight = flambeau.tensor([[0.0, 0.0], [1.0, 1.0], [2.0, 4.0]])
+    >>> indices, offsets = flambeau.tensor([0, 1, 2, 2]), flambeau.tensor([0, 3])
+    >>> F.embedding_bag(indices, weight, offsets, mode="sum")
+    tensor([[3., 5.],
+            [2., 4.]])
+    """
     if weight.dim() != 2:
         raise ValueError(
             f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.dim()}"
@@ -1017,7 +1328,13 @@ def _class_target_check(op, input, target):
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = -100,
              reduce=None, reduction: str = "mean"):  # fmt: skip
-    """-input[n, target[n]] (times weight[target[n]]), over classes in dim 1."""
+    """-input[n, target[n]] (times weight[target[n]]), over classes in dim 1.
+
+    >>> import flambeau.nn.functional as F
+    >>> log_probs = flambeau.tensor([[-0.5, -1.0, -2.0], [-3.0, -0.1, -2.5]])
+    >>> F.nll_loss(log_probs, flambeau.tensor([0, 1]))
+    tensor(0.3000)
+    """
     _check_tensor("nll_loss", "input", 1, input)
     _check_tensor("nll_loss", "target", 2, target)
     _check_tensor("nll_loss", "weight", 3, weight, optional=True)
@@ -1033,7 +1350,13 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0,
     targets are padded (N, S) or concatenated (sum(target_lengths)); the lengths are tuples
     of ints or integer tensors. mean divides each loss by its target length (at least 1)
     and averages over the batch; zero_infinity zeroes the losses (and gradients) of
-    impossible alignments."""
+    impossible alignments.
+
+    >>> import flambeau.nn.functional as F
+    >>> log_probs = flambeau.full((2, 1, 2), 0.5).log()
+    >>> F.ctc_loss(log_probs, flambeau.tensor([[1]]), (2,), (1,), reduction="sum")
+    tensor(0.2877)
+    """
     _check_tensor("ctc_loss", "log_probs", 1, log_probs)
     _check_tensor("ctc_loss", "targets", 2, targets)
     for name, v in (("input_lengths", input_lengths), ("target_lengths", target_lengths)):
@@ -1050,7 +1373,13 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0,
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index: int = -100,
                   reduce=None, reduction: str = "mean",
                   label_smoothing: float = 0.0):  # fmt: skip
-    """log_softmax over dim 1 then nll_loss (class indices), or soft-label cross entropy."""
+    """log_softmax over dim 1 then nll_loss (class indices), or soft-label cross entropy.
+
+    >>> import flambeau.nn.functional as F
+    >>> logits = flambeau.tensor([[2.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    >>> F.cross_entropy(logits, flambeau.tensor([0, 2]), reduction="none")
+    tensor([0.2395, 1.0986])
+    """
     _check_tensor("cross_entropy", "input", 1, input)
     _check_tensor("cross_entropy", "target", 2, target)
     _check_tensor("cross_entropy", "weight", 3, weight, optional=True)
@@ -1070,7 +1399,13 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction: str = "mean"):  # fmt: skip
-    """-(target * log(input) + (1 - target) * log(1 - input)), input probabilities."""
+    """-(target * log(input) + (1 - target) * log(1 - input)), input probabilities.
+
+    >>> import flambeau.nn.functional as F
+    >>> probs = flambeau.tensor([0.9, 0.2, 0.5])
+    >>> F.binary_cross_entropy(probs, flambeau.tensor([1.0, 0.0, 1.0]), reduction="none")
+    tensor([0.1054, 0.2231, 0.6931])
+    """
     reduction = _reduction.resolve(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
@@ -1086,7 +1421,13 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                                      reduce=None, reduction: str = "mean",
                                      pos_weight=None):  # fmt: skip
     """binary_cross_entropy(sigmoid(input), target), computed stably; pos_weight scales
-    the positive term."""
+    the positive term.
+
+    >>> import flambeau.nn.functional as F
+    >>> logits, target = flambeau.tensor([2.0, -1.0, 0.0]), flambeau.tensor([1.0, 0.0, 1.0])
+    >>> F.binary_cross_entropy_with_logits(logits, target, reduction="none")
+    tensor([0.1269, 0.3133, 0.6931])
+    """
     _check_tensor("binary_cross_entropy_with_logits", "weight", 3, weight, optional=True)
     _check_tensor("binary_cross_entropy_with_logits", "pos_weight", 7, pos_weight, optional=True)
     reduction = _reduction.resolve(size_average, reduce, reduction)
@@ -1101,7 +1442,13 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean",
            log_target: bool = False):  # fmt: skip
-    """target * (log(target) - input), input given as log-probabilities."""
+    """target * (log(target) - input), input given as log-probabilities.
+
+    >>> import flambeau.nn.functional as F
+    >>> log_q = flambeau.tensor([[0.25, 0.75]]).log()
+    >>> F.kl_div(log_q, flambeau.tensor([[0.5, 0.5]]), reduction="batchmean")
+    tensor(0.1438)
+    """
     _check_tensor("kl_div", "input", 1, input)
     _check_tensor("kl_div", "target", 2, target)
     if size_average is not None or reduce is not None:
@@ -1122,7 +1469,13 @@ def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
                    beta: float = 1.0):  # fmt: skip
-    """0.5 (x - y)^2 / beta where |x - y| < beta, else |x - y| - 0.5 beta."""
+    """0.5 (x - y)^2 / beta where |x - y| < beta, else |x - y| - 0.5 beta.
+
+    >>> import flambeau.nn.functional as F
+    >>> x, y = flambeau.tensor([0.5, 3.0]), flambeau.tensor([0.0, 0.0])
+    >>> F.smooth_l1_loss(x, y, reduction="none", beta=1.0)
+    tensor([0.1250, 2.5000])
+    """
     _warn_size(input, target)
     reduction = _reduction.resolve(size_average, reduce, reduction)
     if beta < 0:
@@ -1133,7 +1486,13 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
 
 
 def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weight=None):
-    """0.5 (x - y)^2 where |x - y| < delta, else delta (|x - y| - 0.5 delta)."""
+    """0.5 (x - y)^2 where |x - y| < delta, else delta (|x - y| - 0.5 delta).
+
+    >>> import flambeau.nn.functional as F
+    >>> x, y = flambeau.tensor([0.5, 3.0]), flambeau.tensor([0.0, 0.0])
+    >>> F.huber_loss(x, y, reduction="none", delta=2.0)
+    tensor([0.1250, 4.0000])
+    """
     _warn_size(input, target)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
@@ -1148,7 +1507,13 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
                                 reduction: str = "mean"):  # fmt: skip
-    """-mean over classes of y log sigmoid(x) + (1 - y) log sigmoid(-x), per sample."""
+    """-mean over classes of y log sigmoid(x) + (1 - y) log sigmoid(-x), per sample.
+
+    >>> import flambeau.nn.functional as F
+    >>> x = flambeau.tensor([[0.0, 2.0, -1.0]])
+    >>> F.multilabel_soft_margin_loss(x, flambeau.tensor([[1.0, 1.0, 0.0]]))
+    tensor(0.3778)
+    """
     _check_tensor("multilabel_soft_margin_loss", "input", 1, input)
     reduction = _reduction.resolve(size_average, reduce, reduction)
     _reduction_enum(reduction)

@@ -81,7 +81,14 @@ _LINEAR_GAIN_ONE = {
 
 
 def calculate_gain(nonlinearity: str, param=None) -> float:
-    """The recommended gain for a nonlinearity (param: leaky_relu's negative slope)."""
+    """The recommended gain for a nonlinearity (param: leaky_relu's negative slope).
+
+    >>> import flambeau.nn as nn
+    >>> nn.init.calculate_gain("relu"), nn.init.calculate_gain("tanh")
+    (1.4142135623730951, 1.6666666666666667)
+    >>> nn.init.calculate_gain("leaky_relu", 0.2)
+    1.3867504905630728
+    """
     if nonlinearity in _LINEAR_GAIN_ONE:
         return 1
     if nonlinearity == "tanh":
@@ -121,21 +128,47 @@ def _calculate_correct_fan(tensor, mode: str) -> int:
 
 @_initializer
 def uniform_(tensor, a: float = 0.0, b: float = 1.0, generator=None):
-    """Fills with U(a, b)."""
+    """Fills with U(a, b).
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> w = nn.init.uniform_(flambeau.empty(2, 3), a=-1.0, b=1.0)
+    >>> w
+    tensor([[-0.2019,  0.7610,  0.4714],
+            [ 0.2110,  0.9445, -0.2758]])
+    >>> bool(w.abs().max() <= 1.0)
+    True
+    """
     with no_grad():
         return tensor.uniform_(a, b, generator=generator)
 
 
 @_initializer
 def normal_(tensor, mean: float = 0.0, std: float = 1.0, generator=None):
-    """Fills with N(mean, std^2)."""
+    """Fills with N(mean, std^2).
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> w = nn.init.normal_(flambeau.empty(100, 100), mean=2.0, std=0.5)
+    >>> round(w.mean().item(), 1), round(w.std().item(), 1)
+    (2.0, 0.5)
+    """
     with no_grad():
         return tensor.normal_(mean, std, generator=generator)
 
 
 @_initializer
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
-    """Fills with N(mean, std^2) truncated to [a, b], by inverting the normal CDF."""
+    """Fills with N(mean, std^2) truncated to [a, b], by inverting the normal CDF.
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> w = nn.init.trunc_normal_(flambeau.empty(100, 100), std=1.0, a=-2.0, b=2.0)
+    >>> bool(w.abs().max() <= 2.0)
+    True
+    >>> round(w.std().item(), 1)
+    0.9
+    """
 
     def cdf(x):
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
@@ -158,7 +191,13 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
 
 @_initializer
 def constant_(tensor, val: float):
-    """Fills with val."""
+    """Fills with val.
+
+    >>> import flambeau.nn as nn
+    >>> nn.init.constant_(flambeau.empty(2, 3), 0.3)
+    tensor([[0.3000, 0.3000, 0.3000],
+            [0.3000, 0.3000, 0.3000]])
+    """
     with no_grad():
         return tensor.fill_(val)
 
@@ -166,21 +205,39 @@ def constant_(tensor, val: float):
 @_initializer
 def ones_(tensor):
     """Fills ``tensor`` with 1, in place and without recording autograd history. Returns
-    ``tensor``."""
+    ``tensor``.
+
+    >>> import flambeau.nn as nn
+    >>> nn.init.ones_(flambeau.empty(2, 3))
+    tensor([[1., 1., 1.],
+            [1., 1., 1.]])
+    """
     return constant_(tensor, 1.0)
 
 
 @_initializer
 def zeros_(tensor):
     """Fills ``tensor`` with 0, in place and without recording autograd history. Returns
-    ``tensor``."""
+    ``tensor``.
+
+    >>> import flambeau.nn as nn
+    >>> nn.init.zeros_(flambeau.empty(2, 3))
+    tensor([[0., 0., 0.],
+            [0., 0., 0.]])
+    """
     with no_grad():
         return tensor.zero_()
 
 
 @_initializer
 def eye_(tensor):
-    """Fills a 2-D tensor with the identity matrix."""
+    """Fills a 2-D tensor with the identity matrix.
+
+    >>> import flambeau.nn as nn
+    >>> nn.init.eye_(flambeau.empty(2, 3))
+    tensor([[1., 0., 0.],
+            [0., 1., 0.]])
+    """
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     with no_grad():
@@ -189,7 +246,17 @@ def eye_(tensor):
 
 @_initializer
 def dirac_(tensor, groups: int = 1):
-    """Fills a 3/4/5-D convolution weight with the identity (per group)."""
+    """Fills a 3/4/5-D convolution weight with the identity (per group).
+
+    >>> import flambeau.nn as nn
+    >>> w = nn.init.dirac_(flambeau.empty(2, 2, 3))
+    >>> w[0]
+    tensor([[0., 1., 0.],
+            [0., 0., 0.]])
+    >>> w[:, :, 1]
+    tensor([[1., 0.],
+            [0., 1.]])
+    """
     dims = tensor.dim()
     if dims not in (3, 4, 5):
         raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
@@ -208,7 +275,14 @@ def dirac_(tensor, groups: int = 1):
 
 @_initializer
 def xavier_uniform_(tensor, gain: float = 1.0, generator=None):
-    """U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out)) (Glorot & Bengio, 2010)."""
+    """U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out)) (Glorot & Bengio, 2010).
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> w = nn.init.xavier_uniform_(flambeau.empty(30, 20))
+    >>> bool(w.abs().max() <= (6 / (20 + 30)) ** 0.5)
+    True
+    """
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
     bound = math.sqrt(3.0) * std
@@ -217,7 +291,14 @@ def xavier_uniform_(tensor, gain: float = 1.0, generator=None):
 
 @_initializer
 def xavier_normal_(tensor, gain: float = 1.0, generator=None):
-    """N(0, std^2) with std = gain * sqrt(2 / (fan_in + fan_out))."""
+    """N(0, std^2) with std = gain * sqrt(2 / (fan_in + fan_out)).
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> w = nn.init.xavier_normal_(flambeau.empty(300, 200))
+    >>> round(w.std().item(), 2), round((2 / (200 + 300)) ** 0.5, 2)
+    (0.06, 0.06)
+    """
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
     return normal_(tensor, 0.0, std, generator)
@@ -235,7 +316,14 @@ def _kaiming_std(tensor, a, mode, nonlinearity) -> float | None:
 @_initializer
 def kaiming_uniform_(tensor, a: float = 0, mode: str = "fan_in",
                      nonlinearity: str = "leaky_relu", generator=None):  # fmt: skip
-    """U(-bound, bound) with bound = gain * sqrt(3 / fan) (He et al., 2015)."""
+    """U(-bound, bound) with bound = gain * sqrt(3 / fan) (He et al., 2015).
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> w = nn.init.kaiming_uniform_(flambeau.empty(64, 50), nonlinearity="relu")
+    >>> bool(w.abs().max() <= (6 / 50) ** 0.5)
+    True
+    """
     std = _kaiming_std(tensor, a, mode, nonlinearity)
     if std is None:
         return tensor
@@ -246,7 +334,14 @@ def kaiming_uniform_(tensor, a: float = 0, mode: str = "fan_in",
 @_initializer
 def kaiming_normal_(tensor, a: float = 0, mode: str = "fan_in",
                     nonlinearity: str = "leaky_relu", generator=None):  # fmt: skip
-    """N(0, std^2) with std = gain / sqrt(fan)."""
+    """N(0, std^2) with std = gain / sqrt(fan).
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> w = nn.init.kaiming_normal_(flambeau.empty(500, 200), mode="fan_in", nonlinearity="relu")
+    >>> round(w.std().item(), 2), round((2 / 200) ** 0.5, 2)
+    (0.1, 0.1)
+    """
     std = _kaiming_std(tensor, a, mode, nonlinearity)
     if std is None:
         return tensor
@@ -258,6 +353,12 @@ def orthogonal_(tensor, gain: float = 1, generator=None):
     """A (semi-)orthogonal matrix from the QR decomposition of a normal sample, times gain.
 
     Dimensions after the first are flattened.
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> w = nn.init.orthogonal_(flambeau.empty(3, 5))
+    >>> flambeau.allclose(w @ w.T, flambeau.eye(3), atol=1e-6)
+    True
     """
     if tensor.dim() < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
@@ -282,7 +383,14 @@ def orthogonal_(tensor, gain: float = 1, generator=None):
 
 @_initializer
 def sparse_(tensor, sparsity: float, std: float = 0.01, generator=None):
-    """N(0, std^2) with a fraction `sparsity` of each column set to zero."""
+    """N(0, std^2) with a fraction `sparsity` of each column set to zero.
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> w = nn.init.sparse_(flambeau.empty(4, 3), sparsity=0.5)
+    >>> (w == 0).sum(0)
+    tensor([2, 2, 2])
+    """
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     rows, cols = tensor.shape
@@ -296,7 +404,7 @@ def sparse_(tensor, sparsity: float, std: float = 0.01, generator=None):
     return tensor
 
 
-def _deprecated_alias(initializer):
+def _deprecated_alias(initializer, example_args: str = "flambeau.empty(2, 3)"):
     new_name = initializer.__name__
     old_name = new_name[:-1]
 
@@ -309,18 +417,27 @@ def _deprecated_alias(initializer):
         return initializer(*args, **kwargs)
 
     deprecated.__name__ = deprecated.__qualname__ = old_name
-    deprecated.__doc__ = f"Deprecated alias of :func:`{new_name}` (warns FutureWarning)."
+    deprecated.__doc__ = (
+        f"Deprecated alias of :func:`{new_name}` (warns FutureWarning).\n\n"
+        ">>> import warnings\n"
+        ">>> import flambeau.nn as nn\n"
+        ">>> with warnings.catch_warnings(record=True) as caught:\n"
+        '...     warnings.simplefilter("always")\n'
+        f"...     w = nn.init.{old_name}({example_args})\n"
+        ">>> print(caught[0].message)\n"
+        f"`nn.init.{old_name}` is now deprecated in favor of `nn.init.{new_name}`.\n"
+    )
     return deprecated
 
 
 uniform = _deprecated_alias(uniform_)
 normal = _deprecated_alias(normal_)
-constant = _deprecated_alias(constant_)
+constant = _deprecated_alias(constant_, "flambeau.empty(2, 3), 0.5")
 eye = _deprecated_alias(eye_)
-dirac = _deprecated_alias(dirac_)
+dirac = _deprecated_alias(dirac_, "flambeau.empty(2, 2, 3)")
 xavier_uniform = _deprecated_alias(xavier_uniform_)
 xavier_normal = _deprecated_alias(xavier_normal_)
 kaiming_uniform = _deprecated_alias(kaiming_uniform_)
 kaiming_normal = _deprecated_alias(kaiming_normal_)
 orthogonal = _deprecated_alias(orthogonal_)
-sparse = _deprecated_alias(sparse_)
+sparse = _deprecated_alias(sparse_, "flambeau.empty(2, 3), 0.5")

@@ -39,7 +39,17 @@ def _reclass(data, cls):
 
 
 class Parameter(Tensor, metaclass=_ParameterMeta):
-    """A tensor that is a module parameter: assigning one to a Module attribute registers it."""
+    """A tensor that is a module parameter: assigning one to a Module attribute registers it.
+
+    >>> import flambeau.nn as nn
+    >>> w = nn.Parameter(flambeau.zeros(2, 3))
+    >>> w.requires_grad, w.shape
+    (True, flambeau.Size([2, 3]))
+    >>> m = nn.Module()
+    >>> m.w = w
+    >>> [name for name, _ in m.named_parameters()]
+    ['w']
+    """
 
     __slots__ = ()
     # As in PyTorch: operations on a parameter return plain tensors, at full speed.
@@ -80,6 +90,13 @@ class Buffer(Tensor):
 
     ``Buffer(data, persistent=True)`` returns a Buffer; ``persistent`` says whether it
     is part of the module's state_dict.
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.Module()
+    >>> m.steps = nn.Buffer(flambeau.zeros(1))
+    >>> m.tmp = nn.Buffer(flambeau.ones(2), persistent=False)
+    >>> [name for name, _ in m.named_buffers()], list(m.state_dict())
+    (['steps', 'tmp'], ['steps'])
     """
 
     __slots__ = ()
@@ -197,7 +214,16 @@ def _empty_like_request(requires_grad, device, dtype, default_grad: bool):
 
 
 class UninitializedParameter(UninitializedTensorMixin, Parameter):
-    """A parameter of a lazy module before its first forward fixes its shape."""
+    """A parameter of a lazy module before its first forward fixes its shape.
+
+    >>> import flambeau.nn as nn
+    >>> p = nn.UninitializedParameter()
+    >>> p
+    <UninitializedParameter>
+    >>> p.materialize((2, 3))
+    >>> type(p).__name__, p.shape
+    ('Parameter', flambeau.Size([2, 3]))
+    """
 
     __slots__ = ()
     cls_to_become = Parameter
@@ -210,7 +236,16 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
 
 
 class UninitializedBuffer(UninitializedTensorMixin, Buffer):
-    """A buffer of a lazy module before its first forward fixes its shape."""
+    """A buffer of a lazy module before its first forward fixes its shape.
+
+    >>> import flambeau.nn as nn
+    >>> b = nn.UninitializedBuffer()
+    >>> b
+    <UninitializedBuffer>
+    >>> b.materialize((4,))
+    >>> type(b).__name__, b.shape
+    ('Tensor', flambeau.Size([4]))
+    """
 
     __slots__ = ()
     cls_to_become = Tensor

@@ -22,14 +22,15 @@ def batches(group: dict, lists: list[list]) -> list[list[list]]:
 
 def with_grads(optimizer, group: dict, make_state) -> tuple[list, list, list[dict]]:
     """(params, grads, states) of the group's parameters that have a gradient;
-    make_state(p) gives a new parameter's initial state."""
+    make_state(p) gives a new parameter's initial state (None: the group keeps no state,
+    and each parameter gets a throwaway dict, as SGD without momentum)."""
     params, grads, states = [], [], []
     for p in group["params"]:
         if p.grad is None:
             continue
         params.append(p)
         grads.append(p.grad)
-        states.append(optimizer._init_state(p, make_state))
+        states.append(optimizer._init_state(p, make_state) if make_state is not None else {})
     return params, grads, states
 
 
@@ -70,7 +71,8 @@ class GroupwiseOptimizer(Optimizer):
     """An optimizer whose step updates all of a group's parameters together.
 
     Subclasses give ``_new_state(group)``, a function from a parameter to its
-    initial state, and ``_update(group, params, grads, states)`` over lists.
+    initial state (or None for a group that keeps none), and
+    ``_update(group, params, grads, states)`` over lists.
     """
 
     def step(self, closure=None):

@@ -67,6 +67,15 @@ def swap_in_optimizer_params_and_state(optimizer, swapin_parameters: dict, swapi
     packed ids) becomes the state of the stand-ins. In-place changes to those state
     tensors show in ``swapin_optim_state``; anything else done to the state is dropped.
     The optimizer must already have state (have stepped once).
+
+    >>> p = flambeau.tensor([1.0], requires_grad=True)
+    >>> opt = flambeau.optim.SGD([p], lr=0.1, momentum=0.9)
+    >>> p.grad = flambeau.tensor([1.0]); opt.step()
+    >>> q = flambeau.tensor([5.0], requires_grad=True); q.grad = flambeau.tensor([1.0])
+    >>> with flambeau.optim.swap_in_optimizer_params_and_state(opt, {"q": q}, opt.state_dict()):
+    ...     opt.step()  # steps q, with p's momentum
+    >>> q, p
+    (tensor([4.8100], requires_grad=True), tensor([0.9000], requires_grad=True))
     """
     if not optimizer.state:
         raise RuntimeError(f"{_NAME} requires initialized optimizer state.")

@@ -8,6 +8,17 @@ from . import _multi as M
 
 
 class Adadelta(M.GroupwiseOptimizer):
+    """Adadelta (Zeiler, 2012): steps scaled by the ratio of running root mean squares
+    of past updates and of gradients.
+
+    >>> p = flambeau.tensor([1.0, -2.0], requires_grad=True)
+    >>> opt = flambeau.optim.Adadelta([p], lr=1.0)
+    >>> (p ** 2).sum().backward()
+    >>> opt.step()
+    >>> p
+    tensor([ 0.9968, -1.9968], requires_grad=True)
+    """
+
     def __init__(
         self,
         params,

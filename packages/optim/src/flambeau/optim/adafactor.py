@@ -19,6 +19,17 @@ from .optimizer import Optimizer, _closure_loss
 
 
 class Adafactor(Optimizer):
+    """Adafactor (Shazeer & Stern, 2018): Adam-like steps whose second-moment estimate of a
+    matrix is kept factored, as one row and one column vector.
+
+    >>> p = flambeau.tensor([1.0, -2.0], requires_grad=True)
+    >>> opt = flambeau.optim.Adafactor([p], lr=0.1)
+    >>> (p ** 2).sum().backward()
+    >>> opt.step()
+    >>> p
+    tensor([ 0.8419, -1.8419], requires_grad=True)
+    """
+
     def __init__(
         self,
         params,

@@ -8,6 +8,17 @@ from . import _multi as M
 
 
 class Adagrad(M.GroupwiseOptimizer):
+    """Adagrad (Duchi et al., 2011): steps divided by the root of the sum of all squared
+    gradients so far.
+
+    >>> p = flambeau.tensor([1.0, -2.0], requires_grad=True)
+    >>> opt = flambeau.optim.Adagrad([p], lr=0.1)
+    >>> (p ** 2).sum().backward()
+    >>> opt.step()
+    >>> p
+    tensor([ 0.9000, -1.9000], requires_grad=True)
+    """
+
     def __init__(
         self,
         params,

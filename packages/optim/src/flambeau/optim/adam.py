@@ -18,6 +18,17 @@ def _check_adam_args(lr, betas, eps, weight_decay):
 
 
 class Adam(M.GroupwiseOptimizer):
+    """Adam (Kingma & Ba, 2014): steps scaled by running averages of the gradient and of
+    its square; ``amsgrad`` keeps the maximum of the latter.
+
+    >>> p = flambeau.tensor([1.0, -2.0], requires_grad=True)
+    >>> opt = flambeau.optim.Adam([p], lr=0.1)
+    >>> (p ** 2).sum().backward()
+    >>> opt.step()
+    >>> p
+    tensor([ 0.9000, -1.9000], requires_grad=True)
+    """
+
     def __init__(
         self,
         params,
@@ -97,6 +108,17 @@ def _adam_update(group, params, grads, states):
 
 
 class AdamW(Adam):
+    """AdamW (Loshchilov & Hutter, 2017): Adam with weight decay decoupled from the
+    gradient (the parameters shrink by ``lr * weight_decay`` at every step).
+
+    >>> p = flambeau.tensor([1.0, -2.0], requires_grad=True)
+    >>> opt = flambeau.optim.AdamW([p], lr=0.1, weight_decay=0.01)
+    >>> (p ** 2).sum().backward()
+    >>> opt.step()
+    >>> p
+    tensor([ 0.8990, -1.8980], requires_grad=True)
+    """
+
     def __init__(
         self,
         params,

@@ -9,6 +9,16 @@ from .adam import _check_adam_args
 
 
 class Adamax(M.GroupwiseOptimizer):
+    """Adamax: Adam's variant based on the infinity norm (Kingma & Ba, 2014).
+
+    >>> p = flambeau.tensor([1.0, -2.0], requires_grad=True)
+    >>> opt = flambeau.optim.Adamax([p], lr=0.1)
+    >>> (p ** 2).sum().backward()
+    >>> opt.step()
+    >>> p
+    tensor([ 0.9000, -1.9000], requires_grad=True)
+    """
+
     def __init__(
         self,
         params,

@@ -9,6 +9,17 @@ from .optimizer import _scalar_tensor
 
 
 class ASGD(M.GroupwiseOptimizer):
+    """Averaged stochastic gradient descent (Polyak & Juditsky, 1992): SGD that also keeps
+    a running average of the iterates (``state[p]["ax"]``).
+
+    >>> p = flambeau.tensor([1.0, -2.0], requires_grad=True)
+    >>> opt = flambeau.optim.ASGD([p], lr=0.1)
+    >>> (p ** 2).sum().backward()
+    >>> opt.step()
+    >>> p
+    tensor([ 0.8000, -1.6000], requires_grad=True)
+    """
+
     def __init__(
         self,
         params,

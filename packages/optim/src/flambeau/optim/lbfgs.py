@@ -118,7 +118,20 @@ def _strong_wolfe(obj, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1e-
 
 class LBFGS(Optimizer):
     """Limited-memory BFGS over all parameters (one parameter group) as one flat vector.
-    step() needs a closure that recomputes the loss and its gradients."""
+    step() needs a closure that recomputes the loss and its gradients.
+
+    >>> p = flambeau.tensor([1.0, -2.0], requires_grad=True)
+    >>> opt = flambeau.optim.LBFGS([p])
+    >>> def closure():
+    ...     opt.zero_grad()
+    ...     loss = ((p - flambeau.tensor([3.0, 4.0])) ** 2).sum()
+    ...     loss.backward()
+    ...     return loss
+    >>> opt.step(closure)  # the loss at the start
+    tensor(40., grad_fn=<SumBackward0>)
+    >>> p
+    tensor([3., 4.], requires_grad=True)
+    """
 
     def __init__(
         self,

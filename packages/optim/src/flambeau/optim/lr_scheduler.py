@@ -81,6 +81,19 @@ class LRScheduler:
         optimizer: the optimizer whose learning rates are scheduled.
         last_epoch: the index of the last epoch, to resume a schedule; -1 (the default)
             starts one. When resuming, every parameter group must hold ``initial_lr``.
+
+    >>> class Halving(flambeau.optim.lr_scheduler.LRScheduler):
+    ...     def get_lr(self):
+    ...         return [base_lr * 0.5 ** self.last_epoch for base_lr in self.base_lrs]
+    >>> opt = flambeau.optim.SGD([flambeau.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = Halving(opt)
+    >>> for epoch in range(3):
+    ...     print(sched.get_last_lr())  # the lr of this epoch
+    ...     opt.step()
+    ...     sched.step()
+    [1.0]
+    [0.5]
+    [0.25]
     """
 
     def __init__(self, optimizer, last_epoch=-1):
@@ -174,7 +187,19 @@ class _LambdaState:
 
 
 class LambdaLR(_LambdaState, LRScheduler):
-    """lr = initial lr * lr_lambda(epoch)."""
+    """lr = initial lr * lr_lambda(epoch).
+
+    >>> opt = flambeau.optim.SGD([flambeau.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = flambeau.optim.lr_scheduler.LambdaLR(opt, lr_lambda=lambda epoch: 1 / (epoch + 1))
+    >>> for epoch in range(4):
+    ...     print(sched.get_last_lr())  # the lr of this epoch
+    ...     opt.step()
+    ...     sched.step()
+    [1.0]
+    [0.5]
+    [0.3333333333333333]
+    [0.25]
+    """
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
         _check_optimizer(optimizer)
@@ -186,7 +211,19 @@ class LambdaLR(_LambdaState, LRScheduler):
 
 
 class MultiplicativeLR(_LambdaState, LRScheduler):
-    """lr *= lr_lambda(epoch) at every step after the first."""
+    """lr *= lr_lambda(epoch) at every step after the first.
+
+    >>> opt = flambeau.optim.SGD([flambeau.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = flambeau.optim.lr_scheduler.MultiplicativeLR(opt, lr_lambda=lambda epoch: 0.5)
+    >>> for epoch in range(4):
+    ...     print(sched.get_last_lr())  # the lr of this epoch
+    ...     opt.step()
+    ...     sched.step()
+    [1.0]
+    [0.5]
+    [0.25]
+    [0.125]
+    """
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
         _check_optimizer(optimizer)
@@ -201,7 +238,20 @@ class MultiplicativeLR(_LambdaState, LRScheduler):
 
 
 class StepLR(LRScheduler):
-    """lr = initial lr * gamma ** (epoch // step_size)."""
+    """lr = initial lr * gamma ** (epoch // step_size).
+
+    >>> opt = flambeau.optim.SGD([flambeau.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = flambeau.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+    >>> for epoch in range(5):
+    ...     print(sched.get_last_lr())  # the lr of this epoch
+    ...     opt.step()
+    ...     sched.step()
+    [1.0]
+    [1.0]
+    [0.5]
+    [0.5]
+    [0.25]
+    """
 
     def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
         self.step_size = step_size
@@ -219,7 +269,20 @@ class StepLR(LRScheduler):
 
 
 class MultiStepLR(LRScheduler):
-    """lr = initial lr * gamma ** (number of milestones reached)."""
+    """lr = initial lr * gamma ** (number of milestones reached).
+
+    >>> opt = flambeau.optim.SGD([flambeau.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = flambeau.optim.lr_scheduler.MultiStepLR(opt, milestones=[1, 3], gamma=0.5)
+    >>> for epoch in range(5):
+    ...     print(sched.get_last_lr())  # the lr of this epoch
+    ...     opt.step()
+    ...     sched.step()
+    [1.0]
+    [0.5]
+    [0.5]
+    [0.25]
+    [0.25]
+    """
 
     def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
         self.milestones = Counter(milestones)
@@ -238,7 +301,19 @@ class MultiStepLR(LRScheduler):
 
 
 class ConstantLR(LRScheduler):
-    """lr = initial lr * factor until total_iters, then the initial lr."""
+    """lr = initial lr * factor until total_iters, then the initial lr.
+
+    >>> opt = flambeau.optim.SGD([flambeau.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = flambeau.optim.lr_scheduler.ConstantLR(opt, factor=0.5, total_iters=2)
+    >>> for epoch in range(4):
+    ...     print(sched.get_last_lr())  # the lr of this epoch
+    ...     opt.step()
+    ...     sched.step()
+    [0.5]
+    [0.5]
+    [1.0]
+    [1.0]
+    """
 
     def __init__(self, optimizer, factor=1.0 / 3, total_iters=5, last_epoch=-1):
         if factor > 1.0 or factor < 0:
@@ -262,7 +337,20 @@ class ConstantLR(LRScheduler):
 
 class LinearLR(LRScheduler):
     """The factor on the initial lr goes linearly from start_factor to end_factor over
-    total_iters steps."""
+    total_iters steps.
+
+    >>> opt = flambeau.optim.SGD([flambeau.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = flambeau.optim.lr_scheduler.LinearLR(opt, start_factor=0.25, total_iters=3)
+    >>> for epoch in range(5):
+    ...     print(sched.get_last_lr())  # the lr of this epoch
+    ...     opt.step()
+    ...     sched.step()
+    [0.25]
+    [0.5]
+    [0.75]
+    [1.0]
+    [1.0]
+    """
 
     def __init__(
         self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5, last_epoch=-1
@@ -296,7 +384,19 @@ class LinearLR(LRScheduler):
 
 
 class ExponentialLR(LRScheduler):
-    """lr = initial lr * gamma ** epoch."""
+    """lr = initial lr * gamma ** epoch.
+
+    >>> opt = flambeau.optim.SGD([flambeau.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = flambeau.optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
+    >>> for epoch in range(4):
+    ...     print(sched.get_last_lr())  # the lr of this epoch
+    ...     opt.step()
+    ...     sched.step()
+    [1.0]
+    [0.5]
+    [0.25]
+    [0.125]
+    """
 
     def __init__(self, optimizer, gamma, last_epoch=-1):
         self.gamma = gamma
@@ -313,7 +413,21 @@ class ExponentialLR(LRScheduler):
 
 
 class PolynomialLR(LRScheduler):
-    """lr = initial lr * (1 - min(epoch, total_iters) / total_iters) ** power."""
+    """lr = initial lr * (1 - min(epoch, total_iters) / total_iters) ** power.
+
+    >>> opt = flambeau.optim.SGD([flambeau.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = flambeau.optim.lr_scheduler.PolynomialLR(opt, total_iters=4, power=2.0)
+    >>> for epoch in range(6):
+    ...     print(sched.get_last_lr())  # the lr of this epoch
+    ...     opt.step()
+    ...     sched.step()
+    [1.0]
+    [0.5625]
+    [0.25]
+    [0.0625]
+    [0.0]
+    [0.0]
+    """
 
     def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1):
         self.total_iters = total_iters
@@ -334,7 +448,20 @@ class PolynomialLR(LRScheduler):
 
 
 class CosineAnnealingLR(LRScheduler):
-    """lr = eta_min + (initial lr - eta_min) * (1 + cos(pi * epoch / T_max)) / 2."""
+    """lr = eta_min + (initial lr - eta_min) * (1 + cos(pi * epoch / T_max)) / 2.
+
+    >>> opt = flambeau.optim.SGD([flambeau.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = flambeau.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=4)
+    >>> for epoch in range(5):
+    ...     print(round(sched.get_last_lr()[0], 4))  # the lr of this epoch
+    ...     opt.step()
+    ...     sched.step()
+    1.0
+    0.8536
+    0.5
+    0.1464
+    0.0
+    """
 
     def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):  # noqa: N803
         self.T_max = T_max
@@ -364,7 +491,20 @@ class CosineAnnealingLR(LRScheduler):
 
 
 class CosineAnnealingWarmRestarts(LRScheduler):
-    """Cosine annealing restarted every T_i epochs, T_i growing by T_mult (SGDR)."""
+    """Cosine annealing restarted every T_i epochs, T_i growing by T_mult (SGDR).
+
+    >>> opt = flambeau.optim.SGD([flambeau.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = flambeau.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=2)
+    >>> for epoch in range(5):
+    ...     print(sched.get_last_lr())  # the lr of this epoch
+    ...     opt.step()
+    ...     sched.step()
+    [1.0]
+    [0.5]
+    [1.0]
+    [0.5]
+    [1.0]
+    """
 
     def __init__(self, optimizer, T_0, T_mult=1, eta_min=0.0, last_epoch=-1):  # noqa: N803
         if T_0 <= 0 or not isinstance(T_0, int):
@@ -451,7 +591,21 @@ def _set_momentum(sched, group, momentum):
 
 class CyclicLR(LRScheduler):
     """lr cycles between base_lr and max_lr (Smith, 2017): triangular, triangular2,
-    exp_range or a custom scale_fn; momentum cycles the other way."""
+    exp_range or a custom scale_fn; momentum cycles the other way.
+
+    >>> opt = flambeau.optim.SGD([flambeau.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = flambeau.optim.lr_scheduler.CyclicLR(opt, base_lr=0.25, max_lr=1.0, step_size_up=2)
+    >>> for epoch in range(6):
+    ...     print(sched.get_last_lr())  # the lr of this epoch
+    ...     opt.step()
+    ...     sched.step()
+    [0.25]
+    [0.625]
+    [1.0]
+    [0.625]
+    [0.25]
+    [0.625]
+    """
 
     def __init__(
         self,
@@ -527,7 +681,21 @@ class CyclicLR(LRScheduler):
 
 class OneCycleLR(LRScheduler):
     """The 1cycle policy (Smith & Topin, 2017): lr warms up from max_lr / div_factor to
-    max_lr, then anneals to max_lr / div_factor / final_div_factor."""
+    max_lr, then anneals to max_lr / div_factor / final_div_factor.
+
+    >>> opt = flambeau.optim.SGD([flambeau.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = flambeau.optim.lr_scheduler.OneCycleLR(opt, max_lr=1.0, total_steps=6)
+    >>> for epoch in range(6):
+    ...     print(round(sched.get_last_lr()[0], 4))  # the lr of this epoch
+    ...     opt.step()
+    ...     sched.step()
+    0.04
+    0.9944
+    0.8117
+    0.4626
+    0.1335
+    0.0
+    """
 
     def __init__(
         self,
@@ -622,7 +790,20 @@ class OneCycleLR(LRScheduler):
 
 
 class ReduceLROnPlateau(LRScheduler):
-    """Reduces the lr by factor when a metric has stopped improving for patience epochs."""
+    """Reduces the lr by factor when a metric has stopped improving for patience epochs.
+
+    >>> opt = flambeau.optim.SGD([flambeau.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = flambeau.optim.lr_scheduler.ReduceLROnPlateau(opt, factor=0.5, patience=1)
+    >>> for val_loss in [1.0, 0.5, 0.6, 0.6, 0.6]:
+    ...     opt.step()
+    ...     sched.step(val_loss)  # two epochs without improvement: halve the lr
+    ...     print(sched.get_last_lr())
+    [1.0]
+    [1.0]
+    [1.0]
+    [0.5]
+    [0.5]
+    """
 
     def __init__(
         self,
@@ -735,7 +916,22 @@ def _check_schedulers(kind, schedulers, optimizer):
 
 
 class SequentialLR(LRScheduler):
-    """Runs schedulers one after another, switching at the milestones."""
+    """Runs schedulers one after another, switching at the milestones.
+
+    >>> opt = flambeau.optim.SGD([flambeau.zeros(1, requires_grad=True)], lr=1.0)
+    >>> warmup = flambeau.optim.lr_scheduler.ConstantLR(opt, factor=0.5, total_iters=2)
+    >>> decay = flambeau.optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
+    >>> sched = flambeau.optim.lr_scheduler.SequentialLR(opt, [warmup, decay], milestones=[2])
+    >>> for epoch in range(5):
+    ...     print(sched.get_last_lr())  # the lr of this epoch
+    ...     opt.step()
+    ...     sched.step()
+    [0.5]
+    [0.5]
+    [1.0]
+    [0.5]
+    [0.25]
+    """
 
     def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
         _check_optimizer(optimizer)
@@ -785,7 +981,21 @@ class SequentialLR(LRScheduler):
 
 
 class ChainedScheduler(LRScheduler):
-    """Steps every scheduler at each step (their chainable forms multiply)."""
+    """Steps every scheduler at each step (their chainable forms multiply).
+
+    >>> opt = flambeau.optim.SGD([flambeau.zeros(1, requires_grad=True)], lr=1.0)
+    >>> warmup = flambeau.optim.lr_scheduler.ConstantLR(opt, factor=0.5, total_iters=2)
+    >>> decay = flambeau.optim.lr_scheduler.ExponentialLR(opt, gamma=0.5)
+    >>> sched = flambeau.optim.lr_scheduler.ChainedScheduler([warmup, decay])
+    >>> for epoch in range(4):
+    ...     print(sched.get_last_lr())  # the lr of this epoch
+    ...     opt.step()
+    ...     sched.step()
+    [0.5]
+    [0.25]
+    [0.25]
+    [0.125]
+    """
 
     def __init__(self, schedulers, optimizer=None):
         if len(schedulers) < 1:

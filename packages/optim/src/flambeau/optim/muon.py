@@ -52,6 +52,18 @@ def _adjusted_lr(lr: float, rule, shape) -> float:
 
 
 class Muon(Optimizer):
+    """Muon (Jordan et al., 2024): SGD with momentum whose update of each 2-D parameter is
+    orthogonalized by a Newton-Schulz iteration (see the module's documentation).
+
+    >>> w = flambeau.tensor([[1.0, 0.0], [0.0, 2.0]], requires_grad=True)
+    >>> opt = flambeau.optim.Muon([w], lr=0.1, weight_decay=0.0)
+    >>> (w ** 2).sum().backward()
+    >>> opt.step()
+    >>> w
+    tensor([[0.8883, 0.0000],
+            [0.0000, 1.9309]], requires_grad=True)
+    """
+
     def __init__(
         self,
         params,

@@ -12,6 +12,16 @@ from .optimizer import _scalar_tensor
 
 
 class NAdam(M.GroupwiseOptimizer):
+    """NAdam: Adam with Nesterov momentum (Dozat, 2016).
+
+    >>> p = flambeau.tensor([1.0, -2.0], requires_grad=True)
+    >>> opt = flambeau.optim.NAdam([p], lr=0.1)
+    >>> (p ** 2).sum().backward()
+    >>> opt.step()
+    >>> p
+    tensor([ 0.8944, -1.8944], requires_grad=True)
+    """
+
     def __init__(
         self,
         params,

@@ -76,6 +76,12 @@ class Optimizer:
 
     params: an iterable of tensors, or of dicts defining parameter groups (each
     with a ``params`` entry and any options that override ``defaults``).
+
+    >>> w, b = flambeau.ones(2, requires_grad=True), flambeau.zeros(1, requires_grad=True)
+    >>> opt = flambeau.optim.SGD([{"params": [w]}, {"params": [b], "lr": 0.5}], lr=0.1)
+    >>> isinstance(opt, flambeau.optim.Optimizer), [g["lr"] for g in opt.param_groups]
+    (True, [0.1, 0.5])
+    >>> opt.zero_grad()
     """
 
     def __init__(self, params, defaults: dict[str, Any]):

@@ -11,6 +11,17 @@ from .adam import _check_adam_args
 
 
 class RAdam(M.GroupwiseOptimizer):
+    """RAdam: Adam with the variance of its adaptive learning rate rectified (Liu et al.,
+    2019); the first steps, before the rectification applies, are SGD with momentum.
+
+    >>> p = flambeau.tensor([1.0, -2.0], requires_grad=True)
+    >>> opt = flambeau.optim.RAdam([p], lr=0.1)
+    >>> (p ** 2).sum().backward()
+    >>> opt.step()
+    >>> p
+    tensor([ 0.8000, -1.6000], requires_grad=True)
+    """
+
     def __init__(
         self,
         params,

@@ -8,6 +8,17 @@ from . import _multi as M
 
 
 class RMSprop(M.GroupwiseOptimizer):
+    """RMSprop (Hinton): steps divided by a running root mean square of the gradient,
+    with optional momentum and centering.
+
+    >>> p = flambeau.tensor([1.0, -2.0], requires_grad=True)
+    >>> opt = flambeau.optim.RMSprop([p], lr=0.01)
+    >>> (p ** 2).sum().backward()
+    >>> opt.step()
+    >>> p
+    tensor([ 0.9000, -1.9000], requires_grad=True)
+    """
+
     def __init__(
         self,
         params,

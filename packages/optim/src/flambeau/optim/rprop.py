@@ -8,6 +8,17 @@ from . import _multi as M
 
 
 class Rprop(M.GroupwiseOptimizer):
+    """Rprop (resilient backpropagation): per-element step sizes that grow while the
+    gradient keeps its sign and shrink when it flips; only the sign of the gradient is used.
+
+    >>> p = flambeau.tensor([1.0, -2.0], requires_grad=True)
+    >>> opt = flambeau.optim.Rprop([p], lr=0.1)
+    >>> (p ** 2).sum().backward()
+    >>> opt.step()
+    >>> p
+    tensor([ 0.9000, -1.9000], requires_grad=True)
+    """
+
     def __init__(
         self,
         params,

@@ -8,6 +8,17 @@ from . import _multi as M
 
 
 class SGD(M.GroupwiseOptimizer):
+    """Stochastic gradient descent, with optional momentum (heavy ball or Nesterov),
+    dampening and weight decay.
+
+    >>> p = flambeau.tensor([1.0, -2.0], requires_grad=True)
+    >>> opt = flambeau.optim.SGD([p], lr=0.1, momentum=0.9)
+    >>> (p ** 2).sum().backward()
+    >>> opt.step()
+    >>> p
+    tensor([ 0.8000, -1.6000], requires_grad=True)
+    """
+
     def __init__(
         self,
         params,
@@ -41,7 +52,8 @@ class SGD(M.GroupwiseOptimizer):
         super().__init__(params, defaults)
 
     def _new_state(self, group):
-        return lambda p: {"momentum_buffer": None}
+        # Without momentum SGD keeps no state at all (PyTorch's state_dict shows none).
+        return (lambda p: {"momentum_buffer": None}) if group["momentum"] != 0 else None
 
     @staticmethod
     def _update(group, params, grads, states):

@@ -19,6 +19,17 @@ from .optimizer import Optimizer, _closure_loss
 
 
 class SparseAdam(Optimizer):
+    """SparseAdam: a lazy Adam for sparse gradients, updating only the rows (and moments)
+    that a gradient names; dense gradients are refused (see the module's documentation).
+
+    >>> p = flambeau.tensor([1.0, -2.0], requires_grad=True)
+    >>> opt = flambeau.optim.SparseAdam([p], lr=0.1)
+    >>> (p ** 2).sum().backward()
+    >>> opt.step()  # a dense gradient: use Adam
+    Traceback (most recent call last):
+    RuntimeError: SparseAdam does not support dense gradients, please consider Adam instead
+    """
+
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, maximize=False):
         if isinstance(lr, flambeau.Tensor) and lr.numel() != 1:
             raise ValueError("Tensor lr must be 1-element")

@@ -42,7 +42,15 @@ def _inexact(t) -> bool:
 
 
 def get_ema_multi_avg_fn(decay=0.999):
-    """An in-place EMA update of lists of tensors: ema = decay * ema + (1 - decay) * current."""
+    """An in-place EMA update of lists of tensors: ema = decay * ema + (1 - decay) * current.
+
+    >>> from flambeau.optim.swa_utils import get_ema_multi_avg_fn
+    >>> ema = get_ema_multi_avg_fn(decay=0.9)
+    >>> averaged = [flambeau.tensor([1.0]), flambeau.tensor([0.0, 10.0])]
+    >>> ema(averaged, [flambeau.tensor([11.0]), flambeau.tensor([10.0, 0.0])], 1)
+    >>> averaged
+    [tensor([2.]), tensor([1., 9.])]
+    """
     _check_decay(decay)
 
     @no_grad()
@@ -57,7 +65,15 @@ def get_ema_multi_avg_fn(decay=0.999):
 
 
 def get_swa_multi_avg_fn():
-    """An in-place running mean of lists of tensors, given how many were averaged so far."""
+    """An in-place running mean of lists of tensors, given how many were averaged so far.
+
+    >>> from flambeau.optim.swa_utils import get_swa_multi_avg_fn
+    >>> swa = get_swa_multi_avg_fn()
+    >>> averaged = [flambeau.tensor([1.0]), flambeau.tensor([0.0, 3.0])]
+    >>> swa(averaged, [flambeau.tensor([4.0]), flambeau.tensor([3.0, 0.0])], 2)
+    >>> averaged  # each the mean of two old values and the new one
+    [tensor([2.]), tensor([1., 2.])]
+    """
 
     @no_grad()
     def swa_update(averaged_param_list, current_param_list, num_averaged) -> None:
@@ -76,7 +92,13 @@ def get_swa_multi_avg_fn():
 
 
 def get_ema_avg_fn(decay=0.999):
-    """An EMA of one tensor: returns decay * ema + (1 - decay) * current."""
+    """An EMA of one tensor: returns decay * ema + (1 - decay) * current.
+
+    >>> from flambeau.optim.swa_utils import get_ema_avg_fn
+    >>> ema = get_ema_avg_fn(decay=0.9)
+    >>> ema(flambeau.tensor([1.0]), flambeau.tensor([11.0]), 1)
+    tensor([2.])
+    """
     _check_decay(decay)
 
     @no_grad()
@@ -87,7 +109,13 @@ def get_ema_avg_fn(decay=0.999):
 
 
 def get_swa_avg_fn():
-    """A running mean of one tensor: returns averaged + (current - averaged) / (n + 1)."""
+    """A running mean of one tensor: returns averaged + (current - averaged) / (n + 1).
+
+    >>> from flambeau.optim.swa_utils import get_swa_avg_fn
+    >>> swa = get_swa_avg_fn()
+    >>> swa(flambeau.tensor([1.0]), flambeau.tensor([4.0]), 2)  # the mean of 1, 1 and 4
+    tensor([2.])
+    """
 
     @no_grad()
     def swa_update(averaged_param, current_param, num_averaged):
@@ -116,6 +144,17 @@ class AveragedModel(Module):
     The first update copies the weights. Without ``use_buffers`` the buffers are copied
     from ``model`` at every update (see :func:`update_bn` to recompute batch-norm
     statistics instead). ``n_averaged`` (a buffer, so in the state dict) counts updates.
+
+    >>> import flambeau.nn as nn
+    >>> from flambeau.optim.swa_utils import AveragedModel
+    >>> model = nn.Linear(1, 1, bias=False)
+    >>> swa_model = AveragedModel(model)
+    >>> for w in [1.0, 2.0, 3.0]:  # three training steps, say
+    ...     with flambeau.no_grad():
+    ...         _ = model.weight.fill_(w)
+    ...     swa_model.update_parameters(model)
+    >>> swa_model.module.weight.detach(), swa_model.n_averaged
+    (tensor([[2.]]), tensor(3))
     """
 
     def __init__(self, model, device=None, avg_fn=None, multi_avg_fn=None, use_buffers=False):
@@ -185,6 +224,14 @@ def update_bn(loader, model, device=None) -> None:
     The statistics are reset and then accumulated as an equally weighted average over
     the batches (momentum None); each layer's momentum and the model's train/eval mode
     are restored afterwards.
+
+    >>> import flambeau.nn as nn
+    >>> from flambeau.optim.swa_utils import update_bn
+    >>> bn = nn.BatchNorm1d(1)
+    >>> loader = [flambeau.tensor([[1.0], [3.0]]), flambeau.tensor([[5.0], [7.0]])]
+    >>> update_bn(loader, bn)
+    >>> bn.running_mean, bn.running_var
+    (tensor([4.]), tensor([2.]))
     """
     momenta = {}
     for module in model.modules():
@@ -225,6 +272,19 @@ class SWALR(LRScheduler):
 
     Chainable like PyTorch's: each step recovers the lr annealing started from out of the
     current lr and the previous step's progress, so another scheduler may have moved it.
+
+    >>> from flambeau.optim.swa_utils import SWALR
+    >>> opt = flambeau.optim.SGD([flambeau.zeros(1, requires_grad=True)], lr=1.0)
+    >>> sched = SWALR(opt, swa_lr=0.1, anneal_epochs=3, anneal_strategy="linear")
+    >>> for epoch in range(5):
+    ...     print(round(sched.get_last_lr()[0], 4))  # the lr of this epoch
+    ...     opt.step()
+    ...     sched.step()
+    1.0
+    0.7
+    0.4
+    0.1
+    0.1
     """
 
     def __init__(

@@ -30,7 +30,11 @@ _SUPPORTED_DTYPES = (flambeau.bfloat16, flambeau.float16)
 
 
 def is_autocast_available(device_type: str) -> bool:
-    """Whether autocast can be used on ``device_type`` (as ``Tensor.device.type`` names it)."""
+    """Whether autocast can be used on ``device_type`` (as ``Tensor.device.type`` names it).
+
+    >>> flambeau.amp.is_autocast_available("cpu")
+    True
+    """
     return _C._is_autocast_available(device_type)
 
 
@@ -70,6 +74,12 @@ class autocast:
         enabled (bool): whether autocast is on inside the region. Default True.
         cache_enabled (bool, optional): whether weight casts are kept within the
             region; default ``flambeau.is_autocast_cache_enabled()``.
+
+    >>> a = flambeau.ones(2, 2)
+    >>> with flambeau.amp.autocast("cpu"):
+    ...     c = a @ a
+    >>> c.dtype
+    flambeau.bfloat16
     """
 
     def __init__(
@@ -187,6 +197,28 @@ def custom_fwd(fwd=None, *, device_type: str, cast_inputs: flambeau.dtype | None
     floating-point tensor arguments are cast to it and ``forward`` runs with autocast
     off; without it, ``forward`` runs under the region's autocast state. Outside a
     region it changes nothing. ``custom_bwd`` then runs ``backward`` in the same state.
+
+    >>> from flambeau.amp import custom_bwd, custom_fwd
+    >>> class Square(flambeau.autograd.Function):
+    ...     @staticmethod
+    ...     @custom_fwd(device_type="cpu", cast_inputs=flambeau.float32)
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return x * x
+    ...
+    ...     @staticmethod
+    ...     @custom_bwd(device_type="cpu")
+    ...     def backward(ctx, grad):
+    ...         (x,) = ctx.saved_tensors
+    ...         return 2 * x * grad
+    >>> x = flambeau.ones(2, dtype=flambeau.bfloat16, requires_grad=True)
+    >>> with flambeau.amp.autocast("cpu"):
+    ...     y = Square.apply(x)  # forward ran in float32, autocast off
+    >>> y.dtype
+    flambeau.float32
+    >>> y.sum().backward()
+    >>> x.grad
+    tensor([2., 2.], dtype=flambeau.bfloat16)
     """
     _check_device_type(device_type)
     if fwd is None:
@@ -213,7 +245,30 @@ def custom_fwd(fwd=None, *, device_type: str, cast_inputs: flambeau.dtype | None
 
 def custom_bwd(bwd=None, *, device_type: str):
     """Decorator for the ``backward`` of a custom ``autograd.Function``: runs it with the
-    autocast state (on or off, and the dtype) its ``custom_fwd`` forward ran with."""
+    autocast state (on or off, and the dtype) its ``custom_fwd`` forward ran with.
+
+    >>> from flambeau.amp import custom_bwd, custom_fwd
+    >>> class Square(flambeau.autograd.Function):
+    ...     @staticmethod
+    ...     @custom_fwd(device_type="cpu", cast_inputs=flambeau.float32)
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return x * x
+    ...
+    ...     @staticmethod
+    ...     @custom_bwd(device_type="cpu")
+    ...     def backward(ctx, grad):
+    ...         (x,) = ctx.saved_tensors
+    ...         return 2 * x * grad
+    >>> x = flambeau.ones(2, dtype=flambeau.bfloat16, requires_grad=True)
+    >>> with flambeau.amp.autocast("cpu"):
+    ...     y = Square.apply(x)  # forward ran in float32, autocast off
+    >>> y.dtype
+    flambeau.float32
+    >>> y.sum().backward()
+    >>> x.grad
+    tensor([2., 2.], dtype=flambeau.bfloat16)
+    """
     _check_device_type(device_type)
     if bwd is None:
         return functools.partial(custom_bwd, device_type=device_type)

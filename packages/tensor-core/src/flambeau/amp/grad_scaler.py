@@ -73,6 +73,17 @@ class GradScaler:
         growth_interval (int): the number of such steps. Default 2000.
         enabled (bool): False makes ``step`` call ``optimizer.step()`` and every other
             method a no-op. Default True.
+
+    >>> model = flambeau.nn.Linear(2, 1)
+    >>> opt = flambeau.optim.SGD(model.parameters(), lr=0.1)
+    >>> scaler = flambeau.amp.GradScaler("cpu", init_scale=1024.0)
+    >>> scaler.scale(model(flambeau.ones(1, 2)).sum()).backward()
+    >>> model.weight.grad  # scaled
+    tensor([[1024., 1024.]])
+    >>> scaler.step(opt)  # unscales the gradients, then steps
+    >>> scaler.update()
+    >>> scaler.get_scale()
+    1024.0
     """
 
     def __init__(

@@ -45,7 +45,13 @@ __all__ = ["BackendInfo", "available", "load", "GROUP", "AUTOLOAD_ENV", "ALLOW_E
 
 
 class BackendInfo(NamedTuple):
-    """One installed backend, as :func:`available` reports it."""
+    """One installed backend, as :func:`available` reports it.
+
+    >>> from flambeau.backends import BackendInfo
+    >>> info = BackendInfo("testdev", "flambeau-testdev", "0.1", "not loaded", None)
+    >>> info.name, info.status
+    ('testdev', 'not loaded')
+    """
 
     name: str  # the device type
     distribution: str | None
@@ -90,7 +96,11 @@ def _dist_of(ep):
 
 
 def available() -> list[BackendInfo]:
-    """Every installed backend: whether it loaded, and the error if it failed."""
+    """Every installed backend: whether it loaded, and the error if it failed.
+
+    >>> flambeau.backends.available()  # no backend plugin installed here
+    []
+    """
     out = []
     with _lock:
         for name, ep in sorted(_installed().items()):
@@ -120,6 +130,11 @@ def load(name: str):
 
     Raises RuntimeError when none is installed, when ``FLAMBEAU_BACKENDS`` excludes
     it, or when it failed to load (then chained to the cause, every time it is asked for).
+
+    >>> flambeau.backends.load("testdev")  # no backend plugin installed here
+    Traceback (most recent call last):
+      ...
+    RuntimeError: no flambeau backend provides device type 'testdev': ...
     """
     with _lock:
         if name in _modules:

@@ -31,35 +31,66 @@ __all__ = [
 
 
 def is_available() -> bool:
-    """True: the CPU is always available."""
+    """True: the CPU is always available.
+
+    >>> flambeau.cpu.is_available()
+    True
+    """
     return True
 
 
 def is_initialized() -> bool:
-    """True: the CPU needs no initialization."""
+    """True: the CPU needs no initialization.
+
+    >>> flambeau.cpu.is_initialized()
+    True
+    """
     return True
 
 
 def device_count() -> int:
-    """1: the CPU is one device (however many cores it has)."""
+    """1: the CPU is one device (however many cores it has).
+
+    >>> flambeau.cpu.device_count()
+    1
+    """
     return 1
 
 
 def current_device() -> str:
-    """'cpu'."""
+    """'cpu'.
+
+    >>> flambeau.cpu.current_device()
+    'cpu'
+    """
     return "cpu"
 
 
 def set_device(device) -> None:
-    """Does nothing: there is only one CPU device."""
+    """Does nothing: there is only one CPU device.
+
+    >>> flambeau.cpu.set_device(0)
+    >>> flambeau.cpu.current_device()
+    'cpu'
+    """
 
 
 def synchronize(device=None) -> None:
-    """Returns at once: CPU work has completed when the call that issued it returns."""
+    """Returns at once: CPU work has completed when the call that issued it returns.
+
+    >>> y = flambeau.ones(3) * 2
+    >>> flambeau.cpu.synchronize()  # y is already computed
+    """
 
 
 class Stream:
-    """The CPU's stand-in for a stream: work on the CPU is never queued."""
+    """The CPU's stand-in for a stream: work on the CPU is never queued.
+
+    >>> s = flambeau.cpu.Stream()
+    >>> with flambeau.cpu.stream(s):
+    ...     print(flambeau.cpu.current_stream() is s)
+    True
+    """
 
     def __init__(self, priority: int = -1) -> None:
         self.priority = priority
@@ -75,7 +106,13 @@ class Stream:
 
 
 class Event:
-    """The CPU's stand-in for an event: always complete."""
+    """The CPU's stand-in for an event: always complete.
+
+    >>> e = flambeau.cpu.Event()
+    >>> e.record()
+    >>> e.query()
+    True
+    """
 
     def query(self) -> bool:
         return True
@@ -95,12 +132,26 @@ _current = [_default_stream]  # the stream StreamContext selected, innermost las
 
 
 def current_stream(device=None) -> Stream:
-    """The stream selected by the innermost ``stream(...)`` context, else the default one."""
+    """The stream selected by the innermost ``stream(...)`` context, else the default one.
+
+    >>> s = flambeau.cpu.Stream()
+    >>> with flambeau.cpu.stream(s):
+    ...     print(flambeau.cpu.current_stream() is s)
+    True
+    >>> flambeau.cpu.current_stream() is s
+    False
+    """
     return _current[-1]
 
 
 class StreamContext(AbstractContextManager):
-    """Selects ``stream`` (None: leaves the selection alone) while the block runs."""
+    """Selects ``stream`` (None: leaves the selection alone) while the block runs.
+
+    >>> s = flambeau.cpu.Stream()
+    >>> with flambeau.cpu.StreamContext(s):
+    ...     print(flambeau.cpu.current_stream() is s)
+    True
+    """
 
     def __init__(self, stream) -> None:
         self.stream = stream
@@ -115,7 +166,14 @@ class StreamContext(AbstractContextManager):
 
 
 def stream(stream) -> StreamContext:
-    """A context that selects ``stream`` while its block runs."""
+    """A context that selects ``stream`` while its block runs.
+
+    >>> s = flambeau.cpu.Stream()
+    >>> with flambeau.cpu.stream(s):
+    ...     y = flambeau.ones(2) + 1
+    ...     print(flambeau.cpu.current_stream() is s)
+    True
+    """
     return StreamContext(stream)
 
 
@@ -177,7 +235,13 @@ def _cpuinfo_flags() -> set[str] | None:
 def get_capabilities():
     """A read-only mapping of what this CPU supports: ``architecture``, and on Linux x86
     the instruction sets (``avx2``, ``avx512_f``, ...) as booleans, read from
-    /proc/cpuinfo."""
+    /proc/cpuinfo.
+
+    >>> import platform
+    >>> caps = flambeau.cpu.get_capabilities()
+    >>> caps["architecture"] == platform.machine()
+    True
+    """
     caps: dict = {"architecture": platform.machine()}
     flags = _cpuinfo_flags()
     if flags is not None:

@@ -68,7 +68,14 @@ def _require_sparse(x, op: str) -> None:
 def mm(mat1, mat2, reduce=None):
     """Matrix product of a sparse matrix with a sparse or dense one (sparse @ sparse is
     sparse). Gradients of a sparse operand keep its sparsity pattern. ``reduce``
-    ("sum", "mean", "amax", "amin") is for a CSR mat1 and a dense mat2."""
+    ("sum", "mean", "amax", "amin") is for a CSR mat1 and a dense mat2.
+
+    >>> i = flambeau.tensor([[0, 1, 1], [2, 0, 2]])
+    >>> s = flambeau.sparse_coo_tensor(i, flambeau.tensor([3.0, 4.0, 5.0]), (2, 3))
+    >>> flambeau.sparse.mm(s, flambeau.ones(3, 2))
+    tensor([[3., 3.],
+            [9., 9.]])
+    """
     _require_sparse(mat1, "torch.sparse.mm")
     if reduce is None:
         return flambeau.mm(mat1, mat2)
@@ -78,34 +85,71 @@ def mm(mat1, mat2, reduce=None):
 
 
 def addmm(mat, mat1, mat2, *, beta=1.0, alpha=1.0):
-    """beta * mat + alpha * (mat1 @ mat2) for a sparse mat1 and a dense mat and mat2."""
+    """beta * mat + alpha * (mat1 @ mat2) for a sparse mat1 and a dense mat and mat2.
+
+    >>> i = flambeau.tensor([[0, 1, 1], [2, 0, 2]])
+    >>> s = flambeau.sparse_coo_tensor(i, flambeau.tensor([3.0, 4.0, 5.0]), (2, 3))
+    >>> flambeau.sparse.addmm(flambeau.ones(2, 2), s, flambeau.ones(3, 2), alpha=2.0)
+    tensor([[ 7.,  7.],
+            [19., 19.]])
+    """
     _require_sparse(mat1, "torch.sparse.addmm")
     return flambeau.addmm(mat, mat1, mat2, beta=beta, alpha=alpha)
 
 
 def sum(input, dim=None, dtype=None):  # noqa: A001 - PyTorch's name
     """Sum of a sparse tensor over dim (all dims when None): dense when every sparse dim
-    is summed, else sparse."""
+    is summed, else sparse.
+
+    >>> i = flambeau.tensor([[0, 1, 1], [2, 0, 2]])
+    >>> s = flambeau.sparse_coo_tensor(i, flambeau.tensor([3.0, 4.0, 5.0]), (2, 3))
+    >>> flambeau.sparse.sum(s)
+    tensor(12.)
+    >>> flambeau.sparse.sum(s, dim=1).to_dense()
+    tensor([3., 9.])
+    """
     _require_sparse(input, "torch.sparse.sum")
     return input.sum(dim, dtype=dtype) if dim is not None else input.sum(dtype=dtype)
 
 
 def softmax(input, dim, *, dtype=None):
     """Softmax over the stored elements along dim; unstored elements count as -inf and
-    stay unstored."""
+    stay unstored.
+
+    >>> i = flambeau.tensor([[0, 1, 1], [2, 0, 2]])
+    >>> s = flambeau.sparse_coo_tensor(i, flambeau.tensor([3.0, 4.0, 5.0]), (2, 3))
+    >>> flambeau.sparse.softmax(s, dim=1).to_dense()
+    tensor([[0.0000, 0.0000, 1.0000],
+            [0.2689, 0.0000, 0.7311]])
+    """
     _require_sparse(input, "torch.sparse.softmax")
     return input.softmax(dim, dtype=dtype)
 
 
 def log_softmax(input, dim, *, dtype=None):
-    """log of ``softmax``, over the stored elements along dim."""
+    """log of ``softmax``, over the stored elements along dim.
+
+    >>> i = flambeau.tensor([[0, 1, 1], [2, 0, 2]])
+    >>> s = flambeau.sparse_coo_tensor(i, flambeau.tensor([3.0, 4.0, 5.0]), (2, 3))
+    >>> flambeau.sparse.log_softmax(s, dim=1).to_dense()
+    tensor([[ 0.0000,  0.0000,  0.0000],
+            [-1.3133,  0.0000, -0.3133]])
+    """
     _require_sparse(input, "torch.sparse.log_softmax")
     return input.log_softmax(dim, dtype=dtype)
 
 
 def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
     """beta * input + alpha * (mat1 @ mat2) computed only at input's stored elements (a
-    CSR input, as PyTorch; COO too), the result in input's layout."""
+    CSR input, as PyTorch; COO too), the result in input's layout.
+
+    >>> input = flambeau.tensor([[1.0, 0.0], [0.0, 2.0]]).to_sparse_csr()
+    >>> mat1 = flambeau.tensor([[1.0, 2.0], [3.0, 4.0]])
+    >>> out = flambeau.sparse.sampled_addmm(input, mat1, flambeau.eye(2))
+    >>> out.layout, out.to_dense()
+    (flambeau.sparse_csr, tensor([[2., 0.],
+            [0., 6.]]))
+    """
     _require_sparse(input, "torch.sparse.sampled_addmm")
     if mat1.dim() != 2 or mat2.dim() != 2 or mat1.shape[1] != mat2.shape[0]:
         raise RuntimeError(
@@ -132,7 +176,14 @@ def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
 
 def spdiags(diagonals, offsets, shape, layout=None):
     """A sparse matrix of the given shape from rows of diagonals: ``diagonals[i, j]`` is
-    stored at ``(j - offsets[i], j)`` where that lies inside (SciPy's convention)."""
+    stored at ``(j - offsets[i], j)`` where that lies inside (SciPy's convention).
+
+    >>> diagonals = flambeau.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    >>> flambeau.sparse.spdiags(diagonals, flambeau.tensor([0, -1]), (3, 3)).to_dense()
+    tensor([[1., 0., 0.],
+            [4., 2., 0.],
+            [0., 5., 3.]])
+    """
     if diagonals.dim() == 1:
         diagonals = diagonals.unsqueeze(0)
     offsets = (
@@ -166,14 +217,25 @@ def spdiags(diagonals, offsets, shape, layout=None):
 
 def spsolve(input, other, *, left=True):
     """The solution X of input @ X = other (X @ input = other when left is False) for a
-    sparse square input, solved densely."""
+    sparse square input, solved densely.
+
+    >>> A = flambeau.tensor([[2.0, 0.0], [0.0, 4.0]]).to_sparse()
+    >>> flambeau.sparse.spsolve(A, flambeau.tensor([2.0, 8.0]))
+    tensor([1., 2.])
+    """
     _require_sparse(input, "torch.sparse.spsolve")
     return flambeau.linalg.solve(input.to_dense(), other, left=left)
 
 
 def as_sparse_gradcheck(gradcheck):
     """gradcheck (or gradgradcheck) extended to functions of sparse tensors: a sparse input
-    requiring grad is checked through its values, sparse outputs through their dense form."""
+    requiring grad is checked through its values, sparse outputs through their dense form.
+
+    >>> gradcheck = flambeau.sparse.as_sparse_gradcheck(flambeau.autograd.gradcheck)
+    >>> x = flambeau.tensor([[1.0, 0.0], [0.0, 2.0]], dtype=flambeau.float64).to_sparse()
+    >>> gradcheck(lambda t: (t * 3).to_dense(), (x.requires_grad_(),))
+    True
+    """
 
     def gradcheck_with_sparse_support(func, inputs, **kwargs):
         inputs = (inputs,) if isinstance(inputs, flambeau.Tensor) else tuple(inputs)

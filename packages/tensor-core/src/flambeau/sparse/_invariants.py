@@ -12,7 +12,15 @@ import functools
 
 class check_sparse_tensor_invariants:  # noqa: N801 - PyTorch's name
     """Context manager and decorator enabling sparse invariant checks (always on in
-    flambeau); ``enable()``, ``disable()`` and ``is_enabled()`` set and read the default."""
+    flambeau); ``enable()``, ``disable()`` and ``is_enabled()`` set and read the default.
+
+    >>> from flambeau.sparse import check_sparse_tensor_invariants
+    >>> check_sparse_tensor_invariants.is_enabled()
+    False
+    >>> with check_sparse_tensor_invariants():
+    ...     print(check_sparse_tensor_invariants.is_enabled())
+    True
+    """
 
     _enabled = False
 

@@ -35,7 +35,14 @@ OPS: dict = {}  # the op table (see _semi_structured_ops)
 
 class SparseSemiStructuredTensor(SparseData):
     """A 2-D matrix with 2:4 semi-structured sparsity; the base of the two backends,
-    which define ``_DTYPE_SHAPE_CONSTRAINTS``, ``from_dense`` and their layout."""
+    which define ``_DTYPE_SHAPE_CONSTRAINTS``, ``from_dense`` and their layout.
+
+    >>> from flambeau.sparse import SparseSemiStructuredTensor, to_sparse_semi_structured
+    >>> A = flambeau.tensor([[0.0, 0.0, 1.0, 1.0]], dtype=flambeau.float16).tile((16, 4))
+    >>> S = to_sparse_semi_structured(A)
+    >>> isinstance(S, SparseSemiStructuredTensor), S.shape
+    (True, flambeau.Size([16, 16]))
+    """
 
     __slots__ = ()
     _OPS = OPS
@@ -233,7 +240,16 @@ def _rebuild(cls, attrs, requires_grad):
 class SparseSemiStructuredTensorCUTLASS(SparseSemiStructuredTensor):
     """The CUTLASS layout: ``packed`` holds the kept values (rows x cols/2), ``meta`` their
     positions, in CUTLASS's reordered 16-bit words (32-bit for int8); float32 is 1:2
-    sparse (one of every two consecutive elements kept)."""
+    sparse (one of every two consecutive elements kept).
+
+    >>> from flambeau.sparse import SparseSemiStructuredTensorCUTLASS
+    >>> A = flambeau.tensor([[0.0, 0.0, 1.0, 1.0]], dtype=flambeau.float16).tile((32, 16))
+    >>> S = SparseSemiStructuredTensorCUTLASS.from_dense(A)
+    >>> S.packed.shape
+    flambeau.Size([32, 32])
+    >>> flambeau.equal(S.to_dense(), A)
+    True
+    """
 
     __slots__ = ()
     BACKEND = "cutlass"
@@ -268,7 +284,14 @@ class SparseSemiStructuredTensorCUSPARSELT(SparseSemiStructuredTensor):
     """The cuSPARSELt layout: one buffer, ``packed``, of the kept values (rows * cols / 2)
     followed by their metadata; ``meta`` is None. cuSPARSELt's own metadata format is
     opaque, so flambeau's is its own (row-order 16-bit words, see _semi_structured_pack);
-    ``alg_id`` and ``fuse_transpose_cusparselt`` are recorded and change nothing."""
+    ``alg_id`` and ``fuse_transpose_cusparselt`` are recorded and change nothing.
+
+    >>> from flambeau.sparse import SparseSemiStructuredTensorCUSPARSELT
+    >>> A = flambeau.tensor([[0.0, 0.0, 1.0, 1.0]], dtype=flambeau.float16).tile((16, 4))
+    >>> S = SparseSemiStructuredTensorCUSPARSELT.from_dense(A)
+    >>> S.meta is None, flambeau.equal(S.to_dense(), A)
+    (True, True)
+    """
 
     __slots__ = ()
     BACKEND = "cusparselt"
@@ -295,7 +318,17 @@ def to_sparse_semi_structured(original_tensor, transposed: bool = False, alg_id:
     """The semi-structured (2:4) sparse form of a dense 2-D matrix: the cuSPARSELt layout,
     or CUTLASS's when ``SparseSemiStructuredTensor._FORCE_CUTLASS`` is set. The matrix's
     dtype and shape must be in the backend's ``_DTYPE_SHAPE_CONSTRAINTS``, and at most two
-    of every four consecutive elements of a row nonzero (one of two for float32)."""
+    of every four consecutive elements of a row nonzero (one of two for float32).
+
+    >>> from flambeau.sparse import to_sparse_semi_structured
+    >>> A = flambeau.tensor([[0.0, 0.0, 1.0, 1.0]], dtype=flambeau.float16).tile((16, 4))
+    >>> S = to_sparse_semi_structured(A)
+    >>> type(S).__name__
+    'SparseSemiStructuredTensorCUSPARSELT'
+    >>> x = flambeau.ones(16, 8, dtype=flambeau.float16)
+    >>> flambeau.equal(S @ x, A @ x)
+    True
+    """
     if transposed:
         warnings.warn(
             "Setting transpose from `to_sparse_semi_structured` is deprecated "

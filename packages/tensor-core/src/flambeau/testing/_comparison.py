@@ -403,6 +403,18 @@ def assert_close(
     and the failure message then names the item. ``msg`` replaces the message (a str) or
     receives it and returns the one to raise (a callable). Inputs of unrelated types (a
     tensor and a list, say) raise TypeError; ``allow_subclasses=False`` requires equal types.
+
+    >>> from flambeau.testing import assert_close
+    >>> x = flambeau.tensor([1.0, 2.0, 3.0])
+    >>> assert_close(x, x + 1e-7)  # close: nothing happens
+    >>> assert_close(x, flambeau.tensor([1.0, 2.0, 3.1]))
+    Traceback (most recent call last):
+      ...
+    AssertionError: Tensor-likes are not close!
+    <BLANKLINE>
+    Mismatched elements: 1 / 3 (33.3%)
+    Greatest absolute difference: 0.0999999... at index (2,) (up to 1e-05 allowed)
+    Greatest relative difference: 0.0322580... at index (2,) (up to 1.3e-06 allowed)
     """
     __tracebackhide__ = True
     options = dict(

@@ -74,6 +74,14 @@ def make_tensor(
     (bool and integers) or the dtype's smallest normal number. Raises ValueError for NaN
     bounds, ``low >= high``, bounds outside the dtype's range and ``requires_grad=True``
     with a bool or integral dtype; TypeError for a dtype it cannot fill.
+
+    >>> from flambeau.testing import make_tensor
+    >>> _ = flambeau.manual_seed(0)
+    >>> make_tensor(2, 3, dtype=flambeau.int64, device="cpu", low=0, high=5)
+    tensor([[1, 3, 3],
+            [0, 4, 4]])
+    >>> make_tensor((2, 3), dtype=flambeau.float32, device="cpu", noncontiguous=True).stride()
+    (6, 2)
     """
     if len(shape) == 1 and isinstance(shape[0], collections.abc.Sequence):
         shape = shape[0]

@@ -35,7 +35,13 @@ __all__ = [
 
 def include_paths(device_type: str = "cpu") -> list[str]:
     """The include directories an extension needs: flambeau's (``flambeau/extension.h``),
-    pybind11's and Python's."""
+    pybind11's and Python's.
+
+    >>> from flambeau.utils import cpp_extension
+    >>> paths = cpp_extension.include_paths()
+    >>> len(paths), paths[0] == flambeau.get_include()
+    (3, True)
+    """
     from ._compiler import include_paths as paths
 
     if device_type not in ("cpu", None):
@@ -47,12 +53,22 @@ def include_paths(device_type: str = "cpu") -> list[str]:
 
 def library_paths(device_type: str = "cpu") -> list[str]:
     """Library directories to link against: none, since extensions link nothing of
-    flambeau's (its C++ API is header-only over the Python objects)."""
+    flambeau's (its C++ API is header-only over the Python objects).
+
+    >>> from flambeau.utils import cpp_extension
+    >>> cpp_extension.library_paths()
+    []
+    """
     return []
 
 
 def is_ninja_available() -> bool:
-    """Whether the ninja build tool can be run."""
+    """Whether the ninja build tool can be run.
+
+    >>> from flambeau.utils import cpp_extension
+    >>> isinstance(cpp_extension.is_ninja_available(), bool)  # True where ninja runs
+    True
+    """
     ninja = ninja_binary()
     if ninja is None:
         return False
@@ -64,6 +80,11 @@ def is_ninja_available() -> bool:
 
 
 def verify_ninja_availability() -> None:
-    """Raises RuntimeError when ninja is not available."""
+    """Raises RuntimeError when ninja is not available.
+
+    >>> from flambeau.utils import cpp_extension
+    >>> if cpp_extension.is_ninja_available():
+    ...     cpp_extension.verify_ninja_availability()  # returns None, raising nothing
+    """
     if not is_ninja_available():
         raise RuntimeError("Ninja is required to load C++ extensions (pip install ninja)")

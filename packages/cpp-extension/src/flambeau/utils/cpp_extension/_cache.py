@@ -21,7 +21,13 @@ STAMP = "flambeau_build.stamp"
 
 def get_default_build_root() -> str:
     """The cache of built extensions when no environment variable says otherwise:
-    ``$XDG_CACHE_HOME/flambeau_extensions`` (``~/.cache/flambeau_extensions``)."""
+    ``$XDG_CACHE_HOME/flambeau_extensions`` (``~/.cache/flambeau_extensions``).
+
+    >>> import os
+    >>> from flambeau.utils.cpp_extension import get_default_build_root
+    >>> os.path.basename(get_default_build_root())  # in $XDG_CACHE_HOME, else ~/.cache
+    'flambeau_extensions'
+    """
     cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.realpath(os.path.join(cache, "flambeau_extensions"))
 

@@ -42,6 +42,13 @@ def load(
 
     Returns the module, or the library's path when ``is_python_module`` is False (the
     library is then loaded into the process so that its static initialisers run).
+
+    >>> from flambeau.utils.cpp_extension import load
+    >>> try:
+    ...     load("myext", ["no_such_file.cpp"])
+    ... except FileNotFoundError as e:
+    ...     print(e)
+    load('myext'): source file not found: .../no_such_file.cpp
     """
     if isinstance(sources, (str, os.PathLike)):
         sources = [sources]
@@ -86,6 +93,13 @@ def load_inline(
     ``#include <flambeau/extension.h>`` is put in front of the sources; ``functions``
     (a name, a list of names, or a dict name -> docstring) are bound in a generated
     ``PYBIND11_MODULE`` block, so the sources need none.
+
+    >>> from flambeau.utils.cpp_extension import load_inline
+    >>> try:
+    ...     load_inline("myext", cpp_sources=[], cuda_sources=["__global__ void k() {}"])
+    ... except RuntimeError as e:
+    ...     print(e)
+    CUDA sources need the CUDA plugin (flambeau-tensor-cuda), which is not installed: ...
     """
     if cuda_sources or with_cuda:
         raise RuntimeError(_CUDA_MISSING)

@@ -17,7 +17,15 @@ from . import _compiler
 
 def CppExtension(name: str, sources, *args, **kwargs) -> Extension:
     """A setuptools Extension for C++ with flambeau's and pybind11's include directories
-    (``flambeau/extension.h``), compiled as C++17."""
+    (``flambeau/extension.h``), compiled as C++17.
+
+    >>> from flambeau.utils.cpp_extension import CppExtension
+    >>> ext = CppExtension("myext", ["myext.cpp"], extra_compile_args=["-O3"])
+    >>> ext.name, ext.sources, ext.language
+    ('myext', ['myext.cpp'], 'c++')
+    >>> flambeau.get_include() in ext.include_dirs
+    True
+    """
     kwargs["include_dirs"] = [*kwargs.get("include_dirs", []), *_compiler.include_paths()]
     kwargs["language"] = "c++"
     return Extension(name, sources, *args, **kwargs)
@@ -30,7 +38,15 @@ _CUDA_MISSING = (
 
 
 def CUDAExtension(name: str, sources, *args, **kwargs):
-    """Refused: building CUDA code needs the CUDA plugin."""
+    """Refused: building CUDA code needs the CUDA plugin.
+
+    >>> from flambeau.utils.cpp_extension import CUDAExtension
+    >>> try:
+    ...     CUDAExtension("myext", ["myext.cu"])
+    ... except RuntimeError as e:
+    ...     print(e)
+    CUDA extensions need the CUDA plugin (flambeau-tensor-cuda), which is not installed: ...
+    """
     raise RuntimeError(_CUDA_MISSING)
 
 
@@ -39,7 +55,15 @@ class BuildExtension(build_ext):
     visibility, ``TORCH_EXTENSION_NAME`` (and ``FLAMBEAU_EXTENSION_NAME``) defined as the
     module's name, and ``extra_compile_args`` given per compiler as PyTorch allows
     (``{"cxx": [...]}``). Objects compile with setuptools' compiler, in parallel when
-    ``build_ext -j N`` is given; ``use_ninja`` is accepted for PyTorch's spelling."""
+    ``build_ext -j N`` is given; ``use_ninja`` is accepted for PyTorch's spelling.
+
+    >>> from setuptools import Distribution
+    >>> from flambeau.utils.cpp_extension import BuildExtension, CppExtension
+    >>> dist = Distribution({"ext_modules": [CppExtension("myext", ["myext.cpp"])]})
+    >>> cmd = BuildExtension.with_options(no_python_abi_suffix=True)(dist)
+    >>> cmd.get_ext_filename("myext")
+    'myext.so'
+    """
 
     @classmethod
     def with_options(cls, **options):

@@ -73,6 +73,17 @@ class DataLoader:
         persistent_workers: keep the workers between epochs.
         pin_memory_device: deprecated in PyTorch; the current accelerator is used.
         in_order: give batches in sampler order (False: as workers finish them).
+
+    >>> from flambeau.utils.data import DataLoader, TensorDataset
+    >>> ds = TensorDataset(flambeau.arange(10.0).reshape(5, 2), flambeau.tensor([0, 1, 0, 1, 1]))
+    >>> loader = DataLoader(ds, batch_size=2)  # num_workers=0: loads in this process
+    >>> for x, y in loader:
+    ...     print(x.shape, y)
+    flambeau.Size([2, 2]) tensor([0, 1])
+    flambeau.Size([2, 2]) tensor([0, 1])
+    flambeau.Size([1, 2]) tensor([1])
+    >>> len(loader)
+    3
     """
 
     __initialized = False

@@ -36,7 +36,17 @@ class Dataset(Generic[_T_co]):
     """An abstract map-style dataset: a key (usually an index) gives a sample.
 
     Subclasses implement ``__getitem__`` and usually ``__len__``; they may implement
-    ``__getitems__(indices)`` to fetch a batch in one call (the DataLoader uses it)."""
+    ``__getitems__(indices)`` to fetch a batch in one call (the DataLoader uses it).
+
+    >>> from flambeau.utils.data import DataLoader, Dataset
+    >>> class Squares(Dataset):
+    ...     def __len__(self):
+    ...         return 5
+    ...     def __getitem__(self, i):
+    ...         return i * i
+    >>> list(DataLoader(Squares(), batch_size=2))
+    [tensor([0, 1]), tensor([4, 9]), tensor([16])]
+    """
 
     def __getitem__(self, index) -> _T_co:
         raise NotImplementedError("Subclasses of Dataset should implement __getitem__.")
@@ -49,7 +59,15 @@ class IterableDataset(Dataset[_T_co], Iterable[_T_co]):
     """An iterable-style dataset: ``__iter__`` yields the samples.
 
     With worker processes each worker iterates its own copy; use ``get_worker_info()`` in
-    ``__iter__`` (or a ``worker_init_fn``) to give each worker its shard."""
+    ``__iter__`` (or a ``worker_init_fn``) to give each worker its shard.
+
+    >>> from flambeau.utils.data import DataLoader, IterableDataset
+    >>> class Count(IterableDataset):
+    ...     def __iter__(self):
+    ...         return iter(range(5))
+    >>> list(DataLoader(Count(), batch_size=2))
+    [tensor([0, 1]), tensor([2, 3]), tensor([4])]
+    """
 
     def __add__(self, other: Dataset[_T_co]):
         return ChainDataset([self, other])
@@ -86,7 +104,13 @@ def _gather(tensors, indices, alloc):
 class TensorDataset(Dataset[tuple[Tensor, ...]]):
     """A dataset wrapping tensors: sample ``i`` is ``tuple(t[i] for t in tensors)``.
 
-    All tensors must have the same size in their first dimension."""
+    All tensors must have the same size in their first dimension.
+
+    >>> from flambeau.utils.data import TensorDataset
+    >>> ds = TensorDataset(flambeau.arange(6.0).reshape(3, 2), flambeau.tensor([0, 1, 0]))
+    >>> len(ds), ds[1]
+    (3, (tensor([2., 3.]), tensor(1)))
+    """
 
     tensors: tuple[Tensor, ...]
 
@@ -116,7 +140,13 @@ class TensorDataset(Dataset[tuple[Tensor, ...]]):
 
 class StackDataset(Dataset):
     """Datasets of equal length stacked: sample ``i`` is a tuple (positional arguments)
-    or a dict (keyword arguments) of each dataset's sample ``i``."""
+    or a dict (keyword arguments) of each dataset's sample ``i``.
+
+    >>> from flambeau.utils.data import StackDataset
+    >>> ds = StackDataset(x=flambeau.tensor([1.0, 2.0, 3.0]), label=[0, 1, 0])
+    >>> len(ds), ds[1]
+    (3, {'x': tensor(2.), 'label': 1})
+    """
 
     datasets: tuple | dict
 
@@ -174,7 +204,13 @@ class StackDataset(Dataset):
 
 
 class ConcatDataset(Dataset[_T_co]):
-    """Several map-style datasets one after another."""
+    """Several map-style datasets one after another.
+
+    >>> from flambeau.utils.data import ConcatDataset
+    >>> ds = ConcatDataset([range(3), range(10, 12)])
+    >>> len(ds), ds[3], ds.cumulative_sizes
+    (5, 10, [3, 5])
+    """
 
     datasets: list[Dataset[_T_co]]
     cumulative_sizes: list[int]
@@ -224,7 +260,17 @@ class ConcatDataset(Dataset[_T_co]):
 
 
 class ChainDataset(IterableDataset):
-    """Several iterable datasets chained: iterating yields each one's samples in turn."""
+    """Several iterable datasets chained: iterating yields each one's samples in turn.
+
+    >>> from flambeau.utils.data import ChainDataset, IterableDataset
+    >>> class Count(IterableDataset):
+    ...     def __init__(self, n):
+    ...         self.n = n
+    ...     def __iter__(self):
+    ...         return iter(range(self.n))
+    >>> list(ChainDataset([Count(2), Count(3)]))
+    [0, 1, 0, 1, 2]
+    """
 
     def __init__(self, datasets: Iterable[Dataset]) -> None:
         super().__init__()
@@ -246,7 +292,13 @@ class ChainDataset(IterableDataset):
 
 
 class Subset(Dataset[_T_co]):
-    """The samples of `dataset` at `indices`."""
+    """The samples of `dataset` at `indices`.
+
+    >>> from flambeau.utils.data import Subset
+    >>> s = Subset(range(10, 20), indices=[1, 3, 5])
+    >>> len(s), s[1], list(s)
+    (3, 13, [11, 13, 15])
+    """
 
     dataset: Dataset[_T_co]
     indices: Sequence[int]
@@ -301,7 +353,14 @@ def random_split(
     generator: flambeau.Generator | None = flambeau.default_generator,
 ) -> list[Subset[_T]]:
     """Splits `dataset` at random into non-overlapping subsets of the given lengths, or of
-    the given fractions of its length (the remainder dealt one by one from the first)."""
+    the given fractions of its length (the remainder dealt one by one from the first).
+
+    >>> from flambeau.utils.data import random_split
+    >>> g = flambeau.Generator().manual_seed(42)
+    >>> train, val = random_split(range(10), [0.8, 0.2], generator=g)
+    >>> len(train), len(val), sorted([*train, *val]) == list(range(10))
+    (8, 2, True)
+    """
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
         subset_lengths: list[int] = []
         for i, frac in enumerate(lengths):

@@ -31,7 +31,16 @@ class DistributedSampler(Sampler[_T_co]):
     ``floor`` of it with `drop_last`; shuffled by `seed` + the epoch (`set_epoch`).
 
     Without `num_replicas` and `rank` they come from the default process group of
-    flambeau.distributed; given both, no process group is needed."""
+    flambeau.distributed; given both, no process group is needed.
+
+    >>> from flambeau.utils.data import DistributedSampler
+    >>> [list(DistributedSampler(range(5), num_replicas=2, rank=r, shuffle=False)) for r in (0, 1)]
+    [[0, 2, 4], [1, 3, 0]]
+    >>> sampler = DistributedSampler(range(5), num_replicas=2, rank=1)  # shuffled by seed + epoch
+    >>> sampler.set_epoch(1)  # at the start of each epoch
+    >>> len(sampler)
+    3
+    """
 
     def __init__(
         self,

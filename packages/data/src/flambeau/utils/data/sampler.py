@@ -22,14 +22,31 @@ _T_co = TypeVar("_T_co", covariant=True)
 
 class Sampler(Generic[_T_co]):
     """Base class of samplers: ``__iter__`` yields dataset keys (or lists of them), and
-    ``__len__``, when defined, says how many."""
+    ``__len__``, when defined, says how many.
+
+    >>> from flambeau.utils.data import DataLoader, Sampler
+    >>> class Backwards(Sampler):
+    ...     def __init__(self, data):
+    ...         self.n = len(data)
+    ...     def __iter__(self):
+    ...         return iter(range(self.n - 1, -1, -1))
+    >>> list(Backwards(range(4)))
+    [3, 2, 1, 0]
+    >>> list(DataLoader(range(4), sampler=Backwards(range(4)), batch_size=2))
+    [tensor([3, 2]), tensor([1, 0])]
+    """
 
     def __iter__(self) -> Iterator[_T_co]:
         raise NotImplementedError
 
 
 class SequentialSampler(Sampler[int]):
-    """0, 1, ..., len(data_source) - 1."""
+    """0, 1, ..., len(data_source) - 1.
+
+    >>> from flambeau.utils.data import SequentialSampler
+    >>> list(SequentialSampler(range(4)))
+    [0, 1, 2, 3]
+    """
 
     data_source: Sized
 
@@ -60,7 +77,15 @@ def _fresh_generator():
 
 class RandomSampler(Sampler[int]):
     """Random indices: a permutation (or `num_samples` of them, in whole permutations
-    and a part of one), or `num_samples` drawn with replacement."""
+    and a part of one), or `num_samples` drawn with replacement.
+
+    >>> from flambeau.utils.data import RandomSampler
+    >>> sampler = RandomSampler(range(5))
+    >>> len(sampler), sorted(sampler)  # every index once, in a random order
+    (5, [0, 1, 2, 3, 4])
+    >>> len(list(RandomSampler(range(5), replacement=True, num_samples=8)))
+    8
+    """
 
     data_source: Sized
     replacement: bool
@@ -124,7 +149,13 @@ class RandomSampler(Sampler[int]):
 
 
 class SubsetRandomSampler(Sampler[int]):
-    """The given indices in random order, without replacement."""
+    """The given indices in random order, without replacement.
+
+    >>> from flambeau.utils.data import SubsetRandomSampler
+    >>> sampler = SubsetRandomSampler([10, 11, 12])
+    >>> len(sampler), sorted(sampler)  # the given indices, in a random order
+    (3, [10, 11, 12])
+    """
 
     indices: Sequence[int]
 
@@ -142,7 +173,14 @@ class SubsetRandomSampler(Sampler[int]):
 
 class WeightedRandomSampler(Sampler[int]):
     """`num_samples` indices in ``[0, len(weights))`` drawn with probability proportional
-    to `weights` (with or without replacement)."""
+    to `weights` (with or without replacement).
+
+    >>> from flambeau.utils.data import WeightedRandomSampler
+    >>> sampler = WeightedRandomSampler([0.0, 1.0, 0.0, 3.0], num_samples=6)
+    >>> indices = list(sampler)  # 3 three times as likely as 1; never 0 or 2
+    >>> len(indices), set(indices) <= {1, 3}
+    (6, True)
+    """
 
     weights: flambeau.Tensor
     num_samples: int
@@ -186,7 +224,14 @@ class WeightedRandomSampler(Sampler[int]):
 
 class BatchSampler(Sampler[list[int]]):
     """Groups another sampler's indices into lists of `batch_size` (the last one shorter
-    unless `drop_last`)."""
+    unless `drop_last`).
+
+    >>> from flambeau.utils.data import BatchSampler, SequentialSampler
+    >>> list(BatchSampler(SequentialSampler(range(5)), batch_size=2, drop_last=False))
+    [[0, 1], [2, 3], [4]]
+    >>> list(BatchSampler(SequentialSampler(range(5)), batch_size=2, drop_last=True))
+    [[0, 1], [2, 3]]
+    """
 
     def __init__(
         self, sampler: Sampler[int] | Iterable[int], batch_size: int, drop_last: bool

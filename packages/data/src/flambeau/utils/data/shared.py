@@ -38,6 +38,11 @@ class SharedList(Sequence):
     ``SharedList(items)`` pickles each item once; ``shared[i]`` unpickles a copy of it (so
     mutating what you read does not change the list). Use it in a dataset in place of a
     large list of Python objects to keep DataLoader workers from copying it page by page.
+
+    >>> from flambeau.utils.data import SharedList
+    >>> shared = SharedList([{"id": 0}, {"id": 1, "tags": ["a"]}])
+    >>> len(shared), shared[1]
+    (2, {'id': 1, 'tags': ['a']})
     """
 
     def __init__(self, items: Iterable = ()) -> None:

@@ -27,7 +27,15 @@ _WARN_THRESHOLD = 1000
 
 class JoinHook:
     """What a joined rank runs for a joinable: ``main_hook`` once per step some other rank
-    still takes, ``post_hook`` once every rank has joined."""
+    still takes, ``post_hook`` once every rank has joined.
+
+    >>> from flambeau.distributed.algorithms import JoinHook
+    >>> class Hook(JoinHook):
+    ...     def post_hook(self, is_last_joiner):
+    ...         print("every rank has joined; last:", is_last_joiner)
+    >>> Hook().post_hook(True)
+    every rank has joined; last: True
+    """
 
     def main_hook(self) -> None:
         """Shadow the collectives of one step of the ranks still training."""
@@ -50,7 +58,13 @@ class _JoinConfig(NamedTuple):
 class Joinable(ABC):
     """A class whose steps run collectives that a joined rank must shadow. Its
     constructor must call ``Joinable.__init__``; each step calls
-    ``Join.notify_join_context(self)`` first."""
+    ``Join.notify_join_context(self)`` first.
+
+    >>> import flambeau.distributed as dist
+    >>> from flambeau.distributed.algorithms import Joinable
+    >>> issubclass(dist.DistributedDataParallel, Joinable)
+    True
+    """
 
     @abstractmethod
     def __init__(self) -> None:
@@ -84,6 +98,15 @@ class Join:
         throw_on_early_termination: raise RuntimeError on every rank as soon as one rank
             runs out of inputs, instead of shadowing.
         **kwargs: passed to each joinable's ``join_hook``.
+
+    >>> import flambeau.distributed as dist
+    >>> from flambeau.distributed.algorithms import Join
+    >>> dist.init_process_group()
+    >>> model = dist.DistributedDataParallel(flambeau.nn.Linear(2, 1))
+    >>> with Join([model]):  # a rank whose batches run out waits here for the others
+    ...     for x in flambeau.ones(3, 1, 2):
+    ...         model(x).sum().backward()
+    >>> dist.destroy_process_group()
     """
 
     def __init__(

@@ -31,6 +31,14 @@ class DistributedDataParallel(Module, Joinable):
     as soon as they fill, overlapping the rest of backward, and averaged. After the first
     iteration the buckets are rebuilt once in the order the gradients became ready
     (unless find_unused_parameters is set without static_graph).
+
+    >>> import flambeau.distributed as dist
+    >>> dist.init_process_group()  # one process here; started by a launcher, one per rank
+    >>> model = dist.DistributedDataParallel(flambeau.nn.Linear(2, 1))
+    >>> model(flambeau.ones(4, 2)).sum().backward()  # gradients averaged over the ranks
+    >>> model.module.weight.grad
+    tensor([[4., 4.]])
+    >>> dist.destroy_process_group()
     """
 
     def __init__(

@@ -12,7 +12,14 @@ from .shape import _sizes
 
 
 class Mul(Module):
-    """y = w·x with a single learnt scalar w."""
+    """y = w·x with a single learnt scalar w.
+
+    >>> from flambeau.legacy import nn
+    >>> m = nn.Mul()
+    >>> _ = m.weight.fill_(3.0)
+    >>> m.forward(flambeau.tensor([1.0, 2.0]))
+    tensor([3., 6.])
+    """
 
     def __init__(self):
         super().__init__()
@@ -57,7 +64,14 @@ def _reduce_like(t, param, input):
 
 
 class Add(Module):
-    """y = x + b with a learnt bias of inputSize elements (or one scalar when scalar=True)."""
+    """y = x + b with a learnt bias of inputSize elements (or one scalar when scalar=True).
+
+    >>> from flambeau.legacy import nn
+    >>> m = nn.Add(3)
+    >>> _ = m.bias.fill_(1.0)
+    >>> m.forward(flambeau.tensor([1.0, 2.0, 3.0]))
+    tensor([2., 3., 4.])
+    """
 
     def __init__(self, inputSize, scalar=False):
         super().__init__()
@@ -88,7 +102,15 @@ class Add(Module):
 
 
 class CMul(Module):
-    """y = x ∘ w with a learnt weight of the given size (broadcast over a batch)."""
+    """y = x ∘ w with a learnt weight of the given size (broadcast over a batch).
+
+    >>> from flambeau.legacy import nn
+    >>> m = nn.CMul(3)
+    >>> _ = m.weight.copy_(flambeau.tensor([1.0, 2.0, 3.0]))
+    >>> m.forward(flambeau.ones(2, 3))
+    tensor([[1., 2., 3.],
+            [1., 2., 3.]])
+    """
 
     def __init__(self, *size):
         super().__init__()
@@ -113,7 +135,15 @@ class CMul(Module):
 
 
 class CAdd(Module):
-    """y = x + b with a learnt bias of the given size (broadcast over a batch)."""
+    """y = x + b with a learnt bias of the given size (broadcast over a batch).
+
+    >>> from flambeau.legacy import nn
+    >>> m = nn.CAdd(3)
+    >>> _ = m.bias.copy_(flambeau.tensor([1.0, 2.0, 3.0]))
+    >>> m.forward(flambeau.zeros(2, 3))
+    tensor([[1., 2., 3.],
+            [1., 2., 3.]])
+    """
 
     def __init__(self, *size):
         super().__init__()
@@ -138,7 +168,12 @@ class CAdd(Module):
 
 
 class MulConstant(Module):
-    """y = c·x for a fixed scalar c."""
+    """y = c·x for a fixed scalar c.
+
+    >>> from flambeau.legacy import nn
+    >>> nn.MulConstant(0.5).forward(flambeau.tensor([1.0, 2.0]))
+    tensor([0.5000, 1.0000])
+    """
 
     def __init__(self, constant_scalar, ip=False):
         super().__init__()
@@ -162,7 +197,12 @@ class MulConstant(Module):
 
 
 class AddConstant(Module):
-    """y = x + c for a fixed scalar c."""
+    """y = x + c for a fixed scalar c.
+
+    >>> from flambeau.legacy import nn
+    >>> nn.AddConstant(2).forward(flambeau.tensor([1.0, 2.0]))
+    tensor([3., 4.])
+    """
 
     def __init__(self, constant_scalar, ip=False):
         super().__init__()
@@ -185,7 +225,15 @@ class AddConstant(Module):
 
 
 class GradientReversal(Module):
-    """Identity forward; multiplies the gradient by -lambda on the way back."""
+    """Identity forward; multiplies the gradient by -lambda on the way back.
+
+    >>> from flambeau.legacy import nn
+    >>> m, x = nn.GradientReversal(), flambeau.tensor([1.0, 2.0])
+    >>> m.forward(x)
+    tensor([1., 2.])
+    >>> m.backward(x, flambeau.tensor([0.5, -1.0]))
+    tensor([-0.5000,  1.0000])
+    """
 
     def __init__(self, lambd=1):
         super().__init__()

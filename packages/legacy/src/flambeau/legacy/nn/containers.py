@@ -12,7 +12,13 @@ def _indent(text, prefix):
 
 
 class Container(Module):
-    """A module made of child modules (`self.modules`, a 0-based list)."""
+    """A module made of child modules (`self.modules`, a 0-based list).
+
+    >>> from flambeau.legacy import nn
+    >>> c = nn.Container(nn.Linear(2, 2), nn.ReLU())
+    >>> c.size(), c.get(1)
+    (2, nn.ReLU)
+    """
 
     def __init__(self, *modules):
         super().__init__()
@@ -88,7 +94,19 @@ class Container(Module):
 
 
 class Sequential(Container):
-    """Chains its children: output of child i is the input of child i+1."""
+    """Chains its children: output of child i is the input of child i+1.
+
+    >>> from flambeau.legacy import nn
+    >>> net = nn.Sequential().add(nn.Linear(3, 2)).add(nn.Tanh())
+    >>> net.forward(flambeau.ones(4, 3)).shape
+    flambeau.Size([4, 2])
+    >>> net
+    nn.Sequential {
+      [input -> (0) -> (1) -> output]
+      (0): nn.Linear(3 -> 2)
+      (1): nn.Tanh
+    }
+    """
 
     def add(self, module):
         if not self.modules:
@@ -180,7 +198,13 @@ def _branches_repr(name, modules, last_branch="|`-> "):
 
 
 class ConcatTable(Container):
-    """Applies every child to the same input; output is the list of their outputs."""
+    """Applies every child to the same input; output is the list of their outputs.
+
+    >>> from flambeau.legacy import nn
+    >>> m = nn.ConcatTable(nn.Identity(), nn.MulConstant(2))
+    >>> m.forward(flambeau.tensor([1.0, 2.0]))
+    [tensor([1., 2.]), tensor([2., 4.])]
+    """
 
     def __init__(self, *modules):
         super().__init__(*modules)
@@ -222,7 +246,13 @@ def _sum_tables(buffer, grads):
 
 
 class ParallelTable(Container):
-    """Child i gets input[i]; output is the list of their outputs."""
+    """Child i gets input[i]; output is the list of their outputs.
+
+    >>> from flambeau.legacy import nn
+    >>> m = nn.ParallelTable(nn.MulConstant(2), nn.AddConstant(1))
+    >>> m.forward([flambeau.tensor([1.0, 2.0]), flambeau.tensor([3.0])])
+    [tensor([2., 4.]), tensor([4.])]
+    """
 
     def __init__(self, *modules):
         super().__init__(*modules)
@@ -258,7 +288,13 @@ class ParallelTable(Container):
 
 
 class Concat(Container):
-    """Applies every child to the same input and concatenates the outputs along `dimension`."""
+    """Applies every child to the same input and concatenates the outputs along `dimension`.
+
+    >>> from flambeau.legacy import nn
+    >>> m = nn.Concat(1, nn.Identity(), nn.MulConstant(2))
+    >>> m.forward(flambeau.tensor([[1.0, 2.0]]))
+    tensor([[1., 2., 2., 4.]])
+    """
 
     def __init__(self, dimension, *modules):
         super().__init__(*modules)
@@ -301,7 +337,13 @@ class Concat(Container):
 
 
 class Parallel(Container):
-    """Child i gets input.select(inputDimension, i); outputs are concatenated on outputDimension."""
+    """Child i gets input.select(inputDimension, i); outputs are concatenated on outputDimension.
+
+    >>> from flambeau.legacy import nn
+    >>> m = nn.Parallel(0, 0).add(nn.MulConstant(2)).add(nn.AddConstant(1))
+    >>> m.forward(flambeau.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    tensor([2., 4., 4., 5.])
+    """
 
     def __init__(self, inputDimension, outputDimension):
         super().__init__()

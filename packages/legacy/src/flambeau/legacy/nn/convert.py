@@ -145,6 +145,14 @@ def to_nn(module):
     weights copied (in the legacy module's dtype). Sequential converts child by child.
 
     Raises TypeError for a module without a counterpart (tables, Torch7-only layers).
+
+    >>> from flambeau.legacy import nn
+    >>> net = nn.Sequential().add(nn.Linear(3, 2)).add(nn.ReLU())
+    >>> nn.to_nn(net)
+    Sequential(
+      (0): Linear(in_features=3, out_features=2, bias=True)
+      (1): ReLU()
+    )
     """
     nn = _nn()
     if type(module) is containers.Sequential:

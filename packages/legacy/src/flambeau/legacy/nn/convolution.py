@@ -107,7 +107,13 @@ class _Convolution(Module):
 
 class SpatialConvolution(_Convolution):
     """2-D convolution; weight (nOutputPlane, nInputPlane, kH, kW); input (C, H, W) or
-    (N, C, H, W)."""
+    (N, C, H, W).
+
+    >>> from flambeau.legacy import nn
+    >>> m = nn.SpatialConvolution(1, 4, 3, 3)  # 1 -> 4 planes, 3x3 kernel
+    >>> m.forward(flambeau.ones(2, 1, 5, 5)).shape
+    flambeau.Size([2, 4, 3, 3])
+    """
 
     def __init__(self, nInputPlane, nOutputPlane, kW, kH, dW=1, dH=1, padW=0, padH=None):
         super().__init__()
@@ -127,7 +133,15 @@ class SpatialConvolution(_Convolution):
 
 
 class SpatialConvolutionMM(SpatialConvolution):
-    """SpatialConvolution with Torch7's 2-D weight layout (nOutputPlane, nInputPlane·kH·kW)."""
+    """SpatialConvolution with Torch7's 2-D weight layout (nOutputPlane, nInputPlane·kH·kW).
+
+    >>> from flambeau.legacy import nn
+    >>> m = nn.SpatialConvolutionMM(1, 4, 3, 3)
+    >>> m.weight.shape
+    flambeau.Size([4, 9])
+    >>> m.forward(flambeau.ones(2, 1, 5, 5)).shape
+    flambeau.Size([2, 4, 3, 3])
+    """
 
     def __init__(self, nInputPlane, nOutputPlane, kW, kH, dW=1, dH=1, padW=0, padH=None):
         super().__init__(nInputPlane, nOutputPlane, kW, kH, dW, dH, padW, padH)
@@ -142,7 +156,13 @@ class SpatialConvolutionMM(SpatialConvolution):
 
 
 class SpatialDilatedConvolution(SpatialConvolution):
-    """SpatialConvolution whose kernel taps are dilationW/dilationH apart."""
+    """SpatialConvolution whose kernel taps are dilationW/dilationH apart.
+
+    >>> from flambeau.legacy import nn
+    >>> m = nn.SpatialDilatedConvolution(1, 4, 3, 3, dilationW=2, dilationH=2)
+    >>> m.forward(flambeau.ones(1, 7, 7)).shape
+    flambeau.Size([4, 3, 3])
+    """
 
     def __init__(self, nInputPlane, nOutputPlane, kW, kH, dW=1, dH=1, padW=0, padH=0,
                  dilationW=1, dilationH=1):  # fmt: skip
@@ -157,7 +177,13 @@ class SpatialDilatedConvolution(SpatialConvolution):
 
 class SpatialFullConvolution(_Convolution):
     """Transposed 2-D convolution; weight (nInputPlane, nOutputPlane, kH, kW); adjW/adjH add
-    to the output size as PyTorch's output_padding."""
+    to the output size as PyTorch's output_padding.
+
+    >>> from flambeau.legacy import nn
+    >>> m = nn.SpatialFullConvolution(4, 1, 3, 3)
+    >>> m.forward(flambeau.ones(2, 4, 3, 3)).shape
+    flambeau.Size([2, 1, 5, 5])
+    """
 
     transposed = True
 
@@ -184,7 +210,13 @@ class SpatialFullConvolution(_Convolution):
 
 
 class VolumetricConvolution(_Convolution):
-    """3-D convolution; weight (nOutputPlane, nInputPlane, kT, kH, kW); input 4-D or 5-D."""
+    """3-D convolution; weight (nOutputPlane, nInputPlane, kT, kH, kW); input 4-D or 5-D.
+
+    >>> from flambeau.legacy import nn
+    >>> m = nn.VolumetricConvolution(1, 2, 3, 3, 3)
+    >>> m.forward(flambeau.ones(1, 1, 4, 4, 4)).shape
+    flambeau.Size([1, 2, 2, 2, 2])
+    """
 
     nd = 3
 
@@ -209,7 +241,13 @@ class VolumetricConvolution(_Convolution):
 
 class TemporalConvolution(_Convolution):
     """1-D convolution over frames: input (nFrames, inputFrameSize) or (N, nFrames, inputFrameSize);
-    weight (outputFrameSize, kW·inputFrameSize), frame by frame as Torch7 lays it out."""
+    weight (outputFrameSize, kW·inputFrameSize), frame by frame as Torch7 lays it out.
+
+    >>> from flambeau.legacy import nn
+    >>> m = nn.TemporalConvolution(3, 5, 2)  # 3 features in, 5 out, 2 frames wide
+    >>> m.forward(flambeau.ones(4, 3)).shape
+    flambeau.Size([3, 5])
+    """
 
     nd = 1
 

@@ -11,7 +11,16 @@ from .module import _convert, _dtype_of, reuse
 
 class Criterion:
     """`forward(input, target)` returns the loss (a Python float, kept in `output`);
-    `backward(input, target)` returns `gradInput`, the loss's gradient w.r.t. input."""
+    `backward(input, target)` returns `gradInput`, the loss's gradient w.r.t. input.
+
+    >>> from flambeau.legacy import nn
+    >>> class L1(nn.Criterion):
+    ...     def updateOutput(self, input, target):
+    ...         self.output = float((input - target).abs().sum())
+    ...         return self.output
+    >>> L1().forward(flambeau.tensor([1.0, 2.0]), flambeau.tensor([0.0, 4.0]))
+    3.0
+    """
 
     def __init__(self):
         self.gradInput = flambeau.empty(0)
@@ -59,7 +68,13 @@ class Criterion:
 
 
 class MultiCriterion(Criterion):
-    """Weighted sum of criteria applied to the same input and target."""
+    """Weighted sum of criteria applied to the same input and target.
+
+    >>> from flambeau.legacy import nn
+    >>> crit = nn.MultiCriterion().add(nn.MSECriterion()).add(nn.AbsCriterion(), 0.5)
+    >>> crit.forward(flambeau.tensor([1.0, 2.0, 3.0, 4.0]), flambeau.tensor([1.0, 0.0, 5.0, 4.0]))
+    2.5
+    """
 
     def __init__(self):
         super().__init__()
@@ -86,7 +101,14 @@ class MultiCriterion(Criterion):
 
 class ParallelCriterion(Criterion):
     """Weighted sum of criterion i applied to input[i] and target[i] (or the same target
-    for every criterion when repeatTarget=True)."""
+    for every criterion when repeatTarget=True).
+
+    >>> from flambeau.legacy import nn
+    >>> crit = nn.ParallelCriterion().add(nn.MSECriterion()).add(nn.AbsCriterion(), 0.5)
+    >>> x, t = flambeau.tensor([1.0, 3.0]), flambeau.tensor([0.0, 1.0])
+    >>> crit.forward([x, x], [t, t])
+    3.25
+    """
 
     def __init__(self, repeatTarget=False):
         super().__init__()

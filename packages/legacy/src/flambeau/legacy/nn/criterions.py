@@ -53,7 +53,15 @@ class _ElementwiseKernel(Criterion):
 
 
 class MSECriterion(_ElementwiseKernel):
-    """Σ (x - t)² (/ n)."""
+    """Σ (x - t)² (/ n).
+
+    >>> from flambeau.legacy import nn
+    >>> x, t = flambeau.tensor([1.0, 2.0, 3.0, 4.0]), flambeau.tensor([1.0, 0.0, 5.0, 4.0])
+    >>> nn.MSECriterion().forward(x, t)
+    2.0
+    >>> nn.MSECriterion().backward(x, t)
+    tensor([ 0.,  1., -1.,  0.])
+    """
 
     def _loss(self, x, t, r):
         return flambeau.mse_loss(x, t, r)
@@ -63,7 +71,15 @@ class MSECriterion(_ElementwiseKernel):
 
 
 class AbsCriterion(_ElementwiseKernel):
-    """Σ |x - t| (/ n)."""
+    """Σ |x - t| (/ n).
+
+    >>> from flambeau.legacy import nn
+    >>> x, t = flambeau.tensor([1.0, 2.0, 3.0, 4.0]), flambeau.tensor([1.0, 0.0, 5.0, 4.0])
+    >>> nn.AbsCriterion().forward(x, t)
+    1.0
+    >>> nn.AbsCriterion().backward(x, t)
+    tensor([ 0.0000,  0.2500, -0.2500,  0.0000])
+    """
 
     def _loss(self, x, t, r):
         return flambeau.l1_loss(x, t, r)
@@ -74,7 +90,13 @@ class AbsCriterion(_ElementwiseKernel):
 
 
 class SmoothL1Criterion(_ElementwiseKernel):
-    """Σ (½ d² if |d| < 1 else |d| - ½) (/ n), d = x - t."""
+    """Σ (½ d² if |d| < 1 else |d| - ½) (/ n), d = x - t.
+
+    >>> from flambeau.legacy import nn
+    >>> x, t = flambeau.tensor([0.0, 2.0]), flambeau.tensor([0.5, 0.0])
+    >>> nn.SmoothL1Criterion().forward(x, t)
+    0.8125
+    """
 
     def _loss(self, x, t, r):
         return flambeau.smooth_l1_loss(x, t, r, 1.0)
@@ -85,7 +107,13 @@ class SmoothL1Criterion(_ElementwiseKernel):
 
 class BCECriterion(_ElementwiseKernel):
     """-Σ w (t log x + (1 - t) log(1 - x)) (/ n) for probabilities x; optional per-element
-    (or per-class, broadcast over a batch) weights."""
+    (or per-class, broadcast over a batch) weights.
+
+    >>> from flambeau.legacy import nn
+    >>> x, t = flambeau.tensor([0.8, 0.4]), flambeau.tensor([1.0, 0.0])
+    >>> round(nn.BCECriterion().forward(x, t), 4)
+    0.367
+    """
 
     def __init__(self, weights=None, sizeAverage=True):
         super().__init__(sizeAverage)
@@ -103,7 +131,13 @@ class BCECriterion(_ElementwiseKernel):
 
 class WeightedMSECriterion(MSECriterion):
     """MSECriterion against the target multiplied element-wise by `weight` (Torch7's
-    definition: the weight scales the target, per sample of a batch)."""
+    definition: the weight scales the target, per sample of a batch).
+
+    >>> from flambeau.legacy import nn
+    >>> crit = nn.WeightedMSECriterion(flambeau.tensor([1.0, 2.0]))
+    >>> crit.forward(flambeau.tensor([1.0, 4.0]), flambeau.tensor([1.0, 1.0]))
+    2.0
+    """
 
     def __init__(self, weight, sizeAverage=True):
         super().__init__(sizeAverage)
@@ -117,7 +151,13 @@ class WeightedMSECriterion(MSECriterion):
 
 
 class DistKLDivCriterion(_ElementwiseKernel):
-    """Σ t (log t - x) over t > 0 (/ n), for log-probabilities x and probabilities t."""
+    """Σ t (log t - x) over t > 0 (/ n), for log-probabilities x and probabilities t.
+
+    >>> from flambeau.legacy import nn
+    >>> logp, p = flambeau.tensor([-1.0, -2.0]), flambeau.tensor([1.0, 0.0])
+    >>> nn.DistKLDivCriterion().forward(logp, p)
+    0.5
+    """
 
     def _loss(self, x, t, r):
         pos = t > 0
@@ -131,7 +171,13 @@ class DistKLDivCriterion(_ElementwiseKernel):
 
 
 class MarginCriterion(_ElementwiseKernel):
-    """Σ max(0, margin - y x) (/ n) for labels y = ±1."""
+    """Σ max(0, margin - y x) (/ n) for labels y = ±1.
+
+    >>> from flambeau.legacy import nn
+    >>> x, y = flambeau.tensor([0.5, 2.0, -0.5, 1.0]), flambeau.tensor([1.0, 1.0, -1.0, -1.0])
+    >>> nn.MarginCriterion(margin=1).forward(x, y)
+    0.75
+    """
 
     def __init__(self, margin=1, sizeAverage=True):
         super().__init__(sizeAverage)
@@ -147,7 +193,13 @@ class MarginCriterion(_ElementwiseKernel):
 
 
 class SoftMarginCriterion(_ElementwiseKernel):
-    """Σ log(1 + exp(-y x)) (/ n) for labels y = ±1."""
+    """Σ log(1 + exp(-y x)) (/ n) for labels y = ±1.
+
+    >>> from flambeau.legacy import nn
+    >>> x, y = flambeau.tensor([0.0, 2.0]), flambeau.tensor([1.0, -1.0])
+    >>> round(nn.SoftMarginCriterion().forward(x, y), 4)
+    1.41
+    """
 
     def _loss(self, x, y, r):
         total = -flambeau.log_sigmoid(y * x).sum()
@@ -159,7 +211,13 @@ class SoftMarginCriterion(_ElementwiseKernel):
 
 
 class HingeEmbeddingCriterion(_ElementwiseKernel):
-    """Σ (x if y = 1 else max(0, margin - x)) (/ n), for distances x and labels y = ±1."""
+    """Σ (x if y = 1 else max(0, margin - x)) (/ n), for distances x and labels y = ±1.
+
+    >>> from flambeau.legacy import nn
+    >>> d, y = flambeau.tensor([0.5, 0.25, 2.0, 1.0]), flambeau.tensor([1.0, -1.0, -1.0, 1.0])
+    >>> nn.HingeEmbeddingCriterion(margin=1).forward(d, y)
+    0.5625
+    """
 
     def __init__(self, margin=1, sizeAverage=True):
         super().__init__(sizeAverage)
@@ -183,7 +241,13 @@ class HingeEmbeddingCriterion(_ElementwiseKernel):
 class ClassNLLCriterion(Criterion):
     """-w[t] x[t] for log-probabilities x (C) or (N, C) and 0-based class indices t; with
     sizeAverage the weighted mean Σ -w[t_n] x[n, t_n] / Σ w[t_n], as PyTorch's NLLLoss.
-    Targets equal to ignoreIndex count for nothing."""
+    Targets equal to ignoreIndex count for nothing.
+
+    >>> from flambeau.legacy import nn
+    >>> logp = flambeau.tensor([[-0.5, -1.0, -2.0], [-1.0, -2.0, -0.25]])
+    >>> nn.ClassNLLCriterion().forward(logp, flambeau.tensor([0, 2]))
+    0.375
+    """
 
     def __init__(self, weights=None, sizeAverage=True, ignoreIndex=-100):
         super().__init__()
@@ -229,7 +293,13 @@ class ClassNLLCriterion(Criterion):
 
 
 class SpatialClassNLLCriterion(ClassNLLCriterion):
-    """ClassNLLCriterion at every pixel: input (N, C, H, W), target (N, H, W)."""
+    """ClassNLLCriterion at every pixel: input (N, C, H, W), target (N, H, W).
+
+    >>> from flambeau.legacy import nn
+    >>> logp = flambeau.tensor([[[[-1.0, -2.0]], [[-3.0, -4.0]]]])  # (N, C, H, W) = (1, 2, 1, 2)
+    >>> nn.SpatialClassNLLCriterion().forward(logp, flambeau.tensor([[[0, 1]]]))
+    2.5
+    """
 
     def _args(self, input, target):
         if input.dim() != 4:
@@ -244,7 +314,13 @@ class SpatialClassNLLCriterion(ClassNLLCriterion):
 
 
 class CrossEntropyCriterion(Criterion):
-    """LogSoftMax followed by ClassNLLCriterion."""
+    """LogSoftMax followed by ClassNLLCriterion.
+
+    >>> from flambeau.legacy import nn
+    >>> logits = flambeau.tensor([[2.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    >>> round(nn.CrossEntropyCriterion().forward(logits, flambeau.tensor([0, 2])), 4)
+    0.6691
+    """
 
     def __init__(self, weights=None, sizeAverage=True):
         super().__init__()
@@ -271,7 +347,13 @@ def _per_sample(input):
 
 class MultiMarginCriterion(Criterion):
     """Multi-class hinge loss: Σ_{i≠y} w[y] max(0, margin - x[y] + x[i])^p / C, p ∈ {1, 2},
-    averaged over the batch with sizeAverage."""
+    averaged over the batch with sizeAverage.
+
+    >>> from flambeau.legacy import nn
+    >>> x = flambeau.tensor([[0.1, 0.2, 0.4, 0.8]])
+    >>> round(nn.MultiMarginCriterion().forward(x, flambeau.tensor([3])), 4)
+    0.325
+    """
 
     def __init__(self, p=1, weights=None, margin=1, sizeAverage=True):
         super().__init__()
@@ -313,7 +395,13 @@ class MultiMarginCriterion(Criterion):
 
 class MultiLabelMarginCriterion(Criterion):
     """Σ_{j ∈ targets} Σ_{i ∉ targets} max(0, 1 - (x[j] - x[i])) / C per sample; each target
-    row lists 0-based class indices and ends at the first -1. Batch mean with sizeAverage."""
+    row lists 0-based class indices and ends at the first -1. Batch mean with sizeAverage.
+
+    >>> from flambeau.legacy import nn
+    >>> x = flambeau.tensor([[0.1, 0.2, 0.4, 0.8]])
+    >>> round(nn.MultiLabelMarginCriterion().forward(x, flambeau.tensor([[3, 0, -1, 1]])), 4)
+    0.85
+    """
 
     def __init__(self, sizeAverage=True):
         super().__init__()
@@ -354,7 +442,13 @@ class MultiLabelMarginCriterion(Criterion):
 
 class MultiLabelSoftMarginCriterion(Criterion):
     """-Σ w (t log σ(x) + (1 - t) log σ(-x)), averaged over every element with sizeAverage
-    (Torch7: Sigmoid followed by BCECriterion)."""
+    (Torch7: Sigmoid followed by BCECriterion).
+
+    >>> from flambeau.legacy import nn
+    >>> x, t = flambeau.tensor([[0.0, 2.0]]), flambeau.tensor([[1.0, 0.0]])
+    >>> round(nn.MultiLabelSoftMarginCriterion().forward(x, t), 4)
+    1.41
+    """
 
     def __init__(self, weights=None, sizeAverage=True):
         super().__init__()
@@ -378,7 +472,15 @@ class MultiLabelSoftMarginCriterion(Criterion):
 
 class L1HingeEmbeddingCriterion(Criterion):
     """For a pair {x1, x2} of vectors and y = ±1: d = ‖x1 - x2‖₁ when y = 1,
-    max(0, margin - d) when y = -1."""
+    max(0, margin - d) when y = -1.
+
+    >>> from flambeau.legacy import nn
+    >>> x1, x2 = flambeau.tensor([1.0, 2.0]), flambeau.tensor([0.0, 4.0])
+    >>> nn.L1HingeEmbeddingCriterion(margin=5).forward([x1, x2], 1)
+    3.0
+    >>> nn.L1HingeEmbeddingCriterion(margin=5).forward([x1, x2], -1)
+    2.0
+    """
 
     def __init__(self, margin=1):
         super().__init__()
@@ -403,7 +505,14 @@ class L1HingeEmbeddingCriterion(Criterion):
 
 class CosineEmbeddingCriterion(Criterion):
     """For pairs {x1, x2} (rows) and y = ±1: 1 - cos when y = 1, max(0, cos - margin) when
-    y = -1; batch mean with sizeAverage. Squared norms get Torch7's 1e-12."""
+    y = -1; batch mean with sizeAverage. Squared norms get Torch7's 1e-12.
+
+    >>> from flambeau.legacy import nn
+    >>> x1 = flambeau.tensor([[1.0, 0.0], [1.0, 1.0]])
+    >>> x2 = flambeau.tensor([[0.0, 1.0], [2.0, 2.0]])
+    >>> round(nn.CosineEmbeddingCriterion().forward([x1, x2], flambeau.tensor([1.0, 1.0])), 4)
+    0.5
+    """
 
     eps = 1e-12
 
@@ -449,7 +558,13 @@ class CosineEmbeddingCriterion(Criterion):
 
 class MarginRankingCriterion(Criterion):
     """max(0, -y (x1 - x2) + margin) for a pair {x1, x2} of scores and y = ±1; batch mean
-    with sizeAverage."""
+    with sizeAverage.
+
+    >>> from flambeau.legacy import nn
+    >>> x1, x2 = flambeau.tensor([1.0, 2.0]), flambeau.tensor([2.0, 1.0])
+    >>> nn.MarginRankingCriterion().forward([x1, x2], flambeau.tensor([1.0, 1.0]))
+    0.5
+    """
 
     def __init__(self, margin=0, sizeAverage=True):
         super().__init__()

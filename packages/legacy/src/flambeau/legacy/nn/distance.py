@@ -21,7 +21,14 @@ def _safe_div(num, den):
 
 
 class Euclidean(Module):
-    """y_j = ‖x - w_j‖ for the columns w_j of weight (inputSize, outputSize)."""
+    """y_j = ‖x - w_j‖ for the columns w_j of weight (inputSize, outputSize).
+
+    >>> from flambeau.legacy import nn
+    >>> m = nn.Euclidean(2, 2)
+    >>> _ = m.weight.copy_(flambeau.tensor([[0.0, 3.0], [0.0, 0.0]]))  # columns (0, 0), (3, 0)
+    >>> m.forward(flambeau.tensor([3.0, 4.0]))
+    tensor([5., 4.])
+    """
 
     def __init__(self, inputSize, outputSize):
         super().__init__()
@@ -62,7 +69,14 @@ class Euclidean(Module):
 
 
 class Cosine(Module):
-    """y_j = cos(x, w_j) for the rows w_j of weight (outputSize, inputSize)."""
+    """y_j = cos(x, w_j) for the rows w_j of weight (outputSize, inputSize).
+
+    >>> from flambeau.legacy import nn
+    >>> m = nn.Cosine(2, 2)
+    >>> _ = m.weight.copy_(flambeau.tensor([[1.0, 0.0], [0.0, 1.0]]))
+    >>> m.forward(flambeau.tensor([3.0, 4.0]))
+    tensor([0.6000, 0.8000])
+    """
 
     eps = 1e-12
 
@@ -112,7 +126,16 @@ class Cosine(Module):
 
 
 class MM(Module):
-    """Matrix product of a table {A, B} (2-D, or 3-D batches), optionally transposing each."""
+    """Matrix product of a table {A, B} (2-D, or 3-D batches), optionally transposing each.
+
+    >>> from flambeau.legacy import nn
+    >>> a, b = flambeau.tensor([[1.0, 2.0]]), flambeau.tensor([[3.0], [4.0]])
+    >>> nn.MM().forward([a, b])
+    tensor([[11.]])
+    >>> nn.MM(transA=True, transB=True).forward([a, b])
+    tensor([[3., 4.],
+            [6., 8.]])
+    """
 
     def __init__(self, transA=False, transB=False):
         super().__init__()
@@ -145,7 +168,13 @@ class MM(Module):
 
 
 class MV(Module):
-    """Matrix-vector product of a table {M, v} (M 2-D and v 1-D, or batches of them)."""
+    """Matrix-vector product of a table {M, v} (M 2-D and v 1-D, or batches of them).
+
+    >>> from flambeau.legacy import nn
+    >>> m, v = flambeau.tensor([[1.0, 2.0], [3.0, 4.0]]), flambeau.tensor([1.0, 1.0])
+    >>> nn.MV().forward([m, v])
+    tensor([3., 7.])
+    """
 
     def __init__(self, trans=False):
         super().__init__()

@@ -12,6 +12,15 @@ class Dropout(Module):
 
     Default (Torch7's v2): kept elements are scaled by 1/(1-p) in training, evaluation is
     the identity. v1=True: no scaling in training, outputs scaled by (1-p) in evaluation.
+
+    >>> from flambeau.legacy import nn
+    >>> m = nn.Dropout(0.5)
+    >>> _ = flambeau.manual_seed(0)
+    >>> m.forward(flambeau.ones(6))
+    tensor([2., 0., 0., 0., 0., 2.])
+    >>> m.evaluate()
+    >>> m.forward(flambeau.ones(6))
+    tensor([1., 1., 1., 1., 1., 1.])
     """
 
     def __init__(self, p=0.5, v1=False, inplace=False, stochasticInference=False):
@@ -63,7 +72,21 @@ class Dropout(Module):
 
 class SpatialDropout(Dropout):
     """Drops whole feature planes of (C, H, W) or (N, C, H, W) input; as Torch7, kept planes
-    are not rescaled in training and evaluation multiplies by (1-p)."""
+    are not rescaled in training and evaluation multiplies by (1-p).
+
+    >>> from flambeau.legacy import nn
+    >>> m = nn.SpatialDropout(0.5)
+    >>> _ = flambeau.manual_seed(0)
+    >>> m.forward(flambeau.ones(3, 1, 2)).squeeze(1)  # 3 planes of 1 x 2, each kept or dropped
+    tensor([[1., 1.],
+            [0., 0.],
+            [0., 0.]])
+    >>> m.evaluate()
+    >>> m.forward(flambeau.ones(3, 1, 2)).squeeze(1)
+    tensor([[0.5000, 0.5000],
+            [0.5000, 0.5000],
+            [0.5000, 0.5000]])
+    """
 
     def __init__(self, p=0.5):
         super().__init__(p, v1=True)

@@ -8,7 +8,15 @@ from .module import Module, default_stdv, reuse, uniform_
 
 
 class Linear(Module):
-    """y = W x + b for a 1-D input or each row of a 2-D batch; `weight` is (out, in)."""
+    """y = W x + b for a 1-D input or each row of a 2-D batch; `weight` is (out, in).
+
+    >>> from flambeau.legacy import nn
+    >>> m = nn.Linear(2, 1)
+    >>> _ = m.weight.fill_(1.0), m.bias.fill_(0.5)
+    >>> m.forward(flambeau.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    tensor([[3.5000],
+            [7.5000]])
+    """
 
     def __init__(self, inputSize, outputSize, bias=True):
         super().__init__()
@@ -70,7 +78,14 @@ class Linear(Module):
 
 
 class Bilinear(Module):
-    """y_k = x1ᵀ W_k x2 + b_k on a table {x1 (N, in1), x2 (N, in2)}; weight is (out, in1, in2)."""
+    """y_k = x1ᵀ W_k x2 + b_k on a table {x1 (N, in1), x2 (N, in2)}; weight is (out, in1, in2).
+
+    >>> from flambeau.legacy import nn
+    >>> m = nn.Bilinear(2, 2, 1)
+    >>> _ = m.weight.copy_(flambeau.eye(2).unsqueeze(0)), m.bias.zero_()  # y = x1 . x2
+    >>> m.forward([flambeau.tensor([[1.0, 2.0]]), flambeau.tensor([[3.0, 4.0]])])
+    tensor([[11.]])
+    """
 
     def __init__(self, inputSize1, inputSize2, outputSize, bias=True):
         super().__init__()
@@ -121,7 +136,15 @@ class Bilinear(Module):
 
 
 class LookupTable(Module):
-    """Rows of `weight` (nIndex, nOutput) picked by 0-based integer indices (1-D or 2-D input)."""
+    """Rows of `weight` (nIndex, nOutput) picked by 0-based integer indices (1-D or 2-D input).
+
+    >>> from flambeau.legacy import nn
+    >>> m = nn.LookupTable(5, 2)
+    >>> _ = m.weight.copy_(flambeau.arange(10.0).view(5, 2))
+    >>> m.forward(flambeau.tensor([0, 3]))
+    tensor([[0., 1.],
+            [6., 7.]])
+    """
 
     def __init__(self, nIndex, nOutput, paddingValue=None, maxNorm=None, normType=None):
         super().__init__()

@@ -66,7 +66,16 @@ def reuse(buffer, value):
 
 
 class Module:
-    """Base class of every legacy module (Torch7's `nn.Module`)."""
+    """Base class of every legacy module (Torch7's `nn.Module`).
+
+    >>> from flambeau.legacy import nn
+    >>> class Double(nn.Module):
+    ...     def updateOutput(self, input):
+    ...         self.output = input * 2
+    ...         return self.output
+    >>> Double().forward(flambeau.tensor([1.0, 2.0]))
+    tensor([2., 4.])
+    """
 
     def __init__(self):
         self.gradInput = flambeau.empty(0)

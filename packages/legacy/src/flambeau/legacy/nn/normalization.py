@@ -15,6 +15,14 @@ class BatchNormalization(Module):
     Training uses the batch statistics and updates `running_mean` / `running_var`
     (unbiased) with `momentum`; evaluate() switches to the running statistics.
     With affine=True, `weight` starts uniform in [0, 1) and `bias` at 0, as Torch7.
+
+    >>> from flambeau.legacy import nn
+    >>> m = nn.BatchNormalization(2, affine=False)
+    >>> m.forward(flambeau.tensor([[1.0, 2.0], [3.0, 6.0]]))
+    tensor([[-1.0000, -1.0000],
+            [ 1.0000,  1.0000]])
+    >>> m.running_mean
+    tensor([0.2000, 0.4000])
     """
 
     nDim = 2
@@ -98,14 +106,26 @@ class BatchNormalization(Module):
 
 
 class SpatialBatchNormalization(BatchNormalization):
-    """BatchNormalization per feature plane of (N, C, H, W) (or a single (C, H, W)) input."""
+    """BatchNormalization per feature plane of (N, C, H, W) (or a single (C, H, W)) input.
+
+    >>> from flambeau.legacy import nn
+    >>> m = nn.SpatialBatchNormalization(3)
+    >>> m.forward(flambeau.ones(2, 3, 4, 4)).shape
+    flambeau.Size([2, 3, 4, 4])
+    """
 
     nDim = 4
 
 
 class SpatialCrossMapLRN(Module):
     """Local response normalisation across channels (Torch7's formula):
-    scale_c = k + alpha/size · Σ_{c' in window(c)} x_{c'}², y = x · scale^-beta."""
+    scale_c = k + alpha/size · Σ_{c' in window(c)} x_{c'}², y = x · scale^-beta.
+
+    >>> from flambeau.legacy import nn
+    >>> m = nn.SpatialCrossMapLRN(3, alpha=3.0, beta=1.0, k=1.0)
+    >>> m.forward(flambeau.ones(3, 1, 1)).flatten()
+    tensor([0.3333, 0.2500, 0.3333])
+    """
 
     def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
         super().__init__()
@@ -159,7 +179,13 @@ class SpatialCrossMapLRN(Module):
 
 class Normalize(Module):
     """Divides each row (1-D input: the vector) by its p-norm (p may be math.inf):
-    ‖x‖_p = (Σ|x|^p + eps)^(1/p), or max|x| + eps."""
+    ‖x‖_p = (Σ|x|^p + eps)^(1/p), or max|x| + eps.
+
+    >>> from flambeau.legacy import nn
+    >>> nn.Normalize(2).forward(flambeau.tensor([[3.0, 4.0], [1.0, 0.0]]))
+    tensor([[0.6000, 0.8000],
+            [1.0000, 0.0000]])
+    """
 
     def __init__(self, p, eps=1e-10):
         super().__init__()

@@ -66,7 +66,14 @@ class _MaxPooling(_CeilMode, Module):
 
 
 class SpatialMaxPooling(_MaxPooling):
-    """Max over kH x kW windows; `ceil()` switches the output size to ceil mode."""
+    """Max over kH x kW windows; `ceil()` switches the output size to ceil mode.
+
+    >>> from flambeau.legacy import nn
+    >>> x = flambeau.arange(16.0).view(1, 4, 4)
+    >>> nn.SpatialMaxPooling(2, 2).forward(x)
+    tensor([[[ 5.,  7.],
+             [13., 15.]]])
+    """
 
     def __init__(self, kW, kH, dW=None, dH=None, padW=0, padH=0):
         dW = kW if dW is None else dW
@@ -82,7 +89,13 @@ class SpatialMaxPooling(_MaxPooling):
 
 
 class VolumetricMaxPooling(_MaxPooling):
-    """Max over kT x kH x kW windows of a 4-D or 5-D input."""
+    """Max over kT x kH x kW windows of a 4-D or 5-D input.
+
+    >>> from flambeau.legacy import nn
+    >>> x = flambeau.arange(8.0).view(1, 2, 2, 2)
+    >>> nn.VolumetricMaxPooling(2, 2, 2).forward(x)
+    tensor([[[[7.]]]])
+    """
 
     nd = 3
 
@@ -101,7 +114,14 @@ class VolumetricMaxPooling(_MaxPooling):
 
 
 class TemporalMaxPooling(Module):
-    """Max over windows of kW frames: input (nFrames, C) or (N, nFrames, C)."""
+    """Max over windows of kW frames: input (nFrames, C) or (N, nFrames, C).
+
+    >>> from flambeau.legacy import nn
+    >>> x = flambeau.tensor([[1.0, 8.0], [4.0, 2.0], [3.0, 5.0], [0.0, 6.0]])  # 4 frames of 2
+    >>> nn.TemporalMaxPooling(2).forward(x)
+    tensor([[4., 8.],
+            [3., 6.]])
+    """
 
     def __init__(self, kW, dW=None):
         super().__init__()
@@ -146,7 +166,14 @@ class TemporalMaxPooling(Module):
 
 class SpatialAveragePooling(_CeilMode, Module):
     """Mean over kH x kW windows; `ceil()`, `setCountIncludePad()`/`setCountExcludePad()`.
-    With divide=False it sums instead (Torch7's legacy option)."""
+    With divide=False it sums instead (Torch7's legacy option).
+
+    >>> from flambeau.legacy import nn
+    >>> x = flambeau.arange(16.0).view(1, 4, 4)
+    >>> nn.SpatialAveragePooling(2, 2, 2, 2).forward(x)
+    tensor([[[ 2.5000,  4.5000],
+             [10.5000, 12.5000]]])
+    """
 
     def __init__(self, kW, kH, dW=1, dH=1, padW=0, padH=0):
         super().__init__()
@@ -191,7 +218,13 @@ class SpatialAveragePooling(_CeilMode, Module):
 
 
 class SpatialAdaptiveMaxPooling(Module):
-    """Max pooling whose windows give an oH x oW output whatever the input size."""
+    """Max pooling whose windows give an oH x oW output whatever the input size.
+
+    >>> from flambeau.legacy import nn
+    >>> x = flambeau.arange(16.0).view(1, 4, 4)
+    >>> nn.SpatialAdaptiveMaxPooling(2, 1).forward(x)  # output width 2, height 1
+    tensor([[[13., 15.]]])
+    """
 
     def __init__(self, W, H):
         super().__init__()

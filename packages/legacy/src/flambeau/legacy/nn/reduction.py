@@ -14,7 +14,12 @@ def _dim(dimension, input, nInputDims):
 
 
 class Sum(Module):
-    """Sums over `dimension` (mean with sizeAverage=True); squeeze=False keeps the dimension."""
+    """Sums over `dimension` (mean with sizeAverage=True); squeeze=False keeps the dimension.
+
+    >>> from flambeau.legacy import nn
+    >>> nn.Sum(0).forward(flambeau.tensor([[1.0, 5.0], [3.0, 2.0]]))
+    tensor([4., 7.])
+    """
 
     def __init__(self, dimension=0, nInputDims=None, sizeAverage=False, squeeze=True):
         super().__init__()
@@ -40,14 +45,24 @@ class Sum(Module):
 
 
 class Mean(Sum):
-    """Averages over `dimension`."""
+    """Averages over `dimension`.
+
+    >>> from flambeau.legacy import nn
+    >>> nn.Mean(1).forward(flambeau.tensor([[1.0, 5.0], [3.0, 2.0]]))
+    tensor([3.0000, 2.5000])
+    """
 
     def __init__(self, dimension=0, nInputDims=None, squeeze=True):
         super().__init__(dimension, nInputDims, sizeAverage=True, squeeze=squeeze)
 
 
 class Max(Module):
-    """Maximum over `dimension`; the gradient goes to the (first) arg-max."""
+    """Maximum over `dimension`; the gradient goes to the (first) arg-max.
+
+    >>> from flambeau.legacy import nn
+    >>> nn.Max(1).forward(flambeau.tensor([[1.0, 5.0], [3.0, 2.0]]))
+    tensor([5., 3.])
+    """
 
     _reduce = staticmethod(flambeau.max)
 
@@ -77,6 +92,11 @@ class Max(Module):
 
 
 class Min(Max):
-    """Minimum over `dimension`; the gradient goes to the (first) arg-min."""
+    """Minimum over `dimension`; the gradient goes to the (first) arg-min.
+
+    >>> from flambeau.legacy import nn
+    >>> nn.Min(0).forward(flambeau.tensor([[1.0, 5.0], [3.0, 2.0]]))
+    tensor([1., 2.])
+    """
 
     _reduce = staticmethod(flambeau.min)

@@ -18,7 +18,13 @@ def _sizes(args):
 class View(Module):
     """A view of the input with new sizes (one may be -1). With setNumInputDims(n), extra
     leading input dimensions are kept as batch dimensions; without it a batch is assumed when
-    the sizes (with no -1) do not account for every element."""
+    the sizes (with no -1) do not account for every element.
+
+    >>> from flambeau.legacy import nn
+    >>> nn.View(2, 2).forward(flambeau.arange(4.0))
+    tensor([[0., 1.],
+            [2., 3.]])
+    """
 
     def __init__(self, *sizes):
         super().__init__()
@@ -55,7 +61,14 @@ class View(Module):
 
 class Reshape(View):
     """Like View, but batchMode=True/False says whether dim 0 is a batch (None: guessed as
-    Torch7 does, from the element count and a leading 1)."""
+    Torch7 does, from the element count and a leading 1).
+
+    >>> from flambeau.legacy import nn
+    >>> nn.Reshape(4).forward(flambeau.ones(2, 2)).shape
+    flambeau.Size([4])
+    >>> nn.Reshape(4).forward(flambeau.ones(3, 2, 2)).shape  # a batch of 3
+    flambeau.Size([3, 4])
+    """
 
     def __init__(self, *sizes, batchMode=None):
         super().__init__(*sizes)
@@ -73,7 +86,12 @@ class Reshape(View):
 
 
 class Transpose(Module):
-    """Swaps the given pairs of dimensions in order: Transpose((0, 1), (2, 3))."""
+    """Swaps the given pairs of dimensions in order: Transpose((0, 1), (2, 3)).
+
+    >>> from flambeau.legacy import nn
+    >>> nn.Transpose((0, 1)).forward(flambeau.ones(2, 3)).shape
+    flambeau.Size([3, 2])
+    """
 
     def __init__(self, *permutations):
         super().__init__()
@@ -96,7 +114,15 @@ class Transpose(Module):
 
 class Narrow(Module):
     """input.narrow(dimension, offset, length); a negative offset counts from the end and a
-    negative length keeps up to size + length + 1 (length=-1: to the end)."""
+    negative length keeps up to size + length + 1 (length=-1: to the end).
+
+    >>> from flambeau.legacy import nn
+    >>> x = flambeau.arange(5.0)
+    >>> nn.Narrow(0, 1, 2).forward(x)
+    tensor([1., 2.])
+    >>> nn.Narrow(0, 2, -1).forward(x)  # from index 2 to the end
+    tensor([2., 3., 4.])
+    """
 
     def __init__(self, dimension, offset, length=1):
         super().__init__()
@@ -124,7 +150,12 @@ class Narrow(Module):
 
 
 class Select(Module):
-    """input.select(dimension, index) (negative indices count from the end)."""
+    """input.select(dimension, index) (negative indices count from the end).
+
+    >>> from flambeau.legacy import nn
+    >>> nn.Select(0, 1).forward(flambeau.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    tensor([3., 4.])
+    """
 
     def __init__(self, dimension, index):
         super().__init__()
@@ -148,7 +179,12 @@ def _batch_offset(dim, input, numInputDims):
 
 
 class Squeeze(Module):
-    """Removes size-1 dimensions (all, or only `dim`)."""
+    """Removes size-1 dimensions (all, or only `dim`).
+
+    >>> from flambeau.legacy import nn
+    >>> nn.Squeeze().forward(flambeau.ones(2, 1, 3)).shape
+    flambeau.Size([2, 3])
+    """
 
     def __init__(self, dim=None, numInputDims=None):
         super().__init__()
@@ -167,7 +203,12 @@ class Squeeze(Module):
 
 
 class Unsqueeze(Module):
-    """Inserts a size-1 dimension at `pos`."""
+    """Inserts a size-1 dimension at `pos`.
+
+    >>> from flambeau.legacy import nn
+    >>> nn.Unsqueeze(0).forward(flambeau.ones(2, 3)).shape
+    flambeau.Size([1, 2, 3])
+    """
 
     def __init__(self, pos, numInputDims=None):
         super().__init__()
@@ -187,7 +228,14 @@ class Unsqueeze(Module):
 
 
 class Replicate(Module):
-    """Repeats the input nfeature times along a new dimension `dim` (a stride-0 view)."""
+    """Repeats the input nfeature times along a new dimension `dim` (a stride-0 view).
+
+    >>> from flambeau.legacy import nn
+    >>> nn.Replicate(3).forward(flambeau.tensor([1.0, 2.0]))
+    tensor([[1., 2.],
+            [1., 2.],
+            [1., 2.]])
+    """
 
     def __init__(self, nfeature, dim=0, ndim=None):
         super().__init__()
@@ -208,7 +256,15 @@ class Replicate(Module):
 
 class Padding(Module):
     """Adds |pad| entries of `value` along `dim`: before the data when pad < 0, after it when
-    pad > 0; `index` moves the insertion point that many entries into the data."""
+    pad > 0; `index` moves the insertion point that many entries into the data.
+
+    >>> from flambeau.legacy import nn
+    >>> x = flambeau.tensor([1.0, 2.0, 3.0])
+    >>> nn.Padding(0, 2).forward(x)
+    tensor([1., 2., 3., 0., 0.])
+    >>> nn.Padding(0, -1, value=9).forward(x)
+    tensor([9., 1., 2., 3.])
+    """
 
     def __init__(self, dim, pad, nInputDim=None, value=0, index=0):
         super().__init__()
@@ -245,7 +301,15 @@ class Padding(Module):
 
 
 class SpatialZeroPadding(Module):
-    """Pads (or, with negative sizes, crops) the last two dimensions with zeros."""
+    """Pads (or, with negative sizes, crops) the last two dimensions with zeros.
+
+    >>> from flambeau.legacy import nn
+    >>> x = flambeau.tensor([[[1.0, 2.0], [3.0, 4.0]]])
+    >>> nn.SpatialZeroPadding(1, 0, 0, 1).forward(x)  # left 1, right 0, top 0, bottom 1
+    tensor([[[0., 1., 2.],
+             [0., 3., 4.],
+             [0., 0., 0.]]])
+    """
 
     def __init__(self, pad_l, pad_r=None, pad_t=None, pad_b=None):
         super().__init__()
@@ -274,7 +338,14 @@ class SpatialZeroPadding(Module):
 
 
 class SpatialReflectionPadding(SpatialZeroPadding):
-    """Pads the last two dimensions with their mirror image (edge excluded)."""
+    """Pads the last two dimensions with their mirror image (edge excluded).
+
+    >>> from flambeau.legacy import nn
+    >>> x = flambeau.tensor([[[0.0, 1.0], [2.0, 3.0]]])
+    >>> nn.SpatialReflectionPadding(1, 1, 0, 0).forward(x)
+    tensor([[[1., 0., 1., 0.],
+             [3., 2., 3., 2.]]])
+    """
 
     _fwd, _bwd = "reflection_pad2d", "reflection_pad2d_backward"
 
@@ -299,13 +370,26 @@ class SpatialReflectionPadding(SpatialZeroPadding):
 
 
 class SpatialReplicationPadding(SpatialReflectionPadding):
-    """Pads the last two dimensions by repeating their edge values."""
+    """Pads the last two dimensions by repeating their edge values.
+
+    >>> from flambeau.legacy import nn
+    >>> x = flambeau.tensor([[[0.0, 1.0], [2.0, 3.0]]])
+    >>> nn.SpatialReplicationPadding(1, 1, 0, 0).forward(x)
+    tensor([[[0., 0., 1., 1.],
+             [2., 2., 3., 3.]]])
+    """
 
     _fwd, _bwd = "replication_pad2d", "replication_pad2d_backward"
 
 
 class Copy(Module):
-    """Copies (and casts) the input to `outtype`; the gradient goes back as `intype`."""
+    """Copies (and casts) the input to `outtype`; the gradient goes back as `intype`.
+
+    >>> from flambeau.legacy import nn
+    >>> m = nn.Copy("torch.FloatTensor", "torch.DoubleTensor")
+    >>> m.forward(flambeau.tensor([1.0, 2.0]))
+    tensor([1., 2.], dtype=flambeau.float64)
+    """
 
     def __init__(self, intype=None, outtype=None, forceCopy=False, dontCast=False):
         super().__init__()
@@ -336,7 +420,13 @@ class Copy(Module):
 
 
 class Contiguous(Module):
-    """A contiguous copy of a non-contiguous input (the input itself otherwise)."""
+    """A contiguous copy of a non-contiguous input (the input itself otherwise).
+
+    >>> from flambeau.legacy import nn
+    >>> x = flambeau.ones(2, 3).t()
+    >>> x.is_contiguous(), nn.Contiguous().forward(x).is_contiguous()
+    (False, True)
+    """
 
     def updateOutput(self, input):
         self.output = input if input.is_contiguous() else reuse(self.output, input.contiguous())

@@ -20,7 +20,12 @@ def _zeros_like_table(t):
 
 
 class Identity(Module):
-    """Passes input and gradOutput through unchanged (tables too)."""
+    """Passes input and gradOutput through unchanged (tables too).
+
+    >>> from flambeau.legacy import nn
+    >>> nn.Identity().forward(flambeau.tensor([1.0, 2.0]))
+    tensor([1., 2.])
+    """
 
     def updateOutput(self, input):
         self.output = input
@@ -33,7 +38,16 @@ class Identity(Module):
 
 class JoinTable(Module):
     """Concatenates a table of tensors along `dimension` (shifted by one for batches
-    when `nInputDims` is given and the inputs have one more dimension)."""
+    when `nInputDims` is given and the inputs have one more dimension).
+
+    >>> from flambeau.legacy import nn
+    >>> a, b = flambeau.tensor([[1.0, 2.0]]), flambeau.tensor([[3.0, 4.0]])
+    >>> nn.JoinTable(0).forward([a, b])
+    tensor([[1., 2.],
+            [3., 4.]])
+    >>> nn.JoinTable(1).forward([a, b])
+    tensor([[1., 2., 3., 4.]])
+    """
 
     def __init__(self, dimension, nInputDims=None):
         super().__init__()
@@ -64,7 +78,12 @@ class JoinTable(Module):
 
 
 class SplitTable(Module):
-    """Splits a tensor into the table of its slices along `dimension`."""
+    """Splits a tensor into the table of its slices along `dimension`.
+
+    >>> from flambeau.legacy import nn
+    >>> nn.SplitTable(0).forward(flambeau.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    [tensor([1., 2.]), tensor([3., 4.])]
+    """
 
     def __init__(self, dimension, nInputDims=None):
         super().__init__()
@@ -93,7 +112,12 @@ class SplitTable(Module):
 
 
 class SelectTable(Module):
-    """Output is input[index] (negative indices count from the end)."""
+    """Output is input[index] (negative indices count from the end).
+
+    >>> from flambeau.legacy import nn
+    >>> nn.SelectTable(-1).forward([flambeau.tensor([1.0]), flambeau.tensor([2.0])])
+    tensor([2.])
+    """
 
     def __init__(self, index):
         super().__init__()
@@ -115,7 +139,13 @@ class SelectTable(Module):
 
 
 class NarrowTable(Module):
-    """Output is input[offset : offset + length]."""
+    """Output is input[offset : offset + length].
+
+    >>> from flambeau.legacy import nn
+    >>> a, b, c = flambeau.tensor([1.0]), flambeau.tensor([2.0]), flambeau.tensor([3.0])
+    >>> nn.NarrowTable(1, 2).forward([a, b, c])
+    [tensor([2.]), tensor([3.])]
+    """
 
     def __init__(self, offset, length=1):
         super().__init__()
@@ -156,7 +186,13 @@ def _unflatten_like(template, flat, pos):
 
 
 class FlattenTable(Module):
-    """Flattens nested tables into one table of tensors (depth-first order)."""
+    """Flattens nested tables into one table of tensors (depth-first order).
+
+    >>> from flambeau.legacy import nn
+    >>> a, b, c = flambeau.tensor([1.0]), flambeau.tensor([2.0]), flambeau.tensor([3.0])
+    >>> nn.FlattenTable().forward([a, [b, [c]]])
+    [tensor([1.]), tensor([2.]), tensor([3.])]
+    """
 
     def __init__(self):
         super().__init__()
@@ -173,7 +209,12 @@ class FlattenTable(Module):
 
 
 class CAddTable(Module):
-    """Element-wise sum of the tensors of a table."""
+    """Element-wise sum of the tensors of a table.
+
+    >>> from flambeau.legacy import nn
+    >>> nn.CAddTable().forward([flambeau.tensor([1.0, 2.0]), flambeau.tensor([3.0, 4.0])])
+    tensor([4., 6.])
+    """
 
     def __init__(self, inplace=False):
         super().__init__()
@@ -200,7 +241,12 @@ class CAddTable(Module):
 
 
 class CSubTable(Module):
-    """input[0] - input[1]."""
+    """input[0] - input[1].
+
+    >>> from flambeau.legacy import nn
+    >>> nn.CSubTable().forward([flambeau.tensor([1.0, 2.0]), flambeau.tensor([3.0, 5.0])])
+    tensor([-2., -3.])
+    """
 
     def __init__(self):
         super().__init__()
@@ -216,7 +262,12 @@ class CSubTable(Module):
 
 
 class CMulTable(Module):
-    """Element-wise product of the tensors of a table."""
+    """Element-wise product of the tensors of a table.
+
+    >>> from flambeau.legacy import nn
+    >>> nn.CMulTable().forward([flambeau.tensor([1.0, 2.0]), flambeau.tensor([3.0, 4.0])])
+    tensor([3., 8.])
+    """
 
     def __init__(self):
         super().__init__()
@@ -242,7 +293,12 @@ class CMulTable(Module):
 
 
 class CDivTable(Module):
-    """input[0] / input[1]."""
+    """input[0] / input[1].
+
+    >>> from flambeau.legacy import nn
+    >>> nn.CDivTable().forward([flambeau.tensor([1.0, 6.0]), flambeau.tensor([2.0, 3.0])])
+    tensor([0.5000, 2.0000])
+    """
 
     def __init__(self):
         super().__init__()

@@ -20,6 +20,13 @@ class _Pointwise(Module):
 
 
 class Tanh(_Pointwise):
+    """y = tanh(x).
+
+    >>> from flambeau.legacy import nn
+    >>> nn.Tanh().forward(flambeau.tensor([0.0, 1.0]))
+    tensor([0.0000, 0.7616])
+    """
+
     def _f(self, x):
         return flambeau.tanh(x)
 
@@ -28,6 +35,13 @@ class Tanh(_Pointwise):
 
 
 class Sigmoid(_Pointwise):
+    """y = 1 / (1 + exp(-x)).
+
+    >>> from flambeau.legacy import nn
+    >>> nn.Sigmoid().forward(flambeau.tensor([0.0, 2.0]))
+    tensor([0.5000, 0.8808])
+    """
+
     def _f(self, x):
         return flambeau.sigmoid(x)
 
@@ -36,7 +50,12 @@ class Sigmoid(_Pointwise):
 
 
 class Threshold(Module):
-    """y = x where x > threshold, else `val`; with inplace=True the input is overwritten."""
+    """y = x where x > threshold, else `val`; with inplace=True the input is overwritten.
+
+    >>> from flambeau.legacy import nn
+    >>> nn.Threshold(1, -1).forward(flambeau.tensor([0.5, 2.0]))  # x if x > 1 else -1
+    tensor([-1.,  2.])
+    """
 
     def __init__(self, th=1e-6, v=0, ip=False):
         super().__init__()
@@ -64,12 +83,24 @@ class Threshold(Module):
 
 
 class ReLU(Threshold):
+    """y = max(0, x); with ip=True the input is overwritten.
+
+    >>> from flambeau.legacy import nn
+    >>> nn.ReLU().forward(flambeau.tensor([-1.0, 2.0]))
+    tensor([0., 2.])
+    """
+
     def __init__(self, ip=False):
         super().__init__(0, 0, ip)
 
 
 class HardTanh(Module):
-    """Clamps to [min_val, max_val]; gradient 1 strictly inside."""
+    """Clamps to [min_val, max_val]; gradient 1 strictly inside.
+
+    >>> from flambeau.legacy import nn
+    >>> nn.HardTanh().forward(flambeau.tensor([-2.0, 0.5, 2.0]))
+    tensor([-1.0000,  0.5000,  1.0000])
+    """
 
     def __init__(self, min_value=-1, max_value=1, inplace=False):
         super().__init__()
@@ -92,11 +123,25 @@ class HardTanh(Module):
 
 
 class ReLU6(HardTanh):
+    """y = min(max(0, x), 6).
+
+    >>> from flambeau.legacy import nn
+    >>> nn.ReLU6().forward(flambeau.tensor([-1.0, 2.0, 8.0]))
+    tensor([0., 2., 6.])
+    """
+
     def __init__(self, inplace=False):
         super().__init__(0, 6, inplace)
 
 
 class Clamp(HardTanh):
+    """Clamps every element to [min_value, max_value].
+
+    >>> from flambeau.legacy import nn
+    >>> nn.Clamp(0, 1).forward(flambeau.tensor([-1.0, 0.5, 2.0]))
+    tensor([0.0000, 0.5000, 1.0000])
+    """
+
     def __init__(self, min_value, max_value):
         super().__init__(min_value, max_value)
 
@@ -105,7 +150,12 @@ class Clamp(HardTanh):
 
 
 class LeakyReLU(Module):
-    """y = x for x > 0, negval·x otherwise."""
+    """y = x for x > 0, negval·x otherwise.
+
+    >>> from flambeau.legacy import nn
+    >>> nn.LeakyReLU(0.1).forward(flambeau.tensor([-1.0, 2.0]))
+    tensor([-0.1000,  2.0000])
+    """
 
     def __init__(self, negval=1 / 100, ip=False):
         super().__init__()
@@ -124,7 +174,12 @@ class LeakyReLU(Module):
 
 
 class ELU(Module):
-    """y = x for x > 0, alpha·(exp(x) - 1) otherwise."""
+    """y = x for x > 0, alpha·(exp(x) - 1) otherwise.
+
+    >>> from flambeau.legacy import nn
+    >>> nn.ELU().forward(flambeau.tensor([-1.0, 0.0, 2.0]))
+    tensor([-0.6321,  0.0000,  2.0000])
+    """
 
     def __init__(self, alpha=1, inplace=False):
         super().__init__()
@@ -146,7 +201,12 @@ class ELU(Module):
 
 class PReLU(Module):
     """Leaky ReLU with learnt slopes: one shared (nOutputPlane=0) or one per channel
-    (dim 1 of a batch, dim 0 of a single sample). Slopes start at 0.25."""
+    (dim 1 of a batch, dim 0 of a single sample). Slopes start at 0.25.
+
+    >>> from flambeau.legacy import nn
+    >>> nn.PReLU().forward(flambeau.tensor([-1.0, 2.0]))  # slope starts at 0.25
+    tensor([-0.2500,  2.0000])
+    """
 
     def __init__(self, nOutputPlane=0):
         super().__init__()
@@ -192,7 +252,14 @@ class PReLU(Module):
 
 class RReLU(Module):
     """Randomised leaky ReLU: slopes drawn from U(lower, upper) in training, their mean in
-    evaluation."""
+    evaluation.
+
+    >>> from flambeau.legacy import nn
+    >>> m = nn.RReLU()
+    >>> m.evaluate()  # slope (1/8 + 1/3) / 2
+    >>> m.forward(flambeau.tensor([-1.0, 2.0]))
+    tensor([-0.2292,  2.0000])
+    """
 
     def __init__(self, l=1 / 8, u=1 / 3, ip=False):  # noqa: E741 - Torch7's argument names
         super().__init__()
@@ -222,6 +289,13 @@ class RReLU(Module):
 
 
 class HardShrink(_Pointwise):
+    """y = x where |x| > lam, else 0.
+
+    >>> from flambeau.legacy import nn
+    >>> nn.HardShrink(0.5).forward(flambeau.tensor([-1.0, 0.25, 2.0]))
+    tensor([-1.,  0.,  2.])
+    """
+
     def __init__(self, lam=0.5):
         super().__init__()
         self.lambd = lam
@@ -234,6 +308,13 @@ class HardShrink(_Pointwise):
 
 
 class SoftShrink(_Pointwise):
+    """y = x - lam·sign(x) where |x| > lam, else 0.
+
+    >>> from flambeau.legacy import nn
+    >>> nn.SoftShrink(0.5).forward(flambeau.tensor([-1.0, 0.25, 2.0]))
+    tensor([-0.5000,  0.0000,  1.5000])
+    """
+
     def __init__(self, lam=0.5):
         super().__init__()
         self.lambd = lam
@@ -253,6 +334,14 @@ def _softmax_dim(x):
 
 
 class SoftMax(_Pointwise):
+    """exp(x_i) / Σ_j exp(x_j) over the features: dim 0 of a vector or a (C, H, W)
+    image, dim 1 of a batch of those.
+
+    >>> from flambeau.legacy import nn
+    >>> nn.SoftMax().forward(flambeau.tensor([1.0, 2.0, 3.0]))
+    tensor([0.0900, 0.2447, 0.6652])
+    """
+
     def _f(self, x):
         return flambeau.softmax(x, _softmax_dim(x))
 
@@ -261,10 +350,24 @@ class SoftMax(_Pointwise):
 
 
 class SpatialSoftMax(SoftMax):
-    """Softmax over the feature planes at every spatial position."""
+    """Softmax over the feature planes at every spatial position.
+
+    >>> from flambeau.legacy import nn
+    >>> x = flambeau.tensor([[[0.0, 1.0]], [[0.0, 3.0]]])  # (C, H, W) = (2, 1, 2)
+    >>> nn.SpatialSoftMax().forward(x).squeeze(1)
+    tensor([[0.5000, 0.1192],
+            [0.5000, 0.8808]])
+    """
 
 
 class LogSoftMax(_Pointwise):
+    """The log of SoftMax, over the same dimension.
+
+    >>> from flambeau.legacy import nn
+    >>> nn.LogSoftMax().forward(flambeau.tensor([1.0, 2.0, 3.0]))
+    tensor([-2.4076, -1.4076, -0.4076])
+    """
+
     def _f(self, x):
         return flambeau.log_softmax(x, _softmax_dim(x))
 
@@ -273,6 +376,13 @@ class LogSoftMax(_Pointwise):
 
 
 class SoftMin(_Pointwise):
+    """SoftMax of -x.
+
+    >>> from flambeau.legacy import nn
+    >>> nn.SoftMin().forward(flambeau.tensor([1.0, 2.0, 3.0]))
+    tensor([0.6652, 0.2447, 0.0900])
+    """
+
     def _f(self, x):
         return flambeau.softmax(-x, _softmax_dim(x))
 
@@ -281,7 +391,12 @@ class SoftMin(_Pointwise):
 
 
 class SoftPlus(_Pointwise):
-    """log(1 + exp(beta·x)) / beta, linear above `threshold`."""
+    """log(1 + exp(beta·x)) / beta, linear above `threshold`.
+
+    >>> from flambeau.legacy import nn
+    >>> nn.SoftPlus().forward(flambeau.tensor([-1.0, 0.0, 2.0]))
+    tensor([0.3133, 0.6931, 2.1269])
+    """
 
     def __init__(self, beta=1, threshold=20):
         super().__init__()
@@ -295,6 +410,13 @@ class SoftPlus(_Pointwise):
 
 
 class SoftSign(_Pointwise):
+    """y = x / (1 + |x|).
+
+    >>> from flambeau.legacy import nn
+    >>> nn.SoftSign().forward(flambeau.tensor([-1.0, 0.0, 3.0]))
+    tensor([-0.5000,  0.0000,  0.7500])
+    """
+
     def _f(self, x):
         return x / (1 + x.abs())
 
@@ -304,6 +426,13 @@ class SoftSign(_Pointwise):
 
 
 class LogSigmoid(_Pointwise):
+    """y = log(1 / (1 + exp(-x))).
+
+    >>> from flambeau.legacy import nn
+    >>> nn.LogSigmoid().forward(flambeau.tensor([0.0, 2.0]))
+    tensor([-0.6931, -0.1269])
+    """
+
     def _f(self, x):
         return flambeau.log_sigmoid(x)
 
@@ -312,6 +441,13 @@ class LogSigmoid(_Pointwise):
 
 
 class TanhShrink(_Pointwise):
+    """y = x - tanh(x).
+
+    >>> from flambeau.legacy import nn
+    >>> nn.TanhShrink().forward(flambeau.tensor([0.0, 1.0]))
+    tensor([0.0000, 0.2384])
+    """
+
     def _f(self, x):
         return x - flambeau.tanh(x)
 
@@ -321,6 +457,13 @@ class TanhShrink(_Pointwise):
 
 
 class Abs(_Pointwise):
+    """y = |x|.
+
+    >>> from flambeau.legacy import nn
+    >>> nn.Abs().forward(flambeau.tensor([-1.5, 0.0, 2.0]))
+    tensor([1.5000, 0.0000, 2.0000])
+    """
+
     def _f(self, x):
         return x.abs()
 
@@ -329,6 +472,13 @@ class Abs(_Pointwise):
 
 
 class Square(_Pointwise):
+    """y = x².
+
+    >>> from flambeau.legacy import nn
+    >>> nn.Square().forward(flambeau.tensor([-2.0, 3.0]))
+    tensor([4., 9.])
+    """
+
     def _f(self, x):
         return x * x
 
@@ -337,7 +487,12 @@ class Square(_Pointwise):
 
 
 class Sqrt(_Pointwise):
-    """y = sqrt(x + eps); the gradient is 0 where y is 0 (as Torch7)."""
+    """y = sqrt(x + eps); the gradient is 0 where y is 0 (as Torch7).
+
+    >>> from flambeau.legacy import nn
+    >>> nn.Sqrt().forward(flambeau.tensor([4.0, 9.0]))
+    tensor([2., 3.])
+    """
 
     def __init__(self, b=0, eps=None):
         super().__init__()
@@ -351,6 +506,13 @@ class Sqrt(_Pointwise):
 
 
 class Power(_Pointwise):
+    """y = x^p.
+
+    >>> from flambeau.legacy import nn
+    >>> nn.Power(2).forward(flambeau.tensor([1.0, 2.0, 3.0]))
+    tensor([1., 4., 9.])
+    """
+
     def __init__(self, p):
         super().__init__()
         self.pow = p
@@ -363,6 +525,13 @@ class Power(_Pointwise):
 
 
 class Exp(_Pointwise):
+    """y = exp(x).
+
+    >>> from flambeau.legacy import nn
+    >>> nn.Exp().forward(flambeau.tensor([0.0, 1.0]))
+    tensor([1.0000, 2.7183])
+    """
+
     def _f(self, x):
         return flambeau.exp(x)
 
@@ -371,6 +540,13 @@ class Exp(_Pointwise):
 
 
 class Log(_Pointwise):
+    """y = log(x).
+
+    >>> from flambeau.legacy import nn
+    >>> nn.Log().forward(flambeau.tensor([1.0, 4.0]))
+    tensor([0.0000, 1.3863])
+    """
+
     def _f(self, x):
         return flambeau.log(x)
 

@@ -10,6 +10,13 @@ def adadelta(opfunc, x, config=None, state=None):
 
     config: rho (0.9), eps (1e-6), learningRate (1), weightDecay (0).
     v = ρv + (1-ρ)g²;  δ = sqrt(a + ε) / sqrt(v + ε) · g;  x -= lr·δ;  a = ρa + (1-ρ)δ².
+
+    >>> from flambeau.legacy import optim
+    >>> def opfunc(x):  # f(x) = sum(x²), df/dx = 2x
+    ...     return float((x * x).sum()), 2 * x
+    >>> x = flambeau.tensor([1.0, -2.0])
+    >>> optim.adadelta(opfunc, x)
+    (tensor([ 0.9968, -1.9968]), [5.0])
     """
     config, state = setup(config, state)
     rho = config.get("rho", 0.9)

@@ -10,6 +10,13 @@ def adagrad(opfunc, x, config=None, state=None):
 
     config: learningRate (1e-3), learningRateDecay (0), weightDecay (0).
     v += g²;  x -= clr · g / (sqrt(v) + 1e-10).
+
+    >>> from flambeau.legacy import optim
+    >>> def opfunc(x):  # f(x) = sum(x²), df/dx = 2x
+    ...     return float((x * x).sum()), 2 * x
+    >>> x = flambeau.tensor([1.0, -2.0])
+    >>> optim.adagrad(opfunc, x, {"learningRate": 0.1})
+    (tensor([ 0.9000, -1.9000]), [5.0])
     """
     config, state = setup(config, state)
     lr = config.get("learningRate", 1e-3)

@@ -13,6 +13,13 @@ def adam(opfunc, x, config=None, state=None):
     config: learningRate (1e-3), learningRateDecay (0), beta1 (0.9), beta2 (0.999),
     epsilon (1e-8), weightDecay (0).
     m = β1·m + (1-β1)g;  v = β2·v + (1-β2)g²;  x -= clr·sqrt(1-β2^t)/(1-β1^t) · m/(sqrt(v)+ε).
+
+    >>> from flambeau.legacy import optim
+    >>> def opfunc(x):  # f(x) = sum(x²), df/dx = 2x
+    ...     return float((x * x).sum()), 2 * x
+    >>> x = flambeau.tensor([1.0, -2.0])
+    >>> optim.adam(opfunc, x, {"learningRate": 0.1})
+    (tensor([ 0.9000, -1.9000]), [5.0])
     """
     config, state = setup(config, state)
     lr = config.get("learningRate", 1e-3)

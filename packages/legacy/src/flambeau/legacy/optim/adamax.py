@@ -12,6 +12,13 @@ def adamax(opfunc, x, config=None, state=None):
 
     config: learningRate (2e-3), beta1 (0.9), beta2 (0.999), epsilon (1e-38), weightDecay (0).
     ``m = β1·m + (1-β1)g;  u = max(β2·u, |g| + ε);  x -= lr/(1-β1^t) · m/u``.
+
+    >>> from flambeau.legacy import optim
+    >>> def opfunc(x):  # f(x) = sum(x²), df/dx = 2x
+    ...     return float((x * x).sum()), 2 * x
+    >>> x = flambeau.tensor([1.0, -2.0])
+    >>> optim.adamax(opfunc, x, {"learningRate": 0.1})
+    (tensor([ 0.9000, -1.9000]), [5.0])
     """
     config, state = setup(config, state)
     lr = config.get("learningRate", 0.002)

@@ -11,6 +11,13 @@ def asgd(opfunc, x, config=None, state=None):
     config: eta0 (1e-4), lambda (1e-4), alpha (0.75), t0 (1e6).
     x ← x·(1 - λ·η_t) - η_t·g;  ax averages x from t0 on;
     η_t = η0 / (1 + λ·η0·t)^α,  μ_t = 1 / max(1, t - t0).
+
+    >>> from flambeau.legacy import optim
+    >>> def opfunc(x):  # f(x) = sum(x²), df/dx = 2x
+    ...     return float((x * x).sum()), 2 * x
+    >>> x = flambeau.tensor([1.0, -2.0])
+    >>> optim.asgd(opfunc, x, {"eta0": 0.1, "lambda": 0.0})  # (x, [f], averaged x)
+    (tensor([ 0.8000, -1.6000]), [5.0], tensor([ 0.8000, -1.6000]))
     """
     config, state = setup(config, state)
     eta0 = config.get("eta0", 1e-4)

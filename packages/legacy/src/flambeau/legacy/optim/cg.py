@@ -13,6 +13,13 @@ def cg(opfunc, x, config=None, state=None):
 
     config: maxIter (20), maxEval (1.25·maxIter), rho (0.01), sig (0.5), int (0.1),
     ext (3.0), ratio (100).
+
+    >>> from flambeau.legacy import optim
+    >>> def opfunc(x):  # f(x) = sum(x²), df/dx = 2x
+    ...     return float((x * x).sum()), 2 * x
+    >>> x, fs, evals = optim.cg(opfunc, flambeau.tensor([1.0, -2.0]), {"maxIter": 2})
+    >>> x, [round(f, 4) for f in fs], evals
+    (tensor([ 0.1429, -0.2857]), [5.0, 0.102], 4)
     """
     config, state = setup(config, state)
     rho = config.get("rho", 0.01)

@@ -14,6 +14,15 @@ def lbfgs(opfunc, x, config=None, state=None):
     learningRate (1), lineSearch (e.g. optim.lswolfe; without one, fixed steps),
     lineSearchOptions. The first step is min(1, 1/Σ|g|)·learningRate. The history persists
     in state between calls.
+
+    >>> from flambeau.legacy import optim
+    >>> def opfunc(x):  # f(x) = sum(x²), df/dx = 2x
+    ...     return float((x * x).sum()), 2 * x
+    >>> x, fs, evals = optim.lbfgs(opfunc, flambeau.tensor([1.0, -2.0]))
+    >>> [round(f, 4) for f in fs], evals
+    ([5.0, 2.2222, 0.0], 3)
+    >>> x.abs().max() < 1e-6
+    tensor(True)
     """
     config, state = setup(config, state)
     max_iter = config.get("maxIter", 20)

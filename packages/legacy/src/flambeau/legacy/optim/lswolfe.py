@@ -19,6 +19,11 @@ def polyinterp(points, xminBound=None, xmaxBound=None):
     Without bounds: the closed form, clamped to the two points. With bounds: the cubic's
     minimum over [xminBound, xmaxBound] among the bounds, the points and the real critical
     points (bisection when none is valid).
+
+    >>> from flambeau.legacy import optim
+    >>> points = [(0.0, 0.09, -0.6), (1.0, 0.49, 1.4)]  # (t, f, f') of f(t) = (t - 0.3)²
+    >>> round(optim.polyinterp(points), 6)
+    0.3
     """
     (x1, f1, g1), (x2, f2, g2) = points
     if xminBound is None and xmaxBound is None:
@@ -88,6 +93,14 @@ def lswolfe(opfunc, x, t, d, f, g, gtd, options=None):
 
     options: c1 (1e-4), c2 (0.9), tolX (1e-9), maxIter (20).
     Returns `(f_new, g_new, x, t, evaluations)`; x is moved to x_init + t·d in place.
+
+    >>> from flambeau.legacy import optim
+    >>> def opfunc(x):  # f(x) = sum(x²), df/dx = 2x
+    ...     return float((x * x).sum()), 2 * x
+    >>> x = flambeau.tensor([1.0, -2.0])
+    >>> f, g = opfunc(x)
+    >>> optim.lswolfe(opfunc, x, 0.25, -g, f, g, float(g.dot(-g)))  # along -g, first step 0.25
+    (1.25, tensor([ 1., -2.]), tensor([ 0.5000, -1.0000]), 0.25, 1)
     """
     options = options or {}
     c1 = options.get("c1", 1e-4)

@@ -11,6 +11,15 @@ def nag(opfunc, x, config=None, state=None):
 
     config: learningRate (1e-3), learningRateDecay (0), weightDecay (0), momentum (0.9,
     must be positive), learningRates (per element).
+
+    >>> from flambeau.legacy import optim
+    >>> def opfunc(x):  # f(x) = sum(x²), df/dx = 2x
+    ...     return float((x * x).sum()), 2 * x
+    >>> x, config = flambeau.tensor([1.0, -2.0]), {"learningRate": 0.1, "momentum": 0.5}
+    >>> optim.nag(opfunc, x, config)
+    (tensor([ 0.8000, -1.6000]), [5.0])
+    >>> optim.nag(opfunc, x, config)[0]  # gradient taken at x + 0.5 * (last step)
+    tensor([ 0.5600, -1.1200])
     """
     config, state = setup(config, state)
     lr = config.get("learningRate", 1e-3)

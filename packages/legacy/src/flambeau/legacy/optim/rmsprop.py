@@ -11,6 +11,13 @@ def rmsprop(opfunc, x, config=None, state=None):
     config: learningRate (1e-2), alpha (0.99), epsilon (1e-8), weightDecay (0),
     initialMean (0: the starting value of the mean square).
     m = α·m + (1-α)g²;  x -= lr · g / (sqrt(m) + ε).
+
+    >>> from flambeau.legacy import optim
+    >>> def opfunc(x):  # f(x) = sum(x²), df/dx = 2x
+    ...     return float((x * x).sum()), 2 * x
+    >>> x = flambeau.tensor([1.0, -2.0])
+    >>> optim.rmsprop(opfunc, x)
+    (tensor([ 0.9000, -1.9000]), [5.0])
     """
     config, state = setup(config, state)
     lr = config.get("learningRate", 1e-2)

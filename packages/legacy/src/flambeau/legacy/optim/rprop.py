@@ -13,6 +13,14 @@ def rprop(opfunc, x, config=None, state=None):
     config: stepsize (0.1), etaplus (1.2), etaminus (0.5), stepsizemax (50),
     stepsizemin (1e-6), niter (1). Per element: the step grows by etaplus while the
     gradient keeps its sign, shrinks by etaminus when it flips (and that step is skipped).
+
+    >>> from flambeau.legacy import optim
+    >>> def opfunc(x):  # f(x) = sum(x²), df/dx = 2x
+    ...     return float((x * x).sum()), 2 * x
+    >>> x = flambeau.tensor([1.0, -2.0])
+    >>> x, fs = optim.rprop(opfunc, x, {"niter": 2})  # steps of 0.1, then 0.1 * 1.2
+    >>> x
+    tensor([ 0.7800, -1.7800])
     """
     config, state = setup(config, state)
     stepsize = config.get("stepsize", 0.1)

@@ -12,6 +12,13 @@ def sgd(opfunc, x, config=None, state=None):
     weightDecay (0) or weightDecays (per element), momentum (0), dampening (= momentum),
     nesterov (False), learningRates (per element). The first momentum step uses the
     gradient itself as the buffer (Torch7).
+
+    >>> from flambeau.legacy import optim
+    >>> def opfunc(x):  # f(x) = sum(x²), df/dx = 2x
+    ...     return float((x * x).sum()), 2 * x
+    >>> x = flambeau.tensor([1.0, -2.0])
+    >>> optim.sgd(opfunc, x, {"learningRate": 0.1})
+    (tensor([ 0.8000, -1.6000]), [5.0])
     """
     config, state = setup(config, state)
     lr = config.get("learningRate", 1e-3)

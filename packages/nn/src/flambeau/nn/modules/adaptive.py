@@ -24,6 +24,15 @@ class AdaptiveLogSoftmaxWithLoss(Module):
     Classes [0, cutoffs[0]) are scored by the head; cluster i holds classes
     [cutoffs[i], cutoffs[i + 1]) (the last ends at n_classes) and is scored by the head's
     logit for the cluster plus a two-layer projection of width in_features // div_value^(i+1).
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> asm = nn.AdaptiveLogSoftmaxWithLoss(in_features=16, n_classes=10, cutoffs=[4, 8])
+    >>> out = asm(flambeau.randn(3, 16), flambeau.tensor([1, 5, 9]))
+    >>> out.output.shape, out.loss.shape
+    (flambeau.Size([3]), flambeau.Size([]))
+    >>> asm.log_prob(flambeau.randn(3, 16)).exp().sum(1)
+    tensor([1.0000, 1.0000, 1.0000], grad_fn=<...>)
     """
 
     def __init__(self, in_features: int, n_classes: int, cutoffs, div_value: float = 4.0,

@@ -128,7 +128,19 @@ class _BatchNorm(_NormBase):
 
 
 class BatchNorm1d(_BatchNorm):
-    """Batch normalisation of (N, C) or (N, C, L) input."""
+    """Batch normalisation of (N, C) or (N, C, L) input.
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.BatchNorm1d(2)
+    >>> x = flambeau.tensor([[0.0, 10.0], [1.0, 20.0], [2.0, 30.0], [3.0, 40.0]])
+    >>> m(x)
+    tensor([[-1.3416, -1.3416],
+            [-0.4472, -0.4472],
+            [ 0.4472,  0.4472],
+            [ 1.3416,  1.3416]], grad_fn=<...>)
+    >>> m.running_mean
+    tensor([0.1500, 2.5000])
+    """
 
     def _check_input_dim(self, input) -> None:
         if input.dim() not in (2, 3):
@@ -136,7 +148,15 @@ class BatchNorm1d(_BatchNorm):
 
 
 class BatchNorm2d(_BatchNorm):
-    """Batch normalisation of (N, C, H, W) input."""
+    """Batch normalisation of (N, C, H, W) input.
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> m = nn.BatchNorm2d(16)
+    >>> out = m(flambeau.randn(8, 16, 6, 6))
+    >>> out.shape, m.num_batches_tracked.item()
+    (flambeau.Size([8, 16, 6, 6]), 1)
+    """
 
     def _check_input_dim(self, input) -> None:
         if input.dim() != 4:
@@ -144,7 +164,14 @@ class BatchNorm2d(_BatchNorm):
 
 
 class BatchNorm3d(_BatchNorm):
-    """Batch normalisation of (N, C, D, H, W) input."""
+    """Batch normalisation of (N, C, D, H, W) input.
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> m = nn.BatchNorm3d(4, affine=False)
+    >>> m(flambeau.randn(2, 4, 3, 5, 5)).shape
+    flambeau.Size([2, 4, 3, 5, 5])
+    """
 
     def _check_input_dim(self, input) -> None:
         if input.dim() != 5:
@@ -193,21 +220,42 @@ class _InstanceNorm(_NormBase):
 
 
 class InstanceNorm1d(_InstanceNorm):
-    """Instance normalisation of (N, C, L) or (C, L) input."""
+    """Instance normalisation of (N, C, L) or (C, L) input.
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.InstanceNorm1d(2)
+    >>> m(flambeau.tensor([[[1.0, 2.0, 3.0, 4.0], [8.0, 6.0, 4.0, 2.0]]]))
+    tensor([[[-1.3416, -0.4472,  0.4472,  1.3416],
+             [ 1.3416,  0.4472, -0.4472, -1.3416]]])
+    """
 
     _no_batch_dim = 2
     _ranks = "2D or 3D"
 
 
 class InstanceNorm2d(_InstanceNorm):
-    """Instance normalisation of (N, C, H, W) or (C, H, W) input."""
+    """Instance normalisation of (N, C, H, W) or (C, H, W) input.
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> m = nn.InstanceNorm2d(3, affine=True)
+    >>> m(flambeau.randn(2, 3, 8, 8)).shape
+    flambeau.Size([2, 3, 8, 8])
+    """
 
     _no_batch_dim = 3
     _ranks = "3D or 4D"
 
 
 class InstanceNorm3d(_InstanceNorm):
-    """Instance normalisation of (N, C, D, H, W) or (C, D, H, W) input."""
+    """Instance normalisation of (N, C, D, H, W) or (C, D, H, W) input.
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> m = nn.InstanceNorm3d(3)
+    >>> m(flambeau.randn(2, 3, 4, 5, 5)).shape
+    flambeau.Size([2, 3, 4, 5, 5])
+    """
 
     _no_batch_dim = 4
     _ranks = "4D or 5D"
@@ -220,6 +268,15 @@ class SyncBatchNorm(_BatchNorm):
     flambeau's nn runs in one process, where this is BatchNorm (as PyTorch's SyncBatchNorm
     is when torch.distributed is not initialized); ``process_group`` is kept for the
     flambeau-distributed package.
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> net = nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8))
+    >>> net = nn.SyncBatchNorm.convert_sync_batchnorm(net)
+    >>> net[1]
+    SyncBatchNorm(8, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
+    >>> net(flambeau.randn(2, 3, 6, 6)).shape
+    flambeau.Size([2, 8, 4, 4])
     """
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum=0.1, affine: bool = True,
@@ -300,7 +357,14 @@ class _LazyNormBase(LazyModuleMixin, _NormBase):
 
 
 class LazyBatchNorm1d(_LazyNormBase, _BatchNorm):
-    """A BatchNorm1d whose num_features is read from its first input."""
+    """A BatchNorm1d whose num_features is read from its first input.
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.LazyBatchNorm1d()
+    >>> out = m(flambeau.randn(4, 3, 5))
+    >>> m
+    BatchNorm1d(3, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
+    """
 
     cls_to_become = BatchNorm1d
 
@@ -310,7 +374,14 @@ class LazyBatchNorm1d(_LazyNormBase, _BatchNorm):
 
 
 class LazyBatchNorm2d(_LazyNormBase, _BatchNorm):
-    """A BatchNorm2d whose num_features is read from its first input."""
+    """A BatchNorm2d whose num_features is read from its first input.
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.LazyBatchNorm2d()
+    >>> out = m(flambeau.randn(4, 3, 5, 5))
+    >>> m
+    BatchNorm2d(3, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
+    """
 
     cls_to_become = BatchNorm2d
 
@@ -320,7 +391,14 @@ class LazyBatchNorm2d(_LazyNormBase, _BatchNorm):
 
 
 class LazyBatchNorm3d(_LazyNormBase, _BatchNorm):
-    """A BatchNorm3d whose num_features is read from its first input."""
+    """A BatchNorm3d whose num_features is read from its first input.
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.LazyBatchNorm3d()
+    >>> out = m(flambeau.randn(4, 3, 2, 5, 5))
+    >>> m
+    BatchNorm3d(3, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
+    """
 
     cls_to_become = BatchNorm3d
 

@@ -9,7 +9,14 @@ __all__ = ["ChannelShuffle"]
 
 
 class ChannelShuffle(Module):
-    """Splits the C channels of (N, C, *) into `groups` groups and interleaves them."""
+    """Splits the C channels of (N, C, *) into `groups` groups and interleaves them.
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.ChannelShuffle(2)
+    >>> x = flambeau.arange(4.0).reshape(1, 4, 1, 1)
+    >>> m(x).flatten()
+    tensor([0., 2., 1., 3.])
+    """
 
     def __init__(self, groups: int):
         super().__init__()

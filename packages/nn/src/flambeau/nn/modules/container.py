@@ -99,6 +99,17 @@ class Sequential(_IndexedModules):
     """Runs its modules in order, each on the previous one's output.
 
     ``Sequential(m1, m2, ...)`` or ``Sequential(OrderedDict(name=module, ...))``.
+
+    >>> import flambeau.nn as nn
+    >>> model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+    >>> model
+    Sequential(
+      (0): Linear(in_features=4, out_features=8, bias=True)
+      (1): ReLU()
+      (2): Linear(in_features=8, out_features=2, bias=True)
+    )
+    >>> model(flambeau.ones(3, 4)).shape
+    flambeau.Size([3, 2])
     """
 
     def __init__(self, *args):
@@ -151,7 +162,16 @@ class Sequential(_IndexedModules):
 
 
 class ModuleList(_IndexedModules):
-    """A list of modules, registered as children "0", "1", ..."""
+    """A list of modules, registered as children "0", "1", ...
+
+    >>> import flambeau.nn as nn
+    >>> layers = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+    >>> x = flambeau.ones(2, 4)
+    >>> for layer in layers:
+    ...     x = layer(x)
+    >>> len(layers), x.shape
+    (3, flambeau.Size([2, 4]))
+    """
 
     def __init__(self, modules=None):
         super().__init__()
@@ -181,7 +201,15 @@ class ModuleList(_IndexedModules):
 
 
 class ModuleDict(Module):
-    """An ordered dict of modules, registered as children under their keys."""
+    """An ordered dict of modules, registered as children under their keys.
+
+    >>> import flambeau.nn as nn
+    >>> acts = nn.ModuleDict({"relu": nn.ReLU(), "tanh": nn.Tanh()})
+    >>> list(acts.keys())
+    ['relu', 'tanh']
+    >>> acts["relu"](flambeau.tensor([-1.0, 2.0]))
+    tensor([0., 2.])
+    """
 
     def __init__(self, modules=None):
         super().__init__()
@@ -268,7 +296,13 @@ def _describe(value) -> str:
 
 
 class ParameterList(Module):
-    """A list of parameters (plain tensors are wrapped in Parameter)."""
+    """A list of parameters (plain tensors are wrapped in Parameter).
+
+    >>> import flambeau.nn as nn
+    >>> params = nn.ParameterList([flambeau.ones(2), flambeau.zeros(3)])
+    >>> len(params), type(params[0]).__name__, params[1].shape
+    (2, 'Parameter', flambeau.Size([3]))
+    """
 
     def __init__(self, values=None):
         super().__init__()
@@ -322,7 +356,13 @@ class ParameterList(Module):
 
 
 class ParameterDict(Module):
-    """An ordered dict of parameters (plain tensors are wrapped in Parameter)."""
+    """An ordered dict of parameters (plain tensors are wrapped in Parameter).
+
+    >>> import flambeau.nn as nn
+    >>> params = nn.ParameterDict({"scale": flambeau.ones(2), "shift": flambeau.zeros(2)})
+    >>> list(params.keys()), params["scale"].requires_grad
+    (['scale', 'shift'], True)
+    """
 
     def __init__(self, parameters=None):
         super().__init__()
@@ -419,7 +459,19 @@ class ParameterDict(Module):
 
 
 class Container(Module):
-    """A Module made from keyword arguments name=module (deprecated: subclass Module)."""
+    """A Module made from keyword arguments name=module (deprecated: subclass Module).
+
+    >>> import warnings
+    >>> import flambeau.nn as nn
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", FutureWarning)
+    ...     c = nn.Container(fc=nn.Linear(2, 3), act=nn.ReLU())
+    >>> c
+    Container(
+      (fc): Linear(in_features=2, out_features=3, bias=True)
+      (act): ReLU()
+    )
+    """
 
     def __init__(self, **kwargs):
         warnings.warn(

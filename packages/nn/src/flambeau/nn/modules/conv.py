@@ -160,19 +160,42 @@ class _Conv(_ConvNd):
 
 
 class Conv1d(_Conv):
-    """1-D convolution over (N, C_in, L) (or unbatched (C_in, L))."""
+    """1-D convolution over (N, C_in, L) (or unbatched (C_in, L)).
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> m = nn.Conv1d(16, 33, kernel_size=3, stride=2)
+    >>> m(flambeau.randn(20, 16, 50)).shape
+    flambeau.Size([20, 33, 24])
+    """
 
     _nd = 1
 
 
 class Conv2d(_Conv):
-    """2-D convolution over (N, C_in, H, W) (or unbatched (C_in, H, W))."""
+    """2-D convolution over (N, C_in, H, W) (or unbatched (C_in, H, W)).
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> m = nn.Conv2d(3, 8, kernel_size=3, padding=1)
+    >>> m(flambeau.randn(2, 3, 16, 16)).shape
+    flambeau.Size([2, 8, 16, 16])
+    >>> nn.Conv2d(3, 8, kernel_size=3, stride=2)(flambeau.randn(2, 3, 16, 16)).shape
+    flambeau.Size([2, 8, 7, 7])
+    """
 
     _nd = 2
 
 
 class Conv3d(_Conv):
-    """3-D convolution over (N, C_in, D, H, W) (or unbatched (C_in, D, H, W))."""
+    """3-D convolution over (N, C_in, D, H, W) (or unbatched (C_in, D, H, W)).
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> m = nn.Conv3d(2, 4, kernel_size=(3, 3, 3), stride=(1, 2, 2))
+    >>> m(flambeau.randn(1, 2, 5, 8, 8)).shape
+    flambeau.Size([1, 4, 3, 3, 3])
+    """
 
     _nd = 3
 
@@ -232,19 +255,43 @@ _ConvTransposeNd = _ConvTranspose  # PyTorch's name for the base
 
 
 class ConvTranspose1d(_ConvTranspose):
-    """Transposed 1-D convolution ("deconvolution") over (N, C_in, L)."""
+    """Transposed 1-D convolution ("deconvolution") over (N, C_in, L).
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> m = nn.ConvTranspose1d(8, 4, kernel_size=3, stride=2)
+    >>> m(flambeau.randn(2, 8, 10)).shape
+    flambeau.Size([2, 4, 21])
+    """
 
     _nd = 1
 
 
 class ConvTranspose2d(_ConvTranspose):
-    """Transposed 2-D convolution over (N, C_in, H, W)."""
+    """Transposed 2-D convolution over (N, C_in, H, W).
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> down = nn.Conv2d(4, 8, kernel_size=3, stride=2, padding=1)
+    >>> up = nn.ConvTranspose2d(8, 4, kernel_size=3, stride=2, padding=1)
+    >>> x = flambeau.randn(1, 4, 12, 12)
+    >>> h = down(x)
+    >>> h.shape, up(h, output_size=x.shape).shape
+    (flambeau.Size([1, 8, 6, 6]), flambeau.Size([1, 4, 12, 12]))
+    """
 
     _nd = 2
 
 
 class ConvTranspose3d(_ConvTranspose):
-    """Transposed 3-D convolution over (N, C_in, D, H, W)."""
+    """Transposed 3-D convolution over (N, C_in, D, H, W).
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> m = nn.ConvTranspose3d(4, 2, kernel_size=3, stride=2)
+    >>> m(flambeau.randn(1, 4, 3, 4, 4)).shape
+    flambeau.Size([1, 2, 7, 9, 9])
+    """
 
     _nd = 3
 
@@ -297,19 +344,40 @@ class _LazyConv(_LazyConvXdMixin, _Conv):
 
 
 class LazyConv1d(_LazyConv, Conv1d):
-    """A Conv1d whose in_channels is read from its first input."""
+    """A Conv1d whose in_channels is read from its first input.
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.LazyConv1d(6, kernel_size=3)
+    >>> out = m(flambeau.ones(2, 3, 10))
+    >>> m.in_channels, m.weight.shape
+    (3, flambeau.Size([6, 3, 3]))
+    """
 
     cls_to_become = Conv1d
 
 
 class LazyConv2d(_LazyConv, Conv2d):
-    """A Conv2d whose in_channels is read from its first input."""
+    """A Conv2d whose in_channels is read from its first input.
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.LazyConv2d(6, kernel_size=3)
+    >>> out = m(flambeau.ones(2, 3, 8, 8))
+    >>> m.in_channels, m.weight.shape
+    (3, flambeau.Size([6, 3, 3, 3]))
+    """
 
     cls_to_become = Conv2d
 
 
 class LazyConv3d(_LazyConv, Conv3d):
-    """A Conv3d whose in_channels is read from its first input."""
+    """A Conv3d whose in_channels is read from its first input.
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.LazyConv3d(6, kernel_size=3)
+    >>> out = m(flambeau.ones(2, 3, 4, 8, 8))
+    >>> m.in_channels, m.weight.shape
+    (3, flambeau.Size([6, 3, 3, 3, 3]))
+    """
 
     cls_to_become = Conv3d
 
@@ -324,18 +392,39 @@ class _LazyConvTranspose(_LazyConvXdMixin, _ConvTranspose):
 
 
 class LazyConvTranspose1d(_LazyConvTranspose, ConvTranspose1d):
-    """A ConvTranspose1d whose in_channels is read from its first input."""
+    """A ConvTranspose1d whose in_channels is read from its first input.
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.LazyConvTranspose1d(6, kernel_size=3)
+    >>> out = m(flambeau.ones(2, 3, 10))
+    >>> m.in_channels, out.shape
+    (3, flambeau.Size([2, 6, 12]))
+    """
 
     cls_to_become = ConvTranspose1d
 
 
 class LazyConvTranspose2d(_LazyConvTranspose, ConvTranspose2d):
-    """A ConvTranspose2d whose in_channels is read from its first input."""
+    """A ConvTranspose2d whose in_channels is read from its first input.
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.LazyConvTranspose2d(6, kernel_size=3)
+    >>> out = m(flambeau.ones(2, 3, 8, 8))
+    >>> m.in_channels, out.shape
+    (3, flambeau.Size([2, 6, 10, 10]))
+    """
 
     cls_to_become = ConvTranspose2d
 
 
 class LazyConvTranspose3d(_LazyConvTranspose, ConvTranspose3d):
-    """A ConvTranspose3d whose in_channels is read from its first input."""
+    """A ConvTranspose3d whose in_channels is read from its first input.
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.LazyConvTranspose3d(6, kernel_size=3)
+    >>> out = m(flambeau.ones(2, 3, 4, 8, 8))
+    >>> m.in_channels, out.shape
+    (3, flambeau.Size([2, 6, 6, 10, 10]))
+    """
 
     cls_to_become = ConvTranspose3d

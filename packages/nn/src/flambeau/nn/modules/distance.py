@@ -7,7 +7,14 @@ from .module import Module
 
 
 class CosineSimilarity(Module):
-    """Cosine of the angle between x1 and x2 along `dim`."""
+    """Cosine of the angle between x1 and x2 along `dim`.
+
+    >>> import flambeau.nn as nn
+    >>> cos = nn.CosineSimilarity(dim=1)
+    >>> x1 = flambeau.tensor([[1.0, 0.0], [1.0, 1.0]])
+    >>> cos(x1, flambeau.tensor([[0.0, 1.0], [2.0, 2.0]]))
+    tensor([0.0000, 1.0000])
+    """
 
     def __init__(self, dim: int = 1, eps: float = 1e-8):
         super().__init__()
@@ -19,7 +26,14 @@ class CosineSimilarity(Module):
 
 
 class PairwiseDistance(Module):
-    """p-norm of x1 - x2 (+ eps) along the last dimension."""
+    """p-norm of x1 - x2 (+ eps) along the last dimension.
+
+    >>> import flambeau.nn as nn
+    >>> dist = nn.PairwiseDistance(p=2.0)
+    >>> x1 = flambeau.tensor([[0.0, 0.0], [1.0, 1.0]])
+    >>> dist(x1, flambeau.tensor([[3.0, 4.0], [1.0, 4.0]]))
+    tensor([5.0000, 3.0000])
+    """
 
     def __init__(self, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
         super().__init__()

@@ -6,7 +6,14 @@ from .module import Module
 
 
 class Flatten(Module):
-    """Flattens dims start_dim..end_dim into one (the batch dimension 0 stays by default)."""
+    """Flattens dims start_dim..end_dim into one (the batch dimension 0 stays by default).
+
+    >>> import flambeau.nn as nn
+    >>> nn.Flatten()(flambeau.zeros(32, 1, 5, 5)).shape
+    flambeau.Size([32, 25])
+    >>> nn.Flatten(0, 2)(flambeau.zeros(32, 1, 5, 5)).shape
+    flambeau.Size([160, 5])
+    """
 
     def __init__(self, start_dim: int = 1, end_dim: int = -1):
         super().__init__()
@@ -21,7 +28,13 @@ class Flatten(Module):
 
 
 class Unflatten(Module):
-    """Expands dimension `dim` into the shape `unflattened_size`."""
+    """Expands dimension `dim` into the shape `unflattened_size`.
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.Unflatten(1, (2, 5, 5))
+    >>> m(flambeau.zeros(2, 50)).shape
+    flambeau.Size([2, 2, 5, 5])
+    """
 
     def __init__(self, dim: int, unflattened_size):
         super().__init__()

@@ -9,7 +9,18 @@ __all__ = ["Fold", "Unfold"]
 
 
 class Fold(Module):
-    """Sums columns (N, C * prod(kernel_size), L) back into (N, C, *output_size) blocks."""
+    """Sums columns (N, C * prod(kernel_size), L) back into (N, C, *output_size) blocks.
+
+    >>> import flambeau.nn as nn
+    >>> fold = nn.Fold(output_size=(4, 5), kernel_size=(2, 2))
+    >>> fold(flambeau.ones(1, 3 * 2 * 2, 12)).shape
+    flambeau.Size([1, 3, 4, 5])
+    >>> fold(flambeau.ones(1, 4, 12))[0, 0]
+    tensor([[1., 2., 2., 2., 1.],
+            [2., 4., 4., 4., 2.],
+            [2., 4., 4., 4., 2.],
+            [1., 2., 2., 2., 1.]])
+    """
 
     def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1):
         super().__init__()
@@ -31,7 +42,13 @@ class Fold(Module):
 
 
 class Unfold(Module):
-    """Extracts sliding blocks of (N, C, *) into columns (N, C * prod(kernel_size), L)."""
+    """Extracts sliding blocks of (N, C, *) into columns (N, C * prod(kernel_size), L).
+
+    >>> import flambeau.nn as nn
+    >>> unfold = nn.Unfold(kernel_size=(2, 3))
+    >>> unfold(flambeau.zeros(2, 5, 3, 4)).shape
+    flambeau.Size([2, 30, 4])
+    """
 
     def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
         super().__init__()

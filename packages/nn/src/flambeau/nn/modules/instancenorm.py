@@ -36,7 +36,14 @@ class _LazyInstanceNorm(_LazyNormBase, _InstanceNorm):
 
 
 class LazyInstanceNorm1d(_LazyInstanceNorm):
-    """An InstanceNorm1d whose num_features is read from its first input."""
+    """An InstanceNorm1d whose num_features is read from its first input.
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.LazyInstanceNorm1d(affine=True)
+    >>> out = m(flambeau.randn(4, 3, 5))
+    >>> m.num_features, m.weight.shape
+    (3, flambeau.Size([3]))
+    """
 
     cls_to_become = InstanceNorm1d
     _no_batch_dim = InstanceNorm1d._no_batch_dim
@@ -44,7 +51,14 @@ class LazyInstanceNorm1d(_LazyInstanceNorm):
 
 
 class LazyInstanceNorm2d(_LazyInstanceNorm):
-    """An InstanceNorm2d whose num_features is read from its first input."""
+    """An InstanceNorm2d whose num_features is read from its first input.
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.LazyInstanceNorm2d(affine=True)
+    >>> out = m(flambeau.randn(4, 3, 5, 5))
+    >>> m.num_features, m.weight.shape
+    (3, flambeau.Size([3]))
+    """
 
     cls_to_become = InstanceNorm2d
     _no_batch_dim = InstanceNorm2d._no_batch_dim
@@ -52,7 +66,14 @@ class LazyInstanceNorm2d(_LazyInstanceNorm):
 
 
 class LazyInstanceNorm3d(_LazyInstanceNorm):
-    """An InstanceNorm3d whose num_features is read from its first input."""
+    """An InstanceNorm3d whose num_features is read from its first input.
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.LazyInstanceNorm3d(affine=True)
+    >>> out = m(flambeau.randn(4, 3, 2, 5, 5))
+    >>> m.num_features, m.weight.shape
+    (3, flambeau.Size([3]))
+    """
 
     cls_to_become = InstanceNorm3d
     _no_batch_dim = InstanceNorm3d._no_batch_dim

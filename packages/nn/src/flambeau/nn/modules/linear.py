@@ -14,7 +14,13 @@ from .module import Module
 
 
 class Identity(Module):
-    """Returns its input; accepts and ignores any constructor arguments."""
+    """Returns its input; accepts and ignores any constructor arguments.
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.Identity(54, unused="ignored")
+    >>> m(flambeau.tensor([1.0, 2.0]))
+    tensor([1., 2.])
+    """
 
     def __init__(self, *args, **kwargs):
         super().__init__()
@@ -24,7 +30,14 @@ class Identity(Module):
 
 
 class Linear(Module):
-    """y = x A^T + b, with A of shape (out_features, in_features)."""
+    """y = x A^T + b, with A of shape (out_features, in_features).
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> m = nn.Linear(20, 30)
+    >>> m(flambeau.randn(128, 20)).shape
+    flambeau.Size([128, 30])
+    """
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None,
                  dtype=None):  # fmt: skip
@@ -58,7 +71,14 @@ class Linear(Module):
 
 
 class Bilinear(Module):
-    """y = x1^T A x2 + b, with A of shape (out_features, in1_features, in2_features)."""
+    """y = x1^T A x2 + b, with A of shape (out_features, in1_features, in2_features).
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> m = nn.Bilinear(20, 30, 40)
+    >>> m(flambeau.randn(128, 20), flambeau.randn(128, 30)).shape
+    flambeau.Size([128, 40])
+    """
 
     def __init__(self, in1_features: int, in2_features: int, out_features: int,
                  bias: bool = True, device=None, dtype=None):  # fmt: skip
@@ -95,7 +115,15 @@ class NonDynamicallyQuantizableLinear(Linear):
 
 
 class LazyLinear(LazyModuleMixin, Linear):
-    """A Linear whose in_features is the last dim of its first input."""
+    """A Linear whose in_features is the last dim of its first input.
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.LazyLinear(3)
+    >>> m(flambeau.ones(2, 5)).shape
+    flambeau.Size([2, 3])
+    >>> m
+    Linear(in_features=5, out_features=3, bias=True)
+    """
 
     cls_to_become = Linear
 

@@ -24,6 +24,11 @@ class LinearCrossEntropyOptions:
     one chunk); chunking_method: "auto", "aspect_ratio" or "aspect_ratio:<factor>";
     acc_policy: "auto", "accurate", "balanced" or "compact"; acc_dtype: None or a
     floating dtype.
+
+    >>> import flambeau.nn as nn
+    >>> opts = nn.LinearCrossEntropyOptions(batch_chunk_size=2, acc_dtype=flambeau.float32)
+    >>> opts.batch_chunk_size, opts.acc_policy
+    (2, 'auto')
     """
 
     allow_retain_graph: bool = False

@@ -22,28 +22,53 @@ class _Loss(Module):
 
 
 class L1Loss(_Loss):
-    """Mean (or sum, or none) of |input - target|."""
+    """Mean (or sum, or none) of |input - target|.
+
+    >>> import flambeau.nn as nn
+    >>> loss = nn.L1Loss()
+    >>> loss(flambeau.tensor([1.0, 2.0, 3.0]), flambeau.tensor([1.5, 2.0, 1.0]))
+    tensor(0.8333)
+    """
 
     def forward(self, input, target):
         return F.l1_loss(input, target, reduction=self.reduction)
 
 
 class MSELoss(_Loss):
-    """Mean (or sum, or none) of (input - target)^2."""
+    """Mean (or sum, or none) of (input - target)^2.
+
+    >>> import flambeau.nn as nn
+    >>> loss = nn.MSELoss()
+    >>> loss(flambeau.tensor([1.0, 2.0, 3.0]), flambeau.tensor([1.5, 2.0, 1.0]))
+    tensor(1.4167)
+    """
 
     def forward(self, input, target):
         return F.mse_loss(input, target, reduction=self.reduction)
 
 
 class SoftMarginLoss(_Loss):
-    """log(1 + exp(-target * input)); target in {1, -1}."""
+    """log(1 + exp(-target * input)); target in {1, -1}.
+
+    >>> import flambeau.nn as nn
+    >>> loss = nn.SoftMarginLoss()
+    >>> loss(flambeau.tensor([2.0, -1.0, 0.0]), flambeau.tensor([1.0, 1.0, -1.0]))
+    tensor(0.7111)
+    """
 
     def forward(self, input, target):
         return F.soft_margin_loss(input, target, reduction=self.reduction)
 
 
 class MarginRankingLoss(_Loss):
-    """max(0, -target * (input1 - input2) + margin)."""
+    """max(0, -target * (input1 - input2) + margin).
+
+    >>> import flambeau.nn as nn
+    >>> loss = nn.MarginRankingLoss(margin=0.5)
+    >>> x1, x2 = flambeau.tensor([1.0, 2.0, 0.0]), flambeau.tensor([0.0, 2.5, 1.0])
+    >>> loss(x1, x2, flambeau.tensor([1.0, 1.0, -1.0]))
+    tensor(0.3333)
+    """
 
     def __init__(self, margin: float = 0.0, size_average=None, reduce=None, reduction="mean"):
         super().__init__(size_average, reduce, reduction)
@@ -54,7 +79,13 @@ class MarginRankingLoss(_Loss):
 
 
 class HingeEmbeddingLoss(_Loss):
-    """x where target is 1, max(0, margin - x) where target is -1."""
+    """x where target is 1, max(0, margin - x) where target is -1.
+
+    >>> import flambeau.nn as nn
+    >>> loss = nn.HingeEmbeddingLoss(margin=1.0)
+    >>> loss(flambeau.tensor([0.3, 0.2, 2.0]), flambeau.tensor([1.0, -1.0, -1.0]))
+    tensor(0.3667)
+    """
 
     def __init__(self, margin: float = 1.0, size_average=None, reduce=None, reduction="mean"):
         super().__init__(size_average, reduce, reduction)
@@ -65,7 +96,15 @@ class HingeEmbeddingLoss(_Loss):
 
 
 class CosineEmbeddingLoss(_Loss):
-    """1 - cos(x1, x2) where target is 1, max(0, cos(x1, x2) - margin) where it is -1."""
+    """1 - cos(x1, x2) where target is 1, max(0, cos(x1, x2) - margin) where it is -1.
+
+    >>> import flambeau.nn as nn
+    >>> loss = nn.CosineEmbeddingLoss()
+    >>> x1 = flambeau.tensor([[1.0, 0.0], [1.0, 0.0]])
+    >>> x2 = flambeau.tensor([[0.0, 1.0], [1.0, 1.0]])
+    >>> loss(x1, x2, flambeau.tensor([1.0, -1.0]))
+    tensor(0.8536)
+    """
 
     def __init__(self, margin: float = 0.0, size_average=None, reduce=None, reduction="mean"):
         super().__init__(size_average, reduce, reduction)
@@ -78,7 +117,14 @@ class CosineEmbeddingLoss(_Loss):
 
 
 class PoissonNLLLoss(_Loss):
-    """Negative log likelihood of a Poisson target."""
+    """Negative log likelihood of a Poisson target.
+
+    >>> import flambeau.nn as nn
+    >>> loss = nn.PoissonNLLLoss()
+    >>> log_rate = flambeau.tensor([0.0, 1.0, -1.0])
+    >>> loss(log_rate, flambeau.tensor([1.0, 3.0, 0.0]))
+    tensor(0.3621)
+    """
 
     def __init__(self, log_input: bool = True, full: bool = False, size_average=None,
                  eps: float = 1e-8, reduce=None, reduction: str = "mean"):  # fmt: skip
@@ -95,7 +141,15 @@ class PoissonNLLLoss(_Loss):
 
 
 class GaussianNLLLoss(_Loss):
-    """Negative log likelihood of a Gaussian target with predicted mean and variance."""
+    """Negative log likelihood of a Gaussian target with predicted mean and variance.
+
+    >>> import flambeau.nn as nn
+    >>> loss = nn.GaussianNLLLoss()
+    >>> mean, target = flambeau.tensor([1.0, 2.0]), flambeau.tensor([1.5, 2.0])
+    >>> var = flambeau.tensor([1.0, 0.5])
+    >>> loss(mean, target, var)
+    tensor(-0.1108)
+    """
 
     def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean"):
         super().__init__(None, None, reduction)
@@ -109,7 +163,16 @@ class GaussianNLLLoss(_Loss):
 
 
 class TripletMarginLoss(_Loss):
-    """max(0, margin + d(a, p) - d(a, n)) with the p-norm distance."""
+    """max(0, margin + d(a, p) - d(a, n)) with the p-norm distance.
+
+    >>> import flambeau.nn as nn
+    >>> loss = nn.TripletMarginLoss(margin=1.0)
+    >>> anchor = flambeau.tensor([[0.0, 0.0], [1.0, 1.0]])
+    >>> positive = flambeau.tensor([[0.0, 1.0], [1.0, 1.0]])
+    >>> negative = flambeau.tensor([[3.0, 4.0], [1.0, 1.5]])
+    >>> loss(anchor, positive, negative)
+    tensor(0.2500)
+    """
 
     def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6,
                  swap: bool = False, size_average=None, reduce=None,
@@ -132,7 +195,17 @@ class TripletMarginLoss(_Loss):
 
 
 class TripletMarginWithDistanceLoss(_Loss):
-    """TripletMarginLoss with any distance function."""
+    """TripletMarginLoss with any distance function.
+
+    >>> import flambeau.nn as nn
+    >>> l1 = nn.PairwiseDistance(p=1.0)
+    >>> loss = nn.TripletMarginWithDistanceLoss(distance_function=l1, margin=1.0)
+    >>> anchor = flambeau.tensor([[0.0, 0.0], [1.0, 1.0]])
+    >>> positive = flambeau.tensor([[0.0, 1.0], [1.0, 1.0]])
+    >>> negative = flambeau.tensor([[3.0, 4.0], [1.0, 1.5]])
+    >>> loss(anchor, positive, negative)
+    tensor(0.2500)
+    """
 
     def __init__(self, *, distance_function=None, margin: float = 1.0, swap: bool = False,
                  reduction: str = "mean"):  # fmt: skip
@@ -163,7 +236,14 @@ class _WeightedLoss(_Loss):
 
 
 class NLLLoss(_WeightedLoss):
-    """-input[n, target[n]] weighted by class, input log-probabilities over dim 1."""
+    """-input[n, target[n]] weighted by class, input log-probabilities over dim 1.
+
+    >>> import flambeau.nn as nn
+    >>> loss = nn.NLLLoss()
+    >>> log_probs = flambeau.tensor([[0.5, 0.3, 0.2], [0.1, 0.8, 0.1]]).log()
+    >>> loss(log_probs, flambeau.tensor([0, 1]))
+    tensor(0.4581)
+    """
 
     def __init__(self, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
                  reduction: str = "mean"):  # fmt: skip
@@ -178,7 +258,16 @@ class NLLLoss(_WeightedLoss):
 
 
 class CTCLoss(_Loss):
-    """Connectionist temporal classification loss (see F.ctc_loss)."""
+    """Connectionist temporal classification loss (see F.ctc_loss).
+
+    >>> import flambeau.nn as nn
+    >>> ctc = nn.CTCLoss()
+    >>> T, N, C = 5, 2, 4
+    >>> log_probs = flambeau.full((T, N, C), 0.25).log()
+    >>> targets = flambeau.tensor([[1, 2], [3, 3]])
+    >>> ctc(log_probs, targets, [T, T], [2, 2])
+    tensor(1.8999)
+    """
 
     def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False):
         super().__init__(reduction=reduction)
@@ -193,7 +282,14 @@ class CTCLoss(_Loss):
 
 
 class CrossEntropyLoss(_WeightedLoss):
-    """log_softmax over dim 1 then NLL (class indices), or soft-label cross entropy."""
+    """log_softmax over dim 1 then NLL (class indices), or soft-label cross entropy.
+
+    >>> import flambeau.nn as nn
+    >>> loss = nn.CrossEntropyLoss()
+    >>> logits = flambeau.tensor([[2.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    >>> loss(logits, flambeau.tensor([0, 2]))
+    tensor(0.6691)
+    """
 
     def __init__(self, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
                  reduction: str = "mean", label_smoothing: float = 0.0):  # fmt: skip
@@ -209,14 +305,26 @@ class CrossEntropyLoss(_WeightedLoss):
 
 
 class BCELoss(_WeightedLoss):
-    """-(y log x + (1 - y) log(1 - x)), x probabilities."""
+    """-(y log x + (1 - y) log(1 - x)), x probabilities.
+
+    >>> import flambeau.nn as nn
+    >>> loss = nn.BCELoss()
+    >>> loss(flambeau.tensor([0.8, 0.4, 0.5]), flambeau.tensor([1.0, 0.0, 1.0]))
+    tensor(0.4757)
+    """
 
     def forward(self, input, target):
         return F.binary_cross_entropy(input, target, weight=self.weight, reduction=self.reduction)
 
 
 class BCEWithLogitsLoss(_Loss):
-    """BCELoss of sigmoid(x), computed stably; pos_weight scales the positive term."""
+    """BCELoss of sigmoid(x), computed stably; pos_weight scales the positive term.
+
+    >>> import flambeau.nn as nn
+    >>> loss = nn.BCEWithLogitsLoss(pos_weight=flambeau.tensor([2.0]))
+    >>> loss(flambeau.tensor([1.5, -0.5, 0.0]), flambeau.tensor([1.0, 0.0, 1.0]))
+    tensor(0.7544)
+    """
 
     def __init__(self, weight=None, size_average=None, reduce=None, reduction: str = "mean",
                  pos_weight=None):  # fmt: skip
@@ -231,7 +339,14 @@ class BCEWithLogitsLoss(_Loss):
 
 
 class KLDivLoss(_Loss):
-    """target * (log(target) - input), input log-probabilities (target too with log_target)."""
+    """target * (log(target) - input), input log-probabilities (target too with log_target).
+
+    >>> import flambeau.nn as nn
+    >>> loss = nn.KLDivLoss(reduction="batchmean")
+    >>> input = flambeau.tensor([[0.25, 0.25, 0.5]]).log()
+    >>> loss(input, flambeau.tensor([[0.5, 0.25, 0.25]]))
+    tensor(0.1733)
+    """
 
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean",
                  log_target: bool = False):  # fmt: skip
@@ -243,7 +358,13 @@ class KLDivLoss(_Loss):
 
 
 class SmoothL1Loss(_Loss):
-    """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta."""
+    """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta.
+
+    >>> import flambeau.nn as nn
+    >>> loss = nn.SmoothL1Loss(reduction="none")
+    >>> loss(flambeau.tensor([0.0, 0.5, 3.0]), flambeau.tensor([0.0, 0.0, 0.0]))
+    tensor([0.0000, 0.1250, 2.5000])
+    """
 
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean",
                  beta: float = 1.0):  # fmt: skip
@@ -255,7 +376,13 @@ class SmoothL1Loss(_Loss):
 
 
 class HuberLoss(_Loss):
-    """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta)."""
+    """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta).
+
+    >>> import flambeau.nn as nn
+    >>> loss = nn.HuberLoss(reduction="none", delta=2.0)
+    >>> loss(flambeau.tensor([0.0, 1.0, 3.0]), flambeau.tensor([0.0, 0.0, 0.0]))
+    tensor([0.0000, 0.5000, 4.0000])
+    """
 
     def __init__(self, reduction: str = "mean", delta: float = 1.0):
         super().__init__(reduction=reduction)
@@ -266,7 +393,14 @@ class HuberLoss(_Loss):
 
 
 class MultiLabelSoftMarginLoss(_WeightedLoss):
-    """Per-sample mean over classes of the binary logistic loss."""
+    """Per-sample mean over classes of the binary logistic loss.
+
+    >>> import flambeau.nn as nn
+    >>> loss = nn.MultiLabelSoftMarginLoss()
+    >>> logits = flambeau.tensor([[2.0, -1.0, 0.0]])
+    >>> loss(logits, flambeau.tensor([[1.0, 0.0, 1.0]]))
+    tensor(0.3778)
+    """
 
     def forward(self, input, target):
         return F.multilabel_soft_margin_loss(
@@ -278,7 +412,14 @@ class MultiLabelSoftMarginLoss(_WeightedLoss):
 
 
 class MultiMarginLoss(_WeightedLoss):
-    """Multi-class hinge loss: sum over i != y of w[y] * max(0, margin - x[y] + x[i])^p / C."""
+    """Multi-class hinge loss: sum over i != y of w[y] * max(0, margin - x[y] + x[i])^p / C.
+
+    >>> import flambeau.nn as nn
+    >>> loss = nn.MultiMarginLoss()
+    >>> x = flambeau.tensor([[0.1, 0.2, 0.4, 0.8]])
+    >>> loss(x, flambeau.tensor([3]))
+    tensor(0.3250)
+    """
 
     def __init__(self, p: int = 1, margin: float = 1.0, weight=None, size_average=None,
                  reduce=None, reduction: str = "mean"):  # fmt: skip
@@ -299,14 +440,32 @@ class MultiMarginLoss(_WeightedLoss):
 
 
 class MultiLabelMarginLoss(_Loss):
-    """Multi-label hinge loss; target lists each sample's classes, ended by -1."""
+    """Multi-label hinge loss; target lists each sample's classes, ended by -1.
+
+    >>> import flambeau.nn as nn
+    >>> loss = nn.MultiLabelMarginLoss()
+    >>> x = flambeau.tensor([[0.1, 0.2, 0.4, 0.8]])
+    >>> y = flambeau.tensor([[3, 0, -1, 1]])
+    >>> loss(x, y)
+    tensor(0.8500)
+    """
 
     def forward(self, input, target):
         return F.multilabel_margin_loss(input, target, reduction=self.reduction)
 
 
 class NLLLoss2d(NLLLoss):
-    """NLLLoss under its old name for (N, C, H, W) input (deprecated, as in PyTorch)."""
+    """NLLLoss under its old name for (N, C, H, W) input (deprecated, as in PyTorch).
+
+    >>> import warnings
+    >>> import flambeau.nn as nn
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", FutureWarning)
+    ...     loss = nn.NLLLoss2d()
+    >>> log_probs = flambeau.full((1, 2, 2, 2), 0.5).log()
+    >>> loss(log_probs, flambeau.tensor([[[0, 1], [1, 0]]]))
+    tensor(0.6931)
+    """
 
     def __init__(self, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
                  reduction: str = "mean"):  # fmt: skip
@@ -326,6 +485,14 @@ class LinearCrossEntropyLoss(_WeightedLoss):
 
     The Linear's weight is stored flat, (num_classes * prod(out_features), in_features),
     and reshaped in forward.
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> loss = nn.LinearCrossEntropyLoss(in_features=8, num_classes=5)
+    >>> hidden = flambeau.randn(4, 8)
+    >>> out = loss(hidden, flambeau.tensor([0, 1, 4, 2]))
+    >>> out.shape, loss.linear.weight.shape
+    (flambeau.Size([]), flambeau.Size([5, 8]))
     """
 
     def __init__(self, in_features: int, num_classes: int, *, out_features=(),

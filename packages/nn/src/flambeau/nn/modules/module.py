@@ -54,6 +54,20 @@ class Module:
 
     Assigning a Parameter, a Buffer or a Module to an attribute registers it;
     ``__call__`` runs forward between the registered hooks.
+
+    >>> import flambeau.nn as nn
+    >>> class TwoLayer(nn.Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.fc1 = nn.Linear(4, 8)
+    ...         self.fc2 = nn.Linear(8, 2)
+    ...     def forward(self, x):
+    ...         return self.fc2(self.fc1(x).relu())
+    >>> net = TwoLayer()
+    >>> [name for name, _ in net.named_parameters()]
+    ['fc1.weight', 'fc1.bias', 'fc2.weight', 'fc2.bias']
+    >>> net(flambeau.ones(3, 4)).shape
+    flambeau.Size([3, 2])
     """
 
     dump_patches = False

@@ -13,7 +13,15 @@ from .module import Module
 
 
 class LayerNorm(Module):
-    """Normalise over the trailing normalized_shape dims, with an optional elementwise affine."""
+    """Normalise over the trailing normalized_shape dims, with an optional elementwise affine.
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.LayerNorm(4)
+    >>> m(flambeau.tensor([[1.0, 2.0, 3.0, 4.0], [2.0, 2.0, 2.0, 2.0]]))
+    tensor([[-1.3416, -0.4472,  0.4472,  1.3416],
+            [ 0.0000,  0.0000,  0.0000,  0.0000]],
+           grad_fn=<...>)
+    """
 
     def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True,
                  bias: bool = True, device=None, dtype=None):  # fmt: skip
@@ -59,7 +67,14 @@ class LayerNorm(Module):
 
 
 class GroupNorm(Module):
-    """Normalise each sample over num_groups groups of channels, then a per-channel affine."""
+    """Normalise each sample over num_groups groups of channels, then a per-channel affine.
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> m = nn.GroupNorm(num_groups=2, num_channels=6)
+    >>> m(flambeau.randn(4, 6, 5, 5)).shape
+    flambeau.Size([4, 6, 5, 5])
+    """
 
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True,
                  device=None, dtype=None, *, bias: bool = True):  # fmt: skip
@@ -106,7 +121,14 @@ class GroupNorm(Module):
 
 
 class LocalResponseNorm(Module):
-    """x / (k + alpha * mean of x^2 over `size` neighbouring channels) ** beta."""
+    """x / (k + alpha * mean of x^2 over `size` neighbouring channels) ** beta.
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> m = nn.LocalResponseNorm(size=2)
+    >>> m(flambeau.randn(2, 8, 5, 5)).shape
+    flambeau.Size([2, 8, 5, 5])
+    """
 
     def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0):
         super().__init__()
@@ -124,7 +146,14 @@ class LocalResponseNorm(Module):
 
 class RMSNorm(Module):
     """Root-mean-square normalisation over the trailing normalized_shape dims, with an
-    optional elementwise weight; eps=None uses the input dtype's machine epsilon."""
+    optional elementwise weight; eps=None uses the input dtype's machine epsilon.
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.RMSNorm(4)
+    >>> m(flambeau.tensor([[1.0, -1.0, 1.0, -1.0], [2.0, 0.0, 0.0, 0.0]]))
+    tensor([[ 1., -1.,  1., -1.],
+            [ 2.,  0.,  0.,  0.]], grad_fn=<...>)
+    """
 
     def __init__(self, normalized_shape, eps=None, elementwise_affine: bool = True, device=None,
                  dtype=None):  # fmt: skip
@@ -157,7 +186,14 @@ class RMSNorm(Module):
 class CrossMapLRN2d(Module):
     """Local response normalisation across channels of (N, C, H, W), with the channel windows
     of Lua Torch's SpatialCrossMapLRN (which PyTorch keeps): channel 0 stays in the sum of
-    every window. Its gradient is the exact derivative of this forward."""
+    every window. Its gradient is the exact derivative of this forward.
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> m = nn.CrossMapLRN2d(size=3)
+    >>> m(flambeau.randn(2, 8, 5, 5)).shape
+    flambeau.Size([2, 8, 5, 5])
+    """
 
     def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1):
         super().__init__()

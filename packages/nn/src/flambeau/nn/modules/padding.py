@@ -71,25 +71,52 @@ class _ConstantPadNd(_PadNd):
 
 
 class ConstantPad1d(_ConstantPadNd):
-    """Pads the last dim with a constant: padding (left, right)."""
+    """Pads the last dim with a constant: padding (left, right).
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.ConstantPad1d((2, 1), -1.0)
+    >>> m(flambeau.tensor([[1.0, 2.0, 3.0]]))
+    tensor([[-1., -1.,  1.,  2.,  3., -1.]])
+    """
 
     _nd = 1
 
 
 class ConstantPad2d(_ConstantPadNd):
-    """Pads the last 2 dims with a constant: (left, right, top, bottom)."""
+    """Pads the last 2 dims with a constant: (left, right, top, bottom).
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.ConstantPad2d((1, 0, 0, 1), 9.0)
+    >>> m(flambeau.tensor([[[1.0, 2.0], [3.0, 4.0]]]))
+    tensor([[[9., 1., 2.],
+             [9., 3., 4.],
+             [9., 9., 9.]]])
+    """
 
     _nd = 2
 
 
 class ConstantPad3d(_ConstantPadNd):
-    """Pads the last 3 dims with a constant: (left, right, top, bottom, front, back)."""
+    """Pads the last 3 dims with a constant: (left, right, top, bottom, front, back).
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.ConstantPad3d(1, 0.5)
+    >>> out = m(flambeau.ones(1, 2, 2, 2, 2))
+    >>> out.shape, out[0, 0, 0, 0, 0].item()
+    (flambeau.Size([1, 2, 4, 4, 4]), 0.5)
+    """
 
     _nd = 3
 
 
 class ZeroPad1d(ConstantPad1d):
-    """Pads the last dim with zeros."""
+    """Pads the last dim with zeros.
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.ZeroPad1d((1, 2))
+    >>> m(flambeau.tensor([[1.0, 2.0, 3.0]]))
+    tensor([[0., 1., 2., 3., 0., 0.]])
+    """
 
     def __init__(self, padding):
         super().__init__(padding, 0.0)
@@ -99,7 +126,16 @@ class ZeroPad1d(ConstantPad1d):
 
 
 class ZeroPad2d(ConstantPad2d):
-    """Pads the last 2 dims with zeros."""
+    """Pads the last 2 dims with zeros.
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.ZeroPad2d(1)
+    >>> m(flambeau.tensor([[[1.0, 2.0], [3.0, 4.0]]]))
+    tensor([[[0., 0., 0., 0.],
+             [0., 1., 2., 0.],
+             [0., 3., 4., 0.],
+             [0., 0., 0., 0.]]])
+    """
 
     def __init__(self, padding):
         super().__init__(padding, 0.0)
@@ -109,7 +145,13 @@ class ZeroPad2d(ConstantPad2d):
 
 
 class ZeroPad3d(ConstantPad3d):
-    """Pads the last 3 dims with zeros."""
+    """Pads the last 3 dims with zeros.
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.ZeroPad3d((1, 1, 2, 0, 0, 1))
+    >>> m(flambeau.ones(1, 2, 3, 4, 4)).shape
+    flambeau.Size([1, 2, 4, 6, 6])
+    """
 
     def __init__(self, padding):
         super().__init__(padding, 0.0)
@@ -123,19 +165,41 @@ class _ReflectionPadNd(_PadNd):
 
 
 class ReflectionPad1d(_ReflectionPadNd):
-    """Pads the last dim with its mirror image (edge excluded)."""
+    """Pads the last dim with its mirror image (edge excluded).
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.ReflectionPad1d(2)
+    >>> m(flambeau.tensor([[1.0, 2.0, 3.0, 4.0]]))
+    tensor([[3., 2., 1., 2., 3., 4., 3., 2.]])
+    """
 
     _nd = 1
 
 
 class ReflectionPad2d(_ReflectionPadNd):
-    """Pads the last 2 dims with their mirror image (edge excluded)."""
+    """Pads the last 2 dims with their mirror image (edge excluded).
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.ReflectionPad2d(1)
+    >>> m(flambeau.arange(9.0).reshape(1, 3, 3))
+    tensor([[[4., 3., 4., 5., 4.],
+             [1., 0., 1., 2., 1.],
+             [4., 3., 4., 5., 4.],
+             [7., 6., 7., 8., 7.],
+             [4., 3., 4., 5., 4.]]])
+    """
 
     _nd = 2
 
 
 class ReflectionPad3d(_ReflectionPadNd):
-    """Pads the last 3 dims with their mirror image (edge excluded)."""
+    """Pads the last 3 dims with their mirror image (edge excluded).
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.ReflectionPad3d(1)
+    >>> m(flambeau.arange(8.0).reshape(1, 1, 2, 2, 2)).shape
+    flambeau.Size([1, 1, 4, 4, 4])
+    """
 
     _nd = 3
 
@@ -145,19 +209,40 @@ class _ReplicationPadNd(_PadNd):
 
 
 class ReplicationPad1d(_ReplicationPadNd):
-    """Pads the last dim by repeating its edge values."""
+    """Pads the last dim by repeating its edge values.
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.ReplicationPad1d((2, 1))
+    >>> m(flambeau.tensor([[1.0, 2.0, 3.0, 4.0]]))
+    tensor([[1., 1., 1., 2., 3., 4., 4.]])
+    """
 
     _nd = 1
 
 
 class ReplicationPad2d(_ReplicationPadNd):
-    """Pads the last 2 dims by repeating their edge values."""
+    """Pads the last 2 dims by repeating their edge values.
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.ReplicationPad2d(1)
+    >>> m(flambeau.tensor([[[1.0, 2.0], [3.0, 4.0]]]))
+    tensor([[[1., 1., 2., 2.],
+             [1., 1., 2., 2.],
+             [3., 3., 4., 4.],
+             [3., 3., 4., 4.]]])
+    """
 
     _nd = 2
 
 
 class ReplicationPad3d(_ReplicationPadNd):
-    """Pads the last 3 dims by repeating their edge values."""
+    """Pads the last 3 dims by repeating their edge values.
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.ReplicationPad3d((1, 1, 1, 1, 0, 2))
+    >>> m(flambeau.ones(1, 2, 3, 4, 4)).shape
+    flambeau.Size([1, 2, 5, 6, 6])
+    """
 
     _nd = 3
 
@@ -167,18 +252,39 @@ class _CircularPadNd(_PadNd):
 
 
 class CircularPad1d(_CircularPadNd):
-    """Pads the last dim by wrapping around."""
+    """Pads the last dim by wrapping around.
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.CircularPad1d((2, 1))
+    >>> m(flambeau.tensor([[1.0, 2.0, 3.0, 4.0]]))
+    tensor([[3., 4., 1., 2., 3., 4., 1.]])
+    """
 
     _nd = 1
 
 
 class CircularPad2d(_CircularPadNd):
-    """Pads the last 2 dims by wrapping around."""
+    """Pads the last 2 dims by wrapping around.
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.CircularPad2d(1)
+    >>> m(flambeau.tensor([[[1.0, 2.0], [3.0, 4.0]]]))
+    tensor([[[4., 3., 4., 3.],
+             [2., 1., 2., 1.],
+             [4., 3., 4., 3.],
+             [2., 1., 2., 1.]]])
+    """
 
     _nd = 2
 
 
 class CircularPad3d(_CircularPadNd):
-    """Pads the last 3 dims by wrapping around."""
+    """Pads the last 3 dims by wrapping around.
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.CircularPad3d(1)
+    >>> m(flambeau.ones(1, 2, 3, 4, 4)).shape
+    flambeau.Size([1, 2, 5, 6, 6])
+    """
 
     _nd = 3

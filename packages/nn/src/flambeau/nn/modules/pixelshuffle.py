@@ -9,7 +9,16 @@ __all__ = ["PixelShuffle", "PixelUnshuffle"]
 
 
 class PixelShuffle(Module):
-    """(*, C*r*r, H, W) -> (*, C, H*r, W*r)."""
+    """(*, C*r*r, H, W) -> (*, C, H*r, W*r).
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.PixelShuffle(2)
+    >>> m(flambeau.zeros(1, 8, 3, 3)).shape
+    flambeau.Size([1, 2, 6, 6])
+    >>> m(flambeau.arange(4.0).reshape(1, 4, 1, 1))
+    tensor([[[[0., 1.],
+              [2., 3.]]]])
+    """
 
     def __init__(self, upscale_factor: int):
         super().__init__()
@@ -23,7 +32,15 @@ class PixelShuffle(Module):
 
 
 class PixelUnshuffle(Module):
-    """(*, C, H*r, W*r) -> (*, C*r*r, H, W)."""
+    """(*, C, H*r, W*r) -> (*, C*r*r, H, W).
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.PixelUnshuffle(2)
+    >>> m(flambeau.zeros(1, 2, 6, 6)).shape
+    flambeau.Size([1, 8, 3, 3])
+    >>> m(flambeau.arange(4.0).reshape(1, 1, 2, 2)).flatten()
+    tensor([0., 1., 2., 3.])
+    """
 
     def __init__(self, downscale_factor: int):
         super().__init__()

@@ -56,19 +56,40 @@ class _MaxPoolNd(Module):
 
 
 class MaxPool1d(_MaxPoolNd):
-    """Max over sliding windows of (N, C, L)."""
+    """Max over sliding windows of (N, C, L).
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.MaxPool1d(kernel_size=2)
+    >>> m(flambeau.tensor([[[1.0, 3.0, 2.0, 5.0, 4.0, 0.0]]]))
+    tensor([[[3., 5., 4.]]])
+    """
 
     _fn = staticmethod(FC.max_pool1d)
 
 
 class MaxPool2d(_MaxPoolNd):
-    """Max over sliding windows of (N, C, H, W)."""
+    """Max over sliding windows of (N, C, H, W).
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.MaxPool2d(kernel_size=2)
+    >>> x = flambeau.arange(16.0).reshape(1, 1, 4, 4)
+    >>> m(x)
+    tensor([[[[ 5.,  7.],
+              [13., 15.]]]])
+    """
 
     _fn = staticmethod(FC.max_pool2d)
 
 
 class MaxPool3d(_MaxPoolNd):
-    """Max over sliding windows of (N, C, D, H, W)."""
+    """Max over sliding windows of (N, C, D, H, W).
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> m = nn.MaxPool3d(kernel_size=3, stride=2)
+    >>> m(flambeau.randn(2, 4, 9, 9, 9)).shape
+    flambeau.Size([2, 4, 4, 4, 4])
+    """
 
     _fn = staticmethod(FC.max_pool3d)
 
@@ -79,7 +100,13 @@ class _AvgPoolNd(Module):
 
 
 class AvgPool1d(_AvgPoolNd):
-    """Mean over sliding windows of (N, C, L)."""
+    """Mean over sliding windows of (N, C, L).
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.AvgPool1d(kernel_size=2)
+    >>> m(flambeau.tensor([[[1.0, 3.0, 2.0, 5.0, 4.0, 0.0]]]))
+    tensor([[[2.0000, 3.5000, 2.0000]]])
+    """
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                  count_include_pad: bool = True):  # fmt: skip
@@ -114,13 +141,28 @@ class _AvgPool(_AvgPoolNd):
 
 
 class AvgPool2d(_AvgPool):
-    """Mean over sliding windows of (N, C, H, W)."""
+    """Mean over sliding windows of (N, C, H, W).
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.AvgPool2d(kernel_size=2)
+    >>> x = flambeau.arange(16.0).reshape(1, 1, 4, 4)
+    >>> m(x)
+    tensor([[[[ 2.5000,  4.5000],
+              [10.5000, 12.5000]]]])
+    """
 
     _fn = staticmethod(FC.avg_pool2d)
 
 
 class AvgPool3d(_AvgPool):
-    """Mean over sliding windows of (N, C, D, H, W)."""
+    """Mean over sliding windows of (N, C, D, H, W).
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> m = nn.AvgPool3d(kernel_size=3, stride=2)
+    >>> m(flambeau.randn(2, 4, 9, 9, 9)).shape
+    flambeau.Size([2, 4, 4, 4, 4])
+    """
 
     _fn = staticmethod(FC.avg_pool3d)
 
@@ -140,19 +182,41 @@ class _AdaptiveAvg(Module):
 
 
 class AdaptiveAvgPool1d(_AdaptiveAvg):
-    """Mean pooling of (N, C, L) to output_size regions."""
+    """Mean pooling of (N, C, L) to output_size regions.
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.AdaptiveAvgPool1d(2)
+    >>> m(flambeau.tensor([[[1.0, 3.0, 2.0, 5.0, 4.0, 0.0]]]))
+    tensor([[[2., 3.]]])
+    """
 
     _fn = staticmethod(FC.adaptive_avg_pool1d)
 
 
 class AdaptiveAvgPool2d(_AdaptiveAvg):
-    """Mean pooling of (N, C, H, W) to output_size regions."""
+    """Mean pooling of (N, C, H, W) to output_size regions.
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> m = nn.AdaptiveAvgPool2d((5, 7))
+    >>> m(flambeau.randn(1, 64, 8, 9)).shape
+    flambeau.Size([1, 64, 5, 7])
+    >>> nn.AdaptiveAvgPool2d(1)(flambeau.randn(1, 64, 8, 9)).shape
+    flambeau.Size([1, 64, 1, 1])
+    """
 
     _fn = staticmethod(FC.adaptive_avg_pool2d)
 
 
 class AdaptiveAvgPool3d(_AdaptiveAvg):
-    """Mean pooling of (N, C, D, H, W) to output_size regions."""
+    """Mean pooling of (N, C, D, H, W) to output_size regions.
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> m = nn.AdaptiveAvgPool3d((2, 3, 4))
+    >>> m(flambeau.randn(1, 4, 5, 6, 7)).shape
+    flambeau.Size([1, 4, 2, 3, 4])
+    """
 
     _fn = staticmethod(FC.adaptive_avg_pool3d)
 
@@ -173,19 +237,39 @@ class _AdaptiveMax(Module):
 
 
 class AdaptiveMaxPool1d(_AdaptiveMax):
-    """Max pooling of (N, C, L) to output_size regions."""
+    """Max pooling of (N, C, L) to output_size regions.
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.AdaptiveMaxPool1d(2)
+    >>> m(flambeau.tensor([[[1.0, 3.0, 2.0, 5.0, 4.0, 0.0]]]))
+    tensor([[[3., 5.]]])
+    """
 
     _fn = staticmethod(FC.adaptive_max_pool1d)
 
 
 class AdaptiveMaxPool2d(_AdaptiveMax):
-    """Max pooling of (N, C, H, W) to output_size regions."""
+    """Max pooling of (N, C, H, W) to output_size regions.
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> m = nn.AdaptiveMaxPool2d((5, 7))
+    >>> m(flambeau.randn(1, 64, 8, 9)).shape
+    flambeau.Size([1, 64, 5, 7])
+    """
 
     _fn = staticmethod(FC.adaptive_max_pool2d)
 
 
 class AdaptiveMaxPool3d(_AdaptiveMax):
-    """Max pooling of (N, C, D, H, W) to output_size regions."""
+    """Max pooling of (N, C, D, H, W) to output_size regions.
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> m = nn.AdaptiveMaxPool3d((2, 3, 4))
+    >>> m(flambeau.randn(1, 4, 5, 6, 7)).shape
+    flambeau.Size([1, 4, 2, 3, 4])
+    """
 
     _fn = staticmethod(FC.adaptive_max_pool3d)
 
@@ -208,19 +292,47 @@ class _MaxUnpool(Module):
 
 
 class MaxUnpool1d(_MaxUnpool):
-    """Partial inverse of MaxPool1d: maxima back in place, zeros elsewhere."""
+    """Partial inverse of MaxPool1d: maxima back in place, zeros elsewhere.
+
+    >>> import flambeau.nn as nn
+    >>> pool = nn.MaxPool1d(2, return_indices=True)
+    >>> unpool = nn.MaxUnpool1d(2)
+    >>> out, indices = pool(flambeau.tensor([[[1.0, 3.0, 2.0, 5.0, 4.0, 0.0]]]))
+    >>> unpool(out, indices)
+    tensor([[[0., 3., 0., 5., 4., 0.]]])
+    """
 
     _fn = staticmethod(FC.max_unpool1d)
 
 
 class MaxUnpool2d(_MaxUnpool):
-    """Partial inverse of MaxPool2d: maxima back in place, zeros elsewhere."""
+    """Partial inverse of MaxPool2d: maxima back in place, zeros elsewhere.
+
+    >>> import flambeau.nn as nn
+    >>> pool = nn.MaxPool2d(2, return_indices=True)
+    >>> unpool = nn.MaxUnpool2d(2)
+    >>> out, indices = pool(flambeau.arange(16.0).reshape(1, 1, 4, 4))
+    >>> unpool(out, indices)
+    tensor([[[[ 0.,  0.,  0.,  0.],
+              [ 0.,  5.,  0.,  7.],
+              [ 0.,  0.,  0.,  0.],
+              [ 0., 13.,  0., 15.]]]])
+    """
 
     _fn = staticmethod(FC.max_unpool2d)
 
 
 class MaxUnpool3d(_MaxUnpool):
-    """Partial inverse of MaxPool3d: maxima back in place, zeros elsewhere."""
+    """Partial inverse of MaxPool3d: maxima back in place, zeros elsewhere.
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> pool = nn.MaxPool3d(2, return_indices=True)
+    >>> unpool = nn.MaxUnpool3d(2)
+    >>> out, indices = pool(flambeau.randn(1, 2, 4, 4, 4))
+    >>> unpool(out, indices).shape
+    flambeau.Size([1, 2, 4, 4, 4])
+    """
 
     _fn = staticmethod(FC.max_unpool3d)
 
@@ -247,19 +359,39 @@ class _LPPool(Module):
 
 
 class LPPool1d(_LPPool):
-    """(sum of x^p over each window)^(1/p) over (N, C, L)."""
+    """(sum of x^p over each window)^(1/p) over (N, C, L).
+
+    >>> import flambeau.nn as nn
+    >>> m = nn.LPPool1d(2, kernel_size=2)
+    >>> m(flambeau.tensor([[[3.0, 4.0, 1.0, 0.0]]]))
+    tensor([[[5., 1.]]])
+    """
 
     _fn = staticmethod(FC.lp_pool1d)
 
 
 class LPPool2d(_LPPool):
-    """(sum of x^p over each window)^(1/p) over (N, C, H, W)."""
+    """(sum of x^p over each window)^(1/p) over (N, C, H, W).
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> m = nn.LPPool2d(2, kernel_size=3, stride=2)
+    >>> m(flambeau.randn(2, 4, 9, 9)).shape
+    flambeau.Size([2, 4, 4, 4])
+    """
 
     _fn = staticmethod(FC.lp_pool2d)
 
 
 class LPPool3d(_LPPool):
-    """(sum of x^p over each window)^(1/p) over (N, C, D, H, W)."""
+    """(sum of x^p over each window)^(1/p) over (N, C, D, H, W).
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> m = nn.LPPool3d(2, kernel_size=2)
+    >>> m(flambeau.randn(1, 2, 4, 6, 6)).shape
+    flambeau.Size([1, 2, 2, 3, 3])
+    """
 
     _fn = staticmethod(FC.lp_pool3d)
 
@@ -301,14 +433,28 @@ class _FractionalMaxPoolNd(Module):
 
 class FractionalMaxPool2d(_FractionalMaxPoolNd):
     """Max pooling over pseudo-random windows of (N, C, H, W) to output_size (or
-    output_ratio times the input size); Graham, Fractional Max-Pooling (2014)."""
+    output_ratio times the input size); Graham, Fractional Max-Pooling (2014).
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> m = nn.FractionalMaxPool2d(3, output_ratio=(0.5, 0.5))
+    >>> m(flambeau.randn(2, 4, 10, 12)).shape
+    flambeau.Size([2, 4, 5, 6])
+    """
 
     _nd = 2
     _fn = staticmethod(FS.fractional_max_pool2d)
 
 
 class FractionalMaxPool3d(_FractionalMaxPoolNd):
-    """Max pooling over pseudo-random windows of (N, C, T, H, W)."""
+    """Max pooling over pseudo-random windows of (N, C, T, H, W).
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> m = nn.FractionalMaxPool3d(2, output_size=(3, 4, 4))
+    >>> m(flambeau.randn(1, 2, 6, 8, 8)).shape
+    flambeau.Size([1, 2, 3, 4, 4])
+    """
 
     _nd = 3
     _fn = staticmethod(FS.fractional_max_pool3d)

@@ -80,7 +80,15 @@ def _run_layer(mode, x, batch_sizes, h0, c0, weights, reverse):
 
 
 class RNNBase(Module):
-    """The shared machinery of RNN, LSTM and GRU."""
+    """The shared machinery of RNN, LSTM and GRU.
+
+    >>> import flambeau.nn as nn
+    >>> rnn = nn.RNNBase("GRU", input_size=4, hidden_size=6, num_layers=2)
+    >>> isinstance(nn.LSTM(4, 6), nn.RNNBase)
+    True
+    >>> [name for name, _ in rnn.named_parameters()][:4]
+    ['weight_ih_l0', 'weight_hh_l0', 'bias_ih_l0', 'bias_hh_l0']
+    """
 
     def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1,
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
@@ -284,7 +292,16 @@ class RNNBase(Module):
 
 
 class RNN(RNNBase):
-    """Elman RNN: h_t = act(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh), act tanh or relu."""
+    """Elman RNN: h_t = act(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh), act tanh or relu.
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> rnn = nn.RNN(input_size=10, hidden_size=20, num_layers=2)
+    >>> x, h0 = flambeau.randn(5, 3, 10), flambeau.randn(2, 3, 20)
+    >>> output, hn = rnn(x, h0)
+    >>> output.shape, hn.shape
+    (flambeau.Size([5, 3, 20]), flambeau.Size([2, 3, 20]))
+    """
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
                  nonlinearity: str = "tanh", bias: bool = True, batch_first: bool = False,
@@ -303,7 +320,15 @@ class RNN(RNNBase):
 
 
 class LSTM(RNNBase):
-    """Long short-term memory; returns output, (h_n, c_n). proj_size > 0 projects h_t."""
+    """Long short-term memory; returns output, (h_n, c_n). proj_size > 0 projects h_t.
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> lstm = nn.LSTM(input_size=10, hidden_size=20, num_layers=2, batch_first=True)
+    >>> output, (hn, cn) = lstm(flambeau.randn(3, 5, 10))
+    >>> output.shape, hn.shape, cn.shape
+    (flambeau.Size([3, 5, 20]), flambeau.Size([2, 3, 20]), flambeau.Size([2, 3, 20]))
+    """
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
@@ -313,7 +338,15 @@ class LSTM(RNNBase):
 
 
 class GRU(RNNBase):
-    """Gated recurrent unit; returns output, h_n."""
+    """Gated recurrent unit; returns output, h_n.
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> gru = nn.GRU(input_size=10, hidden_size=20, bidirectional=True)
+    >>> output, hn = gru(flambeau.randn(5, 3, 10))
+    >>> output.shape, hn.shape
+    (flambeau.Size([5, 3, 40]), flambeau.Size([2, 3, 20]))
+    """
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
@@ -326,7 +359,15 @@ class GRU(RNNBase):
 
 
 class RNNCellBase(Module):
-    """weight_ih (gates*hidden, input), weight_hh (gates*hidden, hidden), optional biases."""
+    """weight_ih (gates*hidden, input), weight_hh (gates*hidden, hidden), optional biases.
+
+    >>> import flambeau.nn as nn
+    >>> cell = nn.GRUCell(4, 6)
+    >>> isinstance(cell, nn.RNNCellBase)
+    True
+    >>> cell.weight_ih.shape, cell.weight_hh.shape
+    (flambeau.Size([18, 4]), flambeau.Size([18, 6]))
+    """
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int,
                  device=None, dtype=None):  # fmt: skip
@@ -389,7 +430,17 @@ class RNNCellBase(Module):
 
 
 class RNNCell(RNNCellBase):
-    """h' = act(x W_ih^T + b_ih + h W_hh^T + b_hh)."""
+    """h' = act(x W_ih^T + b_ih + h W_hh^T + b_hh).
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> cell = nn.RNNCell(10, 20)
+    >>> x, h = flambeau.randn(6, 3, 10), flambeau.zeros(3, 20)
+    >>> for t in range(6):
+    ...     h = cell(x[t], h)
+    >>> h.shape
+    flambeau.Size([3, 20])
+    """
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
                  nonlinearity: str = "tanh", device=None, dtype=None):  # fmt: skip
@@ -407,7 +458,18 @@ class RNNCell(RNNCellBase):
 
 
 class LSTMCell(RNNCellBase):
-    """One LSTM step: returns (h', c')."""
+    """One LSTM step: returns (h', c').
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> cell = nn.LSTMCell(10, 20)
+    >>> x = flambeau.randn(6, 3, 10)
+    >>> h, c = flambeau.zeros(3, 20), flambeau.zeros(3, 20)
+    >>> for t in range(6):
+    ...     h, c = cell(x[t], (h, c))
+    >>> h.shape, c.shape
+    (flambeau.Size([3, 20]), flambeau.Size([3, 20]))
+    """
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
                  dtype=None):  # fmt: skip
@@ -421,7 +483,17 @@ class LSTMCell(RNNCellBase):
 
 
 class GRUCell(RNNCellBase):
-    """One GRU step: returns h'."""
+    """One GRU step: returns h'.
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> cell = nn.GRUCell(10, 20)
+    >>> x, h = flambeau.randn(6, 3, 10), flambeau.zeros(3, 20)
+    >>> for t in range(6):
+    ...     h = cell(x[t], h)
+    >>> h.shape
+    flambeau.Size([3, 20])
+    """
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
                  dtype=None):  # fmt: skip

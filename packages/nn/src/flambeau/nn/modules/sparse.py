@@ -43,7 +43,16 @@ def _check_pretrained(embeddings):
 
 
 class Embedding(Module):
-    """A table of num_embeddings rows of size embedding_dim, looked up by index."""
+    """A table of num_embeddings rows of size embedding_dim, looked up by index.
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> emb = nn.Embedding(10, 3)
+    >>> emb(flambeau.tensor([[1, 2, 4, 5], [4, 3, 2, 9]])).shape
+    flambeau.Size([2, 4, 3])
+    >>> nn.Embedding(5, 2, padding_idx=0)(flambeau.tensor([0]))
+    tensor([[0., 0.]], grad_fn=<...>)
+    """
 
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx=None, max_norm=None,
                  norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False,
@@ -105,7 +114,16 @@ class Embedding(Module):
 
 
 class EmbeddingBag(Module):
-    """Sums, means or maxes of bags of embedding rows, without building the rows."""
+    """Sums, means or maxes of bags of embedding rows, without building the rows.
+
+    >>> import flambeau.nn as nn
+    >>> bag = nn.EmbeddingBag(5, 2, mode="sum")
+    >>> with flambeau.no_grad():
+    ...     _ = bag.weight.copy_(flambeau.arange(10.0).reshape(5, 2))
+    >>> bag(flambeau.tensor([0, 1, 2, 4]), offsets=flambeau.tensor([0, 2]))
+    tensor([[ 2.,  4.],
+            [12., 14.]], grad_fn=<...>)
+    """
 
     def __init__(self, num_embeddings: int, embedding_dim: int, max_norm=None,
                  norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "mean",

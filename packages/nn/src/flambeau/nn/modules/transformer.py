@@ -77,7 +77,16 @@ except ImportError:
 
 
 class MultiheadAttention(Module):
-    """Attention over num_heads projected subspaces (see F.multi_head_attention_forward)."""
+    """Attention over num_heads projected subspaces (see F.multi_head_attention_forward).
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> mha = nn.MultiheadAttention(embed_dim=8, num_heads=2, batch_first=True)
+    >>> x = flambeau.randn(3, 5, 8)
+    >>> out, weights = mha(x, x, x)
+    >>> out.shape, weights.shape
+    (flambeau.Size([3, 5, 8]), flambeau.Size([3, 5, 5]))
+    """
 
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
                  add_bias_kv: bool = False, add_zero_attn: bool = False, kdim=None, vdim=None,
@@ -196,7 +205,15 @@ def _relu_or_gelu_code(activation) -> int:
 
 
 class TransformerEncoderLayer(Module):
-    """Self-attention then a feed-forward block, each with a residual and LayerNorm."""
+    """Self-attention then a feed-forward block, each with a residual and LayerNorm.
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> layer = nn.TransformerEncoderLayer(d_model=8, nhead=2, dim_feedforward=16,
+    ...                                    batch_first=True)
+    >>> layer(flambeau.randn(2, 6, 8)).shape
+    flambeau.Size([2, 6, 8])
+    """
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
                  dropout: float = 0.1, activation="relu", layer_norm_eps: float = 1e-5,
@@ -243,7 +260,15 @@ class TransformerEncoderLayer(Module):
 
 
 class TransformerDecoderLayer(Module):
-    """Self-attention, attention over the encoder memory, then a feed-forward block."""
+    """Self-attention, attention over the encoder memory, then a feed-forward block.
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> layer = nn.TransformerDecoderLayer(d_model=8, nhead=2, dim_feedforward=16)
+    >>> memory, tgt = flambeau.randn(6, 2, 8), flambeau.randn(5, 2, 8)
+    >>> layer(tgt, memory).shape
+    flambeau.Size([5, 2, 8])
+    """
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048,
                  dropout: float = 0.1, activation="relu", layer_norm_eps: float = 1e-5,
@@ -307,7 +332,15 @@ def _get_clones(module, n: int):
 
 
 class TransformerEncoder(Module):
-    """num_layers copies of an encoder layer, then an optional final norm."""
+    """num_layers copies of an encoder layer, then an optional final norm.
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> layer = nn.TransformerEncoderLayer(d_model=8, nhead=2, dim_feedforward=16)
+    >>> encoder = nn.TransformerEncoder(layer, num_layers=2)
+    >>> encoder(flambeau.randn(6, 2, 8)).shape
+    flambeau.Size([6, 2, 8])
+    """
 
     def __init__(self, encoder_layer, num_layers: int, norm=None, enable_nested_tensor=True,
                  mask_check=True):  # fmt: skip
@@ -325,7 +358,16 @@ class TransformerEncoder(Module):
 
 
 class TransformerDecoder(Module):
-    """num_layers copies of a decoder layer, then an optional final norm."""
+    """num_layers copies of a decoder layer, then an optional final norm.
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> layer = nn.TransformerDecoderLayer(d_model=8, nhead=2, dim_feedforward=16)
+    >>> decoder = nn.TransformerDecoder(layer, num_layers=2)
+    >>> memory, tgt = flambeau.randn(6, 2, 8), flambeau.randn(5, 2, 8)
+    >>> decoder(tgt, memory).shape
+    flambeau.Size([5, 2, 8])
+    """
 
     def __init__(self, decoder_layer, num_layers: int, norm=None):
         super().__init__()
@@ -347,7 +389,17 @@ class TransformerDecoder(Module):
 
 
 class Transformer(Module):
-    """An encoder-decoder transformer (Vaswani et al. 2017)."""
+    """An encoder-decoder transformer (Vaswani et al. 2017).
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> model = nn.Transformer(d_model=8, nhead=2, num_encoder_layers=2, num_decoder_layers=2,
+    ...                        dim_feedforward=16)
+    >>> src, tgt = flambeau.randn(6, 2, 8), flambeau.randn(5, 2, 8)
+    >>> mask = nn.Transformer.generate_square_subsequent_mask(5)
+    >>> model(src, tgt, tgt_mask=mask).shape
+    flambeau.Size([5, 2, 8])
+    """
 
     def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6,
                  num_decoder_layers: int = 6, dim_feedforward: int = 2048, dropout: float = 0.1,

@@ -32,7 +32,15 @@ def _check_on_source(module, source) -> None:
 class DataParallel(Module):
     """Wraps `module`: forward scatters the inputs over device_ids along `dim`, runs a
     replica per device and gathers the outputs on output_device. Its state_dict keys are
-    the module's prefixed with "module."."""
+    the module's prefixed with "module.".
+
+    >>> import flambeau.nn as nn
+    >>> model = nn.DataParallel(nn.Linear(4, 2))
+    >>> list(model.state_dict())
+    ['module.weight', 'module.bias']
+    >>> model(flambeau.randn(8, 4)).shape
+    flambeau.Size([8, 2])
+    """
 
     def __init__(self, module, device_ids=None, output_device=None, dim: int = 0):
         super().__init__()
@@ -78,7 +86,18 @@ class DataParallel(Module):
 def data_parallel(module, inputs, device_ids=None, output_device=None, dim: int = 0,
                   module_kwargs=None):  # fmt: skip
     """The functional DataParallel: module(inputs) split over device_ids along dim, gathered
-    on output_device. Needs an accelerator (PyTorch raises the same error without one)."""
+    on output_device. Needs an accelerator (PyTorch raises the same error without one).
+
+    >>> import flambeau.nn as nn
+    >>> from flambeau.nn.parallel import data_parallel
+    >>> model, x = nn.Linear(4, 2), flambeau.randn(8, 4)
+    >>> if flambeau.cuda.is_available():
+    ...     out = data_parallel(model.cuda(), x.cuda())  # split over every GPU
+    ... else:
+    ...     out = model(x)  # data_parallel needs an accelerator
+    >>> out.shape
+    flambeau.Size([8, 2])
+    """
     if not isinstance(inputs, tuple):
         inputs = (inputs,) if inputs is not None else ()
     device_type = available_device_type()

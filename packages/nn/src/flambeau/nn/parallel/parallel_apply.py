@@ -10,7 +10,14 @@ __all__ = ["parallel_apply"]
 def parallel_apply(modules, inputs, kwargs_tup=None, devices=None):
     """[modules[i](*inputs[i], **kwargs_tup[i]) for each i]; an input that is not a list or
     tuple is the single positional argument. The replicas run one after another, in the
-    caller's grad mode; an error names the replica it came from."""
+    caller's grad mode; an error names the replica it came from.
+
+    >>> import flambeau.nn as nn
+    >>> from flambeau.nn.parallel import parallel_apply
+    >>> inputs = [flambeau.tensor([-1.0, 2.0]), flambeau.tensor([0.0])]
+    >>> parallel_apply([nn.ReLU(), nn.Tanh()], inputs)
+    [tensor([0., 2.]), tensor([0.])]
+    """
     if len(modules) != len(inputs):
         raise AssertionError(
             f"The number of modules {len(modules)} is not equal to the number of inputs "

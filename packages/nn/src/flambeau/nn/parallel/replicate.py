@@ -10,7 +10,15 @@ __all__ = ["replicate"]
 def replicate(network, devices, detach: bool = False):
     """One replica of `network` per device. A replica's parameters and buffers are copies
     made by differentiable moves (unless detach=True), so gradients flow back to the
-    original's parameters; its submodules are replicas too."""
+    original's parameters; its submodules are replicas too.
+
+    >>> import flambeau.nn as nn
+    >>> from flambeau.nn.parallel import replicate
+    >>> model = nn.Linear(2, 1)
+    >>> copies = replicate(model, ["cpu", "cpu"])
+    >>> len(copies), copies[0] is model, flambeau.equal(copies[1].weight, model.weight)
+    (2, False, True)
+    """
     devices = [as_device(d) for d in devices]
     modules = list(network.modules())
     module_index = {id(m): i for i, m in enumerate(modules)}

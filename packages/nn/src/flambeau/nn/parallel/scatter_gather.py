@@ -18,7 +18,14 @@ def _is_namedtuple(obj) -> bool:
 def scatter(inputs, target_gpus, dim: int = 0):
     """Splits every tensor in `inputs` into len(target_gpus) chunks along dim, one per
     device (fewer when dim is shorter); tuples, lists, dicts and namedtuples are split
-    element by element and any other object is repeated for each device."""
+    element by element and any other object is repeated for each device.
+
+    >>> from flambeau.nn.parallel import scatter
+    >>> scatter(flambeau.arange(6), ["cpu", "cpu"])
+    [tensor([0, 1, 2]), tensor([3, 4, 5])]
+    >>> scatter({"x": flambeau.arange(4), "scale": 2.0}, ["cpu", "cpu"])
+    [{'x': tensor([0, 1]), 'scale': 2.0}, {'x': tensor([2, 3]), 'scale': 2.0}]
+    """
     devices = [as_device(d) for d in target_gpus]
 
     def scatter_map(obj):
@@ -52,7 +59,15 @@ def scatter_kwargs(inputs, kwargs, target_gpus, dim: int = 0):
 
 def gather(outputs, target_device, dim: int = 0):
     """Joins per-device outputs on target_device (-1 or "cpu": the CPU): tensors are
-    concatenated along dim (scalars stacked into a vector), containers element by element."""
+    concatenated along dim (scalars stacked into a vector), containers element by element.
+
+    >>> from flambeau.nn.parallel import gather
+    >>> gather([flambeau.tensor([[1, 2]]), flambeau.tensor([[3, 4]])], "cpu")
+    tensor([[1, 2],
+            [3, 4]])
+    >>> gather([{"loss": flambeau.tensor([1.0])}, {"loss": flambeau.tensor([3.0])}], "cpu")
+    {'loss': tensor([1., 3.])}
+    """
     device = as_device(target_device)
 
     def gather_map(outs):

@@ -15,7 +15,16 @@ def _check_same_device(param, device):
 
 
 def parameters_to_vector(parameters):
-    """All parameters flattened and concatenated into one 1-D tensor."""
+    """All parameters flattened and concatenated into one 1-D tensor.
+
+    >>> import flambeau.nn as nn
+    >>> layer = nn.Linear(2, 1)
+    >>> with flambeau.no_grad():
+    ...     _ = layer.weight.copy_(flambeau.tensor([[1.0, 2.0]]))
+    ...     _ = layer.bias.fill_(3.0)
+    >>> nn.utils.parameters_to_vector(layer.parameters())
+    tensor([1., 2., 3.], grad_fn=<CatBackward0>)
+    """
     device, pieces = None, []
     for p in parameters:
         device = _check_same_device(p, device)
@@ -24,7 +33,14 @@ def parameters_to_vector(parameters):
 
 
 def vector_to_parameters(vec, parameters) -> None:
-    """Copies consecutive slices of `vec` into the parameters, in order."""
+    """Copies consecutive slices of `vec` into the parameters, in order.
+
+    >>> import flambeau.nn as nn
+    >>> layer = nn.Linear(2, 1)
+    >>> nn.utils.vector_to_parameters(flambeau.tensor([1.0, 2.0, 3.0]), layer.parameters())
+    >>> layer.weight.tolist(), layer.bias.tolist()
+    ([[1.0, 2.0]], [3.0])
+    """
     if not isinstance(vec, flambeau.Tensor):
         raise TypeError(f"expected flambeau.Tensor, but got: {type(vec).__name__}")
     device, offset = None, 0

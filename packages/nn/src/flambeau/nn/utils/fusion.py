@@ -31,6 +31,13 @@ def fuse_conv_bn_eval(conv, bn, transpose: bool = False):
     """A copy of `conv` whose output equals bn(conv(x)) with both in eval mode.
 
     transpose: conv is a transposed convolution (output channels on weight dim 1).
+
+    >>> import flambeau.nn as nn
+    >>> conv, bn = nn.Conv2d(3, 4, 3).eval(), nn.BatchNorm2d(4).eval()
+    >>> fused = nn.utils.fuse_conv_bn_eval(conv, bn)
+    >>> x = flambeau.randn(1, 3, 5, 5)
+    >>> flambeau.allclose(fused(x), bn(conv(x)), atol=1e-6)
+    True
     """
     _check_eval(conv, bn)
     fused = copy.deepcopy(conv)
@@ -46,6 +53,13 @@ def fuse_conv_bn_weights(conv_w, conv_b, bn_rm, bn_rv, bn_eps, bn_w, bn_b, trans
 
     conv_b, bn_w and bn_b may be None (zero bias, unit scale, zero shift). The results keep
     the convolution's dtypes.
+
+    >>> import flambeau.nn as nn
+    >>> w, b = flambeau.ones(2, 1, 1, 1), flambeau.zeros(2)
+    >>> mean, var = flambeau.tensor([1.0, 0.0]), flambeau.tensor([4.0, 1.0])
+    >>> fw, fb = nn.utils.fuse_conv_bn_weights(w, b, mean, var, 0.0, None, None)
+    >>> fw.data.flatten(), fb.data
+    (tensor([0.5000, 1.0000]), tensor([-0.5000,  0.0000]))
     """
     weight_dtype = conv_w.dtype
     bias_dtype = conv_b.dtype if conv_b is not None else weight_dtype
@@ -65,7 +79,15 @@ def fuse_conv_bn_weights(conv_w, conv_b, bn_rm, bn_rv, bn_eps, bn_w, bn_b, trans
 
 def fuse_linear_bn_eval(linear, bn):
     """A copy of `linear` whose output equals bn(linear(x)) with both in eval mode; bn has
-    linear.out_features features, or 1."""
+    linear.out_features features, or 1.
+
+    >>> import flambeau.nn as nn
+    >>> linear, bn = nn.Linear(3, 4).eval(), nn.BatchNorm1d(4).eval()
+    >>> fused = nn.utils.fuse_linear_bn_eval(linear, bn)
+    >>> x = flambeau.randn(2, 3)
+    >>> flambeau.allclose(fused(x), bn(linear(x)), atol=1e-6)
+    True
+    """
     _check_eval(linear, bn)
     if linear.out_features != bn.num_features and bn.num_features != 1:
         raise AssertionError(
@@ -80,7 +102,17 @@ def fuse_linear_bn_eval(linear, bn):
 
 
 def fuse_linear_bn_weights(linear_w, linear_b, bn_rm, bn_rv, bn_eps, bn_w, bn_b):
-    """The (weight, bias) Parameters of the linear layer that equals linear then batch norm."""
+    """The (weight, bias) Parameters of the linear layer that equals linear then batch norm.
+
+    >>> import flambeau.nn as nn
+    >>> w, b = flambeau.eye(2), flambeau.zeros(2)
+    >>> mean, var = flambeau.tensor([1.0, 0.0]), flambeau.tensor([4.0, 1.0])
+    >>> gamma, beta = flambeau.ones(2), flambeau.tensor([0.0, 5.0])
+    >>> fw, fb = nn.utils.fuse_linear_bn_weights(w, b, mean, var, 0.0, gamma, beta)
+    >>> fw.data, fb.data
+    (tensor([[0.5000, 0.0000],
+            [0.0000, 1.0000]]), tensor([-0.5000,  5.0000]))
+    """
     weight_dtype = linear_w.dtype
     bias_dtype = linear_b.dtype if linear_b is not None else weight_dtype
     if linear_b is None:

@@ -18,6 +18,14 @@ def skip_init(module_cls, *args, **kwargs):
     created with (as flambeau.empty). As in PyTorch, the module must take a `device`
     argument and compute nothing from its parameters in its constructor but their
     initialisation; `device` (default "cpu") places them.
+
+    >>> import flambeau.nn as nn
+    >>> layer = nn.utils.skip_init(nn.Linear, 4, 2)
+    >>> layer.weight.shape
+    flambeau.Size([2, 4])
+    >>> _ = nn.init.zeros_(layer.weight)  # until set, it holds uninitialised memory
+    >>> layer.weight.abs().sum().item()
+    0.0
     """
     if not (isinstance(module_cls, type) and issubclass(module_cls, Module)):
         raise RuntimeError(f"Expected a Module; got {module_cls}")

@@ -42,6 +42,16 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
 
     The magnitude and direction are stored as parametrizations.<name>.original0 (g)
     and original1 (v).
+
+    >>> import flambeau.nn as nn
+    >>> from flambeau.nn.utils.parametrizations import weight_norm
+    >>> layer = weight_norm(nn.Linear(4, 3))
+    >>> g = layer.parametrizations.weight.original0
+    >>> v = layer.parametrizations.weight.original1
+    >>> g.shape, v.shape
+    (flambeau.Size([3, 1]), flambeau.Size([3, 4]))
+    >>> flambeau.allclose(layer.weight, g * v / v.norm(dim=1, keepdim=True))
+    True
     """
     parametrize.register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
     return module
@@ -106,6 +116,15 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
     """Divides module.<name> by its largest singular value, estimated by power iteration.
 
     dim defaults to 0 (1 for transposed convolutions, whose output channels are dim 1).
+
+    >>> import flambeau.nn as nn
+    >>> from flambeau.nn.utils.parametrizations import spectral_norm
+    >>> _ = flambeau.manual_seed(0)
+    >>> layer = spectral_norm(nn.Linear(4, 3))
+    >>> for _ in range(20):
+    ...     _ = layer(flambeau.randn(1, 4))
+    >>> round(flambeau.linalg.matrix_norm(layer.weight, ord=2).item(), 2)
+    1.0
     """
     weight = getattr(module, name, None)
     if not isinstance(weight, flambeau.Tensor):
@@ -233,6 +252,12 @@ def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None 
 
     orthogonal_map: "matrix_exp" (default for square matrices) or "householder" (default
     otherwise). The weight keeps its current value, orthogonalised by QR.
+
+    >>> import flambeau.nn as nn
+    >>> from flambeau.nn.utils.parametrizations import orthogonal
+    >>> layer = orthogonal(nn.Linear(3, 3))
+    >>> flambeau.allclose(layer.weight @ layer.weight.T, flambeau.eye(3), atol=1e-5)
+    True
     """
     weight = getattr(module, name, None)
     if not isinstance(weight, flambeau.Tensor):

@@ -33,7 +33,19 @@ _cache: dict = {}
 
 @contextmanager
 def cached():
-    """Within this context each parametrized tensor is computed once and reused."""
+    """Within this context each parametrized tensor is computed once and reused.
+
+    >>> import flambeau.nn as nn
+    >>> import flambeau.nn.utils.parametrize as P
+    >>> class Symmetric(nn.Module):
+    ...     def forward(self, X):
+    ...         return X.triu() + X.triu(1).T
+    >>> layer = P.register_parametrization(nn.Linear(3, 3), "weight", Symmetric())
+    >>> with P.cached():
+    ...     same = layer.weight is layer.weight
+    >>> same, layer.weight is layer.weight
+    (True, False)
+    """
     global _cache_enabled
     _cache_enabled += 1
     try:
@@ -65,7 +77,18 @@ def _register_tensor(module: Module, name: str, tensor) -> None:
 
 
 class ParametrizationList(ModuleList):
-    """The parametrizations of one tensor, applied in order to its original(s)."""
+    """The parametrizations of one tensor, applied in order to its original(s).
+
+    >>> import flambeau.nn as nn
+    >>> import flambeau.nn.utils.parametrize as P
+    >>> class Double(nn.Module):
+    ...     def forward(self, X):
+    ...         return 2 * X
+    >>> layer = P.register_parametrization(nn.Linear(2, 2), "weight", Double())
+    >>> plist = layer.parametrizations.weight
+    >>> type(plist).__name__, len(plist), plist.original.shape
+    ('ParametrizationList', 1, flambeau.Size([2, 2]))
+    """
 
     def __init__(self, modules, original, unsafe: bool = False):
         if not modules:
@@ -211,7 +234,19 @@ def _inject_property(module: Module, tensor_name: str) -> None:
 
 
 def is_parametrized(module: Module, tensor_name: str | None = None) -> bool:
-    """Whether `module` has a parametrization (on `tensor_name`, if given)."""
+    """Whether `module` has a parametrization (on `tensor_name`, if given).
+
+    >>> import flambeau.nn as nn
+    >>> import flambeau.nn.utils.parametrize as P
+    >>> class Double(nn.Module):
+    ...     def forward(self, X):
+    ...         return 2 * X
+    >>> layer = P.register_parametrization(nn.Linear(2, 2), "weight", Double())
+    >>> P.is_parametrized(layer), P.is_parametrized(layer, "weight")
+    (True, True)
+    >>> P.is_parametrized(layer, "bias"), P.is_parametrized(nn.Linear(2, 2))
+    (False, False)
+    """
     plists = module.__dict__.get("_modules", {}).get("parametrizations")
     if not isinstance(plists, ModuleDict):
         return False
@@ -220,7 +255,19 @@ def is_parametrized(module: Module, tensor_name: str | None = None) -> bool:
 
 def register_parametrization(module: Module, tensor_name: str, parametrization: Module, *,
                              unsafe: bool = False) -> Module:  # fmt: skip
-    """Makes module.<tensor_name> the output of `parametrization` on the stored original."""
+    """Makes module.<tensor_name> the output of `parametrization` on the stored original.
+
+    >>> import flambeau.nn as nn
+    >>> import flambeau.nn.utils.parametrize as P
+    >>> class Symmetric(nn.Module):
+    ...     def forward(self, X):
+    ...         return X.triu() + X.triu(1).T
+    >>> layer = P.register_parametrization(nn.Linear(3, 3), "weight", Symmetric())
+    >>> flambeau.equal(layer.weight, layer.weight.T)
+    True
+    >>> type(layer).__name__
+    'ParametrizedLinear'
+    """
     parametrization.train(module.training)
     if is_parametrized(module, tensor_name):
         if not unsafe:
@@ -257,7 +304,20 @@ def register_parametrization(module: Module, tensor_name: str, parametrization: 
 def remove_parametrizations(module: Module, tensor_name: str,
                             leave_parametrized: bool = True) -> Module:  # fmt: skip
     """Removes the parametrizations on tensor_name; the tensor keeps its current value
-    (leave_parametrized=True) or goes back to the original."""
+    (leave_parametrized=True) or goes back to the original.
+
+    >>> import flambeau.nn as nn
+    >>> import flambeau.nn.utils.parametrize as P
+    >>> class Double(nn.Module):
+    ...     def forward(self, X):
+    ...         return 2 * X
+    >>> layer = nn.Linear(2, 2)
+    >>> w = layer.weight.detach().clone()
+    >>> _ = P.register_parametrization(layer, "weight", Double())
+    >>> layer = P.remove_parametrizations(layer, "weight")
+    >>> type(layer).__name__, flambeau.equal(layer.weight, 2 * w)
+    ('Linear', True)
+    """
     if not is_parametrized(module, tensor_name):
         raise ValueError(f"Module {module} does not have a parametrization on {tensor_name}")
     plist = module.parametrizations[tensor_name]
@@ -288,7 +348,17 @@ def remove_parametrizations(module: Module, tensor_name: str,
 
 
 def type_before_parametrizations(module: Module) -> type:
-    """The module's class before parametrizations were registered on it."""
+    """The module's class before parametrizations were registered on it.
+
+    >>> import flambeau.nn as nn
+    >>> import flambeau.nn.utils.parametrize as P
+    >>> class Double(nn.Module):
+    ...     def forward(self, X):
+    ...         return 2 * X
+    >>> layer = P.register_parametrization(nn.Linear(2, 2), "weight", Double())
+    >>> type(layer).__name__, P.type_before_parametrizations(layer).__name__
+    ('ParametrizedLinear', 'Linear')
+    """
     if is_parametrized(module):
         return module.__class__.__bases__[0]
     return type(module)

@@ -27,7 +27,12 @@ _PackedBase = namedtuple("PackedSequence", ["data", "batch_sizes", "sorted_indic
 
 
 def invert_permutation(permutation):
-    """The permutation p^-1 with p^-1[p[i]] = i (None stays None)."""
+    """The permutation p^-1 with p^-1[p[i]] = i (None stays None).
+
+    >>> from flambeau.nn.utils.rnn import invert_permutation
+    >>> invert_permutation(flambeau.tensor([2, 0, 1]))
+    tensor([1, 2, 0])
+    """
     if permutation is None:
         return None
     order = [0] * permutation.numel()
@@ -37,7 +42,16 @@ def invert_permutation(permutation):
 
 
 class PackedSequence(_PackedBase):
-    """(data, batch_sizes, sorted_indices, unsorted_indices); build it with pack_* functions."""
+    """(data, batch_sizes, sorted_indices, unsorted_indices); build it with pack_* functions.
+
+    >>> from flambeau.nn.utils.rnn import pack_sequence
+    >>> seqs = [flambeau.tensor([1, 2]), flambeau.tensor([3, 4, 5])]
+    >>> packed = pack_sequence(seqs, enforce_sorted=False)
+    >>> packed.data, packed.batch_sizes
+    (tensor([3, 1, 4, 2, 5]), tensor([2, 2, 1]))
+    >>> packed.sorted_indices, packed.unsorted_indices
+    (tensor([1, 0]), tensor([1, 0]))
+    """
 
     def __new__(cls, data, batch_sizes=None, sorted_indices=None, unsorted_indices=None):
         if unsorted_indices is None:
@@ -83,7 +97,14 @@ def _lengths_list(lengths) -> list[int]:
 
 
 def pack_padded_sequence(input, lengths, batch_first: bool = False, enforce_sorted: bool = True):
-    """Packs a padded batch (T, B, *) (or (B, T, *) with batch_first) of the given lengths."""
+    """Packs a padded batch (T, B, *) (or (B, T, *) with batch_first) of the given lengths.
+
+    >>> from flambeau.nn.utils.rnn import pack_padded_sequence
+    >>> padded = flambeau.tensor([[1, 2, 3], [4, 5, 0]])
+    >>> packed = pack_padded_sequence(padded, [3, 2], batch_first=True)
+    >>> packed.data, packed.batch_sizes
+    (tensor([1, 4, 2, 5, 3]), tensor([2, 2, 1]))
+    """
     lens = _lengths_list(lengths)
     if input.dim() < 2:
         raise ValueError(
@@ -128,7 +149,15 @@ def pack_padded_sequence(input, lengths, batch_first: bool = False, enforce_sort
 
 def pad_packed_sequence(sequence, batch_first: bool = False, padding_value: float = 0.0,
                         total_length=None):  # fmt: skip
-    """The inverse of pack_padded_sequence: (padded (T, B, *), lengths (B,))."""
+    """The inverse of pack_padded_sequence: (padded (T, B, *), lengths (B,)).
+
+    >>> from flambeau.nn.utils.rnn import pack_sequence, pad_packed_sequence
+    >>> packed = pack_sequence([flambeau.tensor([1, 2]), flambeau.tensor([3, 4, 5])],
+    ...                        enforce_sorted=False)
+    >>> pad_packed_sequence(packed, batch_first=True, padding_value=-1)
+    (tensor([[ 1,  2, -1],
+            [ 3,  4,  5]]), tensor([2, 3]))
+    """
     if not isinstance(sequence, PackedSequence):
         raise TypeError(
             f"pad_packed_sequence(): expected a PackedSequence, got {type(sequence).__name__}"
@@ -169,7 +198,15 @@ def pad_packed_sequence(sequence, batch_first: bool = False, padding_value: floa
 
 def pad_sequence(sequences, batch_first: bool = False, padding_value: float = 0.0,
                  padding_side: str = "right"):  # fmt: skip
-    """Stacks tensors of shape (L_i, *) into (max L, B, *) (or (B, max L, *)), padded."""
+    """Stacks tensors of shape (L_i, *) into (max L, B, *) (or (B, max L, *)), padded.
+
+    >>> from flambeau.nn.utils.rnn import pad_sequence
+    >>> seqs = [flambeau.tensor([1, 2, 3]), flambeau.tensor([4]), flambeau.tensor([5, 6])]
+    >>> pad_sequence(seqs, batch_first=True)
+    tensor([[1, 2, 3],
+            [4, 0, 0],
+            [5, 6, 0]])
+    """
     if isinstance(sequences, flambeau.Tensor):
         sequences = list(sequences.unbind(0))
     sequences = list(sequences)
@@ -199,7 +236,13 @@ def pad_sequence(sequences, batch_first: bool = False, padding_value: float = 0.
 
 
 def unpad_sequence(padded_sequences, lengths, batch_first: bool = False):
-    """Splits a padded batch back into a list of tensors of the given lengths."""
+    """Splits a padded batch back into a list of tensors of the given lengths.
+
+    >>> from flambeau.nn.utils.rnn import unpad_sequence
+    >>> padded = flambeau.tensor([[1, 2, 3], [4, 0, 0]])
+    >>> unpad_sequence(padded, flambeau.tensor([3, 1]), batch_first=True)
+    [tensor([1, 2, 3]), tensor([4])]
+    """
     if not batch_first:
         padded_sequences = padded_sequences.transpose(0, 1)
     lens = _lengths_list(lengths)
@@ -207,12 +250,26 @@ def unpad_sequence(padded_sequences, lengths, batch_first: bool = False):
 
 
 def pack_sequence(sequences, enforce_sorted: bool = True):
-    """Packs a list of tensors of shape (L_i, *)."""
+    """Packs a list of tensors of shape (L_i, *).
+
+    >>> from flambeau.nn.utils.rnn import pack_sequence
+    >>> seqs = [flambeau.tensor([1, 2, 3]), flambeau.tensor([4, 5]), flambeau.tensor([6])]
+    >>> packed = pack_sequence(seqs)
+    >>> packed.data, packed.batch_sizes
+    (tensor([1, 4, 6, 2, 5, 3]), tensor([3, 2, 1]))
+    """
     lengths = [s.shape[0] for s in sequences]
     return pack_padded_sequence(pad_sequence(sequences), lengths, enforce_sorted=enforce_sorted)
 
 
 def unpack_sequence(packed_sequences):
-    """The inverse of pack_sequence: a list of tensors of shape (L_i, *)."""
+    """The inverse of pack_sequence: a list of tensors of shape (L_i, *).
+
+    >>> from flambeau.nn.utils.rnn import pack_sequence, unpack_sequence
+    >>> seqs = [flambeau.tensor([1]), flambeau.tensor([2, 3])]
+    >>> packed = pack_sequence(seqs, enforce_sorted=False)
+    >>> unpack_sequence(packed)
+    [tensor([1]), tensor([2, 3])]
+    """
     padded, lengths = pad_packed_sequence(packed_sequences, batch_first=True)
     return unpad_sequence(padded, lengths, batch_first=True)

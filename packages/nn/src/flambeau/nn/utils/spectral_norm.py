@@ -170,6 +170,16 @@ def spectral_norm(module, name: str = "weight", n_power_iterations: int = 1, eps
 
     The parameter moves to <name>_orig; buffers <name>_u and <name>_v hold the singular
     vectors.
+
+    >>> import flambeau.nn as nn
+    >>> _ = flambeau.manual_seed(0)
+    >>> layer = nn.utils.spectral_norm(nn.Linear(4, 3))
+    >>> sorted(name for name, _ in layer.named_parameters())
+    ['bias', 'weight_orig']
+    >>> for _ in range(20):
+    ...     _ = layer(flambeau.randn(1, 4))
+    >>> round(flambeau.linalg.matrix_norm(layer.weight, ord=2).item(), 2)
+    1.0
     """
     if dim is None:
         transposed = (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)
@@ -179,7 +189,14 @@ def spectral_norm(module, name: str = "weight", n_power_iterations: int = 1, eps
 
 
 def remove_spectral_norm(module, name: str = "weight"):
-    """Folds the spectral normalisation of `name` back into one parameter."""
+    """Folds the spectral normalisation of `name` back into one parameter.
+
+    >>> import flambeau.nn as nn
+    >>> layer = nn.utils.spectral_norm(nn.Linear(4, 3))
+    >>> layer = nn.utils.remove_spectral_norm(layer)
+    >>> sorted(name for name, _ in layer.named_parameters())
+    ['bias', 'weight']
+    """
     for key, hook in module._forward_pre_hooks.items():
         if isinstance(hook, SpectralNorm) and hook.name == name:
             hook.remove(module)

@@ -67,13 +67,32 @@ class WeightNorm:
 def weight_norm(module, name: str = "weight", dim: int | None = 0):
     """Replaces parameter `name` by <name>_g (magnitude, the norm over every dimension but
     `dim`; over all of them if dim is None) and <name>_v (direction); module.<name> is
-    recomputed as g * v / ||v|| before every forward."""
+    recomputed as g * v / ||v|| before every forward.
+
+    >>> import warnings
+    >>> import flambeau.nn as nn
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", FutureWarning)  # parametrizations.weight_norm is newer
+    ...     layer = nn.utils.weight_norm(nn.Linear(4, 3))
+    >>> layer.weight_g.shape, layer.weight_v.shape
+    (flambeau.Size([3, 1]), flambeau.Size([3, 4]))
+    """
     WeightNorm.apply(module, name, dim)
     return module
 
 
 def remove_weight_norm(module, name: str = "weight"):
-    """Folds the weight normalisation of `name` back into one parameter."""
+    """Folds the weight normalisation of `name` back into one parameter.
+
+    >>> import warnings
+    >>> import flambeau.nn as nn
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", FutureWarning)  # parametrizations.weight_norm is newer
+    ...     layer = nn.utils.weight_norm(nn.Linear(4, 3))
+    >>> layer = nn.utils.remove_weight_norm(layer)
+    >>> sorted(name for name, _ in layer.named_parameters())
+    ['bias', 'weight']
+    """
     for key, hook in module._forward_pre_hooks.items():
         if isinstance(hook, WeightNorm) and hook.name == name:
             hook.remove(module)

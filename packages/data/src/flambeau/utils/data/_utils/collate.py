@@ -24,7 +24,13 @@ _out_allocator: Callable | None = None
 def default_convert(data):
     """Converts each NumPy array in `data` (nested in mappings, named tuples and
     sequences) to a tensor; leaves everything else as it is. The DataLoader's collate_fn
-    when automatic batching is off (``batch_size=None``)."""
+    when automatic batching is off (``batch_size=None``).
+
+    >>> import numpy as np
+    >>> from flambeau.utils.data import default_convert
+    >>> default_convert([np.array([1, 2]), "text"])
+    [tensor([1, 2]), 'text']
+    """
     elem_type = type(data)
     if isinstance(data, flambeau.Tensor):
         return data
@@ -211,5 +217,15 @@ def default_collate(batch):
     - ``Sequence[V1_i, V2_i, ...]`` → ``[default_collate([V1_1, V1_2, ...]), ...]`` (a
       tuple gives a list, as in PyTorch).
 
-    Anything else raises PyTorch's TypeError. The DataLoader's default collate_fn."""
+    Anything else raises PyTorch's TypeError. The DataLoader's default collate_fn.
+
+    >>> from flambeau.utils.data import default_collate
+    >>> default_collate([flambeau.tensor([1, 2]), flambeau.tensor([3, 4])])
+    tensor([[1, 2],
+            [3, 4]])
+    >>> default_collate([(0, 1.5), (1, 2.5)])  # a list of the batched fields
+    [tensor([0, 1]), tensor([1.5000, 2.5000], dtype=flambeau.float64)]
+    >>> default_collate([{"x": 1}, {"x": 2}])
+    {'x': tensor([1, 2])}
+    """
     return collate(batch, collate_fn_map=default_collate_fn_map)

@@ -35,7 +35,15 @@ _RESUME = 1
 @dataclass(frozen=True)
 class WorkerInfo:
     """What ``get_worker_info()`` returns in a worker: its `id`, the `num_workers`, its
-    `seed` (the loader's base seed + id) and its copy of the `dataset`."""
+    `seed` (the loader's base seed + id) and its copy of the `dataset`.
+
+    >>> from flambeau.utils.data import WorkerInfo, get_worker_info
+    >>> print(get_worker_info())  # None in the main process; a WorkerInfo in a worker
+    None
+    >>> info = WorkerInfo(id=1, num_workers=4, seed=43, dataset=None)
+    >>> info.id, info.num_workers, info.seed
+    (1, 4, 43)
+    """
 
     id: int
     num_workers: int
@@ -52,7 +60,17 @@ def get_worker_info() -> WorkerInfo | None:
     """In a DataLoader worker process: its WorkerInfo; in the main process: None.
 
     Use it in a dataset's ``__iter__`` or a ``worker_init_fn`` to give each worker its
-    own part of an IterableDataset."""
+    own part of an IterableDataset.
+
+    >>> from flambeau.utils.data import DataLoader, IterableDataset, get_worker_info
+    >>> class Shards(IterableDataset):
+    ...     def __iter__(self):
+    ...         info = get_worker_info()  # None in the main process
+    ...         start, step = (0, 1) if info is None else (info.id, info.num_workers)
+    ...         return iter(range(start, 6, step))
+    >>> list(DataLoader(Shards(), batch_size=3))
+    [tensor([0, 1, 2]), tensor([3, 4, 5])]
+    """
     return _worker_info
 
 

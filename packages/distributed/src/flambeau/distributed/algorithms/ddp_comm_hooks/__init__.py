@@ -28,7 +28,12 @@ def _ddp_comm_hook_wrapper(comm_hook, model, state):
 
 class DDPCommHookType(Enum):
     """The hooks of ``ddp_comm_hooks`` by name; ``DDPCommHookType.ALLREDUCE.value(model=
-    model, state=process_group)`` registers one (as register_ddp_comm_hook does)."""
+    model, state=process_group)`` registers one (as register_ddp_comm_hook does).
+
+    >>> from flambeau.distributed.algorithms.ddp_comm_hooks import DDPCommHookType
+    >>> list(DDPCommHookType.__members__)
+    ['ALLREDUCE', 'FP16_COMPRESS', 'BF16_COMPRESS', 'NOOP']
+    """
 
     ALLREDUCE = _member(partial(_ddp_comm_hook_wrapper, comm_hook=default.allreduce_hook))
     FP16_COMPRESS = _member(partial(_ddp_comm_hook_wrapper, comm_hook=default.fp16_compress_hook))
@@ -38,7 +43,15 @@ class DDPCommHookType(Enum):
 
 def register_ddp_comm_hook(comm_hook_type: DDPCommHookType, model, state=None) -> None:
     """Register the hook `comm_hook_type` names on the DistributedDataParallel `model`,
-    with `state` (a process group for these hooks; None: the default group)."""
+    with `state` (a process group for these hooks; None: the default group).
+
+    >>> import flambeau.distributed as dist
+    >>> from flambeau.distributed.algorithms import ddp_comm_hooks as hooks
+    >>> dist.init_process_group()
+    >>> model = dist.DistributedDataParallel(flambeau.nn.Linear(2, 1))
+    >>> hooks.register_ddp_comm_hook(hooks.DDPCommHookType.FP16_COMPRESS, model)
+    >>> dist.destroy_process_group()
+    """
     if not isinstance(comm_hook_type, DDPCommHookType):
         raise TypeError(
             f"register_ddp_comm_hook expects a DDPCommHookType, got {type(comm_hook_type).__name__}"

@@ -42,8 +42,13 @@ def allreduce_hook(process_group, bucket: GradBucket) -> Future[flambeau.Tensor]
     """Average the bucket's gradients over the group with one all-reduce: what DDP does
     without a hook (whose predivision it repeats).
 
-    Example::
-        >>> ddp_model.register_comm_hook(process_group, allreduce_hook)  # doctest: +SKIP
+    >>> import flambeau.distributed as dist
+    >>> from flambeau.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
+    >>> dist.init_process_group()  # one rank here: the average is the gradient itself
+    >>> grads = flambeau.tensor([1.0, 2.0])
+    >>> allreduce_hook(None, dist.GradBucket(0, grads, [grads], [], True)).wait()
+    tensor([1., 2.])
+    >>> dist.destroy_process_group()
     """
     return _allreduce_fut(process_group, bucket.buffer())
 
@@ -65,8 +70,13 @@ def fp16_compress_hook(process_group, bucket: GradBucket) -> Future[flambeau.Ten
     """Cast the bucket to float16, divide by the world size, all-reduce, and cast the
     average back into the bucket's dtype.
 
-    Example::
-        >>> ddp_model.register_comm_hook(process_group, fp16_compress_hook)  # doctest: +SKIP
+    >>> import flambeau.distributed as dist
+    >>> from flambeau.distributed.algorithms.ddp_comm_hooks.default_hooks import fp16_compress_hook
+    >>> dist.init_process_group()  # one rank here
+    >>> grads = flambeau.tensor([1.0, 1e-8])  # 1e-8 is too small for float16
+    >>> fp16_compress_hook(None, dist.GradBucket(0, grads, [grads], [], True)).wait()
+    tensor([1., 0.])
+    >>> dist.destroy_process_group()
     """
     return _compress_hook(flambeau.float16, process_group, bucket)
 
@@ -74,8 +84,13 @@ def fp16_compress_hook(process_group, bucket: GradBucket) -> Future[flambeau.Ten
 def bf16_compress_hook(process_group, bucket: GradBucket) -> Future[flambeau.Tensor]:
     """fp16_compress_hook with bfloat16 (float32's range, 8 bits of mantissa).
 
-    Example::
-        >>> ddp_model.register_comm_hook(process_group, bf16_compress_hook)  # doctest: +SKIP
+    >>> import flambeau.distributed as dist
+    >>> from flambeau.distributed.algorithms.ddp_comm_hooks.default_hooks import bf16_compress_hook
+    >>> dist.init_process_group()  # one rank here
+    >>> grads = flambeau.tensor([1.0, 1.001])  # bfloat16 keeps 8 bits of mantissa
+    >>> bf16_compress_hook(None, dist.GradBucket(0, grads, [grads], [], True)).wait()
+    tensor([1., 1.])
+    >>> dist.destroy_process_group()
     """
     return _compress_hook(flambeau.bfloat16, process_group, bucket)
 
@@ -101,8 +116,14 @@ def fp16_compress_wrapper(
     """Wrap `hook` so that it runs on a float16 copy of the bucket, whose result is
     cast back into the bucket.
 
-    Example::
-        >>> ddp_model.register_comm_hook(None, fp16_compress_wrapper(my_hook))  # doctest: +SKIP
+    >>> import flambeau.distributed as dist
+    >>> from flambeau.distributed.algorithms.ddp_comm_hooks import default_hooks as hooks
+    >>> dist.init_process_group()  # one rank here
+    >>> grads = flambeau.tensor([1.0, 1e-8])  # 1e-8 is too small for float16
+    >>> hook = hooks.fp16_compress_wrapper(hooks.allreduce_hook)
+    >>> hook(None, dist.GradBucket(0, grads, [grads], [], True)).wait()
+    tensor([1., 0.])
+    >>> dist.destroy_process_group()
     """
     wrapper = _compress_wrapper(flambeau.float16, hook)
     wrapper.__name__ = wrapper.__qualname__ = "fp16_compress_wrapper_hook"
@@ -114,8 +135,14 @@ def bf16_compress_wrapper(
 ) -> Callable[[Any, GradBucket], Future[flambeau.Tensor]]:
     """fp16_compress_wrapper with bfloat16.
 
-    Example::
-        >>> ddp_model.register_comm_hook(None, bf16_compress_wrapper(my_hook))  # doctest: +SKIP
+    >>> import flambeau.distributed as dist
+    >>> from flambeau.distributed.algorithms.ddp_comm_hooks import default_hooks as hooks
+    >>> dist.init_process_group()  # one rank here
+    >>> grads = flambeau.tensor([1.0, 1.001])  # bfloat16 keeps 8 bits of mantissa
+    >>> hook = hooks.bf16_compress_wrapper(hooks.allreduce_hook)
+    >>> hook(None, dist.GradBucket(0, grads, [grads], [], True)).wait()
+    tensor([1., 1.])
+    >>> dist.destroy_process_group()
     """
     wrapper = _compress_wrapper(flambeau.bfloat16, hook)
     wrapper.__name__ = wrapper.__qualname__ = "bf16_compress_wrapper_hook"
