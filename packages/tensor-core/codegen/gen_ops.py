@@ -233,8 +233,14 @@ ENTRY_KEYS = frozenset(
         "nondeterministic",
         "nondeterministic_if",
         "autocast",
+        "factory",
     }
 )
+
+# PyTorch's factory keywords that the bindings take care of themselves (the frontends
+# never see them): layout (strided only), pin_memory, out= for factories that lack an
+# out variant, memory_format for empty. An entry lists the ones its function takes.
+FACTORY_EXTRAS = ("layout", "pin_memory", "out", "memory_format")
 
 # The autocast policies of PyTorch's CPU lists, and their C++ enumerators (core/autocast.h).
 AUTOCAST_POLICIES = {
@@ -248,6 +254,16 @@ def check_entry(entry: dict) -> None:
     unknown = sorted(set(entry) - ENTRY_KEYS)
     if unknown:
         raise SystemExit(f"{entry.get('func')}: unknown table keys {unknown}")
+
+
+def factory_extras(group: list[Op]) -> tuple[str, ...]:
+    """The factory keywords (FACTORY_EXTRAS) the group's function takes."""
+    found = [op.entry["factory"] for op in group if op.entry.get("factory")]
+    extras = tuple(dict.fromkeys(e for f in found for e in f))
+    unknown = [e for e in extras if e not in FACTORY_EXTRAS]
+    if unknown:
+        raise SystemExit(f"{group[0].name}: unknown factory keywords {unknown}")
+    return extras
 
 
 def group_example(name: str, group: list[Op]) -> str:
@@ -377,7 +393,15 @@ def gen_group(name: str, ops: list[Op], method: bool, py_name: str) -> list[str]
     with_out = [o.entry.get("out", False) and not method for o in ops]
     schemas = ", ".join(f'"{schema_for_parser(o, w)}"' for o, w in zip(ops, with_out))
     self_arg = "self.ptr()" if method else "nullptr"
-    lines = [
+    lines = []
+    extras = factory_extras(ops) if not method else ()
+    if extras:
+        mask = " | ".join(f"kFactory_{e}" for e in extras)
+        lines += [
+            f"  if (kwargs.size() != 0 && has_factory_extras(kwargs.ptr(), {mask}))",
+            f'    return call_with_factory_extras("{py_name}", args, kwargs, {mask});',
+        ]
+    lines += [
         f"  static const OverloadSet sigs({{{schemas}}});",
         f"  ParsedArgs p = sigs.parse({self_arg}, args.ptr(), kwargs.ptr());",
     ]

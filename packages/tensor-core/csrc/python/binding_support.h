@@ -27,6 +27,22 @@ py::object scalar_to_py(const Scalar& s);
 void release_py_owner(void* ctx, void* ptr);
 py::object tensors_to_tuple(const std::vector<Tensor>& ts);
 
+// PyTorch's factory keywords the operator frontends do not take (gen_ops.py's
+// FACTORY_EXTRAS): a factory's binding hands a call that uses any of them to
+// call_with_factory_extras, which calls the binding again without them and then
+// applies them to the result (layout: strided only; pin_memory: Tensor.pin_memory;
+// out: the result's dtype and device are out's, then out is resized and filled;
+// memory_format: the result laid out so, for empty).
+enum FactoryExtra : unsigned {
+  kFactory_layout = 1u,
+  kFactory_pin_memory = 2u,
+  kFactory_out = 4u,
+  kFactory_memory_format = 8u,
+};
+bool has_factory_extras(PyObject* kwargs, unsigned accepted);
+py::object call_with_factory_extras(const char* name, py::args args, py::kwargs kwargs,
+                                    unsigned accepted);
+
 struct OpInfo {
   const char* name;
   const char* schema;
