@@ -9,6 +9,7 @@ that require grad end in an ``AccumulateGrad`` node that adds into ``.grad``.
 from __future__ import annotations
 
 import itertools
+import sys
 import traceback
 from collections.abc import Callable
 from types import MappingProxyType as _MappingProxyType
@@ -137,13 +138,43 @@ class Node:
         return handle
 
     def _record_trace(self) -> None:
-        self.trace = traceback.format_stack()[:-3]
+        """Keeps the stack of the forward call that created this node, as PyTorch's anomaly
+        mode does: it ends at the line that called the operation (or Function.apply),
+        whichever path recorded it, the recording machinery's own frames left out."""
+        caller = _caller_of_recording(sys._getframe(1))
+        self.trace = traceback.format_stack(caller) if caller is not None else []
 
     def _backward(self, grads: tuple) -> tuple:
         raise NotImplementedError
 
     def _release(self) -> None:
         self._released = True
+
+
+# The modules whose frames sit between an operation's caller and _record_trace: the
+# recorder, in-place metadata ops and Function.apply; a composite's decomposition (in
+# derivatives/) runs between two of the recorder's frames.
+_PACKAGE = __name__.rpartition(".")[0]
+_RECORDING_MODULES = frozenset(
+    f"{_PACKAGE}.{name}" for name in ("recorder", "inplace_metadata", "function")
+)
+_DERIVATIVES = f"{_PACKAGE}.derivatives"
+
+
+def _caller_of_recording(frame):
+    """The frame that called the operation being recorded, given the innermost frame of
+    its recording: the one just outside the outermost recorder frame of the run of
+    recorder and derivatives frames that starts at `frame`. (A derivative formula that
+    calls an operation under create_graph is that operation's caller.)"""
+    caller = frame
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module in _RECORDING_MODULES:
+            caller = frame.f_back
+        elif not (module == _DERIVATIVES or module.startswith(_DERIVATIVES + ".")):
+            break
+        frame = frame.f_back
+    return caller
 
 
 class FormulaNode(Node):

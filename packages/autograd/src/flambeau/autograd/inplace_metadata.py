@@ -100,6 +100,7 @@ def _record_view(recorder, name: str, args: tuple, kwargs: dict):
         (target,),
         check_inputs=False,  # no values are read, and `before` is this call's own alias
         check_output=(lambda i: True) if formula is None else formula.reads_output,
+        geometry_only=True,
     )
     if anomaly_mode.is_enabled():
         node._record_trace()

@@ -85,10 +85,12 @@ class SavedArgs:
         check_output,
         versions=None,
         keep=None,
+        geometry_only=False,
     ):
         """versions: the inputs' versions from before the call (an in-place call bumps
         any input that aliases its target, so reading them after would miss that).
-        keep: the names of the tensor arguments to keep (None: all)."""
+        keep: the names of the tensor arguments to keep (None: all).
+        geometry_only: the formula reads only its inputs' geometry (a view's)."""
         if keep is not None:
             bound = {
                 k: TensorMeta.of(v) if k not in keep and isinstance(v, Tensor) else v
@@ -103,13 +105,23 @@ class SavedArgs:
         self.hooked = hooks is not None
         if self.hooked:
             # The values the formula reads are what it saves: they go through the hooks
-            # (and, as in PyTorch, are not checked for in-place changes). Hooks that take
-            # every tensor get those kept for their metadata too.
+            # (and, as in PyTorch, are not checked for in-place changes); nothing else
+            # does, so that what the hooks see is what the formula reads. Under hooks that
+            # want the graph to keep no tensor of its own (checkpointing), the tensors it
+            # does not read are kept as their metadata (TensorMeta) only.
             every = saved_tensors.packs_every_tensor(hooks)
-            if check_inputs or every:
+            if check_inputs or (every and not geometry_only):
+                # (A formula that reads no input values may still read an index or a
+                # mask, or hand an input to a backward kernel: its inputs are saved.)
                 self.bound = {k: saved_tensors.pack(v, hooks) for k, v in bound.items()}
+            elif every:
+                self.bound = {k: TensorMeta.of_value(v) for k, v in bound.items()}
             self.outputs = tuple(
-                saved_tensors.pack(o, hooks) if every or check_output(i) else o
+                saved_tensors.pack(o, hooks)
+                if check_output(i)
+                else TensorMeta.of_value(o)
+                if every
+                else o
                 for i, o in enumerate(self.outputs)
             )
             self.versions, self.output_versions = {}, (None,) * len(self.outputs)
@@ -274,6 +286,7 @@ def handle(name: str, args: tuple, kwargs: dict):
         check_output=(lambda i: True) if formula is None else formula.reads_output,
         versions=versions,
         keep=keep,
+        geometry_only=base in VIEW_OPS,
     )
     if anomaly_mode.is_enabled():
         node._record_trace()
@@ -284,7 +297,9 @@ def handle(name: str, args: tuple, kwargs: dict):
         from .views import CopySlices
 
         root = view.root
-        attach(root, CopySlices(grad_edge(root), view, target, node), 0)
+        copy = CopySlices(grad_edge(root), view, target, node)
+        copy.trace = node.trace  # (anomaly mode: where the in-place op was called)
+        attach(root, copy, 0)
         rebase_view(target, view)
         return None if name == "__setitem__" else result
     for i in diff_outputs:

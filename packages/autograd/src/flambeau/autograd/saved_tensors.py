@@ -11,8 +11,11 @@ input of an operation whose formula reads any input. As in
 PyTorch, a tensor saved through hooks is not checked for later in-place changes: what
 unpack_hook returns is used as it is, with the saved tensor's place in the graph (so a
 copy still counts as requiring grad, and create_graph reaches the original's history).
-Activation checkpointing's hooks (flambeau.utils.checkpoint) take every tensor a
-recorded operation keeps, so that the graph holds none of them itself.
+Activation checkpointing's hooks (flambeau.utils.checkpoint) also want the graph to hold
+no tensor of its own: under them, the inputs and outputs that a formula does not read are
+kept as their metadata (shape, dtype, device, strides) only, and never packed, so that the
+tensors packed are exactly those the formulas read, in the same order in the forward and
+in its recomputation.
 
 Operations whose recording the core does in C++ are recorded in Python while hooks are
 set (on that thread), so that every saved tensor meets the hooks.
@@ -112,9 +115,9 @@ def unpack(value):
 
 
 def packs_every_tensor(hooks) -> bool:
-    """Whether ``hooks`` (as :func:`current` returns them) take every tensor a recorded
-    operation keeps, its metadata-only inputs and its outputs included, so that the graph
-    holds no tensor of its own (activation checkpointing's hooks do)."""
+    """Whether ``hooks`` (as :func:`current` returns them) want the graph to hold no tensor
+    of its own (activation checkpointing's hooks do): a recorded operation then packs the
+    tensors its formula reads and keeps only the metadata of the others."""
     return hooks[2]
 
 

@@ -22,7 +22,6 @@ the core's ``flambeau.utils`` package.
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 import threading
 import traceback
@@ -432,14 +431,17 @@ class _Recomputation:
         self.sites: list = []  # debug: where each was saved
 
 
-_INTERNAL = tuple(os.path.join(p, "") for p in flambeau.__path__)
-
-
 def _call_site() -> str:
     """The innermost line of the caller's code (outside flambeau) on the stack."""
-    for frame in reversed(traceback.extract_stack()[:-2]):
-        if not frame.filename.startswith(_INTERNAL):
-            return f"{frame.filename}:{frame.lineno} in {frame.name}: {frame.line}"
+    # By module name: flambeau's distributions share the package, and an editable install
+    # lists path hooks, not folders, in flambeau.__path__.
+    frame = sys._getframe(2)
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module != "flambeau" and not module.startswith("flambeau."):
+            (site,) = traceback.extract_stack(frame, limit=1)
+            return f"{site.filename}:{site.lineno} in {site.name}: {site.line}"
+        frame = frame.f_back
     return "(inside flambeau)"
 
 
@@ -590,7 +592,8 @@ class _Frame:
 class _CheckpointHooks(_saved.saved_tensors_hooks):
     """Set during a checkpointed forward: saved tensors become holders."""
 
-    _packs_every_tensor = True  # metadata-only inputs too: the graph keeps none itself
+    # The graph keeps no tensor itself: what formulas read is packed, the rest is metadata.
+    _packs_every_tensor = True
 
     def __init__(self, frame: _Frame):
         super().__init__(frame.pack, frame.unpack)
