@@ -3,8 +3,9 @@
 
 Rows: an epoch by manual slicing (randperm + index), by DataLoader with 0 and 2 workers
 (persistent, so worker start is timed apart), the main process's CPU per batch with 2
-workers, the time to the first batch with 2 workers under each start method, and a
-dataset with a ~30 us Python transform per sample (12,000 samples) at 0 and 2 workers.
+workers (median of 7 epochs), the time to the first batch with 2 workers under each
+start method, and a dataset with a ~30 us Python transform per sample (12,000 samples)
+at 0 and 2 workers.
 Wall times on a shared 2-core machine swing; CPU times are steadier.
 """
 
@@ -46,10 +47,10 @@ def loader_epoch(loader):
 
 
 def parent_cpu_per_batch(loader):
-    """The main process's CPU time per batch (measure's untimed first epoch starts the
-    workers and their rings)."""
-    cpu = measure(loader_epoch(loader), repeat=1, timer=time.process_time)
-    return cpu.best / len(loader)
+    """The main process's CPU time per batch, the median of 7 epochs (measure's untimed
+    first epoch starts the workers and their rings; a shared machine's epochs vary)."""
+    cpu = measure(loader_epoch(loader), repeat=7, timer=time.process_time)
+    return cpu.median / len(loader)
 
 
 def first_batch(lib, x, y, method):

@@ -32,6 +32,19 @@ class Nested(Dataset):
         return {"x": flambeau.full((2,), float(i)), "meta": (i, f"s{i}")}
 
 
+class Shrinking(Dataset):
+    """Sample i is arange(n - i): each batch of one a layout of its own."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        return flambeau.arange(float(self.n - i))
+
+
 class WorkerView(Dataset):
     """Each sample says which worker read it and what its random generators give."""
 

@@ -2,10 +2,12 @@
 
 Prints the workers' pids, then: "exit" leaves the interpreter with the workers running
 (persistent, mid-epoch); "sigint" waits to be interrupted with Ctrl-C (SIGINT to the
-process group) while iterating.
+process group) while iterating; "kill" waits to be killed (SIGKILL to this process
+only: the workers must notice that it is gone).
 """
 
 import sys
+import time
 
 from _datasets import Slow, WorkerView
 
@@ -24,4 +26,6 @@ if __name__ == "__main__":
     if how == "sigint":
         for _ in DataLoader(Slow(10_000, 0.01), batch_size=1, num_workers=2):
             pass
+    if how == "kill":
+        time.sleep(60)
     sys.exit(0)

@@ -16,6 +16,7 @@ from flambeau.utils.data import (
     WeightedRandomSampler,
 )
 from flambeau.utils.data.distributed import DistributedSampler
+from flambeau.utils.data.sampler import _index_batches, _Int64Views
 
 # Upper 0.1% points of the chi-square distribution, by degrees of freedom.
 CHI2_999 = {3: 16.266, 4: 18.467, 9: 27.877, 16: 39.252}
@@ -164,6 +165,39 @@ def test_batch_sampler_fast_path_matches_one_by_one(make, drop_last):
     if drop_last and len(slow[-1]) < 4:
         slow.pop()
     assert fast == slow
+
+
+@pytest.mark.parametrize("drop_last", [False, True])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda g: RandomSampler(range(10), num_samples=23, generator=g),
+        lambda g: RandomSampler(range(10), replacement=True, num_samples=45, generator=g),
+        lambda g: SequentialSampler(range(11)),
+        lambda g: RandomSampler(range(70_000), generator=g),  # copied in pieces
+    ],
+)
+def test_index_batches_as_raw_int64_match_the_lists(make, drop_last):
+    # The DataLoader's workers get a TensorDataset's batches as raw int64 slices of the
+    # sampler's runs (copied into two buffers used in turn): the batch sampler's lists.
+    lists = list(BatchSampler(make(gen(9)), 4, drop_last))
+    views = _Int64Views()
+    for _ in range(3):  # the buffers are reused from epoch to epoch
+        raw = _index_batches(BatchSampler(make(gen(9)), 4, drop_last), raw=views)
+        assert [list(b) for b in raw] == lists
+    tensors = _index_batches(BatchSampler(make(gen(9)), 4, drop_last))
+    assert [b.tolist() for b in tensors] == lists
+    assert _index_batches(BatchSampler(list(make(gen(9))), 4, drop_last)) is None
+
+
+def test_random_sampler_draws_like_pytorch_with_a_generator():
+    # PyTorch draws one more permutation for the (here empty) rest of num_samples: with a
+    # generator of the caller's, the next epoch depends on it, so it is still drawn.
+    g, h = gen(5), gen(5)
+    first = list(RandomSampler(range(8), generator=g))
+    assert first == flambeau.randperm(8, generator=h).tolist()
+    flambeau.randperm(8, generator=h)  # the rest's draw
+    assert list(RandomSampler(range(8), generator=g)) == flambeau.randperm(8, generator=h).tolist()
 
 
 def test_distributed_sampler_hand_derived():

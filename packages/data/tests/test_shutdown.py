@@ -31,7 +31,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
-@pytest.mark.parametrize("how", ["exit", "sigint"])
+@pytest.mark.parametrize("how", ["exit", "sigint", "kill"])
 def test_workers_end_with_the_program(how):
     before = _entries()
     proc = subprocess.Popen(
@@ -48,6 +48,8 @@ def test_workers_end_with_the_program(how):
         if how == "sigint":
             time.sleep(0.3)
             os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C reaches the whole group
+        if how == "kill":
+            os.kill(proc.pid, signal.SIGKILL)  # the main process only
         proc.wait(timeout=30)
     finally:
         if proc.poll() is None:
@@ -56,6 +58,8 @@ def test_workers_end_with_the_program(how):
     err = proc.stderr.read()
     if how == "sigint":
         assert "KeyboardInterrupt" in err
+    elif how == "kill":
+        assert proc.returncode == -signal.SIGKILL
     else:
         assert proc.returncode == 0, err
     deadline = time.monotonic() + 5

@@ -18,6 +18,7 @@ from _datasets import (
     Items,
     Nested,
     Sharded,
+    Shrinking,
     Slow,
     Squares,
     Stuck,
@@ -28,7 +29,7 @@ from _datasets import (
 )
 
 import flambeau
-from flambeau.utils.data import DataLoader, TensorDataset
+from flambeau.utils.data import DataLoader, Subset, TensorDataset
 from flambeau.utils.data._utils.worker import _generate_state
 
 
@@ -129,6 +130,10 @@ def test_batches_held_past_the_ring_stay_intact():
 
 
 def test_worker_info_and_seeds():
+    try:
+        import numpy  # noqa: F401  (workers seed numpy when the program imported it)
+    except ImportError:
+        pass
     g = flambeau.Generator().manual_seed(3)
     dl = DataLoader(WorkerView(), batch_size=None, num_workers=2, generator=g)
     rows = list(dl)
@@ -174,6 +179,82 @@ def test_iterable_dataset_sharding():
 def test_in_order_false_gives_every_batch():
     out = batches(DataLoader(Slow(24, 0.001), batch_size=2, num_workers=2, in_order=False))
     assert sorted(v for b in out for v in b) == list(range(24))
+
+
+def test_in_order_false_persistent_workers_over_epochs():
+    # Results come from whichever worker has one (a semaphore all workers release), over
+    # epochs of persistent workers, on the raw-index path.
+    ds = TensorDataset(flambeau.arange(50))
+    dl = DataLoader(ds, batch_size=4, shuffle=True, num_workers=2, in_order=False,
+                    persistent_workers=True)  # fmt: skip
+    for _ in range(3):
+        assert sorted(v for b in tensor_batches(dl) for v in b[0]) == list(range(50))
+    it = iter(dl)
+    next(it)  # break early: the next epoch drops what was in flight
+    assert sorted(v for b in tensor_batches(dl) for v in b[0]) == list(range(50))
+    del dl, it
+
+
+def test_tasks_over_the_connection_when_records_do_not_fit(monkeypatch):
+    # A task (or an epoch's start) whose record would not fit goes on the worker's
+    # connection, announced by a record: the batches are the same.
+    from flambeau.utils.data._utils import channel
+
+    monkeypatch.setattr(channel.Channel, "send_raw", lambda self, *args: False)
+    ds = TensorDataset(flambeau.arange(40.0).reshape(20, 2), flambeau.arange(20))
+    g = lambda: flambeau.Generator().manual_seed(6)  # noqa: E731
+    expect = tensor_batches(DataLoader(ds, batch_size=3, shuffle=True, generator=g()))
+    dl = DataLoader(ds, batch_size=3, shuffle=True, num_workers=2, generator=g(),
+                    persistent_workers=True)  # fmt: skip
+    assert tensor_batches(dl) == expect
+    assert len(tensor_batches(dl)) == len(expect)  # a second epoch: RESUME on the connection
+    del dl
+
+
+def test_pin_memory_with_workers_is_a_noop_without_accelerator():
+    ds = TensorDataset(flambeau.arange(20.0), flambeau.arange(20))
+    expect = tensor_batches(DataLoader(ds, batch_size=6))
+    with pytest.warns(UserWarning, match="no accelerator is found"):
+        dl = DataLoader(ds, batch_size=6, num_workers=2, pin_memory=True)
+        assert tensor_batches(dl) == expect
+
+
+def test_batches_larger_than_a_task_record():
+    # More indices than a task record holds (multi_process._RECORD_INDICES): the raw
+    # indices go on the connection.
+    ds = TensorDataset(flambeau.arange(25_000))
+    g = lambda: flambeau.Generator().manual_seed(1)  # noqa: E731
+    expect = tensor_batches(DataLoader(ds, batch_size=10_000, shuffle=True, generator=g()))
+    got = DataLoader(ds, batch_size=10_000, shuffle=True, num_workers=2, generator=g())
+    assert tensor_batches(got) == expect
+
+
+def test_subset_of_a_tensor_dataset_gathers_with_raw_indices():
+    # A Subset maps the raw indices through its own before the batched gather.
+    ds = Subset(TensorDataset(flambeau.arange(100) * 10), list(range(3, 90, 2)))
+    g = lambda: flambeau.Generator().manual_seed(2)  # noqa: E731
+    expect = tensor_batches(DataLoader(ds, batch_size=5, shuffle=True, generator=g()))
+    got = tensor_batches(DataLoader(ds, batch_size=5, shuffle=True, num_workers=2, generator=g()))
+    assert got == expect
+
+
+def test_batches_of_many_layouts():
+    # Past the layouts a worker numbers (ring.py, _MAX_LAYOUTS), a batch carries its own.
+    out = list(DataLoader(Shrinking(300), batch_size=1, num_workers=1))
+    assert [b.shape[1] for b in out] == list(range(300, 0, -1))
+    assert all(b[0, -1].item() == n - 1 for b, n in zip(out, range(300, 0, -1)))
+
+
+def test_forkserver_persistent_workers_outlive_an_idle_pause():
+    # A forkserver worker's parent is the server, not the main process: a pause between
+    # epochs longer than the workers' idle check must not end them.
+    ds = TensorDataset(flambeau.arange(12))
+    dl = DataLoader(ds, batch_size=4, num_workers=2, persistent_workers=True,
+                    multiprocessing_context="forkserver")  # fmt: skip
+    first = tensor_batches(dl)
+    time.sleep(1.5)
+    assert tensor_batches(dl) == first
+    del dl
 
 
 def test_persistent_workers_reused_across_epochs():

@@ -30,7 +30,8 @@ from flambeau.multiprocessing import _descriptors
 _MAX_FDS = 253  # the kernel's SCM_MAX_FD
 _DESCRIPTORS_ONLY = -2  # a length that announces descriptors, then the real header
 _ANC_SPACE = socket.CMSG_SPACE(_MAX_FDS * 4)
-_MSG_CTRUNC = int(socket.MSG_CTRUNC)  # a plain int: `&` with the enum goes through Python
+_MSG_CTRUNC = int(socket.MSG_CTRUNC)
+_MSG_DONTWAIT = int(socket.MSG_DONTWAIT)  # a plain int: `&` with the enum goes through Python
 _SCM_RIGHTS = int(socket.SCM_RIGHTS)
 _SOL_SOCKET = int(socket.SOL_SOCKET)
 _I = struct.Struct("!i")
@@ -165,15 +166,46 @@ class MessageReader:
         return True  # a descriptors-only header, or a long one: let next_message read on
 
     def poll(self, timeout: float = 0.0) -> bool:
-        """Whether a message (or the end of the connection) can be read."""
+        """Whether a message (or the end of the connection) can be read. With no timeout
+        it tries one non-blocking read instead of asking the kernel first: a message
+        that has arrived costs one system call, read and all."""
         if self.buffered():
             return True
+        if timeout <= 0:
+            try:
+                return self._read(_MSG_DONTWAIT) >= 0
+            except BlockingIOError:
+                return False
         if self._poller is None:
             import select
 
             self._poller = select.poll()
             self._poller.register(self.sock.fileno(), select.POLLIN)
         return bool(self._poller.poll(max(0, int(timeout * 1000))))
+
+    def _read(self, flags: int = 0) -> int:
+        """One read into the buffer's free end (made room for first): the bytes read, 0 at
+        the end of the connection, -1 when there was no room (a message longer than the
+        buffer is half read: `_fill` grows it)."""
+        buf = self.buf
+        if self.start == self.end:
+            self.start = self.end = 0
+            if len(buf) > self._SIZE:
+                self.buf = buf = bytearray(self._SIZE)  # after a long message
+        elif len(buf) - self.end < 4096:
+            rest = self.end - self.start
+            buf[:rest] = buf[self.start : self.end]
+            self.start, self.end = 0, rest
+        if self.end == len(buf):
+            return -1
+        with memoryview(buf) as view:
+            n, ancillary, got_flags, _ = self.sock.recvmsg_into(
+                [view[self.end :]], _ANC_SPACE, flags
+            )
+        if ancillary:
+            self._keep(_fds_of(ancillary, got_flags))
+        self.end += n
+        return n
 
     def _fill(self, need: int) -> None:
         """Reads until `need` unread bytes are buffered (blocking)."""
@@ -223,6 +255,26 @@ class MessageReader:
             offset = self.start + header
             self.start = offset + size
             return offset, size
+
+    def next_nowait(self) -> tuple[int, int] | None:
+        """Like `next_message`, but None instead of blocking when no whole message has
+        arrived: one non-blocking read when none is buffered. A message that has
+        arrived costs one system call, read and all; the end of the connection raises
+        EOFError (OSError within a message)."""
+        start = self.start
+        avail = self.end - start
+        if avail >= 4:
+            (size,) = _I.unpack_from(self.buf, start)
+            if 0 <= size <= avail - 4:
+                self.start = start + 4 + size
+                return start + 4, size
+        try:
+            n = self._read(_MSG_DONTWAIT)
+        except BlockingIOError:
+            return None
+        if n == 0 or self.buffered():
+            return self.next_message()  # EOF raises; a descriptors-only header is skipped
+        return None
 
     def loads(self, load, data):
         """``load(data)`` (an unpickling of the message just cut) with the descriptors

@@ -142,7 +142,11 @@ class RandomSampler(Sampler[int]):
         else:
             for _ in range(self.num_samples // n):
                 yield flambeau.randperm(n, generator=generator)
-            yield flambeau.randperm(n, generator=generator)[: self.num_samples % n]
+            rest = self.num_samples % n
+            if rest or self.generator is not None:
+                # PyTorch draws one more permutation for the rest. When it is empty and
+                # the generator is the epoch's own, nothing can see that draw: skipped.
+                yield flambeau.randperm(n, generator=generator)[:rest]
 
     def __len__(self) -> int:
         return self.num_samples
@@ -273,9 +277,10 @@ _CHUNKED = (RandomSampler.__iter__, SequentialSampler.__iter__)
 
 def _batches_of(chunks, batch_size: int, drop_last: bool, tensors: bool = False):
     """Consecutive batches of `batch_size` from the concatenation of `chunks`: lists, or
-    (`tensors`) views of the int64 tensor chunks, joined by a copy only across chunks."""
+    (`tensors`) slices of the chunks as they are (int64 tensors, or int64 memoryviews),
+    joined by a copy only across chunks."""
     take = (lambda c: c) if tensors else list
-    join = (lambda a, b: flambeau.cat([a, b])) if tensors else (lambda a, b: a + list(b))
+    join = _join if tensors else (lambda a, b: a + list(b))
     buf = None
     for chunk in chunks:
         n = len(chunk)
@@ -288,23 +293,73 @@ def _batches_of(chunks, batch_size: int, drop_last: bool, tensors: bool = False)
             yield buf
             buf = None
             i = need
-        while i + batch_size <= n:
-            yield take(chunk[i : i + batch_size])
-            i += batch_size
+        if tensors:
+            while i + batch_size <= n:
+                yield chunk[i : i + batch_size]
+                i += batch_size
+        else:
+            while i + batch_size <= n:
+                yield list(chunk[i : i + batch_size])
+                i += batch_size
         buf = take(chunk[i:]) if i < n else None
     if buf is not None and not drop_last:
         yield buf
 
 
-def _index_batches(batch_sampler):
-    """The batches of `batch_sampler` as int64 index tensors, the same as its lists (the
-    DataLoader's path for datasets that gather a batch at once), or None when it does not
-    slice its sampler's runs."""
+def _join(a, b):
+    if isinstance(a, flambeau.Tensor):
+        return flambeau.cat([a, b])
+    return memoryview(b"".join((a, b))).cast("q")
+
+
+def _int64_tensor_over(buf: bytearray):
+    """A 1-D int64 tensor over `buf`'s bytes (native int64; no copy, no numpy), which it
+    keeps alive: `buf` must not be resized."""
+    storage = flambeau.UntypedStorage._from_buffer(buf, buf, False)
+    return storage._view(flambeau.int64, 0, [len(buf) // 8], [1])
+
+
+_COPY_PIECE = 32768  # the core's grain: elementwise work up to it runs inline
+
+
+class _Int64Views:
+    """Turns int64 tensor chunks into memoryviews of format ``q`` (native int64): slicing
+    one costs no tensor, and its slices go to the DataLoader's workers as raw bytes. Two
+    buffers are used in turn and kept from epoch to epoch (no fresh pages to fault in):
+    a chunk's tail may still be joined with the next chunk, never with a later one."""
+
+    def __init__(self) -> None:
+        self._buffers = [bytearray(), bytearray()]
+        self._turn = 0
+
+    def __call__(self, chunk) -> memoryview:
+        n = len(chunk)
+        self._turn ^= 1
+        buf = self._buffers[self._turn]
+        if len(buf) < 8 * n:
+            buf = self._buffers[self._turn] = bytearray(8 * n)
+        if n:
+            out = flambeau.UntypedStorage._from_buffer(buf, buf, False)._view(
+                flambeau.int64, 0, [n], [1]
+            )
+            # In pieces the core copies on the calling thread: a larger copy goes to the
+            # thread pool, whose wake-up costs far more than copying (ms on a busy host).
+            for i in range(0, n, _COPY_PIECE):
+                out[i : i + _COPY_PIECE].copy_(chunk[i : i + _COPY_PIECE])
+        return memoryview(buf).cast("q")[:n]
+
+
+def _index_batches(batch_sampler, raw=None):
+    """The batches of `batch_sampler` as int64 index tensors, or (`raw`, an `_Int64Views`)
+    as int64 memoryviews, which the DataLoader's workers get as raw bytes: the same as its
+    lists (the DataLoader's path for datasets that gather a batch at once), or None when
+    it does not slice its sampler's runs."""
     sampler = getattr(batch_sampler, "sampler", None)
     if type(batch_sampler).__iter__ is not BatchSampler.__iter__ or (
         type(sampler).__iter__ not in _CHUNKED
     ):
         return None
-    return _batches_of(
-        sampler._tensor_chunks(), batch_sampler.batch_size, batch_sampler.drop_last, True
-    )
+    chunks = sampler._tensor_chunks()
+    if raw is not None:
+        chunks = map(raw, chunks)
+    return _batches_of(chunks, batch_sampler.batch_size, batch_sampler.drop_last, True)

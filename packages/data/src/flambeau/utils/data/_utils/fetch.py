@@ -71,6 +71,17 @@ class _MapDatasetFetcher(_BaseDatasetFetcher):
         return self.collate_fn(data)
 
 
+def gathers_index_tensors(kind, dataset, auto_collation, collate_fn) -> bool:
+    """Whether a fetcher of these would take a batch's indices as an int64 tensor
+    (`_MapDatasetFetcher.takes_index_tensors`), asked without making one."""
+    return (
+        kind == _DatasetKind.Map
+        and auto_collation
+        and collate_fn is _collate.default_collate
+        and getattr(dataset, "_fast_batch", None) is not None
+    )
+
+
 class _DatasetKind:
     Map = 0
     Iterable = 1

@@ -3,13 +3,14 @@
 After its first batch a worker makes a *ring*: one shared storage of `nslots` slots,
 each sized from that batch, and sends it to the main process once. From then on
 collation (``default_collate``'s stack, or the ``index_select`` of a TensorDataset's
-batched fetch) writes into a free slot (`_SlotWriter.alloc`), and the message carries
-only the slot number and each tensor's dtype, offset, shape and strides (a persistent id
-in the pickle, `_ResultPickler`). The main process views the slot as the batch's storage
-(`_ParentRing`, `_ResultUnpickler`); when the last tensor viewing it dies, the slot's
-number is queued (`_Lease`) and goes back to the worker with its next task. A batch that
-does not fit, or finds no free slot, goes to fresh shared memory as any tensor sent
-through flambeau.multiprocessing does, so the worker never waits.
+batched fetch) writes into a free slot (`_SlotWriter.alloc`), and what crosses is the
+slot number and each tensor's dtype, offset, shape and strides: a layout id in a result
+record of the worker's channel (channel.py; `encode_result`), or a persistent id in a
+pickle (`_ResultPickler`). The main process views the slot as the batch's storage
+(`build`, `_ResultUnpickler`); when the last tensor viewing it dies, the slot's number
+is queued (`_Lease`) and goes back to the worker with its next task. A batch that does
+not fit, or finds no free slot, goes to fresh shared memory as any tensor sent through
+flambeau.multiprocessing does, so the worker never waits.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ _DTYPE_NAMES = (
     "uint8", "bool", "complex64", "complex128", "uint16", "uint32", "uint64",
 )  # fmt: skip
 DTYPES = tuple(vars(flambeau)[n] for n in _DTYPE_NAMES if n in vars(flambeau))
+_from_buffer = flambeau.UntypedStorage._from_buffer
 _DTYPE_CODE = {d: i for i, d in enumerate(DTYPES)}
 
 
@@ -61,6 +63,7 @@ class _SlotWriter:
         self.slot = -1  # the slot of the batch being made, or -1
         self.used = 0  # bytes of it used so far
         self.fresh = 0  # bytes the batch took outside the ring
+        self.layout_ids: dict[bytes, int] = {}  # fast-path layouts sent so far -> their ids
 
     def begin(self) -> None:
         self.used = self.fresh = 0
@@ -132,13 +135,19 @@ class _ResultPickler(ForkingPickler):
 
 
 # A batch that is a list or tuple of tensors, all in the current slot (the common case),
-# goes without pickle: _FAST, then the task id, the slot and the layout's length, then the
-# layout (the container, then per tensor its dtype, rank, offset, shape and strides). The
-# main process parses a layout once and keeps it, so a batch costs it a lease and a view
-# per tensor. Everything else is a pickle (its first byte is 0x80).
+# goes without pickle, described by its *layout*: the container, then per tensor its
+# dtype, rank, offset, shape and strides. The first time a worker uses a layout it sends
+# it on its connection, after _FAST_HEAD (the marker _FAST, the layout's id, the slot,
+# the task id); the main process parses it and keeps it by its id (per worker). From
+# then on a batch of that layout is a result record of the worker's channel (channel.py:
+# the id and the slot), and costs the main process a lease and a view per tensor. Past
+# _MAX_LAYOUTS distinct layouts the others go on the connection each time, with the id
+# _NO_ID. Everything else is a pickle (its first byte is 0x80).
 _FAST = 0x46
-_FAST_HEAD = struct.Struct("<BqiH")
+_FAST_HEAD = struct.Struct("<BxHiq")
 _TENSOR_HEAD = struct.Struct("<BBq")
+_MAX_LAYOUTS = 256
+_NO_ID = 0xFFFF
 
 
 def _fast_layout(writer: _SlotWriter, data) -> bytes | None:
@@ -159,18 +168,29 @@ def _fast_layout(writer: _SlotWriter, data) -> bytes | None:
     return b"".join(parts)
 
 
-def dumps_result(writer: _SlotWriter, obj) -> bytes:
-    """`obj` (a worker's message) encoded, its tensors in the current slot by reference."""
+def encode_result(writer: _SlotWriter, obj) -> int | bytes:
+    """A worker's message `obj` = (task id, data, ring): the id of its layout when it is
+    a batch in the current slot (`writer.slot`) whose layout the main process knows
+    (it goes as a result record), else its bytes for the connection (a layout's first
+    use, or a pickle with the tensors in the slot by reference)."""
     task_id, data, ring = obj
     if ring is None and writer.slot >= 0:
         layout = _fast_layout(writer, data)
-        if layout is not None and len(layout) < 0xFFFF:
-            return _FAST_HEAD.pack(_FAST, task_id, writer.slot, len(layout)) + layout
+        if layout is not None:
+            ids = writer.layout_ids
+            lid = ids.get(layout)
+            if lid is not None:
+                return lid
+            if len(ids) < _MAX_LAYOUTS:
+                lid = ids[layout] = len(ids)
+            else:
+                lid = _NO_ID
+            return _FAST_HEAD.pack(_FAST, lid, writer.slot, task_id) + layout
     buf = io.BytesIO()
     p = _ResultPickler(buf, 4)
     p.writer = writer
     p.dump(obj)
-    return buf.getbuffer()
+    return buf.getvalue()
 
 
 # The main process's end.
@@ -224,38 +244,40 @@ def loads_result(buf, ring):
 
 
 class _Layout:
-    """A parsed fast-path layout: the container and each tensor's view arguments."""
+    """A parsed fast-path layout: the container, and each tensor's view arguments as
+    columns (for ``map``)."""
 
-    __slots__ = ("is_tuple", "views")
+    __slots__ = ("is_tuple", "dtypes", "offsets", "shapes", "strides")
 
-    def __init__(self, layout: bytes) -> None:
+    def __init__(self, layout) -> None:
         self.is_tuple = layout[0] == 1
-        views = []
+        dtypes, offsets, shapes, strides = [], [], [], []
         pos = 1
         while pos < len(layout):
             code, nd, offset = _TENSOR_HEAD.unpack_from(layout, pos)
             pos += _TENSOR_HEAD.size
             dims = struct.unpack_from(f"<{2 * nd}q", layout, pos)
             pos += 16 * nd
-            views.append((DTYPES[code], offset, list(dims[:nd]), list(dims[nd:])))
-        self.views = tuple(views)
+            dtypes.append(DTYPES[code])
+            offsets.append(offset)
+            shapes.append(dims[:nd])
+            strides.append(dims[nd:])
+        self.dtypes, self.offsets = tuple(dtypes), tuple(offsets)
+        self.shapes, self.strides = tuple(shapes), tuple(strides)
 
 
-def is_fast(buf, offset: int) -> bool:
-    return buf[offset] == _FAST
+def build(ring: _ParentRing, slot: int, layout: _Layout):
+    """The batch of `layout` in `slot` of `ring`: a lease, and a view per tensor."""
+    storage = _from_buffer(ring.views[slot], _Lease(ring, slot), True)
+    out = list(map(storage._view, layout.dtypes, layout.offsets, layout.shapes, layout.strides))
+    return tuple(out) if layout.is_tuple else out
 
 
 def loads_fast(buf, offset: int, size: int, ring, layouts: dict):
-    """(task id, batch) of a fast-path message at buf[offset:offset + size]; `layouts`
-    caches the parsed layouts by their bytes."""
-    _, task_id, slot, n = _FAST_HEAD.unpack_from(buf, offset)
-    start = offset + _FAST_HEAD.size
-    key = bytes(buf[start : start + n])
-    layout = layouts.get(key)
-    if layout is None:
-        if len(layouts) > 64:
-            layouts.clear()
-        layout = layouts[key] = _Layout(key)
-    view = ring.lease(slot)._view
-    out = [view(dtype, off, shape, stride) for dtype, off, shape, stride in layout.views]
-    return task_id, (tuple(out) if layout.is_tuple else out)
+    """(task id, batch) of a fast-path message at buf[offset:offset + size] (a layout's
+    first use), keeping the layout by its id in `layouts`."""
+    _, lid, slot, task_id = _FAST_HEAD.unpack_from(buf, offset)
+    layout = _Layout(bytes(buf[offset + _FAST_HEAD.size : offset + size]))
+    if lid != _NO_ID:
+        layouts[lid] = layout
+    return task_id, build(ring, slot, layout)

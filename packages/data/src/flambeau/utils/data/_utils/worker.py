@@ -1,35 +1,47 @@
 """The worker process's side of the DataLoader (see docs/design/data-loading.rst).
 
-A worker reads tasks from its own connection (a flambeau.multiprocessing Pipe, so that
-shared-memory descriptors travel with messages), fetches and collates each batch straight
-into a slot of its shared-memory ring (ring.py), and sends back on the same connection
-the slot number and the tensors' shapes. It is seeded from the loader's base seed plus
-its id, ignores SIGINT (the main process ends it), and exits when the main process
-sends None, closes the connection or is gone.
+A worker takes its tasks from its channel (channel.py: records in shared memory, counted
+by a semaphore; what does not fit a record comes on its connection, a
+flambeau.multiprocessing Pipe whose messages carry shared-memory descriptors), fetches
+and collates each batch straight into a slot of its shared-memory ring (ring.py), and
+answers with a result record (the slot and the batch's layout id) or, for anything
+else, a message on the connection. It is seeded from the loader's base seed plus its
+id, ignores SIGINT (the main process ends it), and exits when its channel is marked
+done, the connection is closed, or the main process is gone.
 """
 
 from __future__ import annotations
 
 import os
 import random
-import select
 import signal
+import socket
+import struct
 import sys
 from dataclasses import dataclass
+from multiprocessing.reduction import ForkingPickler
 
 import flambeau
+from flambeau.multiprocessing.connection import MessageReader
 from flambeau.utils.data._utils import ExceptionWrapper
 from flambeau.utils.data._utils import collate as _collate
+from flambeau.utils.data._utils.channel import FAST, RAW, RESUME, RESUMED, SOCKET
 from flambeau.utils.data._utils.failures import register_stack_file, unregister_stack_file
 from flambeau.utils.data._utils.fetch import _DatasetKind
-from flambeau.utils.data._utils.ring import _SlotWriter, dumps_result
+from flambeau.utils.data._utils.ring import _SlotWriter, encode_result
+from flambeau.utils.data.sampler import _int64_tensor_over
 
 __all__ = ["WorkerInfo", "get_worker_info"]
 
-# Messages from the main process: (_TASK, task id, indices, freed slots),
-# (_RESUME, freed slots) or None (exit).
+# Messages on the connection from the main process, each announced by a task record
+# of kind SOCKET: (_TASK, task id, indices, freed slots) or (_RESUME, freed slots),
+# pickled; or a raw task that did not fit a record: _RAW_HEAD (the marker _RAW_TASK, the
+# number of freed slots, the task id), the freed slots as int64, then the batch's
+# indices as native int64 bytes.
 _TASK = 0
 _RESUME = 1
+_RAW_TASK = 0x49  # a pickle starts with 0x80
+_RAW_HEAD = struct.Struct("<BxxxIq")  # 16 bytes: the indices that follow stay aligned
 
 
 @dataclass(frozen=True)
@@ -81,13 +93,6 @@ class _IterableDatasetStopIteration:
     worker_id: int
 
 
-@dataclass(frozen=True)
-class _ResumeIteration:
-    """Persistent workers: a new epoch starts (the worker re-creates its fetcher)."""
-
-    seed: int | None = None
-
-
 def _generate_state(base_seed: int, worker_id: int) -> list[int]:
     """NumPy's seed for a worker: PyTorch's function of the base seed and worker id (a
     SeedSequence-style hash), so that numpy.random in workers matches PyTorch's."""
@@ -128,7 +133,7 @@ def _worker_loop(
     dataset_kind,
     dataset,
     conn,
-    done_event,
+    channel,
     auto_collation,
     collate_fn,
     drop_last,
@@ -138,12 +143,12 @@ def _worker_loop(
     num_workers,
     persistent_workers,
     nslots,
-    parent_pid,
 ) -> None:
     # Ctrl-C reaches the whole process group: the main process handles it and ends the
     # workers, which must not die half-way through a message.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     stack_fd = register_stack_file()
+    start_ppid = os.getppid()  # the main process, or the forkserver's server
 
     global _worker_info
     try:
@@ -171,31 +176,45 @@ def _worker_loop(
         except Exception:
             init_exception = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
 
-        poller = select.poll()
-        poller.register(conn.fileno(), select.POLLIN)
+        reader = MessageReader(conn)  # the tasks that do not fit a record (channel.py)
+        takes_tensors = getattr(fetcher, "takes_index_tensors", False)
+        acquire = channel.tasks.acquire
         iteration_end = False
         while True:
-            if not poller.poll(1000):
-                if os.getppid() != parent_pid:
-                    break  # the main process is gone
+            if not acquire(True, 1.0):
+                if _parent_gone(reader.sock, start_ppid):
+                    break
                 continue
-            try:
-                msg = conn.recv()
-            except (EOFError, OSError):
-                break
-            if msg is None:
-                break
-            if msg[0] == _RESUME:
-                writer.free.extend(msg[1])
+            if channel.done:
+                break  # shutdown: what is queued is dropped
+            kind, freed, task_id, raw = channel.take_task()
+            if kind == SOCKET:
+                try:
+                    msg = _read_message(reader, takes_tensors)
+                except (EOFError, OSError):
+                    break
+                if msg is None:
+                    break
+                if msg[0] == _RESUME:
+                    kind, freed = RESUME, msg[1]
+                else:
+                    _, task_id, index, freed = msg
+            elif kind == RAW:
+                index = _int64_tensor_over(raw)
+                if not takes_tensors:
+                    index = index.tolist()
+            if kind == RESUME:
+                # Persistent workers: a new epoch, a new fetcher.
+                writer.free.extend(freed)
                 iteration_end = False
                 fetcher = _DatasetKind.create_fetcher(
                     dataset_kind, dataset, auto_collation, collate_fn, drop_last
                 )
-                conn.send_bytes(dumps_result(writer, (-1, _ResumeIteration(), None)))
+                takes_tensors = getattr(fetcher, "takes_index_tensors", False)
+                channel.post_result(RESUMED, 0, 0, -1)
                 continue
-            _, task_id, index, freed = msg
             writer.free.extend(freed)
-            if done_event.is_set() or iteration_end:
+            if iteration_end:
                 continue
             writer.begin()
             if init_exception is not None:
@@ -210,19 +229,72 @@ def _worker_loop(
                         iteration_end = True
                     else:
                         data = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
+            del index
             ring = writer.end()
             try:
-                payload = dumps_result(writer, (task_id, data, ring))
+                out = encode_result(writer, (task_id, data, ring))
             except Exception:
                 data = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
-                payload = dumps_result(writer, (task_id, data, ring))
+                out = encode_result(writer, (task_id, data, ring))
             del data
-            try:
-                conn.send_bytes(payload)
-            except OSError:
+            if not _post(channel, conn, writer, task_id, out):
                 break  # the main process closed the connection
-            del payload
+            del out
     except KeyboardInterrupt:
         pass
     finally:
         unregister_stack_file(stack_fd)
+
+
+def _post(channel, conn, writer, task_id: int, out) -> bool:
+    """Hands a result over: a record when it is a batch of a known layout (`out` is the
+    layout's id), else a record announcing a message, then the message (its bytes)."""
+    if out.__class__ is int:
+        channel.post_result(FAST, out, writer.slot, task_id)
+        return True
+    channel.post_result(SOCKET, 0, 0, task_id)
+    try:
+        conn.send_bytes(out)
+    except OSError:
+        return False
+    return True
+
+
+def _parent_gone(sock, start_ppid: int) -> bool:
+    """Whether the main process is gone: this process was reparented (fork, spawn), or
+    the other end of the connection is closed (forkserver: the parent is its server)."""
+    if os.getppid() != start_ppid:
+        return True
+    try:
+        return sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+
+
+def _read_message(reader: MessageReader, takes_tensors: bool):
+    """The next message from the main process (blocking), a raw task decoded: its
+    indices an int64 tensor when the fetcher gathers with one, else a list."""
+    offset, size = reader.next_message()
+    buf = reader.buf
+    if size >= _RAW_HEAD.size and buf[offset] == _RAW_TASK:
+        _, nfreed, task_id = _RAW_HEAD.unpack_from(buf, offset)
+        pos = offset + _RAW_HEAD.size
+        freed = struct.unpack_from(f"<{nfreed}q", buf, pos) if nfreed else ()
+        pos += 8 * nfreed
+        end = offset + size
+        if end == pos:
+            index = []
+        else:
+            # A copy: the reader's buffer is reused.
+            index = _int64_tensor_over(buf[pos:end])
+            if not takes_tensors:
+                index = index.tolist()
+        return (_TASK, task_id, index, freed)
+    with memoryview(buf) as view:
+        data = bytes(view[offset : offset + size])
+    try:
+        return reader.loads(ForkingPickler.loads, data)
+    finally:
+        reader.release_descriptors()
