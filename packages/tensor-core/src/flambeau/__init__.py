@@ -223,6 +223,22 @@ def __getattr__(name):
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")
+    # flambeau.func (function transforms, from flambeau-autograd) and its vmap, which
+    # PyTorch also has at top level as torch.vmap.
+    if name in ("func", "vmap"):
+        import importlib
+
+        try:
+            func = importlib.import_module(f"{__name__}.func")
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.func":
+                raise
+            raise ModuleNotFoundError(
+                "flambeau.func is provided by the distribution 'flambeau-autograd', which is "
+                "not installed. " + _siblings.install_hint("flambeau-autograd"),
+                name=e.name,
+            ) from None
+        return func if name == "func" else func.vmap
     if name == "ops":  # flambeau.ops.<namespace>.<operator> (custom operators, aten)
         from flambeau._custom_ops import ops
 

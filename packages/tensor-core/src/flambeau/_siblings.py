@@ -15,6 +15,7 @@ import sys
 SIBLINGS = {
     "flambeau.autograd": ("flambeau-autograd", "packages/autograd"),
     "flambeau.distributions": ("flambeau-autograd", "packages/autograd"),
+    "flambeau.func": ("flambeau-autograd", "packages/autograd"),
     "flambeau.nn": ("flambeau-nn", "packages/nn"),
     "flambeau.optim": ("flambeau-optim", "packages/optim"),
     "flambeau.multiprocessing": ("flambeau-mp", "packages/mp"),
