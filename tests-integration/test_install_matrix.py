@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from wheelhouse import CORE, DIST, ROOT, make_venv, newest_wheels, run
+from wheelhouse import CORE, DIST, ROOT, make_venv, newest_wheels, pip_install, run
 
 try:
     import tomllib
@@ -99,10 +99,10 @@ def test_wheels_install_cleanly(wheels, subset, tmp_path):
         if missing := [n for n in names if n not in wheels]:
             pytest.fail(f"no {', '.join(missing)} wheel in {DIST}: run `nox -s build` first")
         chosen = {n: wheels[n] for n in names}
-    python = make_venv(tmp_path / "venv")
+    python = make_venv(tmp_path / "venv", with_pip=False)
     # Our wheels by path, so that none can come from an index; their third-party
     # dependencies (numpy, ...) from the index as a user would get them.
-    run(python, "-m", "pip", "install", "-q", *chosen.values())
+    pip_install(python, "-q", *chosen.values())
     where = check(python, set(chosen), cwd=tmp_path)
     assert Path(where).is_relative_to(tmp_path / "venv")
 

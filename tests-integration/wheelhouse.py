@@ -35,9 +35,16 @@ def run(
     return proc.stdout
 
 
-def make_venv(path: Path) -> Path:
-    run(sys.executable, "-m", "venv", path)
+def make_venv(path: Path, *, with_pip: bool = True) -> Path:
+    """A new virtual environment at path; its interpreter. Without pip it takes ~50 ms
+    instead of ~4 s: install into it with `pip_install`."""
+    run(sys.executable, "-m", "venv", *([] if with_pip else ["--without-pip"]), path)
     return path / "bin" / "python"
+
+
+def pip_install(python: Path, *args: str | Path) -> str:
+    """`pip install args` into the environment of `python`, by this interpreter's pip."""
+    return run(sys.executable, "-m", "pip", "--python", python, "install", *args)
 
 
 def newest_wheels() -> dict[str, Path]:

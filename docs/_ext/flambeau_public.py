@@ -40,6 +40,7 @@ PUBLIC_MODULES = {
         "flambeau.autograd",
         "flambeau.autograd.functional",
         "flambeau.autograd.graph",
+        "flambeau.autograd.forward_ad",
         "flambeau.func",
         "flambeau.utils.checkpoint",
         "flambeau.distributions",

@@ -40,6 +40,7 @@ NAMESPACES = [
     Namespace("fft", 0.95),
     Namespace("special", 0.95),
     Namespace("autograd", 0.95),
+    Namespace("autograd.forward_ad", 0.95),
     Namespace("func", 0.95),
     Namespace("optim", 0.95),
     Namespace("optim.lr_scheduler", 0.95),

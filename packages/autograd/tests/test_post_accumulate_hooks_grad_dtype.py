@@ -59,6 +59,47 @@ def test_post_accumulate_hook_errors():
         (x * 3).sum().backward()
 
 
+def test_post_accumulate_hook_may_return_its_tensor():
+    # PyTorch's own example returns p.add_(...), the tensor itself: that is ignored.
+    v = F.tensor([0.0, 0.0, 0.0], requires_grad=True)
+    lr = 0.01
+    v.register_post_accumulate_grad_hook(lambda p: p.add_(p.grad, alpha=-lr))
+    calls = []
+    v.register_post_accumulate_grad_hook(lambda p: calls.append(1))  # later hooks still run
+    v.backward(F.tensor([1.0, 2.0, 3.0]))
+    np.testing.assert_allclose(v.detach().numpy(), [-0.01, -0.02, -0.03], rtol=1e-6)
+    assert calls == [1] and v.grad.tolist() == [1.0, 2.0, 3.0]
+
+
+class _ReturnsZeros:
+    def __call__(self, t):
+        return F.zeros(5)
+
+
+@pytest.mark.parametrize(
+    "hook, error, message",
+    [
+        (lambda t: 5, TypeError, "expected Variable, but hook returned 'int'"),
+        (lambda t: [t], TypeError, "expected Variable, but hook returned 'list'"),
+        (
+            lambda t: F.zeros(2, dtype=F.float64),
+            RuntimeError,
+            r"hook '<lambda>' has changed the type of value \(was torch.FloatTensor got "
+            r"torch.DoubleTensor\)",
+        ),
+        (lambda t: F.zeros(3), RuntimeError, "hook '<lambda>' has changed the size of value"),
+        (_ReturnsZeros(), RuntimeError, "hook '<unknown>' has changed the size of value"),
+        (lambda t: t.detach(), RuntimeError, "post accumulate grad hooks should return None"),
+        (lambda t: t.grad, RuntimeError, "post accumulate grad hooks should return None"),
+    ],
+)
+def test_post_accumulate_hook_results_pytorch_refuses(hook, error, message):
+    x = F.ones(2, requires_grad=True)
+    x.register_post_accumulate_grad_hook(hook)
+    with pytest.raises(error, match=message):
+        (x * 3).sum().backward()
+
+
 def test_the_core_routes_the_hook_to_autograd_before_it_is_imported():
     # In a fresh process the method exists before flambeau.autograd is imported.
     code = (

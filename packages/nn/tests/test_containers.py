@@ -93,6 +93,60 @@ def test_parameter_list():
     assert repr(pl).splitlines()[1] == "    (0): Parameter containing: [flambeau.float32 of size 2]"
 
 
+def test_parameter_list_and_dict_reprs_are_pytorchs():
+    # PyTorch's reprs: a ParameterList names dtypes (torch.float32 there), a ParameterDict
+    # legacy type names (torch.FloatTensor, which flambeau.typename spells alike).
+    pl = nn.ParameterList(
+        [
+            nn.Parameter(flambeau.zeros(2, 3)),
+            nn.Parameter(flambeau.zeros(4, dtype=flambeau.float64)),
+            nn.Parameter(flambeau.zeros(())),
+            nn.Parameter(flambeau.zeros(2, dtype=flambeau.int64), requires_grad=False),
+            "text",
+        ]
+    )
+    assert repr(pl) == (
+        "ParameterList(\n"
+        "    (0): Parameter containing: [flambeau.float32 of size 2x3]\n"
+        "    (1): Parameter containing: [flambeau.float64 of size 4]\n"
+        "    (2): Parameter containing: [flambeau.float32 of size ]\n"
+        "    (3): Parameter containing: [flambeau.int64 of size 2]\n"
+        "    (4): Object of type: str\n"
+        ")"
+    )
+    pd = nn.ParameterDict(
+        {
+            "a": nn.Parameter(flambeau.zeros(2, 3)),
+            "b": nn.Parameter(flambeau.zeros(5, dtype=flambeau.float64)),
+            "c": nn.Parameter(flambeau.zeros(0, 3, dtype=flambeau.float16)),
+            "d": nn.Parameter(flambeau.zeros(2, dtype=flambeau.complex64)),
+            "e": nn.Parameter(flambeau.zeros(2, dtype=flambeau.bfloat16)),
+            "f": nn.Parameter(flambeau.zeros(2, dtype=flambeau.int32), requires_grad=False),
+            "g": 3,
+            "h": nn.Linear(1, 1),
+        }
+    )
+    assert repr(pd) == (
+        "ParameterDict(\n"
+        "    (a): Parameter containing: [torch.FloatTensor of size 2x3]\n"
+        "    (b): Parameter containing: [torch.DoubleTensor of size 5]\n"
+        "    (c): Parameter containing: [torch.HalfTensor of size 0x3]\n"
+        "    (d): Parameter containing: [torch.ComplexFloatTensor of size 2]\n"
+        "    (e): Parameter containing: [torch.BFloat16Tensor of size 2]\n"
+        "    (f): Parameter containing: [torch.IntTensor of size 2]\n"
+        "    (g): Object of type: int\n"
+        "    (h): Object of type: Linear\n"
+        "  (h): Linear(in_features=1, out_features=1, bias=True)\n"
+        ")"
+    )
+    one = nn.ParameterDict({"x": nn.Parameter(flambeau.zeros(1, 2))})
+    assert (
+        repr(one) == "ParameterDict(  (x): Parameter containing: [torch.FloatTensor of size 1x2])"
+    )
+    assert repr(nn.ParameterDict()) == "ParameterDict()"
+    assert repr(nn.ParameterList()) == "ParameterList()"
+
+
 def test_parameter_dict():
     pd = nn.ParameterDict({"b": flambeau.ones(1), "a": flambeau.ones(2)})
     assert list(pd) == ["a", "b"]  # a plain dict is taken in sorted order, as in PyTorch

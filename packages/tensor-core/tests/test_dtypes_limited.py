@@ -115,6 +115,19 @@ def test_float8_rounds_to_nearest_even(name):
         assert g == nearest(x, name), (x, g)
 
 
+@pytest.mark.parametrize("name", sorted(FORMATS))
+def test_float8_midpoints_round_to_the_even_code(name):
+    # Every exact tie between neighbouring values (and just beside it), both signs.
+    values = sorted({abs(v) for c in range(256) if math.isfinite(v := decode(c, *FORMATS[name]))})
+    mids = [(a + b) / 2 for a, b in zip(values, values[1:])]
+    xs = np.array(mids, dtype=np.float32)
+    near = np.concatenate([xs, np.nextafter(xs, 0), np.nextafter(xs, np.inf)])
+    near = np.concatenate([near, -near])
+    got = F.from_numpy(near).to(getattr(F, name)).float().numpy()
+    for x, g in zip(near.tolist(), got.tolist()):
+        assert g == nearest(x, name), (x, g)
+
+
 # Overflow, infinities and NaN, by format: PyTorch saturates e4m3fn, rounds e5m2 to
 # infinity, and gives the fnuz formats their one NaN (codes checked against PyTorch 2.13).
 EDGES = [1e9, math.inf, -math.inf, math.nan, 464.0, 480.0, 61440.0, 248.0, -0.0]

@@ -31,63 +31,51 @@ struct Float8 {
   static constexpr int kExpMax = (1 << ExpBits) - 1;
   static constexpr int kManMask = (1 << ManBits) - 1;
 
+  // Bit arithmetic only (no libm calls): conversions run at memory speed.
   static float decode(uint8_t b) {
     if (kFnuz && b == 0x80) return NAN;
-    const bool neg = b & 0x80;
-    const int e = (b >> ManBits) & kExpMax;
-    const int m = b & kManMask;
-    float v;
-    if (K == Fp8Kind::E5M2 && e == kExpMax) {
-      v = m == 0 ? INFINITY : NAN;
-    } else if (K == Fp8Kind::E4M3FN && e == kExpMax && m == kManMask) {
-      v = NAN;
-    } else if (e == 0) {
-      v = std::ldexp(static_cast<float>(m), 1 - Bias - ManBits);  // subnormal
-    } else {
-      v = std::ldexp(static_cast<float>(m + (1 << ManBits)), e - Bias - ManBits);
+    const uint32_t sign = static_cast<uint32_t>(b & 0x80) << 24;
+    const uint32_t e = (b >> ManBits) & kExpMax;
+    const uint32_t m = b & kManMask;
+    if (K == Fp8Kind::E5M2 && e == kExpMax) return bits_float(sign | 0x7F800000 | (m << 21));
+    if (K == Fp8Kind::E4M3FN && e == kExpMax && m == kManMask) return NAN;
+    if (e == 0) {  // subnormal: m quanta of 2^(1 - Bias - ManBits), exact in float
+      const float v =
+          static_cast<float>(m) * bits_float(static_cast<uint32_t>(127 + 1 - Bias - ManBits) << 23);
+      return bits_float(sign | float_bits(v));
     }
-    return neg ? -v : v;
+    return bits_float(sign | ((e - Bias + 127) << 23) | (m << (23 - ManBits)));
   }
 
   // Round to nearest even on the format's grid, then apply its overflow rule.
   static uint8_t encode(float f) {
-    const uint8_t nan = kFnuz ? 0x80 : static_cast<uint8_t>(0x7F | (std::signbit(f) ? 0x80 : 0));
-    if (std::isnan(f)) return nan;
-    const uint8_t sign = std::signbit(f) ? 0x80 : 0;
-    const float a = std::fabs(f);
-    const float max_finite = decode(kFnuz ? 0x7F : (K == Fp8Kind::E5M2 ? 0x7B : 0x7E));
-    uint8_t code;
-    if (std::isinf(a)) {
-      code = 0xFF;  // overflow below
+    const uint32_t u = float_bits(f);
+    const uint8_t sign = static_cast<uint8_t>((u >> 24) & 0x80);
+    const uint32_t a = u & 0x7FFFFFFF;
+    if (a > 0x7F800000) return kFnuz ? 0x80 : static_cast<uint8_t>(sign | 0x7F);  // NaN
+    constexpr uint32_t kMaxCode = kFnuz ? 0x7F : (K == Fp8Kind::E5M2 ? 0x7B : 0x7E);
+    uint32_t code;
+    if ((a >> 23) >= static_cast<uint32_t>(127 - Bias + 1)) {
+      // A normal result: drop mantissa bits with round-half-even (a carry moves into the
+      // exponent, as it should), then rebias the exponent.
+      constexpr int kDrop = 23 - ManBits;
+      const uint32_t rounded = (a + ((1u << (kDrop - 1)) - 1) + ((a >> kDrop) & 1)) >> kDrop;
+      code = rounded - (static_cast<uint32_t>(127 - Bias) << ManBits);
     } else {
-      int exp;
-      std::frexp(a, &exp);  // a = frac * 2^exp, frac in [0.5, 1)
-      // The exponent of a's leading bit, clamped to the subnormal range.
-      int e = std::max(exp - 1, 1 - Bias);
-      const float quantum = std::ldexp(1.0f, e - ManBits);
-      const float q = std::nearbyint(a / quantum);  // ties to even (default rounding)
-      const float r = q * quantum;
-      if (r > max_finite) {
-        code = 0xFF;
-      } else if (r == 0) {
-        return kFnuz ? 0 : sign;
-      } else {
-        int re;
-        std::frexp(r, &re);
-        const int be = re - 1 + Bias;  // biased exponent; <= 0 means subnormal
-        if (be <= 0) {
-          code = static_cast<uint8_t>(std::ldexp(r, Bias - 1 + ManBits));
-        } else {
-          const int man = static_cast<int>(std::ldexp(r, ManBits - (re - 1))) - (1 << ManBits);
-          code = static_cast<uint8_t>((be << ManBits) | man);
-        }
-        return sign | code;
-      }
+      // A subnormal (or zero) result: count quanta of 2^(1 - Bias - ManBits), rounded half
+      // to even by the float adder (adding 1.5 * 2^23 leaves whole numbers in the mantissa);
+      // rounding up to 2^ManBits quanta gives the first normal's code, as it should.
+      const float quanta =
+          bits_float(a) * bits_float(static_cast<uint32_t>(127 - 1 + Bias + ManBits) << 23);
+      code = static_cast<uint32_t>((quanta + 12582912.0f) - 12582912.0f);
     }
-    // Overflow (or infinity).
-    if (K == Fp8Kind::E4M3FN) return sign | 0x7E;
-    if (K == Fp8Kind::E5M2) return sign | 0x7C;
-    return nan;
+    if (code > kMaxCode) {  // overflow, infinity included
+      if (K == Fp8Kind::E4M3FN) return sign | 0x7E;
+      if (K == Fp8Kind::E5M2) return sign | 0x7C;
+      return 0x80;
+    }
+    if (code == 0) return kFnuz ? 0 : sign;
+    return static_cast<uint8_t>(sign | code);
   }
 };
 

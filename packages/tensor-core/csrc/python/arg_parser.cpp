@@ -46,8 +46,15 @@ const char* type_name(ParamType t) {
   return "?";
 }
 
+// An int argument: a Python or NumPy integer, or (as in PyTorch, e.g. narrow's start from
+// x.argmax()) a 0-dim integer or bool tensor.
 bool is_int(PyObject* o) {
-  return PyLong_Check(o) || (!PyFloat_Check(o) && PyIndex_Check(o) && !is_tensor(o));
+  if (PyLong_Check(o)) return true;
+  if (is_tensor(o)) {
+    const Tensor& t = tensor_from_py(o, "", "");
+    return t->dim() == 0 && is_integral(t->dtype(), /*include_bool=*/true);
+  }
+  return !PyFloat_Check(o) && PyIndex_Check(o);
 }
 
 bool is_int_list(PyObject* o, int list_size) {
@@ -338,6 +345,30 @@ std::string Signature::describe() const {
   return os.str();
 }
 
+// NumPy's keyword names PyTorch accepts for its own in every function (x.sum(axis=1,
+// keepdims=True)).
+static const char* numpy_alias_of(PyObject* key) {
+  static constexpr std::pair<const char*, const char*> kAliases[] = {
+      {"axis", "dim"}, {"keepdims", "keepdim"}, {"x", "input"},
+      {"a", "input"},  {"x1", "input"},         {"x2", "other"},
+  };
+  for (const auto& [alias, name] : kAliases)
+    if (PyUnicode_CompareWithASCIIString(key, alias) == 0) return name;
+  return nullptr;
+}
+
+int Signature::find_param(PyObject* key) const {
+  for (int i = 0; i < static_cast<int>(params_.size()); ++i) {
+    if (params_[i].py_name.ptr() == key || PyUnicode_Compare(params_[i].py_name.ptr(), key) == 0)
+      return i;
+  }
+  if (const char* name = numpy_alias_of(key)) {
+    for (int i = 0; i < static_cast<int>(params_.size()); ++i)
+      if (params_[i].name == name) return i;
+  }
+  return -1;
+}
+
 bool Signature::bind(PyObject* self, PyObject* args, PyObject* kwargs, PyObject** slots,
                      int* varargs_param, Py_ssize_t* varargs_start, std::string* why) const {
   *varargs_param = -1;
@@ -386,14 +417,7 @@ bool Signature::bind(PyObject* self, PyObject* args, PyObject* kwargs, PyObject*
     PyObject *key, *value;
     Py_ssize_t pos = 0;
     while (PyDict_Next(kwargs, &pos, &key, &value)) {
-      int found = -1;
-      for (int i = 0; i < np; ++i) {
-        if (params_[i].py_name.ptr() == key ||
-            PyUnicode_Compare(params_[i].py_name.ptr(), key) == 0) {
-          found = i;
-          break;
-        }
-      }
+      int found = find_param(key);
       if (found < 0) {
         *why =
             str_cat("got an unexpected keyword argument '", py::str(key).cast<std::string>(), "'");

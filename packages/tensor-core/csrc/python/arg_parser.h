@@ -64,6 +64,8 @@ class Signature {
             Py_ssize_t* varargs_start, std::string* why) const;
 
  private:
+  int find_param(PyObject* key) const;  // by name or NumPy alias; -1 if none
+
   std::string name_;
   std::vector<Param> params_;
   int max_positional_ = 0;

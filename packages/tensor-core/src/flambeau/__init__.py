@@ -62,7 +62,7 @@ from flambeau._device_module import get_device_module  # noqa: E402,F401
 from flambeau._dtype_aliases import *  # noqa: E402,F403
 from flambeau._dtype_info import finfo, iinfo  # noqa: E402,F401
 from flambeau._errors import AcceleratorError, OutOfMemoryError  # noqa: E402,F401
-from flambeau._functional import tensordot  # noqa: E402,F401
+from flambeau._functional import einsum, tensordot  # noqa: E402,F401
 from flambeau._grad_mode import (  # noqa: E402,F401
     enable_grad,
     inference_mode,

@@ -37,3 +37,48 @@ def tensordot(a, b, dims=2, out=None):
     raise RuntimeError(
         f"tensordot expects dims to be an int or a pair of lists of dims, got {dims!r}"
     )
+
+
+@with_table_example(_C.einsum)
+def einsum(*args):
+    """Einstein summation, given as an equation and operands, or in PyTorch's sublist form
+    einsum(op1, sublist1, op2, sublist2, ..., [sublist_out]) where a sublist holds ints in
+    [0, 52) for subscripts and ``...`` for broadcast dims.
+
+    >>> a = flambeau.ones(2, 3)
+    >>> flambeau.einsum(a, [0, 1], a, [2, 1], [0, 2])
+    tensor([[3., 3.],
+            [3., 3.]])
+    """
+    if not args:
+        raise TypeError("einsum(): expected an equation and operands")
+    if isinstance(args[0], str):
+        return _C.einsum(*args)
+    pairs, output = (args[:-1], args[-1]) if len(args) % 2 else (args, None)
+    equation = ",".join(_sublist(s) for s in pairs[1::2])
+    if output is not None:
+        equation += "->" + _sublist(output)
+    return _C.einsum(equation, list(pairs[0::2]))
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _sublist(sublist) -> str:
+    if isinstance(sublist, (_C.Tensor, str)):
+        raise TypeError(
+            "einsum(): in the sublist form, each operand must be followed by a list of ints "
+            f"and Ellipsis, got {type(sublist).__name__}"
+        )
+    out = []
+    for s in sublist:
+        if s is Ellipsis:
+            out.append("...")
+        elif isinstance(s, int) and not isinstance(s, bool) and 0 <= s < len(_LETTERS):
+            out.append(_LETTERS[s])
+        else:
+            raise ValueError(
+                "einsum(): subscript in subscript list is not within the valid range [0, 52), "
+                f"got {s!r}"
+            )
+    return "".join(out)

@@ -10,7 +10,7 @@ import weakref
 
 import flambeau as _F
 
-from . import functional, graph  # noqa: F401
+from . import forward_ad, functional, graph  # noqa: F401
 from . import tensor_flags as _tensor_flags
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .engine import run_backward as _run_backward
@@ -48,6 +48,7 @@ __all__ = [
     "detect_anomaly",
     "set_detect_anomaly",
     "functional",
+    "forward_ad",
     "Node",
     "AccumulateGrad",
     "RemovableHandle",

@@ -158,8 +158,26 @@ def _accumulate(node: AccumulateGrad, g, create_graph):
     else:
         leaf.grad.add_(g)
     for hook in list(node._post_hooks.values()):
-        if hook(leaf) is not None:
-            raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+        result = hook(leaf)
+        if result is not None and result is not leaf:
+            _reject_post_hook_result(hook, leaf, result)
+
+
+def _reject_post_hook_result(hook, leaf, result):
+    """PyTorch's errors for a post accumulate grad hook that returns something: what a
+    tensor hook may not return is named as such; any other tensor than the leaf itself
+    (which PyTorch's own example returns, from ``p.add_(...)``) is refused too."""
+    if not isinstance(result, F.Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
+    name = getattr(hook, "__name__", "<unknown>")
+    if result.dtype != leaf.dtype:
+        raise RuntimeError(
+            f"hook '{name}' has changed the type of value (was {F.typename(leaf)} got "
+            f"{F.typename(result)})"
+        )
+    if tuple(result.shape) != tuple(leaf.shape):
+        raise RuntimeError(f"hook '{name}' has changed the size of value")
+    raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
 
 def _apply_tensor_hooks(node, grads):

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import functools
+import inspect
 
 import flambeau as F
 
-from . import anomaly_mode, saved_tensors
+from . import anomaly_mode, forward_ad, saved_tensors
 from .grad_mode import no_grad
 from .graph import Node
 from .recorder import attach, grad_edge, is_differentiable
@@ -39,6 +40,8 @@ class FunctionCtx:
         self.dirty = ()
         self.non_differentiable = ()
         self._released = False
+        self._saved_for_forward = ()
+        self._in_jvp = False  # saved_tensors gives what save_for_forward saved
 
     def save_for_backward(self, *tensors):
         self.to_save = tensors
@@ -46,8 +49,36 @@ class FunctionCtx:
             t._version if isinstance(t, F.Tensor) else None for t in tensors
         )
 
+    def save_for_forward(self, *tensors):
+        """Saves tensors (or None) for ``jvp``, which reads them as ``ctx.saved_tensors``.
+
+        >>> import flambeau.autograd.forward_ad as fwAD
+        >>> class Mul(flambeau.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x, y):
+        ...         ctx.save_for_forward(x, y)
+        ...         return x * y
+        ...
+        ...     @staticmethod
+        ...     def jvp(ctx, x_t, y_t):
+        ...         x, y = ctx.saved_tensors
+        ...         return x_t * y + x * y_t
+        >>> with fwAD.dual_level():
+        ...     x = fwAD.make_dual(flambeau.tensor([2.0]), flambeau.tensor([1.0]))
+        ...     fwAD.unpack_dual(Mul.apply(x, flambeau.tensor([5.0]))).tangent
+        tensor([5.])
+        """
+        if not all(t is None or isinstance(t, F.Tensor) for t in tensors):
+            raise AssertionError(
+                "save_for_forward expects all arguments to be tensors; you should save "
+                "non-tensors as attributes on ctx."
+            )
+        self._saved_for_forward = tensors
+
     @property
     def saved_tensors(self):
+        if self._in_jvp:
+            return self._saved_for_forward
         if self._released:
             raise RuntimeError(
                 "Trying to backward through the graph a second time (or directly access saved "
@@ -85,16 +116,20 @@ class FunctionCtx:
 class BackwardCFunction(Node):
     def __init__(self, cls, ctx, edges, n_outputs, output_shapes, input_dtypes):
         super().__init__(f"{cls.__name__}Backward", edges, n_outputs)
+        self._fw_cut = None  # the forward-AD level whose tangents its jvp gave
         self._cls = cls
         self._ctx = ctx
         self._output_shapes = output_shapes
         self._input_dtypes = input_dtypes  # None for arguments that are not tensors
 
     def _backward(self, grads):
+        if self._fw_cut is not None and self._fw_cut.in_tangent_pass:
+            # Tangents downstream of it start from its jvp's: none flow through it.
+            return (None,) * len(self.next_functions)
         grads = tuple(
             g if g is not None else F.zeros(shape) for g, shape in zip(grads, self._output_shapes)
         )
-        result = self._cls.backward(self._ctx, *grads)
+        result = user_backward(self._cls)(self._ctx, *grads)
         result = result if isinstance(result, tuple) else (result,)
         n_inputs = len(self.next_functions)
         if len(result) < n_inputs:
@@ -107,6 +142,17 @@ class BackwardCFunction(Node):
     def _release(self):
         super()._release()
         self._ctx._released = True
+
+
+def user_backward(cls):
+    """The backward a Function subclass defines: ``backward`` or its other name ``vjp``."""
+    backward, vjp = cls.backward, cls.vjp
+    if backward is not Function.backward and vjp is not Function.vjp:
+        raise RuntimeError(
+            "Implementing both 'backward' and 'vjp' for a custom Function is not allowed. "
+            "You should only implement one of them."
+        )
+    return vjp if vjp is not Function.vjp else backward
 
 
 def _of_dtype(g, dtype):
@@ -139,19 +185,109 @@ class Function:
     """
 
     @staticmethod
-    def forward(ctx, *args, **kwargs):
-        raise NotImplementedError("subclasses of Function must implement forward")
+    def forward(*args, **kwargs):
+        raise NotImplementedError(
+            "You must implement the forward function for custom autograd.Function."
+        )
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        """Optional: with it, ``forward`` takes no ``ctx`` and this fills ``ctx`` from
+        forward's ``inputs`` (a tuple, defaults included) and its ``output``.
+
+        >>> class Scale(flambeau.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(x, k=2.0):
+        ...         return x * k
+        ...
+        ...     @staticmethod
+        ...     def setup_context(ctx, inputs, output):
+        ...         ctx.k = inputs[1]
+        ...
+        ...     @staticmethod
+        ...     def backward(ctx, grad):
+        ...         return grad * ctx.k, None
+        >>> x = flambeau.ones(2, requires_grad=True)
+        >>> Scale.apply(x).sum().backward()
+        >>> x.grad
+        tensor([2., 2.])
+        """
+        raise NotImplementedError("setup_context is not implemented.")
 
     @staticmethod
     def backward(ctx, *grad_outputs):
-        raise NotImplementedError("subclasses of Function must implement backward")
+        """The gradients of forward's inputs (one per argument, None for one without)
+        given those of its outputs; a subclass defines it, or ``vjp`` (its other name),
+        not both.
+
+        >>> class Square(flambeau.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         ctx.save_for_backward(x)
+        ...         return x * x
+        ...
+        ...     @staticmethod
+        ...     def vjp(ctx, grad):
+        ...         (x,) = ctx.saved_tensors
+        ...         return 2 * x * grad
+        >>> x = flambeau.tensor([3.0], requires_grad=True)
+        >>> Square.apply(x).backward()
+        >>> x.grad
+        tensor([6.])
+        """
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for your custom "
+            "autograd.Function to use it with backward mode AD."
+        )
+
+    vjp = backward
+
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        """The forward-mode derivative: the tangents of the outputs (one per output)
+        given those of the inputs (one per argument of forward: None for a non-tensor,
+        zeros for a tensor without one); tensors saved by ``ctx.save_for_forward`` are
+        ``ctx.saved_tensors`` here. Used inside ``flambeau.autograd.forward_ad``'s dual
+        levels.
+
+        >>> import flambeau.autograd.forward_ad as fwAD
+        >>> class Cube(flambeau.autograd.Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         ctx.save_for_forward(x)
+        ...         return x**3
+        ...
+        ...     @staticmethod
+        ...     def jvp(ctx, x_t):
+        ...         (x,) = ctx.saved_tensors
+        ...         return 3 * x**2 * x_t
+        >>> with fwAD.dual_level():
+        ...     x = fwAD.make_dual(flambeau.tensor([2.0]), flambeau.tensor([1.0]))
+        ...     fwAD.unpack_dual(Cube.apply(x)).tangent
+        tensor([12.])
+        """
+        raise NotImplementedError(
+            "You must implement the jvp function for custom autograd.Function to use it with "
+            "forward mode AD."
+        )
 
     @classmethod
     def apply(cls, *args, **kwargs):
         ctx = FunctionCtx()
+        separate_setup = cls.setup_context is not Function.setup_context
+        if separate_setup:  # forward(*args): its inputs, defaults included, for setup_context
+            bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+            bound.apply_defaults()
+            args, kwargs = bound.args, bound.kwargs
         ctx.needs_input_grad = tuple(isinstance(a, F.Tensor) and a.requires_grad for a in args)
+        # Inside a forward-AD dual level: the tangents for cls.jvp, when it is used.
+        in_tangents = forward_ad.function_input_tangents(cls, args)
         with no_grad():
-            result = cls.forward(ctx, *args, **kwargs)
+            if separate_setup:
+                result = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, result)
+            else:
+                result = cls.forward(ctx, *args, **kwargs)
         if not (F.is_grad_enabled() and any(ctx.needs_input_grad)):
             return result
         ctx._pack_saved()
@@ -179,6 +315,13 @@ class Function:
                 o = o.detach()  # an input returned as is becomes a new graph output
             attach(o, node, i)
             fresh.append(o)
+        if in_tangents is not None:  # after the outputs joined the graph, as PyTorch does
+            ctx._in_jvp = True
+            try:
+                out_tangents = cls.jvp(ctx, *in_tangents)
+            finally:
+                ctx._in_jvp = False
+            fresh = forward_ad.mark_jvp_outputs(node, fresh, out_tangents, dirty)
         return tuple(fresh) if isinstance(result, tuple) else fresh[0]
 
 
@@ -205,4 +348,5 @@ def once_differentiable(fn):
         with no_grad():
             return fn(ctx, *args)
 
+    wrapper._once_differentiable = True  # forward AD cannot differentiate it again
     return wrapper

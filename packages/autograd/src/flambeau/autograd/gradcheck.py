@@ -11,6 +11,7 @@ from __future__ import annotations
 import flambeau as F
 
 from .engine import run_backward
+from .grad_mode import enable_grad, no_grad
 
 
 class GradcheckError(RuntimeError):
@@ -78,20 +79,20 @@ def _numerical_jacobian(fn, inputs, i, eps):
         real = F.view_as_real(x.detach()) if x.is_complex() else x.detach()
         flat = _IndexedFlat(real)
     columns = []
-    # Grad mode stays on: fn may itself differentiate (gradgradcheck).
-    for k in range(flat.numel()):
-        orig = flat[k].item()
-        flat[k] = orig + eps
-        plus = [_real_flat(o).clone() for o in _flat_outputs(fn, inputs)]
-        flat[k] = orig - eps
-        minus = [_real_flat(o).clone() for o in _flat_outputs(fn, inputs)]
-        flat[k] = orig
-        columns.append(
-            F.cat([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
-            if plus
-            else F.zeros(0, dtype=F.float64)
-        )
-    return columns  # columns[k][j] = d out_j / d x_k
+    # Finite differences need values only: recording a graph for each evaluation (and
+    # for every later read of the columns) would cost more than the evaluation itself.
+    with no_grad():
+        for k in range(flat.numel()):
+            orig = flat[k].item()
+            flat[k] = orig + eps
+            plus = [_real_flat(o).clone() for o in _flat_outputs(fn, inputs)]
+            flat[k] = orig - eps
+            minus = [_real_flat(o).clone() for o in _flat_outputs(fn, inputs)]
+            flat[k] = orig
+            columns.append(
+                F.cat([(p - m) / (2 * eps) for p, m in zip(plus, minus)]).tolist() if plus else []
+            )
+    return columns  # columns[k][j] = d out_j / d x_k, as Python floats
 
 
 def _analytical_rows(fn, inputs, diff, create_graph=False):
@@ -154,11 +155,10 @@ def gradcheck(
     rows = _analytical_rows(func, inputs, diff)
     for pos, i in enumerate(diff):
         numerical = _numerical_jacobian(func, inputs, i, eps)
+        analytic_rows = [None if r[pos] is None else _real_flat(r[pos]).tolist() for r in rows]
         for k, column in enumerate(numerical):
-            for j in range(column.numel()):
-                g = rows[j][pos]
-                analytic = 0.0 if g is None else _real_flat(g)[k].item()
-                expected = column[j].item()
+            for j, expected in enumerate(column):
+                analytic = 0.0 if analytic_rows[j] is None else analytic_rows[j][k]
                 if abs(analytic - expected) > atol + rtol * abs(expected):
                     msg = (
                         f"Jacobian mismatch for output {j} with respect to input {i} "
@@ -195,6 +195,7 @@ def gradgradcheck(
         grad_outputs = [F.rand(tuple(o.shape), dtype=o.dtype, generator=gen) for o in outs]
     grad_outputs = _as_tuple(grad_outputs)
 
+    @enable_grad()  # gradcheck evaluates it without grad mode for finite differences
     def first_grads(*xs):
         ys = _flat_outputs(func, xs)
         gs = run_backward(

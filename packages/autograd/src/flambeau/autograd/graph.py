@@ -252,6 +252,7 @@ class ViewInfo:
 
 # PyTorch's torch.autograd.graph also holds these; they live in their own modules.
 from .saved_tensors import (  # noqa: E402,F401
+    allow_mutation_on_saved_tensors,
     disable_saved_tensors_hooks,
     save_on_cpu,
     saved_tensors_hooks,

@@ -31,7 +31,12 @@ from flambeau import _C
 from . import anomaly_mode
 from .grad_mode import no_grad
 
-__all__ = ["disable_saved_tensors_hooks", "save_on_cpu", "saved_tensors_hooks"]
+__all__ = [
+    "allow_mutation_on_saved_tensors",
+    "disable_saved_tensors_hooks",
+    "save_on_cpu",
+    "saved_tensors_hooks",
+]
 
 _state = threading.local()  # .hooks: stack of (pack, unpack); .disabled: message or None
 Tensor = _C.Tensor
@@ -207,3 +212,63 @@ def disable_saved_tensors_hooks(error_message: str):
         yield
     finally:
         _state.disabled = previous
+
+
+class _AllowMutationOnSavedContext:
+    """The state of one :func:`allow_mutation_on_saved_tensors` context: whether it is
+    still open (its graphs can be differentiated only while it is)."""
+
+    def __init__(self):
+        self.open = True
+
+    def clear(self) -> None:
+        self.open = False
+
+
+_mutation_context: _AllowMutationOnSavedContext | None = None
+
+
+@contextlib.contextmanager
+def allow_mutation_on_saved_tensors():
+    """Context manager under which tensors saved for backward may be modified in place:
+    backward uses their values from when they were saved. Run the forward and the
+    backward inside the same context (a backward after it raises); contexts do not nest.
+
+    flambeau keeps a copy of each tensor saved inside the context, when it is saved
+    (PyTorch copies a saved tensor when it is first modified): the results are the same,
+    the memory held until backward is larger. It yields the context's state object.
+
+    >>> with flambeau.autograd.graph.allow_mutation_on_saved_tensors():
+    ...     a = flambeau.ones(2, 3, requires_grad=True)
+    ...     b = a.clone()
+    ...     out = (b**2).sum()
+    ...     _ = b.sin_()  # b was saved for the backward of b**2
+    ...     out.backward()
+    >>> a.grad
+    tensor([[2., 2., 2.],
+            [2., 2., 2.]])
+    """
+    global _mutation_context
+    if _mutation_context is not None:
+        raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
+    state = _AllowMutationOnSavedContext()
+
+    def pack(t):
+        return state, t.clone()
+
+    def unpack(packed):
+        owner, copy = packed
+        if not owner.open:
+            raise AssertionError(
+                "Trying to backward outside of the 'allow_mutation_on_saved_tensors' context "
+                "in which the graph was originally recorded."
+            )
+        return copy
+
+    _mutation_context = state
+    try:
+        with saved_tensors_hooks(pack, unpack):
+            yield state
+    finally:
+        state.clear()
+        _mutation_context = None

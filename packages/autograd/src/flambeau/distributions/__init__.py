@@ -26,6 +26,7 @@ from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
 from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
+from .lkj_cholesky import LKJCholesky
 from .log_normal import LogNormal
 from .logistic_normal import LogisticNormal
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
@@ -46,6 +47,7 @@ from .transforms import __all__ as _transforms_all
 from .uniform import Uniform
 from .von_mises import VonMises
 from .weibull import Weibull
+from .wishart import Wishart
 
 __all__ = [
     "Bernoulli",
@@ -70,6 +72,7 @@ __all__ = [
     "InverseGamma",
     "Kumaraswamy",
     "Laplace",
+    "LKJCholesky",
     "LogNormal",
     "LogisticNormal",
     "LowRankMultivariateNormal",
@@ -89,6 +92,7 @@ __all__ = [
     "Uniform",
     "VonMises",
     "Weibull",
+    "Wishart",
     "biject_to",
     "constraints",
     "kl_divergence",

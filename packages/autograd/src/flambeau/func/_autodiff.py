@@ -4,7 +4,8 @@ Each transform marks the inputs it differentiates with respect to as fresh graph
 inputs, runs the function under grad mode and asks flambeau.autograd.grad for the
 derivatives. Forward-mode products (jvp, linearize) use the double-vjp identity: with
 g(u) = J^T u (a vjp built with create_graph=True, so that it is differentiable in u),
-the vjp of g with cotangent v is J v.
+the vjp of g with cotangent v is J v (flambeau.autograd.double_vjp, shared with
+flambeau.autograd.forward_ad).
 
 Nesting (``grad(grad(f))``, ``jacfwd(jacrev(f))``) and mixing with ordinary autograd
 work by keeping results on the graph when they depend on a tensor that requires grad
@@ -19,8 +20,9 @@ import functools
 
 import flambeau
 from flambeau.autograd import grad as _autograd_grad
+from flambeau.autograd.double_vjp import Linearized, lower
+from flambeau.autograd.double_vjp import reaches_outside as _reaches_outside
 from flambeau.autograd.grad_mode import enable_grad
-from flambeau.autograd.graph import AccumulateGrad
 
 from ._pytree import flatten_up_to, tree_flatten, tree_map, tree_unflatten
 from ._vmap import RANDOM_ERROR, check_randomness
@@ -99,43 +101,10 @@ def _make_inputs(flat, outer: bool):
     return xs, local
 
 
-def _reaches_outside(tensors, local) -> bool:
-    """Whether any tensor's graph reaches a leaf that is not one of `local` (a leaf the
-    transform did not make: the caller's input or a tensor the function captured)."""
-    stack, seen = [], set()
-    for t in tensors:
-        if isinstance(t, Tensor) and t.requires_grad:
-            if t.grad_fn is None:
-                if id(t) not in local:
-                    return True
-            else:
-                stack.append(t.grad_fn)
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, AccumulateGrad):
-            if id(node.variable) not in local:
-                return True
-            continue
-        for nxt, _ in getattr(node, "next_functions", ()):
-            if nxt is not None:
-                stack.append(nxt)
-    return False
-
-
 def _lower(tree, local, outer: bool):
     """tree with each tensor detached unless it depends on something outside the
     transform (and grad mode was on outside)."""
-
-    def lower(t):
-        if isinstance(t, Tensor) and t.requires_grad:
-            if not (outer and _reaches_outside([t], local)):
-                return t.detach()
-        return t
-
-    return tree_map(lower, tree)
+    return tree_map(lambda t: lower(t, local, outer), tree)
 
 
 def _vjp(outputs, inputs, cotangents, *, create_graph: bool, retain_graph: bool = True):
@@ -153,51 +122,6 @@ def _vjp(outputs, inputs, cotangents, *, create_graph: bool, retain_graph: bool 
                 allow_unused=True,
             )
     return [flambeau.zeros_like(x) if g is None else g for g, x in zip(grads, inputs)]
-
-
-class _Linearized:
-    """The double-vjp construction for J v: dummy cotangents u and g = J^T u."""
-
-    def __init__(self, outputs, inputs):
-        self.outputs = outputs
-        self.live = [i for i, o in enumerate(outputs) if o.requires_grad]
-        self.us = [flambeau.zeros_like(outputs[i]).requires_grad_(True) for i in self.live]
-        self.gs = []
-        if self.live:
-            with enable_grad():
-                gs = _autograd_grad(
-                    [outputs[i] for i in self.live],
-                    inputs,
-                    self.us,
-                    retain_graph=True,
-                    create_graph=True,
-                    allow_unused=True,
-                )
-            self.gs = list(gs)
-        self.local_ids = {id(u) for u in self.us}
-
-    def apply(self, tangents, *, create_graph: bool):
-        """J v for tangents v (one per input); None for an output independent of them."""
-        pairs = [
-            (g, v.to(g.dtype) if v.dtype != g.dtype else v)
-            for g, v in zip(self.gs, tangents)
-            if g is not None and g.requires_grad
-        ]
-        out = [None] * len(self.outputs)
-        if not pairs:
-            return out
-        with enable_grad():
-            jvs = _autograd_grad(
-                [g for g, _ in pairs],
-                self.us,
-                [v for _, v in pairs],
-                retain_graph=True,
-                create_graph=create_graph,
-                allow_unused=True,
-            )
-        for i, jv in zip(self.live, jvs):
-            out[i] = jv
-        return out
 
 
 # ---- grad, grad_and_value ----------------------------------------------------------------
@@ -440,7 +364,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
             output, aux = output
         flat_out, out_spec = tree_flatten(output)
         _check_jvp_outputs(output, flat_out)
-        lin = _Linearized(flat_out, xs)
+        lin = Linearized(flat_out, xs)
         keep = outer and (_reaches_outside(flat_out, local) or any(t.requires_grad for t in flat_t))
         jvs = lin.apply(flat_t, create_graph=keep)
     if strict and any(jv is None for jv in jvs):
@@ -476,7 +400,7 @@ def linearize(func, *primals):
         output = func(*tree_unflatten(xs, spec))
         flat_out, out_spec = tree_flatten(output)
         _check_jvp_outputs(output, flat_out)
-        lin = _Linearized(flat_out, xs)
+        lin = Linearized(flat_out, xs)
     connected = outer and _reaches_outside(flat_out, local)
     local_all = local | lin.local_ids
 

@@ -7,6 +7,7 @@ import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 
+import flambeau
 from flambeau import Tensor
 
 from ..parameter import Parameter
@@ -286,12 +287,16 @@ def _pairs(owner: str, source, sort_plain_mappings: bool = False):
         yield pair
 
 
-def _describe(value) -> str:
+def _describe(value, *, legacy_type_name: bool = False) -> str:
+    """One entry of ParameterList's and ParameterDict's repr, as PyTorch writes them:
+    ParameterList names a tensor's dtype (``flambeau.float32``), ParameterDict its legacy
+    type name (``torch.FloatTensor``, the spelling flambeau.typename keeps)."""
     if isinstance(value, Tensor):
         kind = "Parameter" if isinstance(value, Parameter) else "Tensor"
         size = "x".join(str(s) for s in value.shape)
         device = f" ({value.device})" if value.device.type != "cpu" else ""
-        return f"{kind} containing: [{value.dtype} of size {size}{device}]"
+        what = flambeau.typename(value) if legacy_type_name else value.dtype
+        return f"{kind} containing: [{what} of size {size}{device}]"
     return f"Object of type: {type(value).__name__}"
 
 
@@ -438,7 +443,7 @@ class ParameterDict(Module):
             self[key] = value
 
     def extra_repr(self) -> str:
-        return "\n".join(f"  ({k}): {_describe(p)}" for k, p in self.items())
+        return "\n".join(f"  ({k}): {_describe(p, legacy_type_name=True)}" for k, p in self.items())
 
     def __call__(self, input):
         raise RuntimeError("ParameterDict should not be called.")
