@@ -18,3 +18,9 @@ def test_comm_hooks_and_bucket_rebuild():
 
 def test_join_with_uneven_inputs():
     expect_ok(run_workers("ddp_join.py", 2, timeout=40), 2)
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_large_gradients_reduced_in_place(n):
+    # Unused and non-contiguous large gradients, no_sync, join() on uneven inputs.
+    expect_ok(run_workers("ddp_zero_copy.py", n, timeout=40), n)

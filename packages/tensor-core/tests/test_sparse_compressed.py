@@ -92,7 +92,7 @@ def test_products_and_transpose():
     assert float(s.sum()) == DENSE.sum()
 
 
-@pytest.mark.parametrize("reduce", ["sum", "mean", "amax", "amin"])
+@pytest.mark.parametrize("reduce", ["sum", "mean", "amax", "amin", "max", "min"])
 def test_sparse_mm_reduce(reduce):
     s = F.tensor(DENSE).to_sparse_csr()
     b = F.arange(8.0).reshape(4, 2)
@@ -100,8 +100,15 @@ def test_sparse_mm_reduce(reduce):
     for i in range(4):
         (cols,) = np.nonzero(DENSE[i])
         products = DENSE[i, cols, None] * b.numpy()[cols]
-        want = {"sum": np.sum, "mean": np.mean, "amax": np.max, "amin": np.min}[reduce]
-        np.testing.assert_allclose(out[i], want(products, 0) if len(cols) else 0)
+        want = {"sum": np.sum, "mean": np.mean, "amax": np.max, "amin": np.min}
+        want |= {"max": np.max, "min": np.min}
+        np.testing.assert_allclose(out[i], want[reduce](products, 0) if len(cols) else 0)
+
+
+@pytest.mark.parametrize("reduce, match", [("prod", "not been enabled"), ("foo", "got foo")])
+def test_sparse_mm_reduce_refuses(reduce, match):
+    with pytest.raises(RuntimeError, match=match):
+        F.sparse.mm(F.tensor(DENSE).to_sparse_csr(), F.ones(4, 2), reduce)
 
 
 def test_csr_gradient_reaches_values():

@@ -21,9 +21,12 @@ Tensor fill_with(const Tensor& self, Generator& gen, const char* op, double a, d
   return self;
 }
 
+// PyTorch raises RuntimeError for exponential_ and cauchy_ (continuous distributions), and
+// NotImplementedError (no kernel for the dtype) for the others.
+template <class E = Error>
 void check_floating(const Tensor& self, const char* op) {
-  FLB_CHECK(is_floating(self->dtype()), op, ": expected a floating point dtype, got ",
-            dtype_name(self->dtype()));
+  if (FLB_UNLIKELY(!is_floating(self->dtype())))
+    fail<E>(op, ": expected a floating point dtype, got ", dtype_name(self->dtype()));
 }
 
 // Probabilities as a contiguous float64 (rows x categories) matrix, checked.
@@ -84,13 +87,13 @@ Tensor cauchy_(const Tensor& self, double median, double sigma, Generator* gener
 }
 
 Tensor log_normal_(const Tensor& self, double mean, double std, Generator* generator) {
-  check_floating(self, "log_normal_");
+  check_floating<NotImplementedError>(self, "log_normal_");
   FLB_CHECK(std > 0.0, "log_normal_ expects std > 0.0, but found std=", std);
   return fill_with(self, *generator, "log_normal_", mean, std);
 }
 
 Tensor poisson(const Tensor& input, Generator* generator) {
-  check_floating(input, "poisson");
+  check_floating<NotImplementedError>(input, "poisson");
   Tensor rates = ops::contiguous(to_dtype(input, ScalarType::Float64));
   const double* r = rates->data_as<double>();
   for (int64_t i = 0; i < rates->numel(); ++i)

@@ -22,9 +22,10 @@ void fill_contiguous(const Tensor& self, const F& fill) {
   if (dst != self) copy_into(self, dst);
 }
 
+// PyTorch's type for a sampler without a kernel for the dtype (a RuntimeError subclass).
 inline void check_sampling_dtype(ScalarType dtype, const char* op) {
-  FLB_CHECK(is_floating(dtype) || is_complex(dtype), op,
-            ": expected a floating point or complex dtype, got ", dtype_name(dtype));
+  FLB_CHECK_T(NotImplementedError, is_floating(dtype) || is_complex(dtype), op,
+              ": expected a floating point or complex dtype, got ", dtype_name(dtype));
 }
 
 }  // namespace flambeau

@@ -128,8 +128,13 @@ def mm_reduce(mat1, mat2, reduce: str):
         raise RuntimeError("torch.sparse.mm: reduce is supported for a CSR mat1 only")
     if isinstance(mat2, SparseData):
         raise RuntimeError("torch.sparse.mm: reduce needs a dense mat2")
+    reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)  # PyTorch's aliases
+    if reduce == "prod":
+        raise RuntimeError("sparse_mm_reduce: reduce type of prod has not been enabled.")
     if reduce not in ("sum", "mean", "amax", "amin"):
-        raise RuntimeError(f"reduce argument must be either sum, mean, amax or amin, got {reduce}")
+        raise RuntimeError(
+            f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}"
+        )
     coo = to_coo(mat1)
     rows, cols = coo._sp_indices
     products = coo._sp_values.unsqueeze(1) * mat2[cols]

@@ -7,6 +7,11 @@ rebuilds the buckets once in the order the gradients really became ready. The fi
 bucket is kept small (1 MiB, PyTorch's _DEFAULT_FIRST_BUCKET_BYTES) so that
 communication starts early; the others hold up to bucket_cap_mb. A bucket holds one
 dtype.
+
+A bucket may reduce its large gradients in place (`direct_min_bytes`, chosen by the
+reducer): each is all-reduced on its own, with no copy into the flat buffer and back,
+and only the smaller ones are packed into the flat buffer. The assignment of parameters
+to buckets does not depend on it.
 """
 
 from __future__ import annotations
@@ -18,33 +23,47 @@ DEFAULT_BUCKET_CAP_MB = 25
 
 
 class Bucket:
-    """One flat tensor holding the gradients of some parameters, and their views into it."""
+    """Gradients of some parameters reduced together: one flat tensor holding the packed
+    ones, and their views into it; the direct ones (at least `direct_min_bytes` each)
+    are reduced where they are."""
 
-    def __init__(self, index: int, members: list[tuple[int, object]]):
+    def __init__(
+        self, index: int, members: list[tuple[int, object]], direct_min_bytes: int | None = None
+    ):
         self.index = index
         self.members = members  # (parameter index, parameter)
+        self.direct = [
+            (i, p)
+            for i, p in members
+            if direct_min_bytes is not None and p.numel() * p.element_size() >= direct_min_bytes
+        ]
+        directs = {i for i, _ in self.direct}
+        self.packed = [(i, p) for i, p in members if i not in directs]
         dtype = members[0][1].dtype
-        total = sum(p.numel() for _, p in members)
-        self.flat = flambeau.zeros(total, dtype=dtype)
+        self.flat = flambeau.zeros(sum(p.numel() for _, p in self.packed), dtype=dtype)
         self.views = {}
         offset = 0
-        for i, p in members:
+        for i, p in self.packed:
             n = p.numel()
             self.views[i] = self.flat[offset : offset + n].view(tuple(p.shape))
             offset += n
-        self.nbytes = total * self.flat.element_size()
+        self.nbytes = sum(p.numel() for _, p in members) * self.flat.element_size()
         self.reset()
 
     def reset(self) -> None:
         self.pending = len(self.members)
         self.launched = False
-        self.work = None
+        self.work = None  # the flat buffer's reduction (None without packed members)
+        self.direct_work: list = []  # (parameter index, Work, temporary or None)
         self.launched_at = None
 
 
-def assign(params, bucket_cap_bytes: int, first_bucket_bytes: int, order=None) -> list[Bucket]:
+def assign(
+    params, bucket_cap_bytes: int, first_bucket_bytes: int, order=None, direct_min_bytes=None
+) -> list[Bucket]:
     """Buckets over `params` (indexed in registration order), filled in `order` (indices;
-    by default from the last parameter to the first)."""
+    by default from the last parameter to the first); gradients of at least
+    `direct_min_bytes` (None: none) are reduced in place."""
     buckets: list[Bucket] = []
     open_by_dtype: dict = {}  # dtype -> (members, bytes)
     closed: list = []  # closed member lists, in the order they filled
@@ -64,5 +83,5 @@ def assign(params, bucket_cap_bytes: int, first_bucket_bytes: int, order=None) -
             open_by_dtype[p.dtype] = (members, size)
     closed.extend(members for members, _ in open_by_dtype.values())
     for index, members in enumerate(closed):
-        buckets.append(Bucket(index, members))
+        buckets.append(Bucket(index, members, direct_min_bytes))
     return buckets

@@ -7,6 +7,14 @@ order on every rank, because MPI matches collectives by the order they are poste
 callback at the end of backward waits for the all-reduces and writes the averages back
 to ``.grad`` (or leaves ``.grad`` as a view of the bucket, with gradient_as_bucket_view).
 
+Large gradients skip the flat buffer: with the built-in reduction and without
+gradient_as_bucket_view, a gradient of at least ZERO_COPY_MIN_BYTES is divided and
+all-reduced where it is, saving the copy into the bucket and the copy back. Which
+gradients go that way depends only on the parameters' sizes and the bucket layout, the
+same on every rank, so every rank posts the same collectives in the same order; a rank
+without such a gradient (unused, None) or with one MPI cannot take as it is
+(non-contiguous, another dtype, with history) reduces a temporary in its place.
+
 A communication hook (register_comm_hook) replaces the built-in "divide, then all-reduce
 with SUM": it receives each full bucket as a GradBucket and returns a Future of the
 reduced flat tensor. After the first complete iteration the buckets are rebuilt once, in
@@ -25,7 +33,12 @@ from flambeau.futures import Future
 from .. import collectives
 from ..grad_bucket import GradBucket
 from ..reduce_op import ReduceOp
-from .buckets import assign
+from .buckets import Bucket, assign
+
+# Gradients this large are reduced in place. One more collective costs about as much as
+# copying 128-256 KiB into the bucket and back (2 ranks, shared memory, this machine's
+# measurement); below that, packing wins.
+ZERO_COPY_MIN_BYTES = 256 * 1024
 
 UNFINISHED_MESSAGE = (
     "Expected to have finished reduction in the prior iteration before starting a new one. "
@@ -84,9 +97,9 @@ class Reducer:
         self.static_graph = static_graph
         self.bucket_cap_bytes = bucket_cap_bytes
         self.first_bucket_bytes = first_bucket_bytes
-        self._set_buckets(assign(params, bucket_cap_bytes, first_bucket_bytes))
         self.comm_hook = None
         self.comm_hook_state = None
+        self._set_buckets(self._assign())
         self.rebuilt = False
         self.ready_order: list[int] = []  # the last complete iteration's, until rebuilt
         self._order: list[int] = []
@@ -105,6 +118,23 @@ class Reducer:
             for i, p in enumerate(params)
         ]
 
+    def _direct_min_bytes(self) -> int | None:
+        """The size from which a gradient is reduced in place; None when none is: a
+        communication hook gets whole flat buckets, and with gradient_as_bucket_view
+        the gradients already live in the buckets."""
+        if self.comm_hook is not None or self.as_view:
+            return None
+        return ZERO_COPY_MIN_BYTES
+
+    def _assign(self, order=None) -> list[Bucket]:
+        return assign(
+            self.params,
+            self.bucket_cap_bytes,
+            self.first_bucket_bytes,
+            order,
+            self._direct_min_bytes(),
+        )
+
     def _set_buckets(self, buckets) -> None:
         self.buckets = buckets
         self.bucket_of = {i: b for b in buckets for i, _ in b.members}
@@ -115,6 +145,8 @@ class Reducer:
                 "register_comm_hook or register_builtin_comm_hook can only be called once."
             )
         self.comm_hook, self.comm_hook_state = hook, state
+        if any(b.direct for b in self.buckets):  # the hook takes every gradient packed
+            self._set_buckets([Bucket(b.index, b.members) for b in self.buckets])
 
     # bucket rebuild
     def should_rebuild(self) -> bool:
@@ -128,9 +160,7 @@ class Reducer:
             return False
         order = flambeau.tensor(self.ready_order, dtype=flambeau.int64)
         collectives.broadcast(order, self.pg.global_rank(0), group=self.pg)
-        self._set_buckets(
-            assign(self.params, self.bucket_cap_bytes, self.first_bucket_bytes, order.tolist())
-        )
+        self._set_buckets(self._assign(order.tolist()))
         if self.as_view:
             with flambeau.no_grad():
                 for i, p in enumerate(self.params):
@@ -206,11 +236,16 @@ class Reducer:
         # The built-in reduction averages before the sum (PyTorch's gradient
         # predivision), in the same pass that fills the bucket; a hook gets the sums.
         scale = self.divide_by if self.comm_hook is None else 1
+        bucket.launched_at = time.perf_counter()
         with flambeau.no_grad():
-            for i, p in bucket.members:
+            # The large gradients first, in member order (shadow_backward posts alike).
+            bucket.direct_work = [self._reduce_in_place(i, p, scale) for i, p in bucket.direct]
+            for i, p in bucket.packed:
                 view = bucket.views[i]
                 g = p.grad
-                if i in self.unused or g is None:
+                # An unused parameter adds what its .grad holds (no_sync accumulations), as
+                # in PyTorch; none, zeros.
+                if g is None:
                     view.zero_()
                 elif g.data_ptr() == view.data_ptr():
                     if scale != 1:
@@ -219,10 +254,32 @@ class Reducer:
                     flambeau.div(g, scale, out=view)
                 else:
                     view.copy_(g)
-        bucket.launched_at = time.perf_counter()
-        bucket.work = self._communicate(bucket, bucket.flat, bucket.views)
+        if bucket.packed:
+            bucket.work = self._communicate(bucket, bucket.flat, bucket.views)
         bucket.launched = True
         self.timeline["launch"].append((bucket.index, bucket.launched_at))
+
+    def _reduce_in_place(self, index: int, p, scale):
+        """Post the all-reduce of a large gradient, divided, where it is; or of a
+        temporary standing for it, which finalize writes back: zeros when there is no
+        gradient; a copy when the parameter is unused here (unused everywhere, its .grad
+        must stay as it was) or MPI cannot take .grad as it is. Returns (index, Work,
+        temporary or None)."""
+        g = p.grad
+        temp = None
+        if g is None:
+            temp = flambeau.zeros(tuple(p.shape), dtype=p.dtype)
+        elif index in self.unused or g.requires_grad or g.dtype != p.dtype or not g.is_contiguous():
+            temp = flambeau.empty(tuple(p.shape), dtype=p.dtype)
+            if scale != 1:
+                flambeau.div(g, scale, out=temp)
+            else:
+                temp.copy_(g)
+        elif scale != 1:
+            g.div_(scale)
+        target = g if temp is None else temp
+        work = collectives.all_reduce(target, ReduceOp.SUM, self.pg, async_op=True)
+        return index, work, temp
 
     def _communicate(self, bucket, flat, views):
         """Post the reduction of `flat` (bucket's data, already divided, or zeros for a
@@ -270,14 +327,23 @@ class Reducer:
         bucket's reduction (hook included) on zeros, then the unused-parameter vote."""
         posted = []
         for bucket in self.buckets:
+            for _, p in bucket.direct:  # as _launch: the large gradients first
+                zeros = flambeau.zeros(tuple(p.shape), dtype=p.dtype)
+                work = collectives.all_reduce(zeros, ReduceOp.SUM, self.pg, async_op=True)
+                posted.append((work, None))
+            if not bucket.packed:
+                continue
             zeros = flambeau.zeros_like(bucket.flat)
             views, offset = {}, 0
-            for i, p in bucket.members:
+            for i, p in bucket.packed:
                 views[i] = zeros[offset : offset + p.numel()].view(tuple(p.shape))
                 offset += p.numel()
             posted.append((self._communicate(bucket, zeros, views), zeros))
         for work, zeros in posted:
-            self._await(work, zeros)
+            if zeros is None:
+                work.wait()
+            else:
+                self._await(work, zeros)
         if self.find_unused:
             # Unused here, so "unused everywhere" depends on the others' votes.
             flag = flambeau.ones(len(self.params), dtype=flambeau.uint8)
@@ -291,8 +357,14 @@ class Reducer:
         unlaunched = [b for b in self.buckets if not b.launched]
         for b in self.buckets:
             if b.launched:
-                self._await(b.work, b.flat)
-                self.timeline["done"].append((b.index, getattr(b.work, "_completed_at", None)))
+                works = [work for _, work, _ in b.direct_work]
+                for work in works:
+                    work.wait()
+                if b.work is not None:
+                    self._await(b.work, b.flat)
+                    works.append(b.work)
+                done = [getattr(w, "_completed_at", None) for w in works]
+                self.timeline["done"].append((b.index, None if None in done else max(done)))
         self.timeline["comm_done"] = time.perf_counter()
         if unlaunched:
             missing = sorted(i for b in unlaunched for i, _ in b.members if i not in self.ready)
@@ -300,20 +372,26 @@ class Reducer:
             return
         globally_unused = self._globally_unused() if self.find_unused else set()
         with flambeau.no_grad():
-            for i, p in enumerate(self.params):
-                if i in globally_unused:
-                    continue
-                view = self.bucket_of[i].views[i]
-                if self.as_view:
-                    if p.grad is None or p.grad.data_ptr() != view.data_ptr():
-                        p.grad = view
-                elif p.grad is None:
-                    p.grad = view.clone()
-                else:
-                    p.grad.copy_(view)
+            for b in self.buckets:
+                for i, _, temp in b.direct_work:  # the others were reduced in .grad itself
+                    if temp is not None and i not in globally_unused:
+                        self._write_back(self.params[i], temp, owned=True)
+                for i, p in b.packed:
+                    if i not in globally_unused:
+                        self._write_back(p, b.views[i], owned=False)
         if not self.rebuilt:
             self.ready_order = self._order
         self.iterations += 1
+
+    def _write_back(self, p, reduced, owned: bool) -> None:
+        """Make p.grad the reduced gradient (`owned`: a temporary p.grad may keep)."""
+        if self.as_view:
+            if p.grad is None or p.grad.data_ptr() != reduced.data_ptr():
+                p.grad = reduced
+        elif p.grad is None:
+            p.grad = reduced if owned else reduced.clone()
+        else:
+            p.grad.copy_(reduced)
 
     def _globally_unused(self) -> set[int]:
         if not self.unused:
