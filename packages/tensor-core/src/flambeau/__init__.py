@@ -79,12 +79,12 @@ from flambeau._lobpcg import lobpcg  # noqa: E402,F401
 from flambeau._lowrank import pca_lowrank, svd_lowrank  # noqa: E402,F401
 from flambeau._misc_functions import *  # noqa: E402,F403
 from flambeau._nn_ops import *  # noqa: E402,F403
-from flambeau._quantization import *  # noqa: E402,F403
 from flambeau._printing import (  # noqa: E402,F401
     get_printoptions,
     printoptions,
     set_printoptions,
 )
+from flambeau._quantization import *  # noqa: E402,F403
 from flambeau._runtime_config import *  # noqa: E402,F403
 from flambeau._shape_composites import *  # noqa: E402,F403
 from flambeau._shape_composites import inclusive_range as range  # noqa: E402,F401,A001
