@@ -269,14 +269,15 @@ Tensor bernoulli__Tensor(const Tensor& self, const Tensor& p, Generator* generat
 
 Tensor bernoulli_p(const Tensor& input, double p, Generator* generator) {
   FLB_CHECK_T(NotImplementedError, is_floating(input->dtype()),
-              "bernoulli: expected a floating point input, got ", dtype_name(input->dtype()));
+              "bernoulli: not implemented for dtype ", dtype_name(input->dtype()),
+              " (a floating point input is expected)");
   return bernoulli_(flambeau::empty(input->sizes(), input->dtype(), input->device()), p, generator);
 }
 
 Tensor bernoulli(const Tensor& input, Generator* generator) {
   FLB_CHECK_T(NotImplementedError, is_floating(input->dtype()),
-              "bernoulli: expected a floating point input of probabilities, got ",
-              dtype_name(input->dtype()));
+              "bernoulli: not implemented for dtype ", dtype_name(input->dtype()),
+              " (a floating point input of probabilities is expected)");
   Tensor p = contiguous(to_dtype(input, ScalarType::Float64));
   const double* v = p->data_as<double>();
   for (int64_t i = 0; i < p->numel(); ++i)

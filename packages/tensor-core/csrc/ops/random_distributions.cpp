@@ -22,11 +22,15 @@ Tensor fill_with(const Tensor& self, Generator& gen, const char* op, double a, d
 }
 
 // PyTorch raises RuntimeError for exponential_ and cauchy_ (continuous distributions), and
-// NotImplementedError (no kernel for the dtype) for the others.
-template <class E = Error>
+// NotImplementedError (no kernel for the dtype) for log_normal_ and poisson.
 void check_floating(const Tensor& self, const char* op) {
-  if (FLB_UNLIKELY(!is_floating(self->dtype())))
-    fail<E>(op, ": expected a floating point dtype, got ", dtype_name(self->dtype()));
+  FLB_CHECK(is_floating(self->dtype()), op, ": expected a floating point dtype, got ",
+            dtype_name(self->dtype()));
+}
+
+void check_floating_kernel(const Tensor& self, const char* op) {
+  FLB_CHECK_T(NotImplementedError, is_floating(self->dtype()), op, ": not implemented for dtype ",
+              dtype_name(self->dtype()), " (a floating point dtype is expected)");
 }
 
 // Probabilities as a contiguous float64 (rows x categories) matrix, checked.
@@ -87,13 +91,13 @@ Tensor cauchy_(const Tensor& self, double median, double sigma, Generator* gener
 }
 
 Tensor log_normal_(const Tensor& self, double mean, double std, Generator* generator) {
-  check_floating<NotImplementedError>(self, "log_normal_");
+  check_floating_kernel(self, "log_normal_");
   FLB_CHECK(std > 0.0, "log_normal_ expects std > 0.0, but found std=", std);
   return fill_with(self, *generator, "log_normal_", mean, std);
 }
 
 Tensor poisson(const Tensor& input, Generator* generator) {
-  check_floating<NotImplementedError>(input, "poisson");
+  check_floating_kernel(input, "poisson");
   Tensor rates = ops::contiguous(to_dtype(input, ScalarType::Float64));
   const double* r = rates->data_as<double>();
   for (int64_t i = 0; i < rates->numel(); ++i)

@@ -25,7 +25,8 @@ void fill_contiguous(const Tensor& self, const F& fill) {
 // PyTorch's type for a sampler without a kernel for the dtype (a RuntimeError subclass).
 inline void check_sampling_dtype(ScalarType dtype, const char* op) {
   FLB_CHECK_T(NotImplementedError, is_floating(dtype) || is_complex(dtype), op,
-              ": expected a floating point or complex dtype, got ", dtype_name(dtype));
+              ": not implemented for dtype ", dtype_name(dtype),
+              " (a floating point or complex dtype is expected)");
 }
 
 }  // namespace flambeau
