@@ -31,6 +31,15 @@ def _precision_to_scale_tril(P):
     return F.linalg.solve_triangular(L_inv, Id, upper=False)
 
 
+def _scale_tril_of(scale_tril, covariance_matrix, precision_matrix):
+    """The lower Cholesky factor of the covariance from whichever one parameter is given."""
+    if scale_tril is not None:
+        return scale_tril
+    if covariance_matrix is not None:
+        return F.linalg.cholesky(covariance_matrix)
+    return _precision_to_scale_tril(precision_matrix)
+
+
 class MultivariateNormal(Distribution):
     """Multivariate normal with ``loc`` and exactly one of ``covariance_matrix``,
     ``precision_matrix`` or ``scale_tril`` (lower Cholesky factor of the covariance).
@@ -90,12 +99,9 @@ class MultivariateNormal(Distribution):
         self.loc = loc.expand(tuple(batch_shape) + (-1,))
         event_shape = self.loc.shape[-1:]
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
-        if scale_tril is not None:
-            self._unbroadcasted_scale_tril = scale_tril
-        elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = F.linalg.cholesky(covariance_matrix)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
+        self._unbroadcasted_scale_tril = _scale_tril_of(
+            scale_tril, covariance_matrix, precision_matrix
+        )
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(MultivariateNormal, _instance)

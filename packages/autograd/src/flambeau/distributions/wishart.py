@@ -11,7 +11,7 @@ import flambeau as F
 from . import constraints
 from ._samplers import standard_gamma
 from .exp_family import ExponentialFamily
-from .multivariate_normal import _precision_to_scale_tril
+from .multivariate_normal import _scale_tril_of
 from .utils import lazy_property
 
 __all__ = ["Wishart"]
@@ -89,12 +89,9 @@ class Wishart(ExponentialFamily):
         if bool((self.df <= p - 1).any()):
             raise ValueError(f"Value of df={df} expected to be greater than ndim - 1 = {p - 1}.")
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
-        if scale_tril is not None:
-            self._unbroadcasted_scale_tril = scale_tril
-        elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = F.linalg.cholesky(covariance_matrix)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
+        self._unbroadcasted_scale_tril = _scale_tril_of(
+            scale_tril, covariance_matrix, precision_matrix
+        )
 
     @property
     def arg_constraints(self):
