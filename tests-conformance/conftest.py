@@ -2,6 +2,11 @@
 
 import sys
 from collections import Counter
+from pathlib import Path
+
+# The repository's shared test helpers (shared/flambeau_testing: the operator table) are
+# imported by test modules; every suite that uses them puts shared/ on the path here.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "shared"))
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -1,11 +1,12 @@
 """flambeau's autograd against PyTorch 2.13 as the oracle, over the core's operator table.
 
-Every row of packages/tensor-core/tests/optable whose operator has a derivative formula
-(the selection of packages/autograd/tests/test_gradcheck_optable.py, whose helpers this
-file reuses) and whose call can be made the same way in torch is run by both libraries in
-float64 (and complex128 where the row has it) on the row's samples. Forward outputs,
-first derivatives (vector-Jacobian products with the same seeded upstream gradients) and,
-on the small samples, second derivatives (the gradient of grad . w) must agree.
+Every row of the operator table (shared/flambeau_testing/optable) whose operator has a
+derivative formula (the selection of packages/autograd/tests/test_gradcheck_optable.py,
+whose helpers this file reuses) and whose call can be made the same way in torch is run by
+both libraries in float64 (and complex128 where the row has it) on the row's samples.
+Forward outputs, first derivatives (vector-Jacobian products with the same seeded upstream
+gradients) and, on the small samples, second derivatives (the gradient of grad . w) must
+agree.
 
 A row's torch callable is found by the plain-name rule (the row calls flambeau.<name>, or
 a builder's wrapper that only forwards to it: torch.<name>, then torch.ops.aten.<name>,
@@ -47,13 +48,13 @@ SECOND_ORDER_SAMPLES = 2  # per row: the first samples small enough (MAX_NUMEL)
 # Row builders of the optable whose fn only forwards to flambeau.<op.name>(*args, **kwargs)
 # (the foreach ones return a tuple, the in-place foreach ones the updated list).
 FORWARDING = {
-    ("optable.foreach", "row.<locals>.<lambda>"),
-    ("optable.foreach", "returning_self.<locals>.run"),
-    ("optable.nn_pool", "fn.<locals>.<lambda>"),
-    ("optable.nn_resize", "fn.<locals>.<lambda>"),
-    ("optable.nn_activation", "act_rows.<locals>.<lambda>"),
-    ("optable.nn_conv", "conv_call.<locals>.fn"),
-    ("optable.nn_conv", "conv_t_call.<locals>.fn"),
+    ("flambeau_testing.optable.foreach", "row.<locals>.<lambda>"),
+    ("flambeau_testing.optable.foreach", "returning_self.<locals>.run"),
+    ("flambeau_testing.optable.nn_pool", "fn.<locals>.<lambda>"),
+    ("flambeau_testing.optable.nn_resize", "fn.<locals>.<lambda>"),
+    ("flambeau_testing.optable.nn_activation", "act_rows.<locals>.<lambda>"),
+    ("flambeau_testing.optable.nn_conv", "conv_call.<locals>.fn"),
+    ("flambeau_testing.optable.nn_conv", "conv_t_call.<locals>.fn"),
 }
 
 # Torch names of flambeau operators where the plain-name rule would not find them.

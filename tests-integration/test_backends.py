@@ -4,11 +4,13 @@ One fresh virtual environment gets the core wheel from dist/ and builds the test
 backend once against the installed core's header alone (flambeau.get_include()),
 then every check runs in its own interpreter, since loading is per process.
 The backend's wheel also carries two faulty backends: "testdev_next", built for
-the next ABI major, and "testdev_broken", whose import raises.
+the next ABI major, and "testdev_broken", whose import raises. The shared operator
+table (shared/flambeau_testing) runs on testdev against the CPU, as on any backend.
 """
 
 from __future__ import annotations
 
+import json
 import textwrap
 import time
 from pathlib import Path
@@ -400,3 +402,24 @@ def test_a_backend_shares_its_tensors_across_processes(python, tmp_path):
         """,
         tmp_path,
     )
+
+
+# The operators testdev_backend/src/testdev.c registers kernels for.
+TESTDEV_KERNELS = ("add", "mul", "sum", "bmm", "fill_", "copy_")
+
+
+def test_operator_table_matches_the_cpu(python, tmp_path):
+    # The table's rows of those operators, every sample moved to testdev and compared with
+    # the CPU's result; dtypes testdev has no kernel for are skipped with its message.
+    out = run(
+        python, "-m", "flambeau_testing.run_on_device", "testdev",
+        "--ops", ",".join(TESTDEV_KERNELS),
+        cwd=tmp_path, env={"PYTHONPATH": str(ROOT / "shared")},
+    )  # fmt: skip
+    summary = json.loads(out)
+    assert summary["mismatches"] == [], json.dumps(summary["mismatches"], indent=1)
+    assert set(TESTDEV_KERNELS) <= set(summary["rows_checked"]), summary
+    assert summary["cases_checked"] > 0, summary
+    reasons = summary["skip_reasons"]
+    assert all(reason.strip() for reason in reasons), reasons
+    assert sum(reasons.values()) == summary["cases_skipped"] > 0, summary

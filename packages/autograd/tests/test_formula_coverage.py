@@ -4,9 +4,6 @@ multi-tensor operators) against hand-derived values."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -20,10 +17,7 @@ from flambeau.autograd import (
     schema,
 )
 from flambeau.autograd.derivatives import foreach
-
-CORE_TESTS = Path(__file__).resolve().parents[2] / "tensor-core" / "tests"
-sys.path.insert(0, str(CORE_TESTS))
-from optable import all_tests  # noqa: E402
+from flambeau_testing.optable import all_tests
 
 # Differentiable operators checked by gradcheck outside the optable harness.
 CHECKED_ELSEWHERE = {

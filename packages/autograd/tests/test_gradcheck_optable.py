@@ -1,9 +1,9 @@
 """gradcheck and gradgradcheck over the core's operator table.
 
-Every row of packages/tensor-core/tests/optable whose operator has a derivative
-formula is checked in float64 (and complex128 where the row has complex dtypes) on
-its own sample inputs (non-contiguous and
-broadcast ones included), skipping samples too large for finite differences.
+Every row of the operator table (shared/flambeau_testing/optable) whose operator has a
+derivative formula is checked in float64 (and complex128 where the row has complex dtypes)
+on its own sample inputs (non-contiguous and broadcast ones included), skipping samples
+too large for finite differences.
 Tensor-list arguments are spread into separate gradcheck inputs (and rebuilt for
 the call), list outputs are flattened, and ROW_CHECKS adapts the check for rows
 whose outputs are not 64-bit.
@@ -11,10 +11,8 @@ whose outputs are not 64-bit.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,10 +20,7 @@ import pytest
 import flambeau as F
 from flambeau.autograd import derivatives, gradcheck, gradgradcheck
 from flambeau.autograd.derivatives import foreach
-
-CORE_TESTS = Path(__file__).resolve().parents[2] / "tensor-core" / "tests"
-sys.path.insert(0, str(CORE_TESTS))
-from optable import all_tests  # noqa: E402
+from flambeau_testing.optable import all_tests
 
 MAX_NUMEL = 48
 

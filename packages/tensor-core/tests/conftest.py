@@ -1,10 +1,11 @@
-import os
 import sys
+from pathlib import Path
 
 import pytest
 
-# The operator table package (tests/optable) is imported by test modules.
-sys.path.insert(0, os.path.dirname(__file__))
+# The repository's shared test helpers (shared/flambeau_testing: the operator table) are
+# imported by test modules; every suite that uses them puts shared/ on the path here.
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "shared"))
 
 
 @pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])

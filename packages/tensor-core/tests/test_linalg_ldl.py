@@ -4,10 +4,10 @@ PyTorch's errors (the table rows in optable/linalg_ldl.py check reconstructions)
 
 import numpy as np
 import pytest
-from optable.linalg_ldl import INDEFINITE, ldl_unpack
 
 import flambeau
 from flambeau import linalg as LA
+from flambeau_testing.optable.linalg_ldl import INDEFINITE, ldl_unpack
 
 rng = np.random.default_rng(3)
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from optable.nn_attention import attention_ref, philox_keep
 
 import flambeau as F
+from flambeau_testing.optable.nn_attention import attention_ref, philox_keep
 
 sdpa = F.scaled_dot_product_attention
 

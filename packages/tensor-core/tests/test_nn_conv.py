@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from optable.nn_conv import conv_ref, conv_transpose_ref
-from optable.nn_pool import max_pool_ref
-from optable.nn_resize import pad_ref
 
 import flambeau
+from flambeau_testing.optable.nn_conv import conv_ref, conv_transpose_ref
+from flambeau_testing.optable.nn_pool import max_pool_ref
+from flambeau_testing.optable.nn_resize import pad_ref
 
 rng = np.random.default_rng(0)
 

@@ -7,9 +7,9 @@ import math
 
 import numpy as np
 import pytest
-from optable.nn_pool import avg_pool_ref, max_pool_ref
 
 import flambeau
+from flambeau_testing.optable.nn_pool import avg_pool_ref, max_pool_ref
 
 rng = np.random.default_rng(7)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from optable.nn_resize import aa_matrix, cubic_matrix, nearest_exact_matrix
 
 import flambeau
+from flambeau_testing.optable.nn_resize import aa_matrix, cubic_matrix, nearest_exact_matrix
 
 X = np.array([[[[1.0, 4.0, 2.0, 8.0], [0.0, 3.0, 5.0, 1.0], [2.0, 2.0, 7.0, 6.0]]]])
 

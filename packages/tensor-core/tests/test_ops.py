@@ -1,47 +1,16 @@
-"""Runs every row of the operator table (tests/optable) against its NumPy reference."""
+"""Runs every row of the operator table (shared/flambeau_testing/optable) against its NumPy
+reference."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from optable import NO_REFERENCE, Sample, all_tests
 
 import flambeau
+from flambeau_testing.convert import to_flambeau, to_numpy
+from flambeau_testing.optable import NO_REFERENCE, Sample, all_tests
 
 TESTS = all_tests()
-TOL = {
-    "float16": (1e-2, 1e-2),
-    "bfloat16": (2e-2, 2e-2),
-    "float32": (1e-5, 1e-5),
-    "float64": (1e-10, 1e-10),
-    "complex64": (1e-5, 1e-5),
-    "complex128": (1e-10, 1e-10),
-}
-
-
-def to_flambeau(x, dtype):
-    if isinstance(x, np.ndarray):
-        t = flambeau.from_numpy(x)
-        if dtype == "bfloat16" and x.dtype == np.float32:
-            t = t.to(flambeau.bfloat16)
-        return t
-    if isinstance(x, (list, tuple)) and x and isinstance(x[0], np.ndarray):
-        return type(x)(to_flambeau(v, dtype) for v in x)
-    return x
-
-
-def to_numpy(x):
-    if isinstance(x, flambeau.Tensor):
-        if x.dtype == flambeau.bfloat16:
-            x = x.to(flambeau.float32)
-        return x.numpy()
-    if isinstance(x, (list, tuple)):
-        return (
-            type(x)(to_numpy(v) for v in x)
-            if not hasattr(x, "_fields")
-            else tuple(to_numpy(v) for v in x)
-        )
-    return x
 
 
 def assert_close(actual, expected, dtype, op):
@@ -53,9 +22,7 @@ def assert_close(actual, expected, dtype, op):
     expected = np.asarray(expected)
     actual = np.asarray(actual)
     assert actual.shape == expected.shape, f"{op.id}: shape {actual.shape} != {expected.shape}"
-    rtol, atol = TOL.get(dtype, (0, 0))
-    rtol = op.rtol if op.rtol is not None else rtol
-    atol = op.atol if op.atol is not None else atol
+    rtol, atol = op.tolerances(dtype)
     if expected.dtype == np.bool_ or np.issubdtype(expected.dtype, np.integer):
         np.testing.assert_array_equal(actual, expected, err_msg=op.id)
     else:
@@ -84,7 +51,7 @@ def test_op_matches_reference(op, dtype):
 def test_every_operator_has_a_table_row():
     tested = {op.name for op in TESTS} | set(NO_REFERENCE)
     missing = sorted({row["name"] for row in flambeau.ops_table()} - tested)
-    assert not missing, f"operators without a row in tests/optable: {missing}"
+    assert not missing, f"operators without a row in flambeau_testing.optable: {missing}"
 
 
 def test_every_public_operator_has_an_example():

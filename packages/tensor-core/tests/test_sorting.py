@@ -1,5 +1,5 @@
 """Sorting, searching and counting: ties and stability, NaN placement, out=, the
-unique wrappers' return shapes, and errors (tests/optable/sorting.py has the rows)."""
+unique wrappers' return shapes, and errors (flambeau_testing/optable/sorting.py has the rows)."""
 
 import math
 

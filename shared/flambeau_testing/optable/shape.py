@@ -3,7 +3,8 @@
 import numpy as np
 
 import flambeau
-from optable import OpTest, Sample, make
+
+from . import OpTest, Sample, make
 
 # Shape operators move elements without arithmetic: every dtype must work.
 DTYPES = (

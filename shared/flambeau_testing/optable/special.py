@@ -7,19 +7,19 @@ finite differences are no judge, are in tests/test_special.py.
 """
 
 import numpy as np
-import pytest
 
 import flambeau
-from optable import FLOATS, OpTest, Sample, binary_samples, make, unary_samples
-from optable.pointwise import F32_TOL, FLOAT_ALL, f32
-from optable.pointwise_numeric import inplace
+
+from . import FLOATS, OpTest, Sample, binary_samples, make, scipy_special, unary_samples
+from .pointwise import F32_TOL, FLOAT_ALL, f32
+from .pointwise_numeric import inplace
 
 
 def scipy_fn(name, *fixed):
     """scipy.special.<name>(*fixed, *args), imported when a row runs."""
 
     def run(*args):
-        special = pytest.importorskip("scipy.special")
+        special = scipy_special()
         return getattr(special, name)(*fixed, *args)
 
     return run
@@ -234,7 +234,7 @@ def scipy_poly(name):
     """scipy.special.eval_<name>(n, x) called as (x, n); negative degrees give 0."""
 
     def run(x, n):
-        special = pytest.importorskip("scipy.special")
+        special = scipy_special()
         n = np.asarray(n)
         r = getattr(special, f"eval_{name}")(np.maximum(n, 0), x)
         return np.where(n < 0, 0.0, r)
@@ -369,7 +369,10 @@ def mvlgamma_rows():
 def variant_rows():
     """The method, in-place and out= forms of the top-level special functions (out= rows in
     float32 only: autograd refuses out=, and float64 rows are gradchecked)."""
-    out = lambda fn: lambda *a: fn(*a, out=flambeau.empty(0, dtype=a[0].dtype))  # noqa: E731
+
+    def out(fn):
+        return lambda *a: fn(*a, out=flambeau.empty(0, dtype=a[0].dtype, device=a[0].device))
+
     positive = positive_binary_samples(0.5, 4, 0.5, 4)
     positive_inplace = inplace(positive)
     unary = lambda d, rng: unary_samples(d, rng, 0.5, 4)  # noqa: E731

@@ -3,7 +3,8 @@
 import numpy as np
 
 import flambeau
-from optable import ALL_REAL, COMPLEX, OpTest, Sample, binary_samples, make, unary_samples
+
+from . import ALL_REAL, COMPLEX, OpTest, Sample, binary_samples, make, unary_samples
 
 INT_ALL = ("uint8", "int8", "int16", "int32", "int64")
 INT_BOOL = INT_ALL + ("bool",)

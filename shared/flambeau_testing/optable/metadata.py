@@ -7,8 +7,9 @@ elements. Storage sharing, growth and lifetime are tested in test_metadata_mutat
 import numpy as np
 
 import flambeau
-from optable import OpTest, Sample
-from optable.shape import DTYPES, arr, np_as_strided, np_squeeze, np_t, one_input
+
+from . import OpTest, Sample
+from .shape import DTYPES, arr, np_as_strided, np_squeeze, np_t, one_input
 
 
 def _contiguous_clone(t):

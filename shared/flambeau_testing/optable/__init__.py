@@ -3,8 +3,12 @@
 Every operator in ``flambeau.ops_table()`` has one or more ``OpTest`` rows here,
 in the family module it belongs to (pointwise.py, reduction.py, ...). A row
 says how to call the operator, how to compute the same thing with NumPy, and
-which inputs to try. ``test_ops.py`` runs every row over its samples and dtypes;
-the same rows will run against every backend.
+which inputs to try. tensor-core's ``tests/test_ops.py`` runs every row over its
+samples and dtypes against NumPy; ``flambeau_testing.check_on_device`` runs the
+same rows on another device against the CPU.
+
+Loading the table needs NumPy alone (a backend's environment may have nothing
+else); SciPy and pytest are imported when a NumPy reference that needs them runs.
 """
 
 from __future__ import annotations
@@ -21,6 +25,15 @@ FLOATS = ("float32", "float64")
 INTS = ("int32", "int64")
 ALL_REAL = ("uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64")
 COMPLEX = ("complex64", "complex128")
+# (rtol, atol) by dtype where a row sets none; integer and bool results compare exactly.
+TOLERANCES = {
+    "float16": (1e-2, 1e-2),
+    "bfloat16": (2e-2, 2e-2),
+    "float32": (1e-5, 1e-5),
+    "float64": (1e-10, 1e-10),
+    "complex64": (1e-5, 1e-5),
+    "complex128": (1e-10, 1e-10),
+}
 
 
 @dataclass
@@ -48,6 +61,19 @@ class OpTest:
 
     def __post_init__(self):
         self.id = self.id or self.name
+
+    def tolerances(self, dtype: str) -> tuple[float, float]:
+        """(rtol, atol) for results of this row's `dtype` runs: the row's own where set,
+        else the dtype's default in TOLERANCES.
+
+        >>> OpTest("abs", abs, abs, lambda dtype, rng: [], atol=1e-3).tolerances("float32")
+        (1e-05, 0.001)
+        """
+        rtol, atol = TOLERANCES.get(dtype, (0, 0))
+        return (
+            self.rtol if self.rtol is not None else rtol,
+            self.atol if self.atol is not None else atol,
+        )
 
 
 def numpy_dtype(name: str):
@@ -83,6 +109,17 @@ def _round16(arr, dtype):
     return t.to(flambeau.float32).numpy().astype(np.float32 if dtype == "bfloat16" else np.float16)
 
 
+def scipy_special():
+    """scipy.special, imported when a reference needs it; the calling test skips without it.
+
+    >>> float(scipy_special().gamma(5.0))
+    24.0
+    """
+    import pytest
+
+    return pytest.importorskip("scipy.special")
+
+
 def unary_samples(dtype, rng, low=-3.0, high=3.0):
     yield Sample((make((), dtype, rng, low=low, high=high),), note="0-dim")
     yield Sample((make((0,), dtype, rng, low=low, high=high),), note="empty")
@@ -112,7 +149,7 @@ def all_tests() -> list[OpTest]:
 
 
 # Operators whose results cannot be compared to a reference (uninitialized or
-# random memory); each is covered by a dedicated test named here.
+# random memory); each is covered by the test of packages/tensor-core/tests named here.
 NO_REFERENCE = {
     "empty": "test_creation.py::test_empty_shape_and_dtype",
     "rand": "test_random.py::test_uniform_statistics",

@@ -3,7 +3,8 @@
 import numpy as np
 
 import flambeau
-from optable import COMPLEX, FLOATS, OpTest, Sample, make
+
+from . import COMPLEX, FLOATS, OpTest, Sample, make
 
 PAIRS = [
     ((3,), (3,)),
@@ -435,7 +436,7 @@ def _np_eig(a):
 
 
 def _sorted_eigvals(a):
-    w = LA.eigvals(a).numpy()
+    w = LA.eigvals(a).cpu().numpy()
     return np.sort_complex(w.reshape(-1, w.shape[-1])).reshape(w.shape)
 
 

@@ -4,7 +4,8 @@ references that compute the statistics in float64."""
 import numpy as np
 
 import flambeau
-from optable import FLOATS, OpTest, Sample, make
+
+from . import FLOATS, OpTest, Sample, make
 
 FLOAT_ALL = ("float16", "bfloat16", "float32", "float64")
 LOW_TOL = {"float16": 2e-2, "bfloat16": 5e-2}

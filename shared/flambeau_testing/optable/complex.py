@@ -3,7 +3,8 @@
 import numpy as np
 
 import flambeau
-from optable import COMPLEX, FLOATS, OpTest, Sample, binary_samples, make, unary_samples
+
+from . import COMPLEX, FLOATS, OpTest, Sample, binary_samples, make, unary_samples
 
 FLOAT_ALL = ("float16", "bfloat16", "float32", "float64")
 SOME_INTS = ("int32", "int64")

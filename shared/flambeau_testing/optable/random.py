@@ -9,7 +9,8 @@ test_random.py (see NO_REFERENCE for the samplers covered only there).
 import numpy as np
 
 import flambeau
-from optable import FLOATS, OpTest, Sample, binary_samples, make, unary_samples
+
+from . import FLOATS, OpTest, Sample, binary_samples, make, unary_samples
 
 INTS_AND_FLOATS = ("uint8", "int8", "int16", "int32", "int64", "float32", "float64")
 

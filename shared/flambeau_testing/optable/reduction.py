@@ -4,9 +4,10 @@ the comparison casts, so 16-bit rows check the kernel, not NumPy's float16 sums.
 import numpy as np
 
 import flambeau
-from optable import ALL_REAL, COMPLEX, FLOATS, OpTest, Sample, binary_samples, make
 
-# The 16-bit rows need Tensor.to (tests/optable's make rounds through it).
+from . import ALL_REAL, COMPLEX, FLOATS, OpTest, Sample, binary_samples, make
+
+# The 16-bit rows need Tensor.to (the table's make rounds through it).
 HALF = ("float16", "bfloat16") if hasattr(flambeau.Tensor, "to") else ()
 REAL = tuple(d for d in ALL_REAL if d in HALF or d not in ("float16", "bfloat16"))
 REAL_BOOL = REAL + ("bool",)

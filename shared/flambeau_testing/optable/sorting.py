@@ -4,7 +4,8 @@
 import numpy as np
 
 import flambeau
-from optable import ALL_REAL, FLOATS, OpTest, Sample, make
+
+from . import ALL_REAL, FLOATS, OpTest, Sample, make
 
 HALF = ("float16", "bfloat16")
 REAL = ALL_REAL
@@ -371,7 +372,7 @@ def _searchsorted_ref(seq, values, out_int32=False, right=False, side=None, sort
 def _searchsorted_fn(seq, values, sorter=None, **kw):
     """sorter arrives as a NumPy array (keyword arguments are not converted)."""
     if sorter is not None:
-        sorter = flambeau.from_numpy(sorter)
+        sorter = flambeau.from_numpy(sorter).to(seq.device)
     return flambeau.searchsorted(seq, values, sorter=sorter, **kw)
 
 

@@ -10,7 +10,8 @@ transforms to dense DFT matrices too, and checks dtypes and errors.
 import numpy as np
 
 import flambeau
-from optable import COMPLEX, FLOATS, OpTest, Sample, make
+
+from . import COMPLEX, FLOATS, OpTest, Sample, make
 
 SWAPPED = {None: "forward", "backward": "forward", "forward": "backward", "ortho": "ortho"}
 

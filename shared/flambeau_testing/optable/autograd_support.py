@@ -1,7 +1,8 @@
 """Rows for the core's autograd support operators: values pass through unchanged."""
 
 import flambeau
-from optable import ALL_REAL, FLOATS, OpTest, unary_samples
+
+from . import ALL_REAL, FLOATS, OpTest, unary_samples
 
 
 def _detach_(t):

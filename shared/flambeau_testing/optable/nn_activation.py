@@ -9,7 +9,8 @@ import math
 import numpy as np
 
 import flambeau
-from optable import FLOATS, OpTest, Sample, make, unary_samples
+
+from . import FLOATS, OpTest, Sample, make, unary_samples
 
 FLOAT_ALL = ("float16", "bfloat16", "float32", "float64")
 SELU_ALPHA = 1.6732632423543772848170429916717

@@ -4,7 +4,8 @@ equations and of their derivatives worked out by hand."""
 import numpy as np
 
 import flambeau
-from optable import OpTest, Sample, make
+
+from . import OpTest, Sample, make
 
 
 def sigmoid(x):

@@ -9,7 +9,8 @@ tests/test_linalg_ldl.py compares the raw factors with scipy.linalg.ldl.
 import numpy as np
 
 import flambeau
-from optable import COMPLEX, FLOATS, OpTest, Sample, make, numpy_dtype
+
+from . import COMPLEX, FLOATS, OpTest, Sample, make, numpy_dtype
 
 LA = flambeau.linalg
 LDL_TOL = {"rtol": 1e-4, "atol": 1e-4}  # float32 factorizations of 4x4 matrices

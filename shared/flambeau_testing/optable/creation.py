@@ -3,8 +3,9 @@
 import numpy as np
 
 import flambeau
-from optable import OpTest, Sample, make
-from optable.shape import DTYPES, FEW, GENERAL, arr, memory_format_samples
+
+from . import OpTest, Sample, make
+from .shape import DTYPES, FEW, GENERAL, arr, memory_format_samples
 
 NUMERIC = ("uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16", "float32", "float64")
 

@@ -3,7 +3,8 @@
 import numpy as np
 
 import flambeau
-from optable import ALL_REAL, COMPLEX, FLOATS, OpTest, Sample, binary_samples, make, unary_samples
+
+from . import ALL_REAL, COMPLEX, FLOATS, OpTest, Sample, binary_samples, make, unary_samples
 
 FLOAT_ALL = ("float16", "bfloat16", "float32", "float64")
 ORDERED = ALL_REAL + ("bool",)

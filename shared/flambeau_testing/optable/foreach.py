@@ -9,7 +9,8 @@ return the updated list. References compute in float64 (int64 for integers).
 import numpy as np
 
 import flambeau
-from optable import OpTest, Sample, make
+
+from . import OpTest, Sample, make
 
 FLOAT = ("float16", "bfloat16", "float32", "float64")
 INTS = ("int32", "int64")

@@ -6,7 +6,8 @@ are small), so every accumulate row checks the same sums in index order."""
 import numpy as np
 
 import flambeau
-from optable import OpTest, Sample, make
+
+from . import OpTest, Sample, make
 
 # Data movement: every dtype.
 ALL = (
@@ -62,7 +63,7 @@ def with_out(name, dtype=None):
     """name(..., out=out) into a fresh empty tensor of the result's dtype (resized)."""
 
     def run(x, *a, **kw):
-        out = flambeau.empty(0, dtype=dtype or x.dtype)
+        out = flambeau.empty(0, dtype=dtype or x.dtype, device=x.device)
         r = getattr(flambeau, name)(x, *a, **kw, out=out)
         assert r is out
         return out
@@ -389,7 +390,7 @@ def tensor_value(fn):
         v = (
             a[-1]
             if isinstance(a[-1], flambeau.Tensor)
-            else flambeau.tensor(a[-1], dtype=a[0].dtype)
+            else flambeau.tensor(a[-1], dtype=a[0].dtype, device=a[0].device)
         )
         return fn(*a[:-1], v, **kw)
 

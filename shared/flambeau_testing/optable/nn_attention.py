@@ -7,7 +7,8 @@ import math
 import numpy as np
 
 import flambeau
-from optable import OpTest, Sample, make
+
+from . import OpTest, Sample, make
 
 DTYPES = ("float16", "bfloat16", "float32", "float64")
 

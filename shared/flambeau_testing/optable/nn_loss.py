@@ -4,7 +4,8 @@ reduction: 0 none, 1 mean, 2 sum."""
 import numpy as np
 
 import flambeau
-from optable import FLOATS, OpTest, Sample, make
+
+from . import FLOATS, OpTest, Sample, make
 
 FLOAT_ALL = ("float16", "bfloat16", "float32", "float64")
 

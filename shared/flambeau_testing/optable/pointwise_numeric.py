@@ -4,8 +4,9 @@ frexp, float_power, deg2rad, rad2deg), against NumPy."""
 import numpy as np
 
 import flambeau
-from optable import ALL_REAL, COMPLEX, FLOATS, OpTest, Sample, binary_samples, make, unary_samples
-from optable.pointwise import F32_TOL, FLOAT_ALL, INT_ALL, f32
+
+from . import ALL_REAL, COMPLEX, FLOATS, OpTest, Sample, binary_samples, make, unary_samples
+from .pointwise import F32_TOL, FLOAT_ALL, INT_ALL, f32
 
 F32 = ("float32",)
 
@@ -200,7 +201,13 @@ def gcd_lcm_rows(name, ref):
 
 
 def out_of(fn, dtype=None):
-    return lambda *a: fn(*a, out=flambeau.empty(0, dtype=dtype or a[0].dtype))
+    """fn(*a, out=...) into an empty tensor on the device of its first tensor argument."""
+
+    def run(*a):
+        first = next(x for x in a if isinstance(x, flambeau.Tensor))
+        return fn(*a, out=flambeau.empty(0, dtype=dtype or first.dtype, device=first.device))
+
+    return run
 
 
 TESTS = [
@@ -229,8 +236,9 @@ TESTS = [
     OpTest("frexp", lambda a: a.frexp(), frexp_ref, frexp_samples, dtypes=FLOATS,
            id="frexp_method"),
     OpTest("frexp",
-           lambda a: flambeau.frexp(a, out=(flambeau.empty(0, dtype=a.dtype),
-                                           flambeau.empty(0, dtype=flambeau.int32))),
+           lambda a: flambeau.frexp(a, out=(flambeau.empty(0, dtype=a.dtype, device=a.device),
+                                           flambeau.empty(0, dtype=flambeau.int32,
+                                                          device=a.device))),
            frexp_ref, frexp_samples, dtypes=F32, id="frexp_out"),
     OpTest("float_power", flambeau.float_power, float_power_ref, float_power_samples,
            dtypes=(*FLOAT_ALL, "int32", "int64")),
