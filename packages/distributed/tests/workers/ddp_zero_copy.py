@@ -17,9 +17,9 @@ mine = slice(r * B, (r + 1) * B)
 
 def make_model(seed):
     torch.manual_seed(seed)
-    # 300 x 1000 floats (1.2 MB) goes in place; the rest is packed.
+    # 300 x 2000 floats (2.4 MB) goes in place; the rest is packed.
     return nn.Sequential(
-        nn.Linear(6, 300), nn.Tanh(), nn.Linear(300, 1000), nn.Tanh(), nn.Linear(1000, 2)
+        nn.Linear(6, 300), nn.Tanh(), nn.Linear(300, 2000), nn.Tanh(), nn.Linear(2000, 2)
     )
 
 
@@ -123,11 +123,11 @@ if r == w - 1:
 class Branchy(nn.Module):
     def __init__(self):
         super().__init__()
-        self.inp = nn.Linear(6, 600)
-        self.big = nn.Linear(600, 600)  # 1.44 MB: in place
-        self.side = nn.Linear(600, 2)  # small: packed
-        self.never = nn.Linear(600, 600)  # in place, never used
-        self.out = nn.Linear(600, 2)
+        self.inp = nn.Linear(6, 800)
+        self.big = nn.Linear(800, 800)  # 2.56 MB: in place
+        self.side = nn.Linear(800, 2)  # small: packed
+        self.never = nn.Linear(800, 800)  # in place, never used
+        self.out = nn.Linear(800, 2)
 
     def forward(self, x, use_big):
         h = torch.tanh(self.inp(x))
@@ -154,7 +154,7 @@ for static_graph in (False, True):
     # Step 0 under no_sync, every rank using the branch; step 1 synced, only rank 0 does.
     with ddp.no_sync():
         branchy_loss(ddp, r, 0).backward()
-    net.never.weight.grad = torch.full((600, 600), float(r + 1))  # unused everywhere
+    net.never.weight.grad = torch.full((800, 800), float(r + 1))  # unused everywhere
     branchy_loss(ddp, r, 1).backward()
     for k in range(w):  # the average over the ranks of what each accumulated
         for step in range(2):
@@ -165,7 +165,7 @@ for static_graph in (False, True):
             assert q.grad is None
             continue
         close(p.grad, q.grad)
-    close(net.never.weight.grad, torch.full((600, 600), float(r + 1)), 0)
+    close(net.never.weight.grad, torch.full((800, 800), float(r + 1)), 0)
     assert net.never.bias.grad is None
     # A second synced step with .grad zeroed (not None) where rank 0 alone uses the branch.
     net.zero_grad(set_to_none=False)
