@@ -23,7 +23,7 @@ from .engine_settings import (
 from .function import Function, FunctionCtx, once_differentiable
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
-from .graph import AccumulateGrad, Node, RemovableHandle
+from .graph import AccumulateGrad, GradientEdge, Node, RemovableHandle
 from .nested_io import NestedIOFunction
 from .overrides import handle_torch_function, has_torch_function, is_tensor_like
 from .profiler_types import DeviceType, ProfilerActivity, ProfilerState, kineto_available
@@ -107,7 +107,7 @@ def grad(
     >>> print(x.grad)
     None
     """
-    single = isinstance(inputs, _F.Tensor)
+    single = isinstance(inputs, (_F.Tensor, GradientEdge))
     inputs = [inputs] if single else list(inputs)
     grads = _run_backward(
         outputs,
@@ -119,6 +119,11 @@ def grad(
         allow_unused=bool(allow_unused or materialize_grads),
     )
     if materialize_grads:
+        if any(g is None and isinstance(x, GradientEdge) for g, x in zip(grads, inputs)):
+            raise RuntimeError(
+                "materialize_grads: no gradient reached a GradientEdge input, and an edge "
+                "carries no shape to make zeros of"
+            )
         grads = tuple(
             g if g is not None else _F.zeros(tuple(x.shape), dtype=x.dtype)
             for g, x in zip(grads, inputs)

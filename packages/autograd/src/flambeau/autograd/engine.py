@@ -14,7 +14,7 @@ import flambeau as F
 
 from . import anomaly_mode, engine_settings
 from .grad_mode import set_grad_enabled
-from .graph import AccumulateGrad
+from .graph import AccumulateGrad, GradientEdge
 
 _tasks = threading.local()  # the backward passes running on this thread, innermost last
 
@@ -223,6 +223,9 @@ def run_backward(
     targets = {}  # (node, output_nr) -> position in inputs
     if inputs is not None:
         for i, t in enumerate(inputs):
+            if isinstance(t, GradientEdge):  # the gradient flowing into that edge
+                targets.setdefault((t.node, t.output_nr), []).append(i)
+                continue
             if not t.requires_grad:
                 raise RuntimeError(
                     f"One of the differentiated Tensors (#{i}) does not require grad"
@@ -316,7 +319,7 @@ def run_backward(
 
     if inputs is not None and not capture:  # backward(inputs=...) on non-leaf tensors
         for t, g in zip(inputs, captured):
-            if t.grad_fn is not None and g is not None:
+            if isinstance(t, F.Tensor) and t.grad_fn is not None and g is not None:
                 t.grad = g if t.grad is None else t.grad + g
     if capture:
         for i, g in enumerate(captured):

@@ -250,6 +250,55 @@ class ViewInfo:
         self.dtype = view.dtype
 
 
+class GradientEdge(tuple):
+    """An edge of the graph, ``(node, output_nr, ownership_token)``: where the gradient of
+    one tensor is computed (PyTorch's namedtuple; ``ownership_token`` is unused). It can
+    stand for the tensor in ``autograd.grad``'s inputs.
+
+    >>> x = flambeau.ones(2, requires_grad=True)
+    >>> y = x * 2
+    >>> edge = flambeau.autograd.graph.get_gradient_edge(y)
+    >>> edge.node.name(), edge.output_nr
+    ('MulBackward0', 0)
+    >>> flambeau.autograd.grad(y.sum(), edge)
+    (tensor([1., 1.]),)
+    """
+
+    __slots__ = ()
+    _fields = ("node", "output_nr", "ownership_token")
+
+    def __new__(cls, node, output_nr, ownership_token=None):
+        return tuple.__new__(cls, (node, output_nr, ownership_token))
+
+    node = property(lambda self: self[0])
+    output_nr = property(lambda self: self[1])
+    ownership_token = property(lambda self: self[2])
+
+    def __repr__(self):
+        return (
+            f"GradientEdge(node={self.node!r}, output_nr={self.output_nr}, "
+            f"ownership_token={self.ownership_token!r})"
+        )
+
+
+def get_gradient_edge(tensor) -> GradientEdge:
+    """The edge where ``tensor``'s gradient is computed: its ``grad_fn`` (and which of
+    its outputs), or a leaf's AccumulateGrad node.
+
+    >>> x = flambeau.ones(2, requires_grad=True)
+    >>> flambeau.autograd.graph.get_gradient_edge(x).node.name()
+    'AccumulateGrad'
+    """
+    if not tensor.requires_grad:
+        raise RuntimeError(
+            "It is not possible to get the gradient edge for a Tensor that does not require "
+            "gradients"
+        )
+    from .engine import _edge_of  # the engine imports this module
+
+    return GradientEdge(*_edge_of(tensor))
+
+
 # PyTorch's torch.autograd.graph also holds these; they live in their own modules.
 from .saved_tensors import (  # noqa: E402,F401
     allow_mutation_on_saved_tensors,
