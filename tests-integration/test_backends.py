@@ -286,6 +286,65 @@ def test_missing_kernel_raises_not_implemented(python, tmp_path):
     )
 
 
+def test_kernels_with_argument_structs_cross_the_abi(python, tmp_path):
+    # avg_pool's kernel takes a PoolGeometry: testdev reads it as flb_pool_geometry (ABI 1.2).
+    check(
+        python,
+        """
+        x = flambeau.arange(2 * 3 * 7 * 6, dtype=flambeau.float64).reshape(2, 3, 7, 6).sin()
+        for kw in [dict(kernel_size=3), dict(kernel_size=(3, 2), stride=(2, 1), padding=1),
+                   dict(kernel_size=2, ceil_mode=True, count_include_pad=False),
+                   dict(kernel_size=3, padding=1, divisor_override=5)]:
+            want = flambeau.avg_pool2d(x, **kw)
+            got = flambeau.avg_pool2d(x.to("testdev"), **kw)
+            assert got.device.type == "testdev", got.device
+            assert np.allclose(got.cpu().numpy(), want.numpy(), rtol=1e-12, atol=1e-12), kw
+        """,
+        tmp_path,
+    )
+
+
+def test_data_dependent_kernels_run_on_the_cpu_with_a_warning(python, tmp_path):
+    # nonzero, masked_select and unique return tensors sized by the data: no C form, so on a
+    # plugin's device they run on the CPU, once-per-operator warned, the result moved back.
+    check(
+        python,
+        """
+        import warnings
+        x = flambeau.tensor([[0, 3], [2, 0]], dtype=flambeau.float32)
+        d = x.to("testdev")
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            nz = d.nonzero()
+            nz2 = d.nonzero()
+            ms = flambeau.masked_select(d, d.cpu().gt(0).to("testdev"))
+        assert nz.device.type == "testdev" and ms.device.type == "testdev"
+        assert nz.cpu().tolist() == [[0, 1], [1, 0]] == nz2.cpu().tolist()
+        assert ms.cpu().tolist() == [3.0, 2.0]
+        msgs = [str(m.message) for m in w]
+        assert sum("'nonzero' runs on the CPU" in m for m in msgs) == 1, msgs
+        assert sum("'masked_select' runs on the CPU" in m for m in msgs) == 1, msgs
+        """,
+        tmp_path,
+    )
+
+
+def test_register_kernel_checks_the_name(python, tmp_path):
+    check(
+        python,
+        """
+        flambeau.device("testdev")
+        import flambeau_testdev._testdev as td
+        assert td.try_register_kernel("fill_") is None
+        msg = td.try_register_kernel("no_such_kernel")
+        assert "no kernel named 'no_such_kernel'" in msg and "backend_kernels.h" in msg, msg
+        msg = td.try_register_kernel("nonzero")
+        assert "returns a tensor" in msg and "runs on the CPU" in msg, msg
+        """,
+        tmp_path,
+    )
+
+
 def test_autoload_off(python, tmp_path):
     check(
         python,
@@ -404,8 +463,19 @@ def test_a_backend_shares_its_tensors_across_processes(python, tmp_path):
     )
 
 
-# The operators testdev_backend/src/testdev.c registers kernels for.
-TESTDEV_KERNELS = ("add", "mul", "sum", "bmm", "fill_", "copy_")
+# Operators whose kernels testdev_backend/src/testdev.c registers (avg_pool serves
+# avg_pool1d/2d/3d).
+TESTDEV_OPERATORS = (
+    "add",
+    "mul",
+    "sum",
+    "bmm",
+    "fill_",
+    "copy_",
+    "avg_pool1d",
+    "avg_pool2d",
+    "avg_pool3d",
+)
 
 
 def test_operator_table_matches_the_cpu(python, tmp_path):
@@ -413,12 +483,12 @@ def test_operator_table_matches_the_cpu(python, tmp_path):
     # the CPU's result; dtypes testdev has no kernel for are skipped with its message.
     out = run(
         python, "-m", "flambeau_testing.run_on_device", "testdev",
-        "--ops", ",".join(TESTDEV_KERNELS),
+        "--ops", ",".join(TESTDEV_OPERATORS),
         cwd=tmp_path, env={"PYTHONPATH": str(ROOT / "shared")},
     )  # fmt: skip
     summary = json.loads(out)
     assert summary["mismatches"] == [], json.dumps(summary["mismatches"], indent=1)
-    assert set(TESTDEV_KERNELS) <= set(summary["rows_checked"]), summary
+    assert set(TESTDEV_OPERATORS) <= set(summary["rows_checked"]), summary
     assert summary["cases_checked"] > 0, summary
     reasons = summary["skip_reasons"]
     assert all(reason.strip() for reason in reasons), reasons

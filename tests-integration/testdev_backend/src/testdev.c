@@ -342,6 +342,45 @@ static flb_status k_copy(void* ctx, const flb_kernel_call* c) {
   return FLB_OK;
 }
 
+/* avg_pool (ABI 1.2, a kernel with an argument struct): out and input are
+ * contiguous (planes, D, H, W); call->structs[0] is the flb_pool_geometry. Each
+ * output averages its window clipped to the input; the divisor is the override,
+ * else the window with padding (count_include_pad) or without. */
+static flb_status k_avg_pool(void* ctx, const flb_kernel_call* c) {
+  (void)ctx;
+  if (c->n_structs != 1 || c->n_tensors != 2) {
+    core->set_error(FLB_INVALID_ARGUMENT, "avg_pool: expected 2 tensors and a flb_pool_geometry");
+    return FLB_INVALID_ARGUMENT;
+  }
+  const flb_pool_geometry* g = (const flb_pool_geometry*)c->structs[0];
+  const flb_tensor *out = &c->tensors[0], *in = &c->tensors[1];
+  if (!is_float(out->dtype)) return unsupported(c);
+  const int64_t in_plane = g->in[0] * g->in[1] * g->in[2];
+  const int64_t out_plane = g->out[0] * g->out[1] * g->out[2];
+  for (int64_t p = 0; p < g->planes; ++p)
+    for (int64_t o = 0; o < out_plane; ++o) {
+      int64_t pos[3] = {o / (g->out[1] * g->out[2]), (o / g->out[2]) % g->out[1], o % g->out[2]};
+      int64_t lo[3], hi[3], padded = 1, inside = 1;
+      for (int i = 0; i < 3; ++i) {
+        int64_t start = pos[i] * g->stride[i] - g->pad[i];
+        int64_t end = start + g->kernel[i];
+        if (end > g->in[i] + g->pad[i]) end = g->in[i] + g->pad[i];
+        padded *= end - start;
+        lo[i] = start < 0 ? 0 : start;
+        hi[i] = end > g->in[i] ? g->in[i] : end;
+        inside *= hi[i] > lo[i] ? hi[i] - lo[i] : 0;
+      }
+      double acc = 0;
+      for (int64_t d = lo[0]; d < hi[0]; ++d)
+        for (int64_t h = lo[1]; h < hi[1]; ++h)
+          for (int64_t w = lo[2]; w < hi[2]; ++w)
+            acc += get_f(in, p * in_plane + (d * g->in[1] + h) * g->in[2] + w);
+      int64_t count = g->divisor ? g->divisor : g->count_include_pad ? padded : inside;
+      set(out, p * out_plane + o, count ? acc / (double)count : 0.0, 0);
+    }
+  return FLB_OK;
+}
+
 /* ---- registration ----------------------------------------------------------------- */
 
 static flb_backend backend = {
@@ -370,9 +409,12 @@ static int fail_from_core(const char* what) {
   return -1;
 }
 
+static int32_t device_type = -1; /* ours, from register_backend */
+
 static int register_all(void) {
   int32_t type = core->register_backend(&backend);
   if (type < 0) return fail_from_core("register_backend");
+  device_type = type;
   static const int32_t dtypes[] = {FLB_FLOAT32, FLB_FLOAT64, FLB_INT32, FLB_INT64};
   static int add_tag;
   for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; ++i) {
@@ -385,7 +427,9 @@ static int register_all(void) {
       return fail_from_core("register_kernel");
   }
   if (core->register_kernel(type, "bmm", FLB_FLOAT32, k_bmm, NULL) != FLB_OK ||
-      core->register_kernel(type, "bmm", FLB_FLOAT64, k_bmm, NULL) != FLB_OK)
+      core->register_kernel(type, "bmm", FLB_FLOAT64, k_bmm, NULL) != FLB_OK ||
+      core->register_kernel(type, "avg_pool", FLB_FLOAT32, k_avg_pool, NULL) != FLB_OK ||
+      core->register_kernel(type, "avg_pool", FLB_FLOAT64, k_avg_pool, NULL) != FLB_OK)
     return fail_from_core("register_kernel");
   /* sum is declared nondeterministic, as a GPU's reduction by atomic adds would
    * be, so the tests see a plugin's mark (ABI 1.1). */
@@ -394,8 +438,22 @@ static int register_all(void) {
   return 0;
 }
 
+/* For the tests of the ABI's checks: registers k_fill under `name` for float32
+ * on testdev and returns the core's error message, or None when accepted. */
+static PyObject* try_register_kernel(PyObject* self, PyObject* arg) {
+  (void)self;
+  const char* name = PyUnicode_AsUTF8(arg);
+  if (!name) return NULL;
+  if (core->register_kernel(device_type, name, FLB_FLOAT32, k_fill, NULL) == FLB_OK) Py_RETURN_NONE;
+  return PyUnicode_FromString(core->last_error());
+}
+
+static PyMethodDef methods[] = {
+    {"try_register_kernel", try_register_kernel, METH_O, "Registers a kernel name; the error."},
+    {NULL, NULL, 0, NULL}};
+
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, STR(TESTDEV_MODULE),
-                                    "The testdev backend's registration.", -1, NULL};
+                                    "The testdev backend's registration.", -1, methods};
 
 PyMODINIT_FUNC CONCAT(PyInit_, TESTDEV_MODULE)(void) {
   core = flb_import_core_api("flambeau-testdev", "0.1.0");

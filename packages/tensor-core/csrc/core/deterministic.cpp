@@ -34,6 +34,8 @@ void set_warning_handler(WarningHandler handler) {
   g_warning_handler.store(handler ? handler : &print_warning);
 }
 
+void emit_warning(const std::string& message) { g_warning_handler.load()(message); }
+
 void alert_not_deterministic(const std::string& caller) {
   if (!g_warn_only)
     fail(caller,

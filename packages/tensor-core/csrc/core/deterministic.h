@@ -33,5 +33,7 @@ void alert_not_deterministic(const std::string& caller);
 // to stderr). A handler may throw to turn the warning into an error.
 using WarningHandler = void (*)(const std::string& message);
 void set_warning_handler(WarningHandler handler);
+// Emits a UserWarning through the handler.
+void emit_warning(const std::string& message);
 
 }  // namespace flambeau

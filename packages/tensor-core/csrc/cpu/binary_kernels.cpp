@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "cpu/pointwise_loops.h"
+#include "generated/kernels.h"
 
 namespace flambeau {
 
@@ -185,12 +186,12 @@ void pow_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) {
 
 }  // namespace
 
-FLB_REGISTER_KERNEL("add", kCPU, add_kernel);
-FLB_REGISTER_KERNEL("sub", kCPU, sub_kernel);
-FLB_REGISTER_KERNEL("mul", kCPU, mul_kernel);
-FLB_REGISTER_KERNEL("div", kCPU, div_kernel);
-FLB_REGISTER_KERNEL("remainder", kCPU, remainder_kernel);
-FLB_REGISTER_KERNEL("fmod", kCPU, fmod_kernel);
-FLB_REGISTER_KERNEL("pow", kCPU, pow_kernel);
+FLB_REGISTER_KERNEL(add, kCPU, add_kernel);
+FLB_REGISTER_KERNEL(sub, kCPU, sub_kernel);
+FLB_REGISTER_KERNEL(mul, kCPU, mul_kernel);
+FLB_REGISTER_KERNEL(div, kCPU, div_kernel);
+FLB_REGISTER_KERNEL(remainder, kCPU, remainder_kernel);
+FLB_REGISTER_KERNEL(fmod, kCPU, fmod_kernel);
+FLB_REGISTER_KERNEL(pow, kCPU, pow_kernel);
 
 }  // namespace flambeau

@@ -1,5 +1,6 @@
 // CPU kernels of bitwise (integer and bool) and logical (any type) operators.
 #include "cpu/pointwise_loops.h"
+#include "generated/kernels.h"
 
 namespace flambeau {
 
@@ -14,7 +15,7 @@ constexpr uint32_t kIntBool = kIntTypes | kBoolTypes;
       return [](C a, C b) -> C { return EXPR; };                         \
     });                                                                  \
   }                                                                      \
-  FLB_REGISTER_KERNEL(#NAME, kCPU, NAME##_kernel);
+  FLB_REGISTER_KERNEL(NAME, kCPU, NAME##_kernel);
 
 FLB_BITWISE(bitwise_and, kIntBool, C(a& b))
 FLB_BITWISE(bitwise_or, kIntBool, C(a | b))
@@ -67,7 +68,7 @@ inline bool truth(C x) {
       return [](C a, C b) -> bool { return EXPR; };                      \
     });                                                                  \
   }                                                                      \
-  FLB_REGISTER_KERNEL(#NAME, kCPU, NAME##_kernel);
+  FLB_REGISTER_KERNEL(NAME, kCPU, NAME##_kernel);
 
 FLB_LOGICAL(logical_and, truth(a) && truth(b))
 FLB_LOGICAL(logical_or, truth(a) || truth(b))
@@ -82,7 +83,7 @@ void logical_not_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) {
 
 }  // namespace
 
-FLB_REGISTER_KERNEL("bitwise_not", kCPU, bitwise_not_kernel);
-FLB_REGISTER_KERNEL("logical_not", kCPU, logical_not_kernel);
+FLB_REGISTER_KERNEL(bitwise_not, kCPU, bitwise_not_kernel);
+FLB_REGISTER_KERNEL(logical_not, kCPU, logical_not_kernel);
 
 }  // namespace flambeau

@@ -5,6 +5,7 @@
 #include "cpu/blas.h"
 #include "cpu/parallel.h"
 #include "dispatch/dispatcher.h"
+#include "generated/kernels.h"
 #include "ops/common.h"
 
 namespace flambeau {
@@ -102,6 +103,6 @@ void bmm_kernel(const Tensor& out, const Tensor& a, const Tensor& b) {
 
 }  // namespace
 
-FLB_REGISTER_KERNEL("bmm", kCPU, bmm_kernel);
+FLB_REGISTER_KERNEL(bmm, kCPU, bmm_kernel);
 
 }  // namespace flambeau

@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "cpu/pointwise_loops.h"
+#include "generated/kernels.h"
 
 namespace flambeau {
 
@@ -16,7 +17,7 @@ constexpr uint32_t kOrdered = kRealTypes | kBoolTypes;
       return [](C a, C b) -> bool { return EXPR; };                      \
     });                                                                  \
   }                                                                      \
-  FLB_REGISTER_KERNEL(#NAME, kCPU, NAME##_kernel);
+  FLB_REGISTER_KERNEL(NAME, kCPU, NAME##_kernel);
 
 FLB_COMPARE(eq, kAllTypes, a == b)
 FLB_COMPARE(ne, kAllTypes, a != b)
@@ -72,7 +73,7 @@ void isclose_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar> args) {
       }                                                                  \
     });                                                                  \
   }                                                                      \
-  FLB_REGISTER_KERNEL(#NAME, kCPU, NAME##_kernel);
+  FLB_REGISTER_KERNEL(NAME, kCPU, NAME##_kernel);
 
 // Integers are never NaN or infinite.
 constexpr bool isnan_int = false, isinf_int = false, isposinf_int = false, isneginf_int = false,
@@ -110,7 +111,7 @@ void where_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) {
 
 }  // namespace
 
-FLB_REGISTER_KERNEL("isclose", kCPU, isclose_kernel);
-FLB_REGISTER_KERNEL("where", kCPU, where_kernel);
+FLB_REGISTER_KERNEL(isclose, kCPU, isclose_kernel);
+FLB_REGISTER_KERNEL(where, kCPU, where_kernel);
 
 }  // namespace flambeau

@@ -4,6 +4,7 @@
 #include <complex>
 
 #include "cpu/pointwise_loops.h"
+#include "generated/kernels.h"
 
 namespace flambeau {
 
@@ -61,9 +62,9 @@ void polar_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) {
 
 }  // namespace
 
-FLB_REGISTER_KERNEL("conj_physical", kCPU, conj_physical_kernel);
-FLB_REGISTER_KERNEL("angle", kCPU, angle_kernel);
-FLB_REGISTER_KERNEL("complex", kCPU, complex_kernel);
-FLB_REGISTER_KERNEL("polar", kCPU, polar_kernel);
+FLB_REGISTER_KERNEL(conj_physical, kCPU, conj_physical_kernel);
+FLB_REGISTER_KERNEL(angle, kCPU, angle_kernel);
+FLB_REGISTER_KERNEL(complex, kCPU, complex_kernel);
+FLB_REGISTER_KERNEL(polar, kCPU, polar_kernel);
 
 }  // namespace flambeau

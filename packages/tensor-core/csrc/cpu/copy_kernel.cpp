@@ -5,6 +5,7 @@
 #include "cpu/copy_transpose.h"
 #include "cpu/loops.h"
 #include "dispatch/dispatcher.h"
+#include "generated/kernels.h"
 
 namespace flambeau {
 
@@ -113,7 +114,7 @@ void fill_kernel(const Tensor& dst, const Scalar& value) {
 
 }  // namespace
 
-FLB_REGISTER_KERNEL("copy_", kCPU, copy_kernel);
-FLB_REGISTER_KERNEL("fill_", kCPU, fill_kernel);
+FLB_REGISTER_KERNEL(copy_, kCPU, copy_kernel);
+FLB_REGISTER_KERNEL(fill_, kCPU, fill_kernel);
 
 }  // namespace flambeau

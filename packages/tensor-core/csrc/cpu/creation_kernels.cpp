@@ -5,6 +5,7 @@
 
 #include "cpu/parallel.h"
 #include "dispatch/dispatcher.h"
+#include "generated/kernels.h"
 
 namespace flambeau {
 
@@ -74,8 +75,8 @@ void logspace_kernel(const Tensor& out, const Scalar& start, const Scalar& end, 
 
 }  // namespace
 
-FLB_REGISTER_KERNEL("arange", kCPU, arange_kernel);
-FLB_REGISTER_KERNEL("linspace", kCPU, linspace_kernel);
-FLB_REGISTER_KERNEL("logspace", kCPU, logspace_kernel);
+FLB_REGISTER_KERNEL(arange, kCPU, arange_kernel);
+FLB_REGISTER_KERNEL(linspace, kCPU, linspace_kernel);
+FLB_REGISTER_KERNEL(logspace, kCPU, logspace_kernel);
 
 }  // namespace flambeau

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "dispatch/dispatcher.h"
+#include "generated/kernels.h"
 
 namespace py = pybind11;
 
@@ -114,8 +115,8 @@ void c2r_kernel(const Tensor& out, const Tensor& in, int64_t normalization, IntL
 
 }  // namespace
 
-FLB_REGISTER_KERNEL("_fft_c2c", kCPU, c2c_kernel);
-FLB_REGISTER_KERNEL("_fft_r2c", kCPU, r2c_kernel);
-FLB_REGISTER_KERNEL("_fft_c2r", kCPU, c2r_kernel);
+FLB_REGISTER_KERNEL(_fft_c2c, kCPU, c2c_kernel);
+FLB_REGISTER_KERNEL(_fft_r2c, kCPU, r2c_kernel);
+FLB_REGISTER_KERNEL(_fft_c2r, kCPU, c2r_kernel);
 
 }  // namespace flambeau

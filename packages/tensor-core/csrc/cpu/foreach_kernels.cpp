@@ -9,6 +9,7 @@
 
 #include "cpu/parallel.h"
 #include "dispatch/dispatcher.h"
+#include "generated/kernels.h"
 #include "ops/foreach_kernel.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -148,6 +149,6 @@ void foreach_kernel(ForeachOp op, const Tensor& out, const Tensor& a, const Tens
 
 }  // namespace
 
-FLB_REGISTER_KERNEL("_foreach", kCPU, foreach_kernel);
+FLB_REGISTER_KERNEL(_foreach, kCPU, foreach_kernel);
 
 }  // namespace flambeau

@@ -11,6 +11,7 @@
 
 #include "cpu/itemsize_visit.h"
 #include "cpu/tensor_iterator.h"
+#include "generated/kernels.h"
 #include "ops/indexing_util.h"
 
 namespace flambeau {
@@ -340,10 +341,10 @@ void offsets_kernel(const Tensor& acc, const Tensor& index, const IndexSpec& spe
 
 }  // namespace
 
-FLB_REGISTER_KERNEL("index", kCPU, gather_kernel);
-FLB_REGISTER_KERNEL("gather", kCPU, gather_kernel);
-FLB_REGISTER_KERNEL("index_put", kCPU, put_kernel);
-FLB_REGISTER_KERNEL("scatter", kCPU, put_kernel);
-FLB_REGISTER_KERNEL("_index_offsets", kCPU, offsets_kernel);
+FLB_REGISTER_KERNEL(index, kCPU, gather_kernel);
+FLB_REGISTER_KERNEL(gather, kCPU, gather_kernel);
+FLB_REGISTER_KERNEL(index_put, kCPU, put_kernel);
+FLB_REGISTER_KERNEL(scatter, kCPU, put_kernel);
+FLB_REGISTER_KERNEL(_index_offsets, kCPU, offsets_kernel);
 
 }  // namespace flambeau

@@ -6,6 +6,7 @@
 
 #include "cpu/itemsize_visit.h"
 #include "cpu/tensor_iterator.h"
+#include "generated/kernels.h"
 #include "ops/indexing_util.h"
 
 namespace flambeau {
@@ -149,9 +150,9 @@ void masked_scatter_kernel(const Tensor& dst, const Tensor& mask, const Tensor& 
 
 }  // namespace
 
-FLB_REGISTER_KERNEL("masked_select", kCPU, masked_select_kernel);
-FLB_REGISTER_KERNEL("nonzero", kCPU, nonzero_kernel);
-FLB_REGISTER_KERNEL("masked_fill", kCPU, masked_fill_kernel);
-FLB_REGISTER_KERNEL("masked_scatter", kCPU, masked_scatter_kernel);
+FLB_REGISTER_KERNEL(masked_select, kCPU, masked_select_kernel);
+FLB_REGISTER_KERNEL(nonzero, kCPU, nonzero_kernel);
+FLB_REGISTER_KERNEL(masked_fill, kCPU, masked_fill_kernel);
+FLB_REGISTER_KERNEL(masked_scatter, kCPU, masked_scatter_kernel);
 
 }  // namespace flambeau

@@ -13,6 +13,7 @@
 #include "cpu/blas.h"
 #include "cpu/lapack.h"
 #include "dispatch/dispatcher.h"
+#include "generated/kernels.h"
 #include "ops/common.h"
 
 namespace flambeau::lapack {
@@ -465,16 +466,16 @@ void trsm_kernel(const Tensor& a, const Tensor& rhs, bool left, bool upper, bool
 
 }  // namespace
 
-FLB_REGISTER_KERNEL("linalg_getrf", kCPU, getrf_kernel);
-FLB_REGISTER_KERNEL("linalg_getrs", kCPU, getrs_kernel);
-FLB_REGISTER_KERNEL("linalg_potrf", kCPU, potrf_kernel);
-FLB_REGISTER_KERNEL("linalg_sytrf", kCPU, sytrf_kernel);
-FLB_REGISTER_KERNEL("linalg_sytrs", kCPU, sytrs_kernel);
-FLB_REGISTER_KERNEL("linalg_geqrf", kCPU, qr_kernel);
-FLB_REGISTER_KERNEL("linalg_gesdd", kCPU, svd_kernel);
-FLB_REGISTER_KERNEL("linalg_syevd", kCPU, eigh_kernel);
-FLB_REGISTER_KERNEL("linalg_geev", kCPU, eig_kernel);
-FLB_REGISTER_KERNEL("linalg_gelsd", kCPU, gelsd_kernel);
-FLB_REGISTER_KERNEL("linalg_trsm", kCPU, trsm_kernel);
+FLB_REGISTER_KERNEL(linalg_getrf, kCPU, getrf_kernel);
+FLB_REGISTER_KERNEL(linalg_getrs, kCPU, getrs_kernel);
+FLB_REGISTER_KERNEL(linalg_potrf, kCPU, potrf_kernel);
+FLB_REGISTER_KERNEL(linalg_sytrf, kCPU, sytrf_kernel);
+FLB_REGISTER_KERNEL(linalg_sytrs, kCPU, sytrs_kernel);
+FLB_REGISTER_KERNEL(linalg_geqrf, kCPU, qr_kernel);
+FLB_REGISTER_KERNEL(linalg_gesdd, kCPU, svd_kernel);
+FLB_REGISTER_KERNEL(linalg_syevd, kCPU, eigh_kernel);
+FLB_REGISTER_KERNEL(linalg_geev, kCPU, eig_kernel);
+FLB_REGISTER_KERNEL(linalg_gelsd, kCPU, gelsd_kernel);
+FLB_REGISTER_KERNEL(linalg_trsm, kCPU, trsm_kernel);
 
 }  // namespace flambeau::lapack

@@ -11,36 +11,33 @@
 namespace flambeau::lapack {
 
 // LU with partial pivoting, in place: a -> packed L\U.
-using GetrfKernel = void(const Tensor& a, const Tensor& pivots, const Tensor& info);
+// GetrfKernel: declared in kernels/table.yaml.
 // Solves op(A) X = B from getrf's factors, B overwritten; trans is 'N', 'T' or 'C'.
-using GetrsKernel = void(const Tensor& lu, const Tensor& pivots, const Tensor& b, char trans);
+// GetrsKernel: declared in kernels/table.yaml.
 // Bunch-Kaufman LDL^T (LDL^H when hermitian and complex) of the lower triangle, in
 // place; pivots as sytrf's (1-based, both entries of a 2x2 block negative).
-using SytrfKernel = void(const Tensor& a, const Tensor& pivots, bool hermitian, const Tensor& info);
+// SytrfKernel: declared in kernels/table.yaml.
 // Solves A X = B from sytrf's factors, B overwritten.
-using SytrsKernel = void(const Tensor& ld, const Tensor& pivots, const Tensor& b, bool hermitian);
+// SytrsKernel: declared in kernels/table.yaml.
 // Cholesky in place (the other triangle is left as it was).
-using PotrfKernel = void(const Tensor& a, bool upper, const Tensor& info);
+// PotrfKernel: declared in kernels/table.yaml.
 // Householder QR: a -> R in its upper triangle; q (B, q_cols, rows) gets the
 // first q_cols columns of Q (nothing when q is empty).
-using QrKernel = void(const Tensor& a, const Tensor& q);
+// QrKernel: declared in kernels/table.yaml.
 // SVD by divide and conquer (a destroyed): jobz 'N' (values only), 'S' (thin)
 // or 'A' (full); u (B, ucols, rows), vh (B, cols, vh_rows), s real (B, k).
-using SvdKernel = void(const Tensor& a, const Tensor& u, const Tensor& s, const Tensor& vh,
-                       char jobz, const Tensor& info);
+// SvdKernel: declared in kernels/table.yaml.
 // Symmetric/Hermitian eigendecomposition: w real ascending; a -> eigenvectors
 // when compute_v.
-using EighKernel = void(const Tensor& a, const Tensor& w, bool upper, bool compute_v,
-                        const Tensor& info);
+// EighKernel: declared in kernels/table.yaml.
 // General eigendecomposition (a destroyed): w complex (B, n); v complex
 // (B, n, n) right eigenvectors, or empty for values only.
-using EigKernel = void(const Tensor& a, const Tensor& w, const Tensor& v, const Tensor& info);
+// EigKernel: declared in kernels/table.yaml.
 // Least squares by SVD (gelsd): b (B, nrhs, max(rows, cols)) -> solution in its
 // first cols rows; s real (B, min(rows, cols)); rank int64 (B).
-using GelsdKernel = void(const Tensor& a, const Tensor& b, const Tensor& s, const Tensor& rank,
-                         double rcond, const Tensor& info);
+// GelsdKernel: declared in kernels/table.yaml.
 // Triangular solve with BLAS trsm on row-major batches: a (B, n, n), b (B, r, c)
 // overwritten with op(a)^-1 b (left) or b op(a)^-1 (right).
-using TrsmKernel = void(const Tensor& a, const Tensor& b, bool left, bool upper, bool unit);
+// TrsmKernel: declared in kernels/table.yaml.
 
 }  // namespace flambeau::lapack

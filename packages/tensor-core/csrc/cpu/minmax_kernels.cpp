@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "cpu/pointwise_loops.h"
+#include "generated/kernels.h"
 
 namespace flambeau {
 
@@ -37,7 +38,7 @@ inline C min_nan(C a, C b) {
       return [](C a, C b) -> C { return EXPR; };                         \
     });                                                                  \
   }                                                                      \
-  FLB_REGISTER_KERNEL(#NAME, kCPU, NAME##_kernel);
+  FLB_REGISTER_KERNEL(NAME, kCPU, NAME##_kernel);
 
 FLB_BINARY_KERNEL(maximum, kOrdered, max_nan(a, b))
 FLB_BINARY_KERNEL(minimum, kOrdered, min_nan(a, b))
@@ -93,7 +94,7 @@ void logaddexp_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) {
     };
   });
 }
-FLB_REGISTER_KERNEL("logaddexp", kCPU, logaddexp_kernel);
+FLB_REGISTER_KERNEL(logaddexp, kCPU, logaddexp_kernel);
 FLB_BINARY_KERNEL(logaddexp2, kFloatTypes,
                   logaddexp_of(a, b, C(0.693147180559945309417232121458176568), true))
 
@@ -136,9 +137,9 @@ void addcdiv_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar> args) {
 
 }  // namespace
 
-FLB_REGISTER_KERNEL("clamp", kCPU, clamp_kernel);
-FLB_REGISTER_KERNEL("lerp", kCPU, lerp_kernel);
-FLB_REGISTER_KERNEL("addcmul", kCPU, addcmul_kernel);
-FLB_REGISTER_KERNEL("addcdiv", kCPU, addcdiv_kernel);
+FLB_REGISTER_KERNEL(clamp, kCPU, clamp_kernel);
+FLB_REGISTER_KERNEL(lerp, kCPU, lerp_kernel);
+FLB_REGISTER_KERNEL(addcmul, kCPU, addcmul_kernel);
+FLB_REGISTER_KERNEL(addcdiv, kCPU, addcdiv_kernel);
 
 }  // namespace flambeau

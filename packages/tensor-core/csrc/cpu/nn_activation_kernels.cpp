@@ -6,6 +6,7 @@
 
 #include "cpu/pointwise_loops.h"
 #include "cpu/vec_math.h"
+#include "generated/kernels.h"
 
 namespace flambeau {
 
@@ -42,7 +43,7 @@ C sigmoid_of(C x) {
         },                                                                    \
         V32, V64);                                                            \
   }                                                                           \
-  FLB_REGISTER_KERNEL(#NAME, kCPU, NAME##_kernel);
+  FLB_REGISTER_KERNEL(NAME, kCPU, NAME##_kernel);
 #define FLB_ACT_UNARY(NAME, MASK, ...) FLB_ACT_UNARY_VEC(NAME, MASK, nullptr, nullptr, __VA_ARGS__)
 
 // Same for backward kernels: inputs (grad_output, self).
@@ -54,7 +55,7 @@ C sigmoid_of(C x) {
       __VA_ARGS__                                                             \
     });                                                                       \
   }                                                                           \
-  FLB_REGISTER_KERNEL(#NAME, kCPU, NAME##_kernel);
+  FLB_REGISTER_KERNEL(NAME, kCPU, NAME##_kernel);
 
 // gelu: args[0] is 1 for approximate='tanh'.
 FLB_ACT_UNARY_VEC(gelu, kFloatTypes, arg(args, 0) != 0 ? vec::gelu_tanh_f32 : vec::gelu_f32,

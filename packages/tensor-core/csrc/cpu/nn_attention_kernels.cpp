@@ -21,6 +21,7 @@
 #include "cpu/philox_lanes.h"
 #include "cpu/vec_math.h"
 #include "dispatch/dispatcher.h"
+#include "generated/kernels.h"
 #include "ops/attention_kernels.h"
 
 namespace flambeau {
@@ -221,7 +222,7 @@ void backward_kernel(const AttentionProblem& p, const Tensor& grad_out, const Te
 
 }  // namespace
 
-FLB_REGISTER_KERNEL("_scaled_dot_product_attention_forward", kCPU, forward_kernel);
-FLB_REGISTER_KERNEL("_scaled_dot_product_attention_backward", kCPU, backward_kernel);
+FLB_REGISTER_KERNEL(_scaled_dot_product_attention_forward, kCPU, forward_kernel);
+FLB_REGISTER_KERNEL(_scaled_dot_product_attention_backward, kCPU, backward_kernel);
 
 }  // namespace flambeau

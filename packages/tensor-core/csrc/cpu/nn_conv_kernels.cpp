@@ -12,6 +12,7 @@
 #include "cpu/im2col.h"
 #include "cpu/parallel.h"
 #include "dispatch/dispatcher.h"
+#include "generated/kernels.h"
 #include "ops/nn_conv_geometry.h"
 
 namespace flambeau {
@@ -214,9 +215,9 @@ void backward_bias_kernel(const Tensor& gb, const Tensor& go) {
 
 }  // namespace
 
-FLB_REGISTER_KERNEL("conv_forward", kCPU, forward_kernel);
-FLB_REGISTER_KERNEL("conv_backward_input", kCPU, backward_input_kernel);
-FLB_REGISTER_KERNEL("conv_backward_weight", kCPU, backward_weight_kernel);
-FLB_REGISTER_KERNEL("conv_backward_bias", kCPU, backward_bias_kernel);
+FLB_REGISTER_KERNEL(conv_forward, kCPU, forward_kernel);
+FLB_REGISTER_KERNEL(conv_backward_input, kCPU, backward_input_kernel);
+FLB_REGISTER_KERNEL(conv_backward_weight, kCPU, backward_weight_kernel);
+FLB_REGISTER_KERNEL(conv_backward_bias, kCPU, backward_bias_kernel);
 
 }  // namespace flambeau

@@ -9,6 +9,7 @@
 
 #include "cpu/parallel.h"
 #include "dispatch/dispatcher.h"
+#include "generated/kernels.h"
 #include "ops/nn_ctc_kernel.h"
 
 namespace flambeau {
@@ -177,7 +178,7 @@ void ctc_loss_backward_kernel(const Tensor& grad, const Tensor& grad_out, const 
 
 }  // namespace
 
-FLB_REGISTER_KERNEL("_ctc_loss", kCPU, ctc_loss_kernel);
-FLB_REGISTER_KERNEL("_ctc_loss_backward", kCPU, ctc_loss_backward_kernel);
+FLB_REGISTER_KERNEL(_ctc_loss, kCPU, ctc_loss_kernel);
+FLB_REGISTER_KERNEL(_ctc_loss_backward, kCPU, ctc_loss_backward_kernel);
 
 }  // namespace flambeau

@@ -10,6 +10,7 @@
 #include "core/scratch.h"
 #include "cpu/parallel.h"
 #include "dispatch/dispatcher.h"
+#include "generated/kernels.h"
 #include "ops/nn_kernels.h"
 
 namespace flambeau {
@@ -27,7 +28,7 @@ void embedding_kernel(const Tensor& out, const Tensor& weight, const Tensor& ind
                  for (int64_t i = lo; i < hi; ++i) std::memcpy(o + i * row, w + idx[i] * row, row);
                });
 }
-FLB_REGISTER_KERNEL("embedding", kCPU, embedding_kernel);
+FLB_REGISTER_KERNEL(embedding, kCPU, embedding_kernel);
 
 void embedding_bag_kernel(const Tensor& out, const Tensor& offset2bag, const Tensor& bag_size,
                           const Tensor& max_indices, const Tensor& weight, const Tensor& indices,
@@ -83,7 +84,7 @@ void embedding_bag_kernel(const Tensor& out, const Tensor& offset2bag, const Ten
     });
   });
 }
-FLB_REGISTER_KERNEL("embedding_bag", kCPU, embedding_bag_kernel);
+FLB_REGISTER_KERNEL(embedding_bag, kCPU, embedding_bag_kernel);
 
 void embedding_backward_kernel(const Tensor& grad_weight, const Tensor& grad, const Tensor& indices,
                                const Tensor& offset2bag, const Tensor& bag_size,
@@ -129,7 +130,7 @@ void embedding_backward_kernel(const Tensor& grad_weight, const Tensor& grad, co
     for (int64_t k = 0; k < rows * d; ++k) out[k] = static_cast<T>(acc[k]);
   });
 }
-FLB_REGISTER_KERNEL("embedding_dense_backward", kCPU, embedding_backward_kernel);
+FLB_REGISTER_KERNEL(embedding_dense_backward, kCPU, embedding_backward_kernel);
 
 }  // namespace
 

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "cpu/pointwise_loops.h"
+#include "generated/kernels.h"
 #include "ops/nn_kernels.h"
 
 namespace flambeau {
@@ -22,7 +23,7 @@ double arg(Span<Scalar> args, size_t i) { return args[i].to_double(); }
       __VA_ARGS__                                                             \
     });                                                                       \
   }                                                                           \
-  FLB_REGISTER_KERNEL(#NAME, kCPU, NAME##_kernel);
+  FLB_REGISTER_KERNEL(NAME, kCPU, NAME##_kernel);
 
 FLB_LOSS_KERNEL(mse_loss, 2, { return [](C x, C t) -> C { return (x - t) * (x - t); }; })
 FLB_LOSS_KERNEL(mse_loss_backward, 3, {
@@ -129,7 +130,7 @@ void nll_loss_kernel(const Tensor& out, const Tensor& total_weight, const Tensor
     *total_weight->data_as<T>() = static_cast<T>(tw);
   });
 }
-FLB_REGISTER_KERNEL("nll_loss_forward", kCPU, nll_loss_kernel);
+FLB_REGISTER_KERNEL(nll_loss_forward, kCPU, nll_loss_kernel);
 
 void nll_loss_backward_kernel(const Tensor& grad_input, const Tensor& grad_output,
                               const Tensor& target, const Tensor& weight, int64_t N, int64_t C,
@@ -155,7 +156,7 @@ void nll_loss_backward_kernel(const Tensor& grad_input, const Tensor& grad_outpu
     }
   });
 }
-FLB_REGISTER_KERNEL("nll_loss_backward", kCPU, nll_loss_backward_kernel);
+FLB_REGISTER_KERNEL(nll_loss_backward, kCPU, nll_loss_backward_kernel);
 
 }  // namespace
 

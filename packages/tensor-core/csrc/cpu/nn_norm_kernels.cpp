@@ -8,6 +8,7 @@
 #include "core/scratch.h"
 #include "cpu/parallel.h"
 #include "dispatch/dispatcher.h"
+#include "generated/kernels.h"
 #include "ops/nn_kernels.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -116,7 +117,7 @@ void layer_norm_kernel(const Tensor& out, const Tensor& mean, const Tensor& rstd
                  });
   });
 }
-FLB_REGISTER_KERNEL("native_layer_norm", kCPU, layer_norm_kernel);
+FLB_REGISTER_KERNEL(native_layer_norm, kCPU, layer_norm_kernel);
 
 void layer_norm_backward_kernel(const Tensor& grad_input, const Tensor& grad_weight,
                                 const Tensor& grad_bias, const Tensor& grad_out, const Tensor& x,
@@ -174,7 +175,7 @@ void layer_norm_backward_kernel(const Tensor& grad_input, const Tensor& grad_wei
     }
   });
 }
-FLB_REGISTER_KERNEL("native_layer_norm_backward", kCPU, layer_norm_backward_kernel);
+FLB_REGISTER_KERNEL(native_layer_norm_backward, kCPU, layer_norm_backward_kernel);
 
 }  // namespace
 

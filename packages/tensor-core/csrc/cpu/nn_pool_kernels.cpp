@@ -10,6 +10,7 @@
 #include "core/scratch.h"
 #include "cpu/parallel.h"
 #include "dispatch/dispatcher.h"
+#include "generated/kernels.h"
 #include "ops/nn_pool_geometry.h"
 
 namespace flambeau {
@@ -384,12 +385,12 @@ int64_t index_scatter_kernel(const Tensor& dst, const Tensor& src, const Tensor&
 
 }  // namespace
 
-FLB_REGISTER_KERNEL("max_pool", kCPU, max_pool_kernel);
-FLB_REGISTER_KERNEL("avg_pool", kCPU, avg_pool_kernel);
-FLB_REGISTER_KERNEL("avg_pool_backward", kCPU, avg_pool_backward_kernel);
-FLB_REGISTER_KERNEL("adaptive_avg_pool", kCPU, adaptive_avg_kernel);
-FLB_REGISTER_KERNEL("adaptive_avg_pool_backward", kCPU, adaptive_avg_backward_kernel);
-FLB_REGISTER_KERNEL("adaptive_max_pool", kCPU, adaptive_max_kernel);
-FLB_REGISTER_KERNEL("pool_index_scatter", kCPU, index_scatter_kernel);
+FLB_REGISTER_KERNEL(max_pool, kCPU, max_pool_kernel);
+FLB_REGISTER_KERNEL(avg_pool, kCPU, avg_pool_kernel);
+FLB_REGISTER_KERNEL(avg_pool_backward, kCPU, avg_pool_backward_kernel);
+FLB_REGISTER_KERNEL(adaptive_avg_pool, kCPU, adaptive_avg_kernel);
+FLB_REGISTER_KERNEL(adaptive_avg_pool_backward, kCPU, adaptive_avg_backward_kernel);
+FLB_REGISTER_KERNEL(adaptive_max_pool, kCPU, adaptive_max_kernel);
+FLB_REGISTER_KERNEL(pool_index_scatter, kCPU, index_scatter_kernel);
 
 }  // namespace flambeau

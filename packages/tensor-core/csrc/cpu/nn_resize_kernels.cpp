@@ -6,6 +6,7 @@
 #include "core/scratch.h"
 #include "cpu/parallel.h"
 #include "dispatch/dispatcher.h"
+#include "generated/kernels.h"
 #include "ops/nn_resize_geometry.h"
 
 namespace flambeau {
@@ -135,7 +136,7 @@ void resample_backward_kernel(const Tensor& gi, const Tensor& go, const Resample
 
 }  // namespace
 
-FLB_REGISTER_KERNEL("resample", kCPU, resample_kernel);
-FLB_REGISTER_KERNEL("resample_backward", kCPU, resample_backward_kernel);
+FLB_REGISTER_KERNEL(resample, kCPU, resample_kernel);
+FLB_REGISTER_KERNEL(resample_backward, kCPU, resample_backward_kernel);
 
 }  // namespace flambeau

@@ -2,6 +2,7 @@
 // row, the gate activations run as vectorized loops (vec_math.h) over the
 // workspace. Formulas are in ops/nn_rnn.yaml.
 #include "cpu/rnn_kernel_support.h"
+#include "generated/kernels.h"
 #include "ops/rnn_kernels.h"
 
 namespace flambeau {
@@ -139,9 +140,9 @@ void gru_cell_backward(const Tensor& grad_hy, const Tensor& workspace, const Ten
 
 }  // namespace
 
-FLB_REGISTER_KERNEL("_thnn_fused_lstm_cell", kCPU, lstm_cell);
-FLB_REGISTER_KERNEL("_thnn_fused_lstm_cell_backward", kCPU, lstm_cell_backward);
-FLB_REGISTER_KERNEL("_thnn_fused_gru_cell", kCPU, gru_cell);
-FLB_REGISTER_KERNEL("_thnn_fused_gru_cell_backward", kCPU, gru_cell_backward);
+FLB_REGISTER_KERNEL(_thnn_fused_lstm_cell, kCPU, lstm_cell);
+FLB_REGISTER_KERNEL(_thnn_fused_lstm_cell_backward, kCPU, lstm_cell_backward);
+FLB_REGISTER_KERNEL(_thnn_fused_gru_cell, kCPU, gru_cell);
+FLB_REGISTER_KERNEL(_thnn_fused_gru_cell_backward, kCPU, gru_cell_backward);
 
 }  // namespace flambeau

@@ -20,6 +20,7 @@
 #include "core/scratch.h"
 #include "cpu/blas.h"
 #include "cpu/rnn_kernel_support.h"
+#include "generated/kernels.h"
 #include "ops/rnn_kernels.h"
 
 namespace flambeau {
@@ -300,7 +301,7 @@ void rnn_layer_backward(const RnnLayerShape& s, const Tensor& grad_output, const
 
 }  // namespace
 
-FLB_REGISTER_KERNEL("_rnn_layer", kCPU, rnn_layer);
-FLB_REGISTER_KERNEL("_rnn_layer_backward", kCPU, rnn_layer_backward);
+FLB_REGISTER_KERNEL(_rnn_layer, kCPU, rnn_layer);
+FLB_REGISTER_KERNEL(_rnn_layer_backward, kCPU, rnn_layer_backward);
 
 }  // namespace flambeau

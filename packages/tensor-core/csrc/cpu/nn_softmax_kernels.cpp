@@ -12,6 +12,7 @@
 #include "cpu/parallel.h"
 #include "cpu/vec_math.h"
 #include "dispatch/dispatcher.h"
+#include "generated/kernels.h"
 #include "ops/nn_kernels.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -176,7 +177,7 @@ void softmax_kernel(const Tensor& out, const Tensor& in, int64_t outer, int64_t 
     softmax_blocks<T, A>(y, x, outer, n, inner, log);
   });
 }
-FLB_REGISTER_KERNEL("softmax", kCPU, softmax_kernel);
+FLB_REGISTER_KERNEL(softmax, kCPU, softmax_kernel);
 
 void softmax_backward_kernel(const Tensor& grad_input, const Tensor& grad_output,
                              const Tensor& output, int64_t outer, int64_t n, int64_t inner,
@@ -193,7 +194,7 @@ void softmax_backward_kernel(const Tensor& grad_input, const Tensor& grad_output
     softmax_backward_blocks<T, A>(gi, g, y, outer, n, inner, log);
   });
 }
-FLB_REGISTER_KERNEL("_softmax_backward_data", kCPU, softmax_backward_kernel);
+FLB_REGISTER_KERNEL(_softmax_backward_data, kCPU, softmax_backward_kernel);
 
 }  // namespace
 

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "cpu/pointwise_loops.h"
+#include "generated/kernels.h"
 #include "ops/frexp_kernel.h"
 
 namespace flambeau {
@@ -38,7 +39,7 @@ void gcd_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) {
     return [](C a, C b) -> C { return gcd_of(a, b); };
   });
 }
-FLB_REGISTER_KERNEL("gcd", kCPU, gcd_kernel);
+FLB_REGISTER_KERNEL(gcd, kCPU, gcd_kernel);
 
 // |a / gcd * b| computed in int64 and wrapped to the type, as PyTorch's; 0 when
 // either is 0.
@@ -53,7 +54,7 @@ void lcm_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) {
     };
   });
 }
-FLB_REGISTER_KERNEL("lcm", kCPU, lcm_kernel);
+FLB_REGISTER_KERNEL(lcm, kCPU, lcm_kernel);
 
 // 0 for x < 0, values where x == 0, 1 for x > 0 (and 0 for NaN, as PyTorch).
 void heaviside_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) {
@@ -62,7 +63,7 @@ void heaviside_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) {
     return [](C x, C values) -> C { return x == C(0) ? values : static_cast<C>(x > C(0)); };
   });
 }
-FLB_REGISTER_KERNEL("heaviside", kCPU, heaviside_kernel);
+FLB_REGISTER_KERNEL(heaviside, kCPU, heaviside_kernel);
 
 // The next representable value after `from` toward `to`, for the 16-bit types
 // (whose steps a float computation cannot see): one step of the bit pattern,
@@ -95,7 +96,7 @@ void nextafter_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) {
     }
   });
 }
-FLB_REGISTER_KERNEL("nextafter", kCPU, nextafter_kernel);
+FLB_REGISTER_KERNEL(nextafter, kCPU, nextafter_kernel);
 
 // Whether the sign bit is set: -0.0 and negative NaN included; never for
 // unsigned types and bool.
@@ -115,7 +116,7 @@ void signbit_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) {
     };
   });
 }
-FLB_REGISTER_KERNEL("signbit", kCPU, signbit_kernel);
+FLB_REGISTER_KERNEL(signbit, kCPU, signbit_kernel);
 
 // x * 2^e. An integral e goes through std::ldexp, exact even where 2^e alone would
 // overflow or underflow (ldexp(1e-300, 1030) is finite).
@@ -133,7 +134,7 @@ void ldexp_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) {
     }
   });
 }
-FLB_REGISTER_KERNEL("ldexp", kCPU, ldexp_kernel);
+FLB_REGISTER_KERNEL(ldexp, kCPU, ldexp_kernel);
 
 void frexp_kernel(const Tensor& mantissa, const Tensor& exponent, const Tensor& input) {
   Tensor ops[] = {mantissa, exponent, input};
@@ -152,7 +153,7 @@ void frexp_kernel(const Tensor& mantissa, const Tensor& exponent, const Tensor& 
     });
   });
 }
-FLB_REGISTER_KERNEL("frexp", kCPU, frexp_kernel);
+FLB_REGISTER_KERNEL(frexp, kCPU, frexp_kernel);
 
 // Degrees and radians: a multiplication by the constant, in the compute type.
 template <int Direction>
@@ -170,8 +171,8 @@ void deg2rad_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) {
 void rad2deg_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) {
   angle_kernel<-1>(out, in, "rad2deg");
 }
-FLB_REGISTER_KERNEL("deg2rad", kCPU, deg2rad_kernel);
-FLB_REGISTER_KERNEL("rad2deg", kCPU, rad2deg_kernel);
+FLB_REGISTER_KERNEL(deg2rad, kCPU, deg2rad_kernel);
+FLB_REGISTER_KERNEL(rad2deg, kCPU, rad2deg_kernel);
 
 }  // namespace
 

@@ -2,6 +2,7 @@
 // float type; 16-bit types compute in double like digamma.
 #include "cpu/pointwise_loops.h"
 #include "cpu/polygamma.h"
+#include "generated/kernels.h"
 
 namespace flambeau {
 
@@ -15,6 +16,6 @@ void polygamma_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar> args) {
 }
 }  // namespace
 
-FLB_REGISTER_KERNEL("polygamma", kCPU, polygamma_kernel);
+FLB_REGISTER_KERNEL(polygamma, kCPU, polygamma_kernel);
 
 }  // namespace flambeau

@@ -11,6 +11,7 @@
 #include "cpu/parallel.h"
 #include "cpu/philox_lanes.h"
 #include "dispatch/dispatcher.h"
+#include "generated/kernels.h"
 #include "ops/random_kernels.h"
 
 namespace flambeau {
@@ -49,8 +50,8 @@ double transform(Distribution d, double u, double a, double b) {
 void distribution_kernel(const Tensor& out, Generator& gen, Distribution d, double a, double b) {
   if (d == Distribution::kLogNormal) {
     // exp of a normal: draw the normal with the normal sampler's stream, then map.
-    static const OperatorEntry& normal = Dispatcher::op("normal_");
-    kernel_for<NormalKernel>(normal, out->device())(out, gen, a, b);
+    static const auto& normal = handle<kernels::normal_>();
+    kernel_for(normal, out->device())(out, gen, a, b);
     visit_dtype<kFloatTypes>(out->dtype(), "log_normal_", [&](auto tag) {
       using T = typename decltype(tag)::type;
       T* data = out->data_as<T>();
@@ -197,11 +198,11 @@ void sample(const Tensor& out, Generator& gen, double a, double b) {
 
 }  // namespace
 
-FLB_REGISTER_KERNEL("exponential_", kCPU, sample<Distribution::kExponential>);
-FLB_REGISTER_KERNEL("geometric_", kCPU, sample<Distribution::kGeometric>);
-FLB_REGISTER_KERNEL("cauchy_", kCPU, sample<Distribution::kCauchy>);
-FLB_REGISTER_KERNEL("log_normal_", kCPU, sample<Distribution::kLogNormal>);
-FLB_REGISTER_KERNEL("poisson", kCPU, poisson_kernel);
-FLB_REGISTER_KERNEL("multinomial", kCPU, multinomial_kernel);
+FLB_REGISTER_KERNEL(exponential_, kCPU, sample<Distribution::kExponential>);
+FLB_REGISTER_KERNEL(geometric_, kCPU, sample<Distribution::kGeometric>);
+FLB_REGISTER_KERNEL(cauchy_, kCPU, sample<Distribution::kCauchy>);
+FLB_REGISTER_KERNEL(log_normal_, kCPU, sample<Distribution::kLogNormal>);
+FLB_REGISTER_KERNEL(poisson, kCPU, poisson_kernel);
+FLB_REGISTER_KERNEL(multinomial, kCPU, multinomial_kernel);
 
 }  // namespace flambeau

@@ -10,6 +10,7 @@
 #include "cpu/parallel.h"
 #include "cpu/philox_lanes.h"
 #include "dispatch/dispatcher.h"
+#include "generated/kernels.h"
 
 namespace flambeau {
 
@@ -118,10 +119,10 @@ void randperm_kernel(const Tensor& out, Generator& gen) {
 
 }  // namespace
 
-FLB_REGISTER_KERNEL("uniform_", kCPU, uniform_kernel);
-FLB_REGISTER_KERNEL("normal_", kCPU, normal_kernel);
-FLB_REGISTER_KERNEL("random_", kCPU, random_kernel);
-FLB_REGISTER_KERNEL("bernoulli_", kCPU, bernoulli_kernel);
-FLB_REGISTER_KERNEL("randperm", kCPU, randperm_kernel);
+FLB_REGISTER_KERNEL(uniform_, kCPU, uniform_kernel);
+FLB_REGISTER_KERNEL(normal_, kCPU, normal_kernel);
+FLB_REGISTER_KERNEL(random_, kCPU, random_kernel);
+FLB_REGISTER_KERNEL(bernoulli_, kCPU, bernoulli_kernel);
+FLB_REGISTER_KERNEL(randperm, kCPU, randperm_kernel);
 
 }  // namespace flambeau

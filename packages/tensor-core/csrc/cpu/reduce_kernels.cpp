@@ -5,6 +5,7 @@
 
 #include "cpu/reduce.h"
 #include "dispatch/dispatcher.h"
+#include "generated/kernels.h"
 
 namespace flambeau {
 
@@ -190,14 +191,14 @@ void norm_kernel(const Tensor& out, const Tensor& in, IntList, Span<Scalar> args
 
 }  // namespace
 
-FLB_REGISTER_KERNEL("sum", kCPU, sum_kernel);
-FLB_REGISTER_KERNEL("nansum", kCPU, nansum_kernel);
-FLB_REGISTER_KERNEL("mean", kCPU, mean_kernel);
-FLB_REGISTER_KERNEL("prod", kCPU, prod_kernel);
-FLB_REGISTER_KERNEL("nanmean", kCPU, nanmean_kernel);
-FLB_REGISTER_KERNEL("count_nonzero", kCPU, count_nonzero_kernel);
-FLB_REGISTER_KERNEL("all", kCPU, all_any_kernel<true>);
-FLB_REGISTER_KERNEL("any", kCPU, all_any_kernel<false>);
-FLB_REGISTER_KERNEL("norm", kCPU, norm_kernel);
+FLB_REGISTER_KERNEL(sum, kCPU, sum_kernel);
+FLB_REGISTER_KERNEL(nansum, kCPU, nansum_kernel);
+FLB_REGISTER_KERNEL(mean, kCPU, mean_kernel);
+FLB_REGISTER_KERNEL(prod, kCPU, prod_kernel);
+FLB_REGISTER_KERNEL(nanmean, kCPU, nanmean_kernel);
+FLB_REGISTER_KERNEL(count_nonzero, kCPU, count_nonzero_kernel);
+FLB_REGISTER_KERNEL(all, kCPU, all_any_kernel<true>);
+FLB_REGISTER_KERNEL(any, kCPU, all_any_kernel<false>);
+FLB_REGISTER_KERNEL(norm, kCPU, norm_kernel);
 
 }  // namespace flambeau

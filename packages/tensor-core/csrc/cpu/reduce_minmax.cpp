@@ -5,6 +5,7 @@
 #include "cpu/loops.h"
 #include "cpu/reduce.h"
 #include "dispatch/dispatcher.h"
+#include "generated/kernels.h"
 #include "ops/reduce_util.h"
 
 namespace flambeau {
@@ -104,11 +105,11 @@ void binary_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) {
 
 }  // namespace
 
-FLB_REGISTER_KERNEL("amax", kCPU, extreme_kernel<true>);
-FLB_REGISTER_KERNEL("amin", kCPU, extreme_kernel<false>);
-FLB_REGISTER_KERNEL("argmax", kCPU, arg_kernel<true>);
-FLB_REGISTER_KERNEL("argmin", kCPU, arg_kernel<false>);
-FLB_REGISTER_KERNEL("max.other", kCPU, binary_kernel<true>);
-FLB_REGISTER_KERNEL("min.other", kCPU, binary_kernel<false>);
+FLB_REGISTER_KERNEL(amax, kCPU, extreme_kernel<true>);
+FLB_REGISTER_KERNEL(amin, kCPU, extreme_kernel<false>);
+FLB_REGISTER_KERNEL(argmax, kCPU, arg_kernel<true>);
+FLB_REGISTER_KERNEL(argmin, kCPU, arg_kernel<false>);
+FLB_REGISTER_KERNEL(max_other, kCPU, binary_kernel<true>);
+FLB_REGISTER_KERNEL(min_other, kCPU, binary_kernel<false>);
 
 }  // namespace flambeau

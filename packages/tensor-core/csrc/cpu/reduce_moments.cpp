@@ -6,6 +6,7 @@
 
 #include "cpu/reduce.h"
 #include "dispatch/dispatcher.h"
+#include "generated/kernels.h"
 #include "ops/reduce_util.h"
 
 namespace flambeau {
@@ -74,7 +75,7 @@ void logsumexp_kernel(const Tensor& out, const Tensor& in, IntList, Span<Scalar>
 
 }  // namespace
 
-FLB_REGISTER_KERNEL("var", kCPU, var_kernel);
-FLB_REGISTER_KERNEL("logsumexp", kCPU, logsumexp_kernel);
+FLB_REGISTER_KERNEL(var, kCPU, var_kernel);
+FLB_REGISTER_KERNEL(logsumexp, kCPU, logsumexp_kernel);
 
 }  // namespace flambeau

@@ -7,6 +7,7 @@
 #include "core/scratch.h"
 #include "cpu/tensor_iterator.h"
 #include "dispatch/dispatcher.h"
+#include "generated/kernels.h"
 #include "ops/reduce_util.h"
 
 namespace flambeau {
@@ -51,7 +52,7 @@ void scan_kernel(const Tensor& out, const Tensor& in, int64_t dim) {
 
 }  // namespace
 
-FLB_REGISTER_KERNEL("cumsum", kCPU, scan_kernel<true>);
-FLB_REGISTER_KERNEL("cumprod", kCPU, scan_kernel<false>);
+FLB_REGISTER_KERNEL(cumsum, kCPU, scan_kernel<true>);
+FLB_REGISTER_KERNEL(cumprod, kCPU, scan_kernel<false>);
 
 }  // namespace flambeau

@@ -10,6 +10,7 @@
 #include "cpu/parallel.h"
 #include "cpu/sort_keys.h"
 #include "dispatch/dispatcher.h"
+#include "generated/kernels.h"
 #include "ops/sorting_kernels.h"
 
 namespace flambeau {
@@ -264,9 +265,9 @@ void mode_kernel(const Tensor& values, const Tensor& indices, const Tensor& in) 
 
 }  // namespace
 
-FLB_REGISTER_KERNEL("sort", kCPU, sort_kernel);
-FLB_REGISTER_KERNEL("topk", kCPU, topk_kernel);
-FLB_REGISTER_KERNEL("kthvalue", kCPU, select_kernel);
-FLB_REGISTER_KERNEL("mode", kCPU, mode_kernel);
+FLB_REGISTER_KERNEL(sort, kCPU, sort_kernel);
+FLB_REGISTER_KERNEL(topk, kCPU, topk_kernel);
+FLB_REGISTER_KERNEL(kthvalue, kCPU, select_kernel);
+FLB_REGISTER_KERNEL(mode, kCPU, mode_kernel);
 
 }  // namespace flambeau

@@ -7,6 +7,7 @@
 #include "cpu/parallel.h"
 #include "cpu/sort_keys.h"
 #include "dispatch/dispatcher.h"
+#include "generated/kernels.h"
 #include "ops/sorting_kernels.h"
 
 namespace flambeau {
@@ -95,8 +96,8 @@ void scatter_add_rows_kernel(const Tensor& out, const Tensor& grad, const Tensor
 
 }  // namespace
 
-FLB_REGISTER_KERNEL("cummax", kCPU, cum_extreme_kernel);
-FLB_REGISTER_KERNEL("logcumsumexp", kCPU, logcumsumexp_kernel);
-FLB_REGISTER_KERNEL("value_selecting_reduction_backward", kCPU, scatter_add_rows_kernel);
+FLB_REGISTER_KERNEL(cummax, kCPU, cum_extreme_kernel);
+FLB_REGISTER_KERNEL(logcumsumexp, kCPU, logcumsumexp_kernel);
+FLB_REGISTER_KERNEL(value_selecting_reduction_backward, kCPU, scatter_add_rows_kernel);
 
 }  // namespace flambeau

@@ -9,6 +9,7 @@
 #include "cpu/radix_sort.h"
 #include "cpu/sort_keys.h"
 #include "dispatch/dispatcher.h"
+#include "generated/kernels.h"
 #include "ops/sorting_kernels.h"
 
 namespace flambeau {
@@ -190,9 +191,9 @@ void histc_kernel(const Tensor& out, const Tensor& in, double lo, double hi) {
 
 }  // namespace
 
-FLB_REGISTER_KERNEL("_unique2", kCPU, unique_kernel);
-FLB_REGISTER_KERNEL("searchsorted", kCPU, searchsorted_kernel);
-FLB_REGISTER_KERNEL("bincount", kCPU, bincount_kernel);
-FLB_REGISTER_KERNEL("histc", kCPU, histc_kernel);
+FLB_REGISTER_KERNEL(_unique2, kCPU, unique_kernel);
+FLB_REGISTER_KERNEL(searchsorted, kCPU, searchsorted_kernel);
+FLB_REGISTER_KERNEL(bincount, kCPU, bincount_kernel);
+FLB_REGISTER_KERNEL(histc, kCPU, histc_kernel);
 
 }  // namespace flambeau

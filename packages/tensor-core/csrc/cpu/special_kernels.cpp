@@ -12,6 +12,7 @@
 #include "cpu/special_normal.h"
 #include "cpu/special_polynomials.h"
 #include "cpu/special_zeta.h"
+#include "generated/kernels.h"
 
 namespace flambeau {
 
@@ -41,12 +42,12 @@ void binary_special(const Tensor& out, Span<Tensor> in, const char* name) {
   void OP##_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) { \
     unary_special<FN>(out, in, #OP);                                   \
   }                                                                    \
-  FLB_REGISTER_KERNEL(#OP, kCPU, OP##_kernel);
+  FLB_REGISTER_KERNEL(OP, kCPU, OP##_kernel);
 #define FLB_SPECIAL_BINARY_KERNEL(OP, FN)                              \
   void OP##_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) { \
     binary_special<FN>(out, in, #OP);                                  \
   }                                                                    \
-  FLB_REGISTER_KERNEL(#OP, kCPU, OP##_kernel);
+  FLB_REGISTER_KERNEL(OP, kCPU, OP##_kernel);
 
 double entr(double x) {
   if (std::isnan(x)) return x;
@@ -114,8 +115,8 @@ void xlogy_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) {
 void xlog1py_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) {
   xlog_kernel<true>(out, in, "special_xlog1py");
 }
-FLB_REGISTER_KERNEL("xlogy", kCPU, xlogy_kernel);
-FLB_REGISTER_KERNEL("special_xlog1py", kCPU, xlog1py_kernel);
+FLB_REGISTER_KERNEL(xlogy, kCPU, xlogy_kernel);
+FLB_REGISTER_KERNEL(special_xlog1py, kCPU, xlog1py_kernel);
 
 // sin(pi x) / (pi x), 1 at 0; real and complex.
 void sinc_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) {
@@ -129,7 +130,7 @@ void sinc_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) {
     };
   });
 }
-FLB_REGISTER_KERNEL("sinc", kCPU, sinc_kernel);
+FLB_REGISTER_KERNEL(sinc, kCPU, sinc_kernel);
 
 // The multivariate log-gamma function of dimension p (args[0]):
 // sum_{i < p} lgamma(x - i/2) + p (p - 1) / 4 log(pi).
@@ -148,7 +149,7 @@ void mvlgamma_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar> args) {
     };
   });
 }
-FLB_REGISTER_KERNEL("mvlgamma", kCPU, mvlgamma_kernel);
+FLB_REGISTER_KERNEL(mvlgamma, kCPU, mvlgamma_kernel);
 
 }  // namespace
 

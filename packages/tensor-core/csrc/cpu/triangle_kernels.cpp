@@ -5,6 +5,7 @@
 
 #include "cpu/parallel.h"
 #include "dispatch/dispatcher.h"
+#include "generated/kernels.h"
 
 namespace flambeau {
 
@@ -49,7 +50,7 @@ void triangle_kernel(const Tensor& self, int64_t k) {
 
 }  // namespace
 
-FLB_REGISTER_KERNEL("tril", kCPU, triangle_kernel<true>);
-FLB_REGISTER_KERNEL("triu", kCPU, triangle_kernel<false>);
+FLB_REGISTER_KERNEL(tril, kCPU, triangle_kernel<true>);
+FLB_REGISTER_KERNEL(triu, kCPU, triangle_kernel<false>);
 
 }  // namespace flambeau

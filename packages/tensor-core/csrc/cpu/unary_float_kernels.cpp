@@ -9,6 +9,7 @@
 #include "cpu/pointwise_loops.h"
 #include "cpu/special_math.h"
 #include "cpu/vec_math.h"
+#include "generated/kernels.h"
 
 namespace flambeau {
 
@@ -61,7 +62,7 @@ C lgamma_of(C x) {
         },                                                               \
         V32, V64);                                                       \
   }                                                                      \
-  FLB_REGISTER_KERNEL(#NAME, kCPU, NAME##_kernel);
+  FLB_REGISTER_KERNEL(NAME, kCPU, NAME##_kernel);
 #define FLB_FLOAT_UNARY(NAME, MASK, REAL, CPLX) \
   FLB_FLOAT_UNARY_IMPL(NAME, MASK, REAL, CPLX, vec::NAME##_f32, vec::NAME##_f64)
 #define FLB_FLOAT_UNARY_NOVEC(NAME, MASK, REAL) \
@@ -109,7 +110,7 @@ void logit_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar> args) {
     };
   });
 }
-FLB_REGISTER_KERNEL("logit", kCPU, logit_kernel);
+FLB_REGISTER_KERNEL(logit, kCPU, logit_kernel);
 
 }  // namespace
 

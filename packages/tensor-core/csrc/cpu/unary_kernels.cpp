@@ -5,6 +5,7 @@
 
 #include "cpu/pointwise_loops.h"
 #include "cpu/vec_math.h"
+#include "generated/kernels.h"
 
 namespace flambeau {
 
@@ -76,7 +77,7 @@ void sgn_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar>) {
         return [](C x) { return x; };                                    \
     });                                                                  \
   }                                                                      \
-  FLB_REGISTER_KERNEL(#NAME, kCPU, NAME##_kernel);
+  FLB_REGISTER_KERNEL(NAME, kCPU, NAME##_kernel);
 
 FLB_ROUNDING(floor, std::floor(x))
 FLB_ROUNDING(ceil, std::ceil(x))
@@ -147,12 +148,12 @@ void nan_to_num_kernel(const Tensor& out, Span<Tensor> in, Span<Scalar> args) {
 
 }  // namespace
 
-FLB_REGISTER_KERNEL("neg", kCPU, neg_kernel);
-FLB_REGISTER_KERNEL("abs", kCPU, abs_kernel);
-FLB_REGISTER_KERNEL("sign", kCPU, sign_kernel);
-FLB_REGISTER_KERNEL("sgn", kCPU, sgn_kernel);
-FLB_REGISTER_KERNEL("round", kCPU, round_kernel);
-FLB_REGISTER_KERNEL("relu", kCPU, relu_kernel);
-FLB_REGISTER_KERNEL("nan_to_num", kCPU, nan_to_num_kernel);
+FLB_REGISTER_KERNEL(neg, kCPU, neg_kernel);
+FLB_REGISTER_KERNEL(abs, kCPU, abs_kernel);
+FLB_REGISTER_KERNEL(sign, kCPU, sign_kernel);
+FLB_REGISTER_KERNEL(sgn, kCPU, sgn_kernel);
+FLB_REGISTER_KERNEL(round, kCPU, round_kernel);
+FLB_REGISTER_KERNEL(relu, kCPU, relu_kernel);
+FLB_REGISTER_KERNEL(nan_to_num, kCPU, nan_to_num_kernel);
 
 }  // namespace flambeau

@@ -7,6 +7,7 @@
 
 #include "cpu/parallel.h"
 #include "dispatch/dispatcher.h"
+#include "generated/kernels.h"
 
 namespace flambeau {
 
@@ -85,10 +86,10 @@ void kaiser_kernel(const Tensor& out, bool periodic, double, double beta) {
 
 }  // namespace
 
-FLB_REGISTER_KERNEL("hann_window", kCPU, hann_kernel);
-FLB_REGISTER_KERNEL("hamming_window", kCPU, hamming_kernel);
-FLB_REGISTER_KERNEL("blackman_window", kCPU, blackman_kernel);
-FLB_REGISTER_KERNEL("bartlett_window", kCPU, bartlett_kernel);
-FLB_REGISTER_KERNEL("kaiser_window", kCPU, kaiser_kernel);
+FLB_REGISTER_KERNEL(hann_window, kCPU, hann_kernel);
+FLB_REGISTER_KERNEL(hamming_window, kCPU, hamming_kernel);
+FLB_REGISTER_KERNEL(blackman_window, kCPU, blackman_kernel);
+FLB_REGISTER_KERNEL(bartlett_window, kCPU, bartlett_kernel);
+FLB_REGISTER_KERNEL(kaiser_window, kCPU, kaiser_kernel);
 
 }  // namespace flambeau

@@ -2,7 +2,11 @@
 
 #include <memory>
 #include <mutex>
+#include <set>
 #include <unordered_map>
+#include <utility>
+
+#include "core/deterministic.h"
 
 namespace flambeau {
 
@@ -54,6 +58,19 @@ std::vector<std::string> Dispatcher::operators_with_kernel(DeviceType device) {
 void fail_no_kernel(const OperatorEntry& op, Device device) {
   fail<NotImplementedError>("operator '", op.name, "' is not implemented for device '",
                             device_type_name(device.type), "'");
+}
+
+void warn_cpu_fallback(const OperatorEntry& op, Device device) {
+  static std::mutex mutex;
+  static std::set<std::pair<std::string, DeviceType>> warned;
+  {
+    std::lock_guard<std::mutex> g(mutex);
+    if (!warned.insert({op.name, device.type}).second) return;
+  }
+  emit_warning(str_cat("operator '", op.name, "' runs on the CPU for device '",
+                       device_type_name(device.type),
+                       "': its result's size depends on the data, so its inputs are copied to "
+                       "the host and its result back"));
 }
 
 Device common_device(std::initializer_list<const Tensor*> tensors, const char* op) {

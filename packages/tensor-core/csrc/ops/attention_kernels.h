@@ -33,14 +33,10 @@ struct AttentionProblem {
 };
 
 // out (count, L, Ev) and logsumexp (count, L): contiguous, compute dtype.
-using AttentionForwardKernel = void(const AttentionProblem& p, const Tensor& out,
-                                    const Tensor& logsumexp);
+// AttentionForwardKernel: declared in kernels/table.yaml.
 // grad_out, out: (count, L, Ev) and logsumexp (count, L), contiguous. Writes
 // grad_q (count, L, E), grad_k (count, S, E), grad_v (count, S, Ev), one per
 // problem (the frontend sums those that share an input).
-using AttentionBackwardKernel = void(const AttentionProblem& p, const Tensor& grad_out,
-                                     const Tensor& out, const Tensor& logsumexp,
-                                     const Tensor& grad_q, const Tensor& grad_k,
-                                     const Tensor& grad_v);
+// AttentionBackwardKernel: declared in kernels/table.yaml.
 
 }  // namespace flambeau

@@ -248,7 +248,7 @@ bool cast_in_blocks(const KernelRef<ElementwiseKernel>& kernel, const Tensor& ta
 
 }  // namespace
 
-Tensor elementwise(const OperatorEntry& op, const ElementwiseSpec& spec,
+Tensor elementwise(const KernelHandle<ElementwiseKernel>& op, const ElementwiseSpec& spec,
                    std::initializer_list<Tensor> inputs, std::initializer_list<Scalar> args,
                    const OutArg& out) {
   const char* name = spec.name;
@@ -298,7 +298,7 @@ Tensor elementwise(const OperatorEntry& op, const ElementwiseSpec& spec,
   size_t ns = 0;
   for (const Scalar& s : args) scalars[ns++] = s;
   if (target->numel() > 0) {
-    auto k = kernel_for<ElementwiseKernel>(op, device);
+    auto k = kernel_for(op, device);
     if (!cast_in_blocks(k, target, operands, compute, Span<Scalar>(scalars, ns))) {
       Tensor prepared[kMaxElementwiseInputs];
       size_t n = 0;

@@ -83,7 +83,7 @@ struct ElementwiseSpec {
 // The shared frontend of elementwise operators: checks, type promotion,
 // broadcasting, out=/in-place handling, then the registered kernel for the
 // device. args are non-tensor operands forwarded to the kernel (alpha, ...).
-Tensor elementwise(const OperatorEntry& op, const ElementwiseSpec& spec,
+Tensor elementwise(const KernelHandle<ElementwiseKernel>& op, const ElementwiseSpec& spec,
                    std::initializer_list<Tensor> inputs, std::initializer_list<Scalar> args,
                    const OutArg& out);
 

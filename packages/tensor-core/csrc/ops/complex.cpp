@@ -2,6 +2,7 @@
 // (view_as_real, real, imag) and back (view_as_complex), conjugation, polar
 // form. Offsets and strides count elements of a tensor's own dtype, so a float
 // view of complex storage doubles them (a complex element is two floats).
+#include "generated/kernels.h"
 #include "generated/ops_complex.h"
 #include "generated/ops_shape.h"
 
@@ -24,7 +25,9 @@ Tensor parts_view(const Tensor& input, bool last, int64_t part) {
 }
 
 // complex() and polar(): a complex tensor from two float tensors of one dtype.
-Tensor from_parts(const char* name, const Tensor& a, const Tensor& b, const OutArg& out) {
+template <class K>
+Tensor from_parts(const Tensor& a, const Tensor& b, const OutArg& out) {
+  const char* name = K::name;
   const ScalarType dt = a->dtype();
   FLB_CHECK((dt == ScalarType::Float32 || dt == ScalarType::Float64) &&
                 (b->dtype() == ScalarType::Float32 || b->dtype() == ScalarType::Float64),
@@ -41,7 +44,7 @@ Tensor from_parts(const char* name, const Tensor& a, const Tensor& b, const OutA
   Tensor target = dest->dtype() == result ? dest : flambeau::empty(shape, result, a->device());
   if (target->numel() > 0) {
     Tensor in[] = {expand_to(a, shape, name), expand_to(b, shape, name)};
-    auto k = kernel_for<ElementwiseKernel>(Dispatcher::op(name), a->device());
+    auto k = kernel_for(handle<K>(), a->device());
     k(target, Span<Tensor>(in, 2), {});
   }
   if (target != dest) copy_into(dest, target);
@@ -109,7 +112,7 @@ Tensor conj(const Tensor& input) {
 Tensor conj_physical(const Tensor& input, const OutArg& out) {
   // The conjugate of a real tensor is itself: only out= needs a copy.
   if (!is_complex_dtype(input->dtype()) && (!out.given() || out.inplace)) return input;
-  static const OperatorEntry& op = Dispatcher::op("conj_physical");
+  static const auto& op = handle<kernels::conj_physical>();
   return elementwise(op, {"conj_physical"}, {input}, {}, out);
 }
 
@@ -120,17 +123,17 @@ bool is_conj(const Tensor&) { return false; }
 Tensor angle(const Tensor& input, const OutArg& out) {
   // Integers and bool compute in the default float type, as for other float functions.
   Tensor x = is_integral(input->dtype(), true) ? to_dtype(input, default_dtype()) : input;
-  static const OperatorEntry& op = Dispatcher::op("angle");
+  static const auto& op = handle<kernels::angle>();
   return elementwise(op, {"angle", Promote::ComplexToReal, kFloatTypes | kComplexTypes}, {x}, {},
                      out);
 }
 
 Tensor polar(const Tensor& abs, const Tensor& angle, const OutArg& out) {
-  return from_parts("polar", abs, angle, out);
+  return from_parts<kernels::polar>(abs, angle, out);
 }
 
 Tensor complex(const Tensor& real, const Tensor& imag, const OutArg& out) {
-  return from_parts("complex", real, imag, out);
+  return from_parts<kernels::complex>(real, imag, out);
 }
 
 Tensor adjoint(const Tensor& input) {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "generated/kernels.h"
 #include "generated/ops.h"
 #include "ops/memory_format.h"
 #include "ops/shape_util.h"
@@ -29,9 +30,9 @@ Tensor like(const Tensor& input, const std::optional<Scalar>& value,
 }
 
 // Ranges fill a fresh 1-d tensor through the device's kernel.
-using ArangeKernel = void(const Tensor& out, const Scalar& start, const Scalar& step);
-using LinspaceKernel = void(const Tensor& out, const Scalar& start, const Scalar& end);
-using LogspaceKernel = void(const Tensor& out, const Scalar& start, const Scalar& end, double base);
+// ArangeKernel: declared in kernels/table.yaml.
+// LinspaceKernel: declared in kernels/table.yaml.
+// LogspaceKernel: declared in kernels/table.yaml.
 
 void check_range_dtype(const char* op, ScalarType dtype, bool complex_ok) {
   FLB_CHECK(dtype != ScalarType::Bool && (complex_ok || !is_complex(dtype)), op,
@@ -108,10 +109,10 @@ Tensor arange_start(const Scalar& start, const Scalar& end, const Scalar& step,
             "arange: invalid size, possible overflow?");
   Tensor out = flambeau::empty({static_cast<int64_t>(size_d)}, type, device.value_or(Device{}));
   if (out->numel() > 0) {
-    static const OperatorEntry& op = Dispatcher::op("arange");
+    static const auto& op = handle<kernels::arange>();
     Scalar s0 = is_integral(type, false) ? Scalar(start.to<int64_t>()) : start;
     Scalar st0 = is_integral(type, false) ? Scalar(step.to<int64_t>()) : step;
-    kernel_for<ArangeKernel>(op, out->device())(out, s0, st0);
+    kernel_for(op, out->device())(out, s0, st0);
   }
   return finish(out, requires_grad);
 }
@@ -124,8 +125,8 @@ Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps,
   check_range_dtype("linspace", type, true);
   Tensor out = flambeau::empty({steps}, type, device.value_or(Device{}));
   if (steps > 0) {
-    static const OperatorEntry& op = Dispatcher::op("linspace");
-    kernel_for<LinspaceKernel>(op, out->device())(out, start, end);
+    static const auto& op = handle<kernels::linspace>();
+    kernel_for(op, out->device())(out, start, end);
   }
   return finish(out, requires_grad);
 }
@@ -138,8 +139,8 @@ Tensor logspace(const Scalar& start, const Scalar& end, int64_t steps, double ba
   check_range_dtype("logspace", type, true);
   Tensor out = flambeau::empty({steps}, type, device.value_or(Device{}));
   if (steps > 0) {
-    static const OperatorEntry& op = Dispatcher::op("logspace");
-    kernel_for<LogspaceKernel>(op, out->device())(out, start, end, base);
+    static const auto& op = handle<kernels::logspace>();
+    kernel_for(op, out->device())(out, start, end, base);
   }
   return finish(out, requires_grad);
 }

@@ -23,14 +23,12 @@ enum FftNorm : int64_t {
 
 // out (in's complex dtype and shape) = the DFT of in over dims, with
 // exp(-2 pi i jk / n) when forward, exp(+2 pi i jk / n) otherwise.
-using FftC2CKernel = void(const Tensor& out, const Tensor& in, int64_t normalization, bool forward,
-                          IntList dims);
+// FftC2CKernel: declared in kernels/table.yaml.
 // out = the forward DFT of the real `in` over dims; when onesided, out's last
 // transformed dim holds the n // 2 + 1 non-negative frequencies, else all n.
-using FftR2CKernel = void(const Tensor& out, const Tensor& in, int64_t normalization, bool onesided,
-                          IntList dims);
+// FftR2CKernel: declared in kernels/table.yaml.
 // out (real) = the backward DFT over dims of the Hermitian signal whose last
 // transformed dim `in` gives by its out.size(last) // 2 + 1 first entries.
-using FftC2RKernel = void(const Tensor& out, const Tensor& in, int64_t normalization, IntList dims);
+// FftC2RKernel: declared in kernels/table.yaml.
 
 }  // namespace flambeau

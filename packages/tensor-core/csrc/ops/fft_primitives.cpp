@@ -1,6 +1,7 @@
 // Frontends of the three FFT primitives (_fft_c2c, _fft_r2c, _fft_c2r): the
 // same checks on every backend, the output's shape and dtype, then the
 // kernel of the input's device (ops/fft_kernels.h).
+#include "generated/kernels.h"
 #include "generated/ops_fft.h"
 #include "ops/common.h"
 #include "ops/fft_kernels.h"
@@ -30,11 +31,6 @@ DimVector primitive_dims(const Tensor& self, IntList dim, bool allow_none, const
   return dims;
 }
 
-template <class Sig>
-KernelRef<Sig> kernel(const char* name, const Tensor& t) {
-  return kernel_for<Sig>(Dispatcher::op(name), t->device());
-}
-
 }  // namespace
 
 Tensor _fft_c2c(const Tensor& self, IntList dim, int64_t normalization, bool forward) {
@@ -46,7 +42,7 @@ Tensor _fft_c2c(const Tensor& self, IntList dim, int64_t normalization, bool for
   if (dims.empty()) {
     copy_into(out, self);
   } else if (out->numel() != 0) {
-    kernel<FftC2CKernel>(op, self)(out, self, normalization, forward, dims);
+    kernel<kernels::_fft_c2c>(self->device())(out, self, normalization, forward, dims);
   }
   return out;
 }
@@ -62,7 +58,8 @@ Tensor _fft_r2c(const Tensor& self, IntList dim, int64_t normalization, bool one
   DimVector shape(self->sizes());
   if (onesided) shape[dims.back()] = shape[dims.back()] / 2 + 1;
   Tensor out = flambeau::empty(shape, to_complex(t), self->device());
-  if (out->numel() != 0) kernel<FftR2CKernel>(op, self)(out, self, normalization, onesided, dims);
+  if (out->numel() != 0)
+    kernel<kernels::_fft_r2c>(self->device())(out, self, normalization, onesided, dims);
   return out;
 }
 
@@ -78,7 +75,7 @@ Tensor _fft_c2r(const Tensor& self, IntList dim, int64_t normalization, int64_t 
   DimVector shape(self->sizes());
   shape[last] = last_dim_size;
   Tensor out = flambeau::empty(shape, to_real(self->dtype()), self->device());
-  if (out->numel() != 0) kernel<FftC2RKernel>(op, self)(out, self, normalization, dims);
+  if (out->numel() != 0) kernel<kernels::_fft_c2r>(self->device())(out, self, normalization, dims);
   return out;
 }
 

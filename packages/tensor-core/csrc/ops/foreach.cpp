@@ -5,6 +5,7 @@
 // results, promotion and errors are theirs.
 #include <algorithm>
 
+#include "generated/kernels.h"
 #include "generated/ops_foreach.h"
 #include "generated/ops_pointwise.h"
 #include "generated/ops_reduction.h"
@@ -62,10 +63,9 @@ bool fusable(const Tensor& a, const Operands& x) {
 template <class Slow>
 Tensor apply_one(ForeachOp op, bool inplace, const Tensor& a, const Operands& x, const Slow& slow) {
   if (fusable(a, x)) {
-    static const OperatorEntry& entry = Dispatcher::op("_foreach");
+    static const auto& entry = handle<kernels::_foreach>();
     Tensor out = inplace ? a : empty(a->sizes(), a->dtype(), a->device());
-    kernel_for<ForeachKernel>(entry, a->device())(op, out, a, x.b, x.c,
-                                                  x.s0 ? x.s0->to_double() : 0.0, x.s1);
+    kernel_for(entry, a->device())(op, out, a, x.b, x.c, x.s0 ? x.s0->to_double() : 0.0, x.s1);
     if (inplace) a->bump_version();
     return out;
   }

@@ -35,7 +35,6 @@ enum class ForeachOp : int32_t {
 
 // Operands are contiguous, of out's dtype (float32 or float64) and numel; b, c
 // may be null when the operation does not read them. out may alias a.
-using ForeachKernel = void(ForeachOp op, const Tensor& out, const Tensor& a, const Tensor* b,
-                           const Tensor* c, double s0, double s1);
+// ForeachKernel: declared in kernels/table.yaml.
 
 }  // namespace flambeau

@@ -7,6 +7,6 @@ namespace flambeau {
 // Splits every element of `input` (a float type) into `mantissa` (input's dtype,
 // magnitude in [0.5, 1)) and `exponent` (int32) with input = mantissa * 2^exponent.
 // All three have the same shape.
-using FrexpKernel = void(const Tensor& mantissa, const Tensor& exponent, const Tensor& input);
+// FrexpKernel: declared in kernels/table.yaml.
 
 }  // namespace flambeau

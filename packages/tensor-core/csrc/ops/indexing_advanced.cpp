@@ -5,6 +5,7 @@
 // dims replace the indexed dims in place when those are adjacent, else go first).
 #include <string>
 
+#include "generated/kernels.h"
 #include "generated/ops_indexing.h"
 #include "generated/ops_tensor.h"
 #include "ops/indexing_util.h"
@@ -126,10 +127,9 @@ Plan plan(const Tensor& t, const std::vector<Tensor>& indices, const char* op) {
     r.spec = IndexSpec{bstrides[dims[0]], bsizes[dims[0]], dims[0], true, op};
   } else {
     index = ops::zeros(shape, ScalarType::Int64, std::nullopt, false);
-    const OperatorEntry& k = Dispatcher::op("_index_offsets");
     for (int64_t d : dims) {
-      kernel_for<IndexOffsetsKernel>(k, t->device())(
-          index, expand_to(idx[d], shape, op), IndexSpec{bstrides[d], bsizes[d], d, true, op});
+      kernel<kernels::_index_offsets>(t->device())(index, expand_to(idx[d], shape, op),
+                                                   IndexSpec{bstrides[d], bsizes[d], d, true, op});
     }
     r.spec = IndexSpec{1, -1, 0, false, op};
   }
@@ -165,20 +165,19 @@ Plan plan(const Tensor& t, const std::vector<Tensor>& indices, const char* op) {
 }  // namespace
 
 Tensor index(const Tensor& input, const std::vector<Tensor>& indices) {
-  static const OperatorEntry& op = Dispatcher::op("index");
+  static const auto& op = handle<kernels::index>();
   if (indices.size() == 1 && indices[0] && indices[0]->dtype() == ScalarType::Bool &&
       indices[0]->dim() > 0 && indices[0]->sizes() == input->sizes())
     return masked_select(input, indices[0], OutArg::none());  // x[mask]: one pass, no nonzero()
   Plan pl = plan(input, indices, "index");
   Tensor out = flambeau::empty(pl.sizes, input->dtype(), input->device());
-  if (out->numel() > 0)
-    kernel_for<IndexGatherKernel>(op, input->device())(out, pl.view, pl.index, pl.spec);
+  if (out->numel() > 0) kernel_for(op, input->device())(out, pl.view, pl.index, pl.spec);
   return out;
 }
 
 Tensor index_put(const Tensor& input, const std::vector<Tensor>& indices, const Tensor& values,
                  bool accumulate, const OutArg& out) {
-  static const OperatorEntry& op = Dispatcher::op("index_put");
+  static const auto& op = handle<kernels::index_put>();
   FLB_CHECK(values->dtype() == input->dtype() || values->is_wrapped_number(),
             "index_put(): Index put requires the source and destination dtypes match, got ",
             dtype_name(input->dtype()), " for the destination and ", dtype_name(values->dtype()),
@@ -195,15 +194,15 @@ Tensor index_put(const Tensor& input, const std::vector<Tensor>& indices, const 
             " cannot be broadcast to indexing result of shape ", list_str(pl.sizes));
   v = expand_to(v, pl.sizes, "index_put");
   if (numel_of(pl.sizes) > 0) {
-    kernel_for<IndexPutKernel>(op, input->device())(pl.view, v, pl.index, pl.spec,
-                                                    accumulate ? PutMode::Add : PutMode::Assign);
+    kernel_for(op, input->device())(pl.view, v, pl.index, pl.spec,
+                                    accumulate ? PutMode::Add : PutMode::Assign);
   }
   return target;
 }
 
 Tensor nonzero(const Tensor& input, const OutArg& out) {
-  static const OperatorEntry& op = Dispatcher::op("nonzero");
-  Tensor r = kernel_for<NonzeroKernel>(op, input->device())(ops::contiguous(input));
+  static const auto& op = handle<kernels::nonzero>();
+  Tensor r = kernel_for(op, input->device())(ops::contiguous(input));
   return indexing::finish(r, out, "nonzero");
 }
 

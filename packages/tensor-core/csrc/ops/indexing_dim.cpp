@@ -4,6 +4,7 @@
 #include <limits>
 #include <string>
 
+#include "generated/kernels.h"
 #include "generated/ops_indexing.h"
 #include "generated/ops_pointwise.h"
 #include "generated/ops_tensor.h"
@@ -22,15 +23,14 @@ namespace {
 
 void gather_kernel(const Tensor& out, const Tensor& src, const Tensor& index,
                    const IndexSpec& spec) {
-  static const OperatorEntry& op = Dispatcher::op("gather");
-  if (out->numel() > 0) kernel_for<IndexGatherKernel>(op, out->device())(out, src, index, spec);
+  static const auto& op = handle<kernels::gather>();
+  if (out->numel() > 0) kernel_for(op, out->device())(out, src, index, spec);
 }
 
 void put_kernel(const Tensor& dst, const Tensor& values, const Tensor& index, const IndexSpec& spec,
                 PutMode mode) {
-  static const OperatorEntry& op = Dispatcher::op("scatter");
-  if (dst->numel() > 0)
-    kernel_for<IndexPutKernel>(op, dst->device())(dst, values, index, spec, mode);
+  static const auto& op = handle<kernels::scatter>();
+  if (dst->numel() > 0) kernel_for(op, dst->device())(dst, values, index, spec, mode);
 }
 
 // gather/scatter's shape rules: index has self's number of dims, is no larger

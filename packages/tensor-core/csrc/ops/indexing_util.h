@@ -7,36 +7,24 @@
 // serially so duplicates combine in a fixed order (deterministic results).
 #pragma once
 #include "ops/common.h"
+#include "ops/index_spec.h"
 
 namespace flambeau {
 
-// How the kernels read and check an int64 index tensor.
-struct IndexSpec {
-  int64_t stride = 1;           // element stride of the indexed dim
-  int64_t size = -1;            // its size; < 0: the index holds already checked offsets
-  int64_t dim = 0;              // for error messages
-  bool allow_negative = false;  // -size <= i < 0 counts from the end
-  const char* op = "";
-};
-
-enum class PutMode : int { Assign, Add, Multiply, Max, Min };
-
 // out, src, index share one shape (src/index are stride-0 views where needed).
-using IndexGatherKernel = void(const Tensor& out, const Tensor& src, const Tensor& index,
-                               const IndexSpec& spec);
+// IndexGatherKernel: declared in kernels/table.yaml.
 // dst, values, index share one shape; serial in a fixed order.
-using IndexPutKernel = void(const Tensor& dst, const Tensor& values, const Tensor& index,
-                            const IndexSpec& spec, PutMode mode);
+// IndexPutKernel: declared in kernels/table.yaml.
 // acc (int64) += checked(index) * spec.stride; same shapes.
-using IndexOffsetsKernel = void(const Tensor& acc, const Tensor& index, const IndexSpec& spec);
+// IndexOffsetsKernel: declared in kernels/table.yaml.
 // input and mask (bool) contiguous with one shape: the selected entries, 1-d.
-using MaskedSelectKernel = Tensor(const Tensor& input, const Tensor& mask);
+// MaskedSelectKernel: declared in kernels/table.yaml.
 // input contiguous: the (n, dim) int64 indices of non-zero entries.
-using NonzeroKernel = Tensor(const Tensor& input);
+// NonzeroKernel: declared in kernels/table.yaml.
 // dst and mask (bool) share one shape.
-using MaskedFillKernel = void(const Tensor& dst, const Tensor& mask, const Scalar& value);
+// MaskedFillKernel: declared in kernels/table.yaml.
 // dst and mask share one shape; source is contiguous 1-d of dst's dtype.
-using MaskedScatterKernel = void(const Tensor& dst, const Tensor& mask, const Tensor& source);
+// MaskedScatterKernel: declared in kernels/table.yaml.
 
 [[noreturn]] void fail_index_bounds(int64_t index, int64_t dim, int64_t size);
 

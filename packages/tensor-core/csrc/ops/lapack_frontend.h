@@ -10,11 +10,6 @@
 
 namespace flambeau::ops::lapack_frontend {
 
-template <class Sig>
-KernelRef<Sig> kernel(const char* name, const Tensor& t) {
-  return kernel_for<Sig>(Dispatcher::op(name), t->device());
-}
-
 // float32/64 or complex, else PyTorch's "Expected a floating point or complex tensor".
 void check_dtype(const char* op, const Tensor& a);
 // At least 2 dims, a LAPACK dtype, and square matrices when `square`.

@@ -1,12 +1,13 @@
 // Frontends of matrix products. Every product is reduced to one batched
 // kernel, "bmm": out (B, M, N) = a (B, M, K) @ b (B, K, N).
+#include "generated/kernels.h"
 #include "generated/ops.h"
 
 namespace flambeau::ops {
 
 namespace {
 
-using BmmKernel = void(const Tensor& out, const Tensor& a, const Tensor& b);
+// BmmKernel: declared in kernels/table.yaml.
 
 void check_operands(const char* op, const Tensor& a, const Tensor& b) {
   FLB_CHECK(a->dtype() == b->dtype(), op,
@@ -26,7 +27,7 @@ void check_operands(const char* op, const Tensor& a, const Tensor& b) {
 // `result_shape` (any layout), returning it.
 Tensor run_bmm(const char* op, const Tensor& a, const Tensor& b, IntList result_shape,
                const OutArg& out) {
-  static const OperatorEntry& entry = Dispatcher::op("bmm");
+  static const auto& entry = handle<kernels::bmm>();
   // As PyTorch: the product's out= must have the operands' dtype (the kernel writes
   // out's memory in the operands' dtype).
   FLB_CHECK(!out.given() || out.tensor->dtype() == a->dtype(), op,
@@ -37,7 +38,7 @@ Tensor run_bmm(const char* op, const Tensor& a, const Tensor& b, IntList result_
   Tensor target = dest->is_contiguous()
                       ? make_view(dest, bmn, contiguous_strides(bmn), dest->offset())
                       : empty(bmn, a->dtype(), a->device());
-  if (target->numel() > 0) kernel_for<BmmKernel>(entry, a->device())(target, a, b);
+  if (target->numel() > 0) kernel_for(entry, a->device())(target, a, b);
   if (target->storage() != dest->storage())
     copy_into(dest, make_view(target, result_shape, contiguous_strides(result_shape), 0));
   return dest;

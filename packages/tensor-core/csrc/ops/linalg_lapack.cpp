@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "cpu/lapack_kernels.h"
+#include "generated/kernels.h"
 #include "generated/ops_bitwise.h"
 #include "generated/ops_comparison.h"
 #include "generated/ops_indexing.h"
@@ -44,7 +45,7 @@ Lu lu_factor_cm(const Tensor& a) {
   const int64_t b = f.lu->size(0), k = std::min(a->size(-2), a->size(-1));
   f.pivots = int32_zeros({b, k});
   f.info = int32_zeros({b});
-  if (f.lu->numel()) kernel<GetrfKernel>("linalg_getrf", a)(f.lu, f.pivots, f.info);
+  if (f.lu->numel()) kernel<kernels::linalg_getrf>(a->device())(f.lu, f.pivots, f.info);
   return f;
 }
 
@@ -160,7 +161,7 @@ std::tuple<Tensor, Tensor> linalg_inv_ex(const Tensor& A, bool check_errors) {
   Lu f = lu_factor_cm(A);
   Tensor rhs = zeros({f.lu->size(0), n, n}, A->dtype(), A->device(), false);
   copy_into(diagonal(rhs, 0, 1, 2), wrapped_scalar(1));
-  if (rhs->numel()) kernel<GetrsKernel>("linalg_getrs", A)(f.lu, f.pivots, rhs, 'N');
+  if (rhs->numel()) kernel<kernels::linalg_getrs>(A->device())(f.lu, f.pivots, rhs, 'N');
   if (check_errors) check_info("linalg.inv_ex", f.info, !batch.empty(), singular_msg);
   return {as_matrices(rhs, batch, n, n), info_shaped(f.info, batch)};
 }
@@ -220,7 +221,7 @@ std::tuple<Tensor, Tensor> solve_impl(const Tensor& A, const Tensor& B, bool lef
   Tensor rhs = colmajor(expand_batch(rhs_m, batch, op));
   if (rhs->numel() && n > 0) {
     Lu e = expand_lu(f, batch_a, batch, n, op);
-    kernel<GetrsKernel>("linalg_getrs", A)(e.lu, e.pivots, rhs, left ? 'N' : 'T');
+    kernel<kernels::linalg_getrs>(A->device())(e.lu, e.pivots, rhs, left ? 'N' : 'T');
   }
   Tensor x = as_matrices(rhs, batch, n, k);
   if (!left) x = transpose(x, -2, -1);
@@ -259,7 +260,8 @@ Tensor linalg_solve_triangular(const Tensor& input, const Tensor& B, bool upper,
   Tensor x = empty(with(batch, {r, c}), B->dtype(), B->device());
   copy_into(x, expand_batch(B, batch, op));
   if (x->numel() && n > 0)
-    kernel<TrsmKernel>("linalg_trsm", input)(a, reshape(x, {bn, r, c}), left, upper, unitriangular);
+    kernel<kernels::linalg_trsm>(input->device())(a, reshape(x, {bn, r, c}), left, upper,
+                                                  unitriangular);
   return finish(out, x, op);
 }
 
@@ -298,7 +300,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor& input, con
   double rc = rcond.value_or(eps * static_cast<double>(mx));
   Tensor bad = zero_nonfinite_matrices(a);
   if (bn > 0 && mn > 0 && k > 0)
-    kernel<GelsdKernel>("linalg_gelsd", input)(a, rhs, s, rank, rc, info);
+    kernel<kernels::linalg_gelsd>(input->device())(a, rhs, s, rank, rc, info);
   nan_where(rhs, bad);
   nan_where(s, bad);
   check_info(op, info, !batch.empty(), [](int32_t i) {
@@ -331,7 +333,7 @@ std::tuple<Tensor, Tensor> linalg_cholesky_ex(const Tensor& input, bool upper, b
   DimVector batch = batch_of(input);
   Tensor a = colmajor(input);
   Tensor info = int32_zeros({a->size(0)});
-  if (a->numel()) kernel<PotrfKernel>("linalg_potrf", input)(a, upper, info);
+  if (a->numel()) kernel<kernels::linalg_potrf>(input->device())(a, upper, info);
   Tensor m = as_matrices(a, batch, n, n);
   Tensor L = upper ? triu(m, 0, {}) : tril(m, 0, {});
   if (check_errors)
@@ -367,7 +369,7 @@ std::tuple<Tensor, Tensor> linalg_qr(const Tensor& A, const std::string& mode) {
   const int64_t qc = mode == "reduced" ? k : (mode == "complete" ? m : 0);
   Tensor a = colmajor(A);
   Tensor q = zeros({a->size(0), qc, m}, A->dtype(), A->device(), false);
-  if (a->numel() && k > 0) kernel<QrKernel>("linalg_geqrf", A)(a, q);
+  if (a->numel() && k > 0) kernel<kernels::linalg_geqrf>(A->device())(a, q);
   if (mode == "complete" && k == 0 && q->numel())  // nothing to factor: Q = I
     copy_into(diagonal(q, 0, 1, 2), wrapped_scalar(1));
   Tensor r = triu(as_matrices(a, batch, m, n), 0, {});
@@ -401,7 +403,7 @@ Svd svd_impl(const char* op, const Tensor& A, bool full_matrices, bool compute_u
   if (bn > 0 && k > 0) {
     char jobz = !compute_uv ? 'N' : (full_matrices ? 'A' : 'S');
     Tensor bad = zero_nonfinite_matrices(a);
-    kernel<SvdKernel>("linalg_gesdd", A)(a, u, s, vh, jobz, info);
+    kernel<kernels::linalg_gesdd>(A->device())(a, u, s, vh, jobz, info);
     for (const Tensor& t : {s, u, vh}) nan_where(t, bad);
   } else if (compute_uv) {  // empty matrices: the full factors are identities
     if (u->numel()) copy_into(diagonal(u, 0, 1, 2), wrapped_scalar(1));
@@ -455,7 +457,7 @@ std::tuple<Tensor, Tensor> eigh_impl(const char* op, const Tensor& A, const std:
   Tensor info = int32_zeros({a->size(0)});
   if (a->numel()) {
     Tensor bad = zero_nonfinite_matrices(a);
-    kernel<EighKernel>("linalg_syevd", A)(a, w, uplo == "U" || uplo == "u", compute_v, info);
+    kernel<kernels::linalg_syevd>(A->device())(a, w, uplo == "U" || uplo == "u", compute_v, info);
     nan_where(w, bad);
     nan_where(a, bad);
   }
@@ -482,7 +484,7 @@ std::tuple<Tensor, Tensor> eig_impl(const char* op, const Tensor& A, bool comput
   Tensor info = int32_zeros({a->size(0)});
   FLB_CHECK(!a->numel() || !zero_nonfinite_matrices(a), "torch.", op,
             ": input tensor should not contain infs or NaNs.");
-  if (a->numel()) kernel<EigKernel>("linalg_geev", A)(a, w, v, info);
+  if (a->numel()) kernel<kernels::linalg_geev>(A->device())(a, w, v, info);
   check_info(op, info, !batch.empty(), [](int32_t i) {
     return str_cat("The algorithm failed to converge because the input matrix is ill-conditioned ",
                    "or has too many repeated eigenvalues (error code: ", i, ").");
@@ -661,7 +663,7 @@ Tensor linalg_lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B, 
   Tensor rhs = colmajor(expand_batch(rhs_m, batch, op));
   const int64_t k = rhs_m->size(-1);
   if (rhs->numel() && n > 0)
-    kernel<GetrsKernel>("linalg_getrs", LU)(lu, reshape(piv, {lu->size(0), n}), rhs, trans);
+    kernel<kernels::linalg_getrs>(LU->device())(lu, reshape(piv, {lu->size(0), n}), rhs, trans);
   Tensor x = as_matrices(rhs, batch, n, k);
   if (left) return x;
   return adjoint ? linalg::adjoint(x) : transpose(x, -2, -1);

@@ -3,6 +3,7 @@
 // sytrf/hetrf from their lower triangle, and solves from it by sytrs/hetrs.
 #include <cstdint>
 
+#include "generated/kernels.h"
 #include "generated/ops_linalg_lapack.h"
 #include "generated/ops_shape.h"
 #include "generated/ops_tensor.h"
@@ -28,7 +29,7 @@ std::tuple<Tensor, Tensor, Tensor> ldl_factor_impl(const Tensor& A, bool hermiti
   Tensor a = colmajor(A);
   Tensor pivots = int32_zeros({a->size(0), n});
   Tensor info = int32_zeros({a->size(0)});
-  if (a->numel()) kernel<lapack::SytrfKernel>("linalg_sytrf", A)(a, pivots, hermitian, info);
+  if (a->numel()) kernel<kernels::linalg_sytrf>(A->device())(a, pivots, hermitian, info);
   if (check_errors)
     check_info(api, info, !batch.empty(), [](int32_t i) {
       return str_cat("The input matrix is singular: the diagonal element ", i,
@@ -105,8 +106,8 @@ Tensor linalg_ldl_solve(const Tensor& LD, const Tensor& pivots, const Tensor& B,
   piv = to_dtype(piv, ScalarType::Int32);
   Tensor rhs = colmajor(expand_batch(B, batch, op));
   if (rhs->numel() && n > 0)
-    kernel<lapack::SytrsKernel>("linalg_sytrs", LD)(colmajor(expand_batch(LD, batch, op)),
-                                                    reshape(piv, {bn, n}), rhs, hermitian);
+    kernel<kernels::linalg_sytrs>(LD->device())(colmajor(expand_batch(LD, batch, op)),
+                                                reshape(piv, {bn, n}), rhs, hermitian);
   return finish(out, as_matrices(rhs, batch, n, k), "linalg.ldl_solve");
 }
 

@@ -4,6 +4,7 @@
 // transposed convolution's forward is the direct one's input gradient.
 #include <sstream>
 
+#include "generated/kernels.h"
 #include "generated/ops_nn_conv.h"
 #include "generated/ops_nn_resize.h"
 #include "generated/ops_shape.h"
@@ -176,43 +177,40 @@ Tensor as5d(const Tensor& t, ScalarType compute) {
 
 // Kernel launches: each allocates its result in the compute dtype, with k+2 dims.
 Tensor run_forward(const Conv& c, const Tensor& x, const Tensor& w, const Tensor& bias) {
-  static const OperatorEntry& entry = Dispatcher::op("conv_forward");
+  static const auto& entry = handle<kernels::conv_forward>();
   DimVector shape = full_shape(c, c.g.out_channels, c.g.out);
   Tensor out = empty(shape, c.compute, x->device());
   if (out->numel() == 0) return out;
   Tensor b = bias ? contiguous(to_dtype(bias, c.compute)) : Tensor();
-  kernel_for<ConvForwardKernel>(entry, x->device())(out, as5d(x, c.compute), as5d(w, c.compute), b,
-                                                    c.g);
+  kernel_for(entry, x->device())(out, as5d(x, c.compute), as5d(w, c.compute), b, c.g);
   return out;
 }
 
 Tensor run_backward_input(const Conv& c, const Tensor& gy, const Tensor& w, const Tensor& bias) {
-  static const OperatorEntry& entry = Dispatcher::op("conv_backward_input");
+  static const auto& entry = handle<kernels::conv_backward_input>();
   DimVector shape = full_shape(c, c.g.in_channels, c.g.in);
   Tensor out = empty(shape, c.compute, gy->device());
   if (out->numel() == 0) return out;
   Tensor b = bias ? contiguous(to_dtype(bias, c.compute)) : Tensor();
-  kernel_for<ConvBackwardInputKernel>(entry, gy->device())(out, as5d(gy, c.compute),
-                                                           as5d(w, c.compute), b, c.g);
+  kernel_for(entry, gy->device())(out, as5d(gy, c.compute), as5d(w, c.compute), b, c.g);
   return out;
 }
 
 Tensor run_backward_weight(const Conv& c, const Tensor& gy, const Tensor& x, IntList wsizes) {
-  static const OperatorEntry& entry = Dispatcher::op("conv_backward_weight");
+  static const auto& entry = handle<kernels::conv_backward_weight>();
   Tensor out = empty(wsizes, c.compute, gy->device());
   if (out->numel() == 0) return out;
   DimVector w5(wsizes);
   while (w5.size() < 5) w5.insert(2, 1);
-  kernel_for<ConvBackwardWeightKernel>(entry, gy->device())(reshape(out, w5), as5d(gy, c.compute),
-                                                            as5d(x, c.compute), c.g);
+  kernel_for(entry, gy->device())(reshape(out, w5), as5d(gy, c.compute), as5d(x, c.compute), c.g);
   return out;
 }
 
 Tensor run_backward_bias(const Conv& c, const Tensor& gy, int64_t channels) {
-  static const OperatorEntry& entry = Dispatcher::op("conv_backward_bias");
+  static const auto& entry = handle<kernels::conv_backward_bias>();
   Tensor out = empty({channels}, c.compute, gy->device());
   if (channels == 0) return out;
-  kernel_for<ConvBackwardBiasKernel>(entry, gy->device())(out, contiguous(to_dtype(gy, c.compute)));
+  kernel_for(entry, gy->device())(out, contiguous(to_dtype(gy, c.compute)));
   return out;
 }
 

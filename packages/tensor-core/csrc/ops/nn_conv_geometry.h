@@ -21,14 +21,10 @@ struct ConvGeometry {
 // weight (Cout, Cin / groups, kD, kH, kW), output (N, Cout, oD, oH, oW); bias (C)
 // may be null. The "input" kernel computes the gradient with respect to the
 // input (also the forward of the transposed convolution) and adds bias to it.
-using ConvForwardKernel = void(const Tensor& out, const Tensor& input, const Tensor& weight,
-                               const Tensor& bias, const ConvGeometry& g);
-using ConvBackwardInputKernel = void(const Tensor& grad_input, const Tensor& grad_output,
-                                     const Tensor& weight, const Tensor& bias,
-                                     const ConvGeometry& g);
-using ConvBackwardWeightKernel = void(const Tensor& grad_weight, const Tensor& grad_output,
-                                      const Tensor& input, const ConvGeometry& g);
+// ConvForwardKernel: declared in kernels/table.yaml.
+// ConvBackwardInputKernel: declared in kernels/table.yaml.
+// ConvBackwardWeightKernel: declared in kernels/table.yaml.
 // grad_bias (C) = grad_output (N, C, ...) summed over all but dim 1.
-using ConvBackwardBiasKernel = void(const Tensor& grad_bias, const Tensor& grad_output);
+// ConvBackwardBiasKernel: declared in kernels/table.yaml.
 
 }  // namespace flambeau

@@ -12,15 +12,8 @@ namespace flambeau {
 // nll (N) and log_alpha (N, T, 2 S + 1), the latter filled with -inf by the
 // frontend; the kernel writes alpha[b, t, s] for t < input_lengths[b] and
 // s <= 2 target_lengths[b].
-using CtcLossKernel = void(const Tensor& nll, const Tensor& log_alpha, const Tensor& log_probs,
-                           const Tensor& targets, const Tensor& offsets,
-                           const Tensor& input_lengths, const Tensor& target_lengths,
-                           int64_t blank);
+// CtcLossKernel: declared in kernels/table.yaml.
 // grad (T, N, C) from grad_out (N) and the forward's nll and log_alpha.
-using CtcLossBackwardKernel = void(const Tensor& grad, const Tensor& grad_out,
-                                   const Tensor& log_probs, const Tensor& targets,
-                                   const Tensor& offsets, const Tensor& input_lengths,
-                                   const Tensor& target_lengths, const Tensor& nll,
-                                   const Tensor& log_alpha, int64_t blank, bool zero_infinity);
+// CtcLossBackwardKernel: declared in kernels/table.yaml.
 
 }  // namespace flambeau

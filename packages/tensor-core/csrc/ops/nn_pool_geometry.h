@@ -20,20 +20,14 @@ struct PoolGeometry {
 };
 
 // Values in the compute dtype (float32/float64); indices int64, flat within a plane.
-using MaxPoolKernel = void(const Tensor& out, const Tensor& indices, const Tensor& input,
-                           const PoolGeometry& g);
-using AvgPoolKernel = void(const Tensor& out, const Tensor& input, const PoolGeometry& g);
-using AvgPoolBackwardKernel = void(const Tensor& grad_input, const Tensor& grad_output,
-                                   const PoolGeometry& g);
+// MaxPoolKernel: declared in kernels/table.yaml.
+// AvgPoolKernel: declared in kernels/table.yaml.
+// AvgPoolBackwardKernel: declared in kernels/table.yaml.
 // Adaptive pooling reads only planes, in and out.
-using AdaptiveMaxPoolKernel = MaxPoolKernel;
-using AdaptiveAvgPoolKernel = AvgPoolKernel;
-using AdaptiveAvgPoolBackwardKernel = AvgPoolBackwardKernel;
 // dst (planes, dst_plane) = 0, then src (planes, src_plane) written (accumulate:
 // added) at indices (planes, src_plane). Returns the flat position in `indices`
 // of an index outside [0, dst_plane), or -1 when all are valid (then dst is
 // complete).
-using IndexScatterKernel = int64_t(const Tensor& dst, const Tensor& src, const Tensor& indices,
-                                   bool accumulate);
+// IndexScatterKernel: declared in kernels/table.yaml.
 
 }  // namespace flambeau

@@ -25,8 +25,7 @@ struct ResampleGeometry {
 
 // input/out contiguous (planes, D, H, W) in float32/float64. The forward
 // gathers; the backward scatters (adds) grad_output back through the same taps.
-using ResampleKernel = void(const Tensor& out, const Tensor& input, const ResampleGeometry& g);
-using ResampleBackwardKernel = void(const Tensor& grad_input, const Tensor& grad_output,
-                                    const ResampleGeometry& g);
+// ResampleKernel: declared in kernels/table.yaml.
+// ResampleBackwardKernel: declared in kernels/table.yaml.
 
 }  // namespace flambeau

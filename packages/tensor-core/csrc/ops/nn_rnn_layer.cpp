@@ -4,6 +4,7 @@
 // cpu/nn_rnn_layer_kernels.cpp.
 #include <utility>
 
+#include "generated/kernels.h"
 #include "generated/ops_nn_rnn.h"
 #include "generated/ops_tensor.h"
 #include "ops/rnn_kernels.h"
@@ -131,9 +132,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> _rnn_layer(const Tensor& input, const
   Tensor hy = flambeau::empty(DimVector{s.batch, s.out_size}, dt, dev);
   Tensor cy = flambeau::empty(cx ? DimVector{s.batch, s.hidden} : DimVector{0}, dt, dev);
   Tensor workspace = flambeau::empty(DimVector{s.rows, s.ws_cols}, dt, dev);
-  static const OperatorEntry& op = Dispatcher::op(op_name);
-  kernel_for<RnnLayerKernel>(op, dev)(s, dense(input), dense(hx), dense(cx), w, output, hy, cy,
-                                      workspace);
+  kernel<kernels::_rnn_layer>(dev)(s, dense(input), dense(hx), dense(cx), w, output, hy, cy,
+                                   workspace);
   return {output, hy, cy, workspace};
 }
 
@@ -169,10 +169,9 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> _rnn_
   if (!cx) to_fill.cx = Tensor();
   if (!bias_ih) to_fill.b_ih = to_fill.b_hh = Tensor();
   if (!weight_hr) to_fill.w_hr = Tensor();
-  static const OperatorEntry& op = Dispatcher::op(op_name);
-  kernel_for<RnnLayerBackwardKernel>(op, dev)(s, dense(grad_output), dense(grad_hy), dense(grad_cy),
-                                              dense(input), dense(hx), dense(cx), w, dense(output),
-                                              dense(workspace), to_fill);
+  kernel<kernels::_rnn_layer_backward>(dev)(s, dense(grad_output), dense(grad_hy), dense(grad_cy),
+                                            dense(input), dense(hx), dense(cx), w, dense(output),
+                                            dense(workspace), to_fill);
   return {grads.input, grads.hx,   grads.cx,   grads.w_ih,
           grads.w_hh,  grads.b_ih, grads.b_hh, grads.w_hr};
 }

@@ -1,5 +1,6 @@
 // Frontends of binary arithmetic: argument checks, then the shared elementwise
 // machinery in ops/common.cpp.
+#include "generated/kernels.h"
 #include "generated/ops.h"
 
 namespace flambeau::ops {
@@ -19,7 +20,7 @@ enum DivMode : int64_t { kTrue = 0, kTrunc = 1, kFloor = 2 };
 
 Tensor div_mode(const char* name, const Tensor& a, const Tensor& b, DivMode mode,
                 const OutArg& out) {
-  static const OperatorEntry& op = Dispatcher::op("div");
+  static const auto& op = handle<kernels::div>();
   if (mode == kTrue) {
     return elementwise(op, {name, Promote::IntToFloat, kFloatTypes | kComplexTypes}, {a, b},
                        {Scalar(int64_t(mode))}, out);
@@ -30,13 +31,13 @@ Tensor div_mode(const char* name, const Tensor& a, const Tensor& b, DivMode mode
 }  // namespace
 
 Tensor add(const Tensor& input, const Tensor& other, const Scalar& alpha, const OutArg& out) {
-  static const OperatorEntry& op = Dispatcher::op("add");
+  static const auto& op = handle<kernels::add>();
   check_alpha("add", input, other, alpha);
   return elementwise(op, {"add"}, {input, other}, {alpha}, out);
 }
 
 Tensor sub(const Tensor& input, const Tensor& other, const Scalar& alpha, const OutArg& out) {
-  static const OperatorEntry& op = Dispatcher::op("sub");
+  static const auto& op = handle<kernels::sub>();
   FLB_CHECK(input->dtype() != ScalarType::Bool && other->dtype() != ScalarType::Bool,
             "sub: Subtraction, the `-` operator, with a bool tensor is not supported. If you "
             "are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
@@ -50,7 +51,7 @@ Tensor rsub(const Tensor& input, const Tensor& other, const Scalar& alpha) {
 }
 
 Tensor mul(const Tensor& input, const Tensor& other, const OutArg& out) {
-  static const OperatorEntry& op = Dispatcher::op("mul");
+  static const auto& op = handle<kernels::mul>();
   return elementwise(op, {"mul"}, {input, other}, {}, out);
 }
 
@@ -72,17 +73,17 @@ Tensor floor_divide(const Tensor& input, const Tensor& other, const OutArg& out)
 }
 
 Tensor remainder(const Tensor& input, const Tensor& other, const OutArg& out) {
-  static const OperatorEntry& op = Dispatcher::op("remainder");
+  static const auto& op = handle<kernels::remainder>();
   return elementwise(op, {"remainder", Promote::Default, kRealTypes}, {input, other}, {}, out);
 }
 
 Tensor fmod(const Tensor& input, const Tensor& other, const OutArg& out) {
-  static const OperatorEntry& op = Dispatcher::op("fmod");
+  static const auto& op = handle<kernels::fmod>();
   return elementwise(op, {"fmod", Promote::Default, kRealTypes}, {input, other}, {}, out);
 }
 
 Tensor pow(const Tensor& input, const Tensor& exponent, const OutArg& out) {
-  static const OperatorEntry& op = Dispatcher::op("pow");
+  static const auto& op = handle<kernels::pow>();
   ScalarType t = result_type({&input, &exponent});
   if (is_integral(t, true) && exponent->is_wrapped_number() &&
       exponent->dtype() == ScalarType::Int64) {

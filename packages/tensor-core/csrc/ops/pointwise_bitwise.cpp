@@ -1,5 +1,6 @@
 // Frontends of bitwise operators (integers and bool) and logical operators
 // (any dtype; the result is bool unless an out= / in-place tensor says otherwise).
+#include "generated/kernels.h"
 #include "generated/ops.h"
 
 namespace flambeau::ops {
@@ -10,7 +11,7 @@ constexpr uint32_t kIntBool = kIntTypes | kBoolTypes;
 
 #define FLB_BITWISE_OP(NAME, DTYPES)                                                    \
   Tensor NAME(const Tensor& input, const Tensor& other, const OutArg& out) {            \
-    static const OperatorEntry& op = Dispatcher::op(#NAME);                             \
+    static const auto& op = handle<kernels::NAME>();                                    \
     return elementwise(op, {#NAME, Promote::Default, DTYPES}, {input, other}, {}, out); \
   }
 FLB_BITWISE_OP(bitwise_and, kIntBool)
@@ -21,13 +22,13 @@ FLB_BITWISE_OP(bitwise_right_shift, kIntTypes)
 #undef FLB_BITWISE_OP
 
 Tensor bitwise_not(const Tensor& input, const OutArg& out) {
-  static const OperatorEntry& op = Dispatcher::op("bitwise_not");
+  static const auto& op = handle<kernels::bitwise_not>();
   return elementwise(op, {"bitwise_not", Promote::Default, kIntBool}, {input}, {}, out);
 }
 
 #define FLB_LOGICAL_OP(NAME)                                                    \
   Tensor NAME(const Tensor& input, const Tensor& other, const OutArg& out) {    \
-    static const OperatorEntry& op = Dispatcher::op(#NAME);                     \
+    static const auto& op = handle<kernels::NAME>();                            \
     return elementwise(op, {#NAME, Promote::BoolOut}, {input, other}, {}, out); \
   }
 FLB_LOGICAL_OP(logical_and)
@@ -36,7 +37,7 @@ FLB_LOGICAL_OP(logical_xor)
 #undef FLB_LOGICAL_OP
 
 Tensor logical_not(const Tensor& input, const OutArg& out) {
-  static const OperatorEntry& op = Dispatcher::op("logical_not");
+  static const auto& op = handle<kernels::logical_not>();
   return elementwise(op, {"logical_not", Promote::BoolOut}, {input}, {}, out);
 }
 

@@ -1,4 +1,5 @@
 // Frontends of comparisons, value tests (isnan, isclose, equal, ...) and where.
+#include "generated/kernels.h"
 #include "generated/ops.h"
 
 namespace flambeau::ops {
@@ -18,7 +19,7 @@ bool all_true(const Tensor& t) {
 
 #define FLB_COMPARE_OP(NAME, DTYPES)                                                    \
   Tensor NAME(const Tensor& input, const Tensor& other, const OutArg& out) {            \
-    static const OperatorEntry& op = Dispatcher::op(#NAME);                             \
+    static const auto& op = handle<kernels::NAME>();                                    \
     return elementwise(op, {#NAME, Promote::BoolOut, DTYPES}, {input, other}, {}, out); \
   }
 FLB_COMPARE_OP(eq, kAllTypes)
@@ -51,7 +52,7 @@ Tensor isclose(const Tensor& input, const Tensor& other, double rtol, double ato
             dtype_name(input->dtype()), " and ", dtype_name(other->dtype()));
   FLB_CHECK(rtol >= 0, "isclose(): rtol must be greater than or equal to zero, but got ", rtol);
   FLB_CHECK(atol >= 0, "isclose(): atol must be greater than or equal to zero, but got ", atol);
-  static const OperatorEntry& op = Dispatcher::op("isclose");
+  static const auto& op = handle<kernels::isclose>();
   Tensor o = other->is_wrapped_number() ? to_dtype(other, input->dtype()) : other;
   return elementwise(op, {"isclose", Promote::BoolOut}, {input, o},
                      {Scalar(rtol), Scalar(atol), Scalar(equal_nan)}, OutArg::none());
@@ -68,7 +69,7 @@ bool equal(const Tensor& input, const Tensor& other) {
 
 #define FLB_TEST_OP(NAME, DTYPES)                                                           \
   Tensor NAME(const Tensor& input) {                                                        \
-    static const OperatorEntry& op = Dispatcher::op(#NAME);                                 \
+    static const auto& op = handle<kernels::NAME>();                                        \
     return elementwise(op, {#NAME, Promote::BoolOut, DTYPES}, {input}, {}, OutArg::none()); \
   }
 FLB_TEST_OP(isnan, kAllTypes)
@@ -79,18 +80,18 @@ FLB_TEST_OP(isreal, kAllTypes)
 
 Tensor isposinf(const Tensor& input, const OutArg& out) {
   FLB_CHECK(!is_complex(input->dtype()), "isposinf does not support complex inputs.");
-  static const OperatorEntry& op = Dispatcher::op("isposinf");
+  static const auto& op = handle<kernels::isposinf>();
   return elementwise(op, {"isposinf", Promote::BoolOut, kOrdered}, {input}, {}, out);
 }
 
 Tensor isneginf(const Tensor& input, const OutArg& out) {
   FLB_CHECK(!is_complex(input->dtype()), "isneginf does not support complex inputs.");
-  static const OperatorEntry& op = Dispatcher::op("isneginf");
+  static const auto& op = handle<kernels::isneginf>();
   return elementwise(op, {"isneginf", Promote::BoolOut, kOrdered}, {input}, {}, out);
 }
 
 Tensor where(const Tensor& condition, const Tensor& input, const Tensor& other, const OutArg& out) {
-  static const OperatorEntry& op = Dispatcher::op("where");
+  static const auto& op = handle<kernels::where>();
   FLB_CHECK(condition->dtype() == ScalarType::Bool || condition->dtype() == ScalarType::UInt8,
             "where expected condition to be a boolean tensor, but got a tensor with dtype ",
             dtype_name(condition->dtype()));
@@ -103,8 +104,7 @@ Tensor where(const Tensor& condition, const Tensor& input, const Tensor& other, 
   Tensor in[] = {expand_to(to_dtype(condition, ScalarType::Bool), shape, "where"),
                  expand_to(to_dtype(input, result), shape, "where"),
                  expand_to(to_dtype(other, result), shape, "where")};
-  if (target->numel() > 0)
-    kernel_for<ElementwiseKernel>(op, device)(target, Span<Tensor>(in, 3), {});
+  if (target->numel() > 0) kernel_for(op, device)(target, Span<Tensor>(in, 3), {});
   if (target != dest) copy_into(dest, target);
   return dest;
 }

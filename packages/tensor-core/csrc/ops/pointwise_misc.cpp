@@ -1,13 +1,16 @@
 // Frontends of clamp, lerp, addcmul/addcdiv, the min/max family and the
 // float-only binary functions (hypot, atan2, logaddexp, copysign).
+#include "generated/kernels.h"
 #include "generated/ops.h"
 
 namespace flambeau::ops {
 
 namespace {
-Tensor binary(const char* kernel, const char* name, Promote promote, uint32_t dtypes,
-              const Tensor& a, const Tensor& b, const OutArg& out) {
-  return elementwise(Dispatcher::op(kernel), {name, promote, dtypes}, {a, b}, {}, out);
+template <class K>
+Tensor binary(Promote promote, uint32_t dtypes, const Tensor& a, const Tensor& b,
+              const OutArg& out) {
+  const char* name = K::name;
+  return elementwise(handle<K>(), {name, promote, dtypes}, {a, b}, {}, out);
 }
 }  // namespace
 
@@ -16,7 +19,7 @@ Tensor clamp(const Tensor& input, const Tensor& min, const Tensor& max, const Ou
   FLB_CHECK(!is_complex(input->dtype()), "clamp is not supported for complex types");
   if (!max) return clamp_min(input, min, out);
   if (!min) return clamp_max(input, max, out);
-  static const OperatorEntry& op = Dispatcher::op("clamp");
+  static const auto& op = handle<kernels::clamp>();
   return elementwise(op, {"clamp", Promote::Default, kRealTypes | kBoolTypes}, {input, min, max},
                      {}, out);
 }
@@ -27,14 +30,12 @@ Tensor clip(const Tensor& input, const Tensor& min, const Tensor& max, const Out
 
 Tensor clamp_min(const Tensor& input, const Tensor& min, const OutArg& out) {
   FLB_CHECK(!is_complex(input->dtype()), "clamp is not supported for complex types");
-  return binary("clamp_min", "clamp_min", Promote::Default, kRealTypes | kBoolTypes, input, min,
-                out);
+  return binary<kernels::clamp_min>(Promote::Default, kRealTypes | kBoolTypes, input, min, out);
 }
 
 Tensor clamp_max(const Tensor& input, const Tensor& max, const OutArg& out) {
   FLB_CHECK(!is_complex(input->dtype()), "clamp is not supported for complex types");
-  return binary("clamp_max", "clamp_max", Promote::Default, kRealTypes | kBoolTypes, input, max,
-                out);
+  return binary<kernels::clamp_max>(Promote::Default, kRealTypes | kBoolTypes, input, max, out);
 }
 
 Tensor lerp(const Tensor& input, const Tensor& end, const Tensor& weight, const OutArg& out) {
@@ -47,7 +48,7 @@ Tensor lerp(const Tensor& input, const Tensor& end, const Tensor& weight, const 
   FLB_CHECK(weight->is_wrapped_number() || weight->dtype() == input->dtype(),
             "lerp: expected dtype ", dtype_name(input->dtype()), " for `weight` but got dtype ",
             dtype_name(weight->dtype()));
-  static const OperatorEntry& op = Dispatcher::op("lerp");
+  static const auto& op = handle<kernels::lerp>();
   return elementwise(op, {"lerp", Promote::Default, kFloatTypes | kComplexTypes},
                      {input, end, weight}, {}, out);
 }
@@ -58,7 +59,7 @@ Tensor addcmul(const Tensor& input, const Tensor& tensor1, const Tensor& tensor2
   FLB_CHECK(!(is_integral(t, true) && !value.is_integral()),
             "addcmul: for integral input tensors, argument value must not be a floating point "
             "number");
-  static const OperatorEntry& op = Dispatcher::op("addcmul");
+  static const auto& op = handle<kernels::addcmul>();
   return elementwise(op, {"addcmul", Promote::Default, kRealTypes | kComplexTypes},
                      {input, tensor1, tensor2}, {value}, out);
 }
@@ -73,16 +74,16 @@ Tensor addcdiv(const Tensor& input, const Tensor& tensor1, const Tensor& tensor2
             "+ value * tensor1 / tensor2) for float inputs. The future addcdiv behavior is "
             "just the latter implementation: (input + value * tensor1 / tensor2), for all "
             "dtypes.");
-  static const OperatorEntry& op = Dispatcher::op("addcdiv");
+  static const auto& op = handle<kernels::addcdiv>();
   return elementwise(op, {"addcdiv", Promote::Default, kFloatTypes | kComplexTypes},
                      {input, tensor1, tensor2}, {value}, out);
 }
 
-#define FLB_MINMAX_OP(NAME)                                                                    \
-  Tensor NAME(const Tensor& input, const Tensor& other, const OutArg& out) {                   \
-    FLB_CHECK(!is_complex(input->dtype()) && !is_complex(other->dtype()), #NAME,               \
-              " not implemented for complex tensors.");                                        \
-    return binary(#NAME, #NAME, Promote::Default, kRealTypes | kBoolTypes, input, other, out); \
+#define FLB_MINMAX_OP(NAME)                                                                     \
+  Tensor NAME(const Tensor& input, const Tensor& other, const OutArg& out) {                    \
+    FLB_CHECK(!is_complex(input->dtype()) && !is_complex(other->dtype()), #NAME,                \
+              " not implemented for complex tensors.");                                         \
+    return binary<kernels::NAME>(Promote::Default, kRealTypes | kBoolTypes, input, other, out); \
   }
 FLB_MINMAX_OP(maximum)
 FLB_MINMAX_OP(minimum)
@@ -91,23 +92,23 @@ FLB_MINMAX_OP(fmin)
 #undef FLB_MINMAX_OP
 
 Tensor hypot(const Tensor& input, const Tensor& other, const OutArg& out) {
-  return binary("hypot", "hypot", Promote::Default, kFloatTypes, input, other, out);
+  return binary<kernels::hypot>(Promote::Default, kFloatTypes, input, other, out);
 }
 Tensor atan2(const Tensor& input, const Tensor& other, const OutArg& out) {
-  return binary("atan2", "atan2", Promote::IntToFloat, kFloatTypes, input, other, out);
+  return binary<kernels::atan2>(Promote::IntToFloat, kFloatTypes, input, other, out);
 }
 Tensor arctan2(const Tensor& input, const Tensor& other, const OutArg& out) {
   return atan2(input, other, out);
 }
 Tensor logaddexp(const Tensor& input, const Tensor& other, const OutArg& out) {
-  return binary("logaddexp", "logaddexp", Promote::Default, kFloatTypes | kComplexTypes, input,
-                other, out);
+  return binary<kernels::logaddexp>(Promote::Default, kFloatTypes | kComplexTypes, input, other,
+                                    out);
 }
 Tensor logaddexp2(const Tensor& input, const Tensor& other, const OutArg& out) {
-  return binary("logaddexp2", "logaddexp2", Promote::Default, kFloatTypes, input, other, out);
+  return binary<kernels::logaddexp2>(Promote::Default, kFloatTypes, input, other, out);
 }
 Tensor copysign(const Tensor& input, const Tensor& other, const OutArg& out) {
-  return binary("copysign", "copysign", Promote::IntToFloat, kFloatTypes, input, other, out);
+  return binary<kernels::copysign>(Promote::IntToFloat, kFloatTypes, input, other, out);
 }
 
 }  // namespace flambeau::ops

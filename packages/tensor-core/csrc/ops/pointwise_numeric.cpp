@@ -1,5 +1,6 @@
 // Frontends of ops/pointwise_numeric.yaml: gcd, lcm, heaviside, nextafter,
 // signbit, ldexp, frexp, float_power, deg2rad and rad2deg.
+#include "generated/kernels.h"
 #include "generated/ops_pointwise.h"
 #include "generated/ops_pointwise_numeric.h"
 #include "ops/frexp_kernel.h"
@@ -9,9 +10,11 @@ namespace flambeau::ops {
 
 namespace {
 
-Tensor binary(const char* name, Promote promote, uint32_t dtypes, const Tensor& a, const Tensor& b,
+template <class K>
+Tensor binary(Promote promote, uint32_t dtypes, const Tensor& a, const Tensor& b,
               const OutArg& out) {
-  return elementwise(Dispatcher::op(name), {name, promote, dtypes}, {a, b}, {}, out);
+  const char* name = K::name;
+  return elementwise(handle<K>(), {name, promote, dtypes}, {a, b}, {}, out);
 }
 
 void check_real(const Tensor& input, const char* name) {
@@ -21,11 +24,11 @@ void check_real(const Tensor& input, const char* name) {
 }  // namespace
 
 Tensor gcd(const Tensor& input, const Tensor& other, const OutArg& out) {
-  return binary("gcd", Promote::Default, kIntTypes, input, other, out);
+  return binary<kernels::gcd>(Promote::Default, kIntTypes, input, other, out);
 }
 
 Tensor lcm(const Tensor& input, const Tensor& other, const OutArg& out) {
-  return binary("lcm", Promote::Default, kIntTypes, input, other, out);
+  return binary<kernels::lcm>(Promote::Default, kIntTypes, input, other, out);
 }
 
 Tensor heaviside(const Tensor& input, const Tensor& values, const OutArg& out) {
@@ -35,22 +38,23 @@ Tensor heaviside(const Tensor& input, const Tensor& values, const OutArg& out) {
   const bool same = values->is_wrapped_number() ? result_type({&input, &values}) == input->dtype()
                                                 : values->dtype() == input->dtype();
   FLB_CHECK(same, "heaviside is not yet implemented for tensors with different dtypes.");
-  return binary("heaviside", Promote::Default, kRealTypes | kBoolTypes, input, values, out);
+  return binary<kernels::heaviside>(Promote::Default, kRealTypes | kBoolTypes, input, values, out);
 }
 
 Tensor nextafter(const Tensor& input, const Tensor& other, const OutArg& out) {
-  return binary("nextafter", Promote::Default, kFloatTypes, input, other, out);
+  return binary<kernels::nextafter>(Promote::Default, kFloatTypes, input, other, out);
 }
 
 Tensor signbit(const Tensor& input, const OutArg& out) {
   FLB_CHECK_T(NotImplementedError, !is_complex(input->dtype()),
               "signbit is not implemented for complex tensors.");
-  static const OperatorEntry& op = Dispatcher::op("signbit");
+  static const auto& op = handle<kernels::signbit>();
   return elementwise(op, {"signbit", Promote::BoolOut, kRealTypes | kBoolTypes}, {input}, {}, out);
 }
 
 Tensor ldexp(const Tensor& input, const Tensor& other, const OutArg& out) {
-  return binary("ldexp", Promote::IntToFloat, kFloatTypes | kComplexTypes, input, other, out);
+  return binary<kernels::ldexp>(Promote::IntToFloat, kFloatTypes | kComplexTypes, input, other,
+                                out);
 }
 
 std::tuple<Tensor, Tensor> frexp(const Tensor& input, const std::vector<Tensor>& out) {
@@ -59,8 +63,8 @@ std::tuple<Tensor, Tensor> frexp(const Tensor& input, const std::vector<Tensor>&
   Tensor mantissa = empty(input->sizes(), input->dtype(), input->device());
   Tensor exponent = empty(input->sizes(), ScalarType::Int32, input->device());
   if (input->numel() > 0) {
-    static const OperatorEntry& op = Dispatcher::op("frexp");
-    kernel_for<FrexpKernel>(op, input->device())(mantissa, exponent, input);
+    static const auto& op = handle<kernels::frexp>();
+    kernel_for(op, input->device())(mantissa, exponent, input);
   }
   return {write_out(out, 0, mantissa, "frexp"), write_out(out, 1, exponent, "frexp")};
 }
@@ -84,13 +88,13 @@ Tensor float_power(const Tensor& input, const Tensor& exponent, const OutArg& ou
 
 Tensor deg2rad(const Tensor& input, const OutArg& out) {
   check_real(input, "deg2rad");
-  static const OperatorEntry& op = Dispatcher::op("deg2rad");
+  static const auto& op = handle<kernels::deg2rad>();
   return elementwise(op, {"deg2rad", Promote::IntToFloat, kFloatTypes}, {input}, {}, out);
 }
 
 Tensor rad2deg(const Tensor& input, const OutArg& out) {
   check_real(input, "rad2deg");
-  static const OperatorEntry& op = Dispatcher::op("rad2deg");
+  static const auto& op = handle<kernels::rad2deg>();
   return elementwise(op, {"rad2deg", Promote::IntToFloat, kFloatTypes}, {input}, {}, out);
 }
 

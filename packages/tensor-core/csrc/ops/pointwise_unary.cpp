@@ -1,6 +1,7 @@
 // Frontends of unary elementwise operators: sign and magnitude, the floating
 // point functions (integers compute in the default float type), rounding,
 // relu and nan_to_num.
+#include "generated/kernels.h"
 #include "generated/ops.h"
 
 namespace flambeau::ops {
@@ -17,7 +18,7 @@ Tensor neg(const Tensor& input, const OutArg& out) {
   check_not_bool(input,
                  "neg: Negation, the `-` operator, on a bool tensor is not supported. If you are "
                  "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
-  static const OperatorEntry& op = Dispatcher::op("neg");
+  static const auto& op = handle<kernels::neg>();
   return elementwise(op, {"neg", Promote::Default, kRealTypes | kComplexTypes}, {input}, {}, out);
 }
 Tensor negative(const Tensor& input, const OutArg& out) { return neg(input, out); }
@@ -30,7 +31,7 @@ Tensor positive(const Tensor& input) {
 Tensor abs(const Tensor& input, const OutArg& out) {
   FLB_CHECK(!(out.inplace && is_complex(input->dtype())),
             "abs_: In-place abs is not supported for complex tensors.");
-  static const OperatorEntry& op = Dispatcher::op("abs");
+  static const auto& op = handle<kernels::abs>();
   return elementwise(op, {"abs", Promote::ComplexToReal, kRealTypes | kComplexTypes}, {input}, {},
                      out);
 }
@@ -40,19 +41,19 @@ Tensor sign(const Tensor& input, const OutArg& out) {
   FLB_CHECK(!is_complex(input->dtype()),
             "sign: Unlike NumPy, torch.sign is not intended to support complex numbers. Please "
             "use torch.sgn instead.");
-  static const OperatorEntry& op = Dispatcher::op("sign");
+  static const auto& op = handle<kernels::sign>();
   return elementwise(op, {"sign", Promote::Default, kRealTypes | kBoolTypes}, {input}, {}, out);
 }
 
 Tensor sgn(const Tensor& input, const OutArg& out) {
-  static const OperatorEntry& op = Dispatcher::op("sgn");
+  static const auto& op = handle<kernels::sgn>();
   return elementwise(op, {"sgn"}, {input}, {}, out);
 }
 
 // Floating-point functions: name, supported compute types.
 #define FLB_FLOAT_UNARY_OP(NAME, DTYPES)                                            \
   Tensor NAME(const Tensor& input, const OutArg& out) {                             \
-    static const OperatorEntry& op = Dispatcher::op(#NAME);                         \
+    static const auto& op = handle<kernels::NAME>();                                \
     return elementwise(op, {#NAME, Promote::IntToFloat, DTYPES}, {input}, {}, out); \
   }
 
@@ -94,7 +95,7 @@ Tensor arccosh(const Tensor& input, const OutArg& out) { return acosh(input, out
 Tensor arctanh(const Tensor& input, const OutArg& out) { return atanh(input, out); }
 
 Tensor logit(const Tensor& input, std::optional<double> eps, const OutArg& out) {
-  static const OperatorEntry& op = Dispatcher::op("logit");
+  static const auto& op = handle<kernels::logit>();
   return elementwise(op, {"logit", Promote::IntToFloat, kFloatTypes}, {input},
                      {Scalar(eps ? *eps : -1.0)}, out);
 }
@@ -102,7 +103,7 @@ Tensor logit(const Tensor& input, std::optional<double> eps, const OutArg& out) 
 // Rounding keeps integer dtypes (the identity on them).
 #define FLB_ROUNDING_OP(NAME, DTYPES)                                            \
   Tensor NAME(const Tensor& input, const OutArg& out) {                          \
-    static const OperatorEntry& op = Dispatcher::op(#NAME);                      \
+    static const auto& op = handle<kernels::NAME>();                             \
     return elementwise(op, {#NAME, Promote::Default, DTYPES}, {input}, {}, out); \
   }
 FLB_ROUNDING_OP(floor, kRealTypes)
@@ -113,20 +114,20 @@ FLB_ROUNDING_OP(frac, kFloatTypes)
 Tensor fix(const Tensor& input, const OutArg& out) { return trunc(input, out); }
 
 Tensor round(const Tensor& input, int64_t decimals, const OutArg& out) {
-  static const OperatorEntry& op = Dispatcher::op("round");
+  static const auto& op = handle<kernels::round>();
   // Integers round to themselves, but only without decimals (as PyTorch).
   if (decimals != 0 && is_integral(input->dtype(), true)) fail_dtype("round", input->dtype());
   return elementwise(op, {"round", Promote::Default, kRealTypes}, {input}, {Scalar(decimals)}, out);
 }
 
 Tensor relu(const Tensor& input, const OutArg& out) {
-  static const OperatorEntry& op = Dispatcher::op("relu");
+  static const auto& op = handle<kernels::relu>();
   return elementwise(op, {"relu", Promote::Default, kRealTypes}, {input}, {}, out);
 }
 
 Tensor nan_to_num(const Tensor& input, std::optional<double> nan, std::optional<double> posinf,
                   std::optional<double> neginf, const OutArg& out) {
-  static const OperatorEntry& op = Dispatcher::op("nan_to_num");
+  static const auto& op = handle<kernels::nan_to_num>();
   // A bool Scalar tells the kernel to use the dtype's own limit.
   Scalar p = posinf ? Scalar(*posinf) : Scalar(false);
   Scalar n = neginf ? Scalar(*neginf) : Scalar(false);

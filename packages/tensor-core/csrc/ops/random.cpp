@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "generated/kernels.h"
 #include "generated/ops.h"
 #include "ops/memory_format.h"
 #include "ops/random_kernels.h"
@@ -13,19 +14,6 @@
 namespace flambeau {
 
 namespace {
-
-const OperatorEntry& uniform_op() {
-  static const OperatorEntry& op = Dispatcher::op("uniform_");
-  return op;
-}
-const OperatorEntry& normal_op() {
-  static const OperatorEntry& op = Dispatcher::op("normal_");
-  return op;
-}
-const OperatorEntry& random_op() {
-  static const OperatorEntry& op = Dispatcher::op("random_");
-  return op;
-}
 
 Tensor finish(Tensor t, bool requires_grad) {
   if (requires_grad) {
@@ -42,9 +30,8 @@ void fill_uniform(const Tensor& self, Generator& gen, double from, double to, co
             "got from=", from, ", to=", to);
   FLB_CHECK(from <= to, op, ": expects to return a [from, to) range, but found from=", from,
             " > to=", to);
-  fill_contiguous(self, [&](const Tensor& t) {
-    kernel_for<UniformKernel>(uniform_op(), t->device())(t, gen, from, to);
-  });
+  fill_contiguous(
+      self, [&](const Tensor& t) { kernel<kernels::uniform_>(t->device())(t, gen, from, to); });
 }
 
 void fill_normal(const Tensor& self, Generator& gen, double mean, double std, const char* op) {
@@ -52,9 +39,8 @@ void fill_normal(const Tensor& self, Generator& gen, double mean, double std, co
   FLB_CHECK(std >= 0.0, op, ": expects std >= 0.0, but found std ", std);
   // A complex normal has total variance std^2, split evenly between its parts.
   if (is_complex(self->dtype())) std /= std::sqrt(2.0);
-  fill_contiguous(self, [&](const Tensor& t) {
-    kernel_for<NormalKernel>(normal_op(), t->device())(t, gen, mean, std);
-  });
+  fill_contiguous(
+      self, [&](const Tensor& t) { kernel<kernels::normal_>(t->device())(t, gen, mean, std); });
 }
 
 // The integers [lo, hi] a dtype holds exactly (floats: up to 2**mantissa digits).
@@ -104,17 +90,15 @@ void fill_random(const Tensor& self, Generator& gen, int64_t from, std::optional
     range = static_cast<uint64_t>(hi) - static_cast<uint64_t>(from) + 1;
     if (range == 0) range = std::numeric_limits<uint64_t>::max();  // the whole int64 span
   }
-  fill_contiguous(self, [&](const Tensor& t) {
-    kernel_for<RandomKernel>(random_op(), t->device())(t, gen, from, range);
-  });
+  fill_contiguous(
+      self, [&](const Tensor& t) { kernel<kernels::random_>(t->device())(t, gen, from, range); });
 }
 
 Tensor bernoulli_with(const Tensor& self, Generator& gen, const Tensor& p, const char* op) {
   FLB_CHECK(!is_complex(self->dtype()), op, ": not implemented for dtype ",
             dtype_name(self->dtype()));
-  static const OperatorEntry& entry = Dispatcher::op("bernoulli_");
-  fill_contiguous(
-      self, [&](const Tensor& t) { kernel_for<BernoulliKernel>(entry, t->device())(t, gen, p); });
+  static const auto& entry = handle<kernels::bernoulli_>();
+  fill_contiguous(self, [&](const Tensor& t) { kernel_for(entry, t->device())(t, gen, p); });
   self->bump_version();
   return self;
 }
@@ -161,9 +145,9 @@ Tensor randperm(int64_t n, Generator* generator, std::optional<ScalarType> dtype
   FLB_CHECK(n == 0 || n - 1 <= exact_int_range(dt).second, "randperm: n = ", n,
             " is too large for dtype ", dtype_name(dt));
   Device dev = device_or(device, {});
-  static const OperatorEntry& op = Dispatcher::op("randperm");
+  static const auto& op = handle<kernels::randperm>();
   Tensor perm = flambeau::empty({n}, ScalarType::Int64, dev);
-  kernel_for<RandpermKernel>(op, dev)(perm, *generator);
+  kernel_for(op, dev)(perm, *generator);
   return finish(to_dtype(perm, dt), requires_grad);
 }
 

@@ -3,6 +3,7 @@
 // cpu/random_distributions.cpp for the stream layout).
 #include <cmath>
 
+#include "generated/kernels.h"
 #include "generated/ops_random.h"
 #include "generated/ops_tensor.h"
 #include "ops/random_kernels.h"
@@ -12,11 +13,11 @@ namespace flambeau {
 
 namespace {
 
-Tensor fill_with(const Tensor& self, Generator& gen, const char* op, double a, double b) {
-  const OperatorEntry& entry = Dispatcher::op(op);
-  fill_contiguous(self, [&](const Tensor& t) {
-    kernel_for<DistributionKernel>(entry, t->device())(t, gen, a, b);
-  });
+template <class K>
+Tensor fill_with(const Tensor& self, Generator& gen, double a, double b) {
+  const char* op = K::name;
+  const auto& entry = handle<K>();
+  fill_contiguous(self, [&](const Tensor& t) { kernel_for(entry, t->device())(t, gen, a, b); });
   self->bump_version();
   return self;
 }
@@ -74,26 +75,26 @@ namespace ops {
 Tensor exponential_(const Tensor& self, double lambd, Generator* generator) {
   check_floating(self, "exponential_");
   FLB_CHECK(lambd > 0.0, "exponential_ expects lambda > 0.0, but found lambda=", lambd);
-  return fill_with(self, *generator, "exponential_", lambd, 0.0);
+  return fill_with<kernels::exponential_>(self, *generator, lambd, 0.0);
 }
 
 Tensor geometric_(const Tensor& self, double p, Generator* generator) {
   FLB_CHECK(!is_complex(self->dtype()) && self->dtype() != ScalarType::Bool,
             "geometric_: not implemented for dtype ", dtype_name(self->dtype()));
   FLB_CHECK(p > 0.0 && p < 1.0, "geometric_ expects p to be in (0, 1), but got p=", p);
-  return fill_with(self, *generator, "geometric_", p, 0.0);
+  return fill_with<kernels::geometric_>(self, *generator, p, 0.0);
 }
 
 Tensor cauchy_(const Tensor& self, double median, double sigma, Generator* generator) {
   check_floating(self, "cauchy_");
   FLB_CHECK(sigma > 0.0, "cauchy_ expects sigma > 0.0, but found sigma=", sigma);
-  return fill_with(self, *generator, "cauchy_", median, sigma);
+  return fill_with<kernels::cauchy_>(self, *generator, median, sigma);
 }
 
 Tensor log_normal_(const Tensor& self, double mean, double std, Generator* generator) {
   check_floating_kernel(self, "log_normal_");
   FLB_CHECK(std > 0.0, "log_normal_ expects std > 0.0, but found std=", std);
-  return fill_with(self, *generator, "log_normal_", mean, std);
+  return fill_with<kernels::log_normal_>(self, *generator, mean, std);
 }
 
 Tensor poisson(const Tensor& input, Generator* generator) {
@@ -106,8 +107,8 @@ Tensor poisson(const Tensor& input, Generator* generator) {
               r[i]);
   Tensor out = flambeau::empty(input->sizes(), input->dtype(), input->device());
   if (out->numel() == 0) return out;
-  static const OperatorEntry& entry = Dispatcher::op("poisson");
-  kernel_for<PoissonKernel>(entry, out->device())(out, *generator, rates);
+  static const auto& entry = handle<kernels::poisson>();
+  kernel_for(entry, out->device())(out, *generator, rates);
   return out;
 }
 
@@ -123,8 +124,8 @@ Tensor multinomial(const Tensor& input, int64_t num_samples, bool replacement, G
       result->is_contiguous() ? result : flambeau::empty(shape, ScalarType::Int64, input->device());
   Tensor rows = make_ref<TensorImpl>(dst->storage(), DimVector{probs->sizes()[0], num_samples},
                                      DimVector{num_samples, 1}, dst->offset(), ScalarType::Int64);
-  static const OperatorEntry& entry = Dispatcher::op("multinomial");
-  kernel_for<MultinomialKernel>(entry, input->device())(rows, *generator, probs, replacement);
+  static const auto& entry = handle<kernels::multinomial>();
+  kernel_for(entry, input->device())(rows, *generator, probs, replacement);
   if (dst != result) copy_into(result, dst);
   return result;
 }

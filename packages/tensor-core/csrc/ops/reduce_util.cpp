@@ -43,7 +43,7 @@ void check_nonempty(const Tensor& in, const ReduceShape& r, bool all_dims, const
   }
 }
 
-Tensor reduce(const OperatorEntry& op, const char* name, const Tensor& in,
+Tensor reduce(const KernelHandle<ReduceKernel>& op, const char* name, const Tensor& in,
               const std::optional<DimVector>& dim, bool keepdim, ScalarType out_dtype,
               std::initializer_list<Scalar> args, const OutArg& out) {
   ReduceShape r = reduce_shape(in, dim, keepdim, name);
@@ -57,7 +57,7 @@ Tensor reduce(const OperatorEntry& op, const char* name, const Tensor& in,
   Scalar scalars[4];
   size_t ns = 0;
   for (const Scalar& s : args) scalars[ns++] = s;
-  kernel_for<ReduceKernel>(op, in->device())(keep, in, r.dims, Span<Scalar>(scalars, ns));
+  kernel_for(op, in->device())(keep, in, r.dims, Span<Scalar>(scalars, ns));
   if (!target->is_contiguous())
     copy_into(target, make_view(keep, r.out_shape, contiguous_strides(r.out_shape), 0));
   if (target != dest) copy_into(dest, target);

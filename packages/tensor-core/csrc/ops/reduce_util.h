@@ -33,16 +33,14 @@ inline ScalarType sum_type(ScalarType in, std::optional<ScalarType> dtype) {
 
 // Kernel signatures of the reductions with more than one output.
 // values (may be null) and indices have `in`'s shape with dim kept as 1.
-using ArgReduceKernel = void(const Tensor& values, const Tensor& indices, const Tensor& in,
-                             int64_t dim);
+// ArgReduceKernel: declared in kernels/table.yaml.
 // var_out (real type) and mean_out (may be null) with the reduced dims kept as 1.
-using VarKernel = void(const Tensor& var_out, const Tensor& mean_out, const Tensor& in,
-                       IntList dims, double correction, bool take_sqrt);
+// VarKernel: declared in kernels/table.yaml.
 // out has in's shape and dtype; dim wrapped; in->dim() > 0.
-using ScanKernel = void(const Tensor& out, const Tensor& in, int64_t dim);
+// ScanKernel: declared in kernels/table.yaml.
 
 // Runs the kernel registered for `op` on (out viewed with keepdim, in, dims, args).
-Tensor reduce(const OperatorEntry& op, const char* name, const Tensor& in,
+Tensor reduce(const KernelHandle<ReduceKernel>& op, const char* name, const Tensor& in,
               const std::optional<DimVector>& dim, bool keepdim, ScalarType out_dtype,
               std::initializer_list<Scalar> args, const OutArg& out = OutArg::none());
 

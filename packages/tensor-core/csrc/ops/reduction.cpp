@@ -2,6 +2,7 @@
 // count_nonzero, norm, logsumexp.
 #include <cmath>
 
+#include "generated/kernels.h"
 #include "generated/ops.h"
 #include "ops/reduce_util.h"
 
@@ -25,11 +26,13 @@ ScalarType mean_type(const char* op, ScalarType in, std::optional<ScalarType> dt
   return in;
 }
 
-Tensor sum_family(const char* name, const Tensor& input, const std::optional<DimVector>& dim,
-                  bool keepdim, ScalarType t, const OutArg& out) {
+template <class K>
+Tensor sum_family(const Tensor& input, const std::optional<DimVector>& dim, bool keepdim,
+                  ScalarType t, const OutArg& out) {
+  const char* name = K::name;
   // Refused before the conversion, which may be large (an expanded input materializes).
   if (!is_floating(t) && !is_complex(t) && !is_integral(t, true)) fail_dtype(name, t);
-  const OperatorEntry& op = Dispatcher::op(name);
+  const auto& op = handle<K>();
   return reduce(op, name, to_dtype(input, t), dim, keepdim, t, {}, out);
 }
 
@@ -37,53 +40,55 @@ Tensor sum_family(const char* name, const Tensor& input, const std::optional<Dim
 
 Tensor sum(const Tensor& input, const std::optional<DimVector>& dim, bool keepdim,
            std::optional<ScalarType> dtype, const OutArg& out) {
-  return sum_family("sum", input, dim, keepdim, sum_type(input->dtype(), dtype), out);
+  return sum_family<kernels::sum>(input, dim, keepdim, sum_type(input->dtype(), dtype), out);
 }
 
 Tensor nansum(const Tensor& input, const std::optional<DimVector>& dim, bool keepdim,
               std::optional<ScalarType> dtype, const OutArg& out) {
   FLB_CHECK(!is_complex(input->dtype()), "nansum(): does not support complex inputs");
-  return sum_family("nansum", input, dim, keepdim, sum_type(input->dtype(), dtype), out);
+  return sum_family<kernels::nansum>(input, dim, keepdim, sum_type(input->dtype(), dtype), out);
 }
 
 Tensor mean(const Tensor& input, const std::optional<DimVector>& dim, bool keepdim,
             std::optional<ScalarType> dtype, const OutArg& out) {
-  return sum_family("mean", input, dim, keepdim, mean_type("mean", input->dtype(), dtype), out);
+  return sum_family<kernels::mean>(input, dim, keepdim, mean_type("mean", input->dtype(), dtype),
+                                   out);
 }
 
 Tensor nanmean(const Tensor& input, const std::optional<DimVector>& dim, bool keepdim,
                std::optional<ScalarType> dtype, const OutArg& out) {
   ScalarType t = mean_type("nanmean", input->dtype(), dtype);
   FLB_CHECK(!is_complex(t), "nanmean(): does not support complex inputs");
-  return sum_family("nanmean", input, dim, keepdim, t, out);
+  return sum_family<kernels::nanmean>(input, dim, keepdim, t, out);
 }
 
 Tensor prod(const Tensor& input, std::optional<ScalarType> dtype) {
-  return sum_family("prod", input, std::nullopt, false, sum_type(input->dtype(), dtype),
-                    OutArg::none());
+  return sum_family<kernels::prod>(input, std::nullopt, false, sum_type(input->dtype(), dtype),
+                                   OutArg::none());
 }
 
 Tensor prod_dim_int(const Tensor& input, int64_t dim, bool keepdim, std::optional<ScalarType> dtype,
                     const OutArg& out) {
-  return sum_family("prod", input, DimVector{dim}, keepdim, sum_type(input->dtype(), dtype), out);
+  return sum_family<kernels::prod>(input, DimVector{dim}, keepdim, sum_type(input->dtype(), dtype),
+                                   out);
 }
 
 Tensor count_nonzero(const Tensor& input, const std::optional<DimVector>& dim) {
-  static const OperatorEntry& op = Dispatcher::op("count_nonzero");
+  static const auto& op = handle<kernels::count_nonzero>();
   return reduce(op, "count_nonzero", input, dim, false, ScalarType::Int64, {});
 }
 
 // all/any return bool, except uint8 for uint8 input.
 Tensor all(const Tensor& input, const std::optional<DimVector>& dim, bool keepdim,
            const OutArg& out) {
-  static const OperatorEntry& op = Dispatcher::op("all");
+  static const auto& op = handle<kernels::all>();
   ScalarType t = input->dtype() == ScalarType::UInt8 ? ScalarType::UInt8 : ScalarType::Bool;
   return reduce(op, "all", input, dim, keepdim, t, {}, out);
 }
 
 Tensor any(const Tensor& input, const std::optional<DimVector>& dim, bool keepdim,
            const OutArg& out) {
-  static const OperatorEntry& op = Dispatcher::op("any");
+  static const auto& op = handle<kernels::any>();
   ScalarType t = input->dtype() == ScalarType::UInt8 ? ScalarType::UInt8 : ScalarType::Bool;
   return reduce(op, "any", input, dim, keepdim, t, {}, out);
 }
@@ -92,7 +97,7 @@ namespace {
 
 Tensor vector_norm(const Tensor& input, double p, const std::optional<DimVector>& dim, bool keepdim,
                    std::optional<ScalarType> dtype, const OutArg& out) {
-  static const OperatorEntry& op = Dispatcher::op("norm");
+  static const auto& op = handle<kernels::norm>();
   ScalarType in = dtype.value_or(input->dtype());
   FLB_CHECK(is_floating(in) || is_complex(in),
             "norm(): Expected a floating point or complex tensor as input. Got ",
@@ -127,7 +132,7 @@ Tensor norm_str(const Tensor& input, const std::string& p, const std::optional<D
 }
 
 Tensor logsumexp(const Tensor& input, IntList dim, bool keepdim, const OutArg& out) {
-  static const OperatorEntry& op = Dispatcher::op("logsumexp");
+  static const auto& op = handle<kernels::logsumexp>();
   ScalarType t = is_floating(input->dtype()) ? input->dtype() : default_dtype();
   FLB_CHECK(!is_complex(input->dtype()), "logsumexp(): does not support complex inputs");
   DimVector dims = dim;

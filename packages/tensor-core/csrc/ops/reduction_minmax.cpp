@@ -1,5 +1,6 @@
 // Frontends of max/min reductions: max/min (all, along a dim with indices, or
 // elementwise against another tensor), amax/amin, argmax/argmin, aminmax.
+#include "generated/kernels.h"
 #include "generated/ops.h"
 #include "ops/reduce_util.h"
 
@@ -16,8 +17,8 @@ void check_minmax_dtype(const Tensor& input, const char* name) {
 
 Tensor extreme(bool is_max, const Tensor& input, const std::optional<DimVector>& dim, bool keepdim,
                bool all_dims_error, const char* name, const OutArg& out) {
-  static const OperatorEntry& op_max = Dispatcher::op("amax");
-  static const OperatorEntry& op_min = Dispatcher::op("amin");
+  static const auto& op_max = handle<kernels::amax>();
+  static const auto& op_min = handle<kernels::amin>();
   check_minmax_dtype(input, name);
   ReduceShape r = reduce_shape(input, dim, keepdim, name);
   check_nonempty(input, r, all_dims_error, name);
@@ -28,8 +29,8 @@ Tensor extreme(bool is_max, const Tensor& input, const std::optional<DimVector>&
 // dim is None (values then left null).
 std::tuple<Tensor, Tensor> arg_reduce(bool is_max, const char* name, const Tensor& input,
                                       std::optional<int64_t> dim, bool keepdim, bool want_values) {
-  static const OperatorEntry& op_max = Dispatcher::op("argmax");
-  static const OperatorEntry& op_min = Dispatcher::op("argmin");
+  static const auto& op_max = handle<kernels::argmax>();
+  static const auto& op_min = handle<kernels::argmin>();
   check_minmax_dtype(input, name);
   Tensor src = input;
   int64_t d = 0;
@@ -50,8 +51,8 @@ std::tuple<Tensor, Tensor> arg_reduce(bool is_max, const char* name, const Tenso
   Tensor indices = empty(r.out_shape, ScalarType::Int64, input->device());
   Tensor values = want_values ? empty(r.out_shape, input->dtype(), input->device()) : Tensor();
   if (indices->numel() > 0 && src->numel() > 0) {
-    kernel_for<ArgReduceKernel>(is_max ? op_max : op_min, input->device())(
-        values ? keep_view(values, r) : Tensor(), keep_view(indices, r), src, d);
+    kernel_for(is_max ? op_max : op_min, input->device())(values ? keep_view(values, r) : Tensor(),
+                                                          keep_view(indices, r), src, d);
   }
   auto shaped = [&](const Tensor& t) {
     return t ? make_view(t, result_shape, contiguous_strides(result_shape), 0) : t;
@@ -69,8 +70,8 @@ Tensor arg_out(bool is_max, const char* name, const Tensor& input, std::optional
 }
 
 Tensor binary(bool is_max, const Tensor& input, const Tensor& other, const OutArg& out) {
-  static const OperatorEntry& op_max = Dispatcher::op("max.other");
-  static const OperatorEntry& op_min = Dispatcher::op("min.other");
+  static const auto& op_max = handle<kernels::max_other>();
+  static const auto& op_min = handle<kernels::min_other>();
   const char* name = is_max ? "max" : "min";
   FLB_CHECK(!is_complex(input->dtype()) && !is_complex(other->dtype()), name,
             "(): does not support complex inputs");

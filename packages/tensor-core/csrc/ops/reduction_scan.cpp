@@ -1,4 +1,5 @@
 // Frontends of cumulative scans: cumsum, cumprod.
+#include "generated/kernels.h"
 #include "generated/ops.h"
 #include "ops/reduce_util.h"
 
@@ -6,9 +7,10 @@ namespace flambeau::ops {
 
 namespace {
 
-Tensor scan(const char* name, const Tensor& input, int64_t dim, std::optional<ScalarType> dtype,
-            const OutArg& out) {
-  const OperatorEntry& op = Dispatcher::op(name);
+template <class K>
+Tensor scan(const Tensor& input, int64_t dim, std::optional<ScalarType> dtype, const OutArg& out) {
+  const char* name = K::name;
+  const auto& op = handle<K>();
   const int64_t d = wrap_dim(dim, input->dim(), name);
   // In-place keeps self's dtype; otherwise integers and bool accumulate in int64.
   ScalarType t = out.inplace ? out.tensor->dtype() : sum_type(input->dtype(), dtype);
@@ -21,7 +23,7 @@ Tensor scan(const char* name, const Tensor& input, int64_t dim, std::optional<Sc
   if (input->dim() == 0) {
     copy_into(target, src);
   } else {
-    kernel_for<ScanKernel>(op, input->device())(target, src, d);
+    kernel_for(op, input->device())(target, src, d);
   }
   if (target != dest) copy_into(dest, target);
   return dest;
@@ -31,12 +33,12 @@ Tensor scan(const char* name, const Tensor& input, int64_t dim, std::optional<Sc
 
 Tensor cumsum(const Tensor& input, int64_t dim, std::optional<ScalarType> dtype,
               const OutArg& out) {
-  return scan("cumsum", input, dim, dtype, out);
+  return scan<kernels::cumsum>(input, dim, dtype, out);
 }
 
 Tensor cumprod(const Tensor& input, int64_t dim, std::optional<ScalarType> dtype,
                const OutArg& out) {
-  return scan("cumprod", input, dim, dtype, out);
+  return scan<kernels::cumprod>(input, dim, dtype, out);
 }
 
 }  // namespace flambeau::ops

@@ -6,19 +6,11 @@
 
 namespace flambeau {
 
-using LstmCellKernel = void(const Tensor& input_gates, const Tensor& hidden_gates, const Tensor& cx,
-                            const Tensor& input_bias, const Tensor& hidden_bias, const Tensor& hy,
-                            const Tensor& cy, const Tensor& workspace);
+// LstmCellKernel: declared in kernels/table.yaml.
 // grad_hy and grad_cy may be undefined (no gradient flows from that output).
-using LstmCellBackwardKernel = void(const Tensor& grad_hy, const Tensor& grad_cy, const Tensor& cx,
-                                    const Tensor& cy, const Tensor& workspace,
-                                    const Tensor& grad_gates, const Tensor& grad_cx);
-using GruCellKernel = void(const Tensor& input_gates, const Tensor& hidden_gates, const Tensor& hx,
-                           const Tensor& input_bias, const Tensor& hidden_bias, const Tensor& hy,
-                           const Tensor& workspace);
-using GruCellBackwardKernel = void(const Tensor& grad_hy, const Tensor& workspace,
-                                   const Tensor& grad_input_gates, const Tensor& grad_hidden_gates,
-                                   const Tensor& grad_hx);
+// LstmCellBackwardKernel: declared in kernels/table.yaml.
+// GruCellKernel: declared in kernels/table.yaml.
+// GruCellBackwardKernel: declared in kernels/table.yaml.
 
 // ---- A whole layer (one direction) over a sequence: _rnn_layer ----
 
@@ -46,19 +38,13 @@ struct RnnLayerWeights {
 };
 
 // Fills output (rows x P), hy (batch x P), cy (batch x H, LSTM) and workspace (rows x ws_cols).
-using RnnLayerKernel = void(const RnnLayerShape& s, const Tensor& input, const Tensor& hx,
-                            const Tensor& cx, const RnnLayerWeights& w, const Tensor& output,
-                            const Tensor& hy, const Tensor& cy, const Tensor& workspace);
+// RnnLayerKernel: declared in kernels/table.yaml.
 
 struct RnnLayerGrads {
   Tensor input, hx, cx, w_ih, w_hh, b_ih, b_hh, w_hr;  // b_*, w_hr, cx undefined when absent
 };
 
 // grad_output, grad_hy and grad_cy may be undefined (no gradient from that output).
-using RnnLayerBackwardKernel = void(const RnnLayerShape& s, const Tensor& grad_output,
-                                    const Tensor& grad_hy, const Tensor& grad_cy,
-                                    const Tensor& input, const Tensor& hx, const Tensor& cx,
-                                    const RnnLayerWeights& w, const Tensor& output,
-                                    const Tensor& workspace, const RnnLayerGrads& grads);
+// RnnLayerBackwardKernel: declared in kernels/table.yaml.
 
 }  // namespace flambeau

@@ -14,38 +14,33 @@ namespace flambeau {
 // Kernels (CPU ones in csrc/cpu/sort*.cpp). Inputs `in` are contiguous
 // [rows, n] tensors; outputs are contiguous and freshly allocated.
 // values/indices [rows, n]: each row sorted; ties keep their order.
-using SortKernel = void(const Tensor& values, const Tensor& indices, const Tensor& in,
-                        bool descending);
+// SortKernel: declared in kernels/table.yaml.
 // values/indices [rows, k]: the k largest (or smallest), sorted when `sorted`.
-using TopkKernel = void(const Tensor& values, const Tensor& indices, const Tensor& in, int64_t k,
-                        bool largest, bool sorted);
+// TopkKernel: declared in kernels/table.yaml.
 // What SelectKernel picks from each row.
 enum class Select : int8_t { Kth, Median, NanMedian };
 // values/indices [rows]: the k-th smallest (0-based) element, or the (nan)median.
-using SelectKernel = void(const Tensor& values, const Tensor& indices, const Tensor& in, int64_t k,
-                          Select what);
+// SelectKernel: declared in kernels/table.yaml.
 // values/indices [rows]: most frequent value and its last index.
-using ModeKernel = void(const Tensor& values, const Tensor& indices, const Tensor& in);
+// ModeKernel: declared in kernels/table.yaml.
 // values/indices [rows, n]: running max (is_max) or min and where it was reached.
-using CumExtremeKernel = void(const Tensor& values, const Tensor& indices, const Tensor& in,
-                              bool is_max);
+// CumExtremeKernel: declared in kernels/table.yaml.
 // out [rows, n] (in's dtype, floating).
-using LogCumSumExpKernel = void(const Tensor& out, const Tensor& in);
+// LogCumSumExpKernel: declared in kernels/table.yaml.
 // out [rows, n] zero-filled by the kernel; adds grad [rows, k] at indices [rows, k].
-using ScatterAddRowsKernel = void(const Tensor& out, const Tensor& grad, const Tensor& indices);
+// ScatterAddRowsKernel: declared in kernels/table.yaml.
 // Unique rows of `in` [rows, n] (n = 1 for elements), compared lexicographically.
 // sort: sort first (else only runs of equal consecutive rows collapse).
 // Returns (unique rows [u, n], inverse [rows] int64, counts [u] int64); the
 // inverse may come back empty unless `inverse` asks for it.
-using UniqueKernel = std::tuple<Tensor, Tensor, Tensor>(const Tensor& in, bool sort, bool inverse);
+// UniqueKernel: declared in kernels/table.yaml.
 // out [rows, m]: insertion points of values [rows, m] into seq [rows or 1, s];
 // sorter (may be null) has seq's shape. out is int64 or int32.
-using SearchSortedKernel = void(const Tensor& out, const Tensor& seq, const Tensor& values,
-                                const Tensor& sorter, bool right);
+// SearchSortedKernel: declared in kernels/table.yaml.
 // out [length] zero-filled by the kernel: counts or sums of weights (may be null).
-using BinCountKernel = void(const Tensor& out, const Tensor& in, const Tensor& weights);
+// BinCountKernel: declared in kernels/table.yaml.
 // out [bins] zero-filled by the kernel: histogram of contiguous `in` over [lo, hi].
-using HistcKernel = void(const Tensor& out, const Tensor& in, double lo, double hi);
+// HistcKernel: declared in kernels/table.yaml.
 
 // The row layout: in (any strides) with dim `d` moved last, contiguous, as
 // [rows, n]. A 0-dim input is one row of one element.

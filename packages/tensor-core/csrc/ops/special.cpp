@@ -1,25 +1,28 @@
 // Frontends of the special functions (ops/special.yaml): elementwise over
 // broadcast inputs, integers and bool computing in the default float type.
+#include "generated/kernels.h"
 #include "generated/ops_special.h"
 
 namespace flambeau::ops {
 
 namespace {
 
-Tensor float_elementwise(const char* name, std::initializer_list<Tensor> inputs, const OutArg& out,
+template <class K>
+Tensor float_elementwise(std::initializer_list<Tensor> inputs, const OutArg& out,
                          uint32_t dtypes = kFloatTypes) {
-  return elementwise(Dispatcher::op(name), {name, Promote::IntToFloat, dtypes}, inputs, {}, out);
+  const char* name = K::name;
+  return elementwise(handle<K>(), {name, Promote::IntToFloat, dtypes}, inputs, {}, out);
 }
 
 }  // namespace
 
-#define FLB_SPECIAL_UNARY(NAME)                         \
-  Tensor NAME(const Tensor& input, const OutArg& out) { \
-    return float_elementwise(#NAME, {input}, out);      \
+#define FLB_SPECIAL_UNARY(NAME)                            \
+  Tensor NAME(const Tensor& input, const OutArg& out) {    \
+    return float_elementwise<kernels::NAME>({input}, out); \
   }
 #define FLB_SPECIAL_BINARY(NAME)                                             \
   Tensor NAME(const Tensor& input, const Tensor& other, const OutArg& out) { \
-    return float_elementwise(#NAME, {input, other}, out);                    \
+    return float_elementwise<kernels::NAME>({input, other}, out);            \
   }
 
 FLB_SPECIAL_UNARY(special_airy_ai)
@@ -66,16 +69,16 @@ FLB_SPECIAL_BINARY(xlogy)
 // The incomplete gamma functions take floating-point inputs only (PyTorch's
 // igamma has no integer kernels).
 Tensor igamma(const Tensor& input, const Tensor& other, const OutArg& out) {
-  static const OperatorEntry& op = Dispatcher::op("igamma");
+  static const auto& op = handle<kernels::igamma>();
   return elementwise(op, {"igamma", Promote::Default, kFloatTypes}, {input, other}, {}, out);
 }
 Tensor igammac(const Tensor& input, const Tensor& other, const OutArg& out) {
-  static const OperatorEntry& op = Dispatcher::op("igammac");
+  static const auto& op = handle<kernels::igammac>();
   return elementwise(op, {"igammac", Promote::Default, kFloatTypes}, {input, other}, {}, out);
 }
 
 Tensor sinc(const Tensor& input, const OutArg& out) {
-  return float_elementwise("sinc", {input}, out, kFloatTypes | kComplexTypes);
+  return float_elementwise<kernels::sinc>({input}, out, kFloatTypes | kComplexTypes);
 }
 
 Tensor mvlgamma(const Tensor& input, int64_t p, const OutArg& out) {
@@ -88,7 +91,7 @@ Tensor mvlgamma(const Tensor& input, int64_t p, const OutArg& out) {
   FLB_CHECK(evaluations <= static_cast<double>(int64_t{1} << 28), "mvlgamma: p = ", p, " needs ",
             evaluations, " log-gamma evaluations for ", input->numel(),
             " elements, more than 2^28");
-  static const OperatorEntry& op = Dispatcher::op("mvlgamma");
+  static const auto& op = handle<kernels::mvlgamma>();
   return elementwise(op, {"mvlgamma", Promote::IntToFloat, kFloatTypes}, {input}, {Scalar(p)}, out);
 }
 

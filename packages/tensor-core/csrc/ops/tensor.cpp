@@ -1,4 +1,5 @@
 // Creating, copying and filling tensors.
+#include "generated/kernels.h"
 #include "generated/ops.h"
 #include "ops/common.h"
 #include "ops/memory_format.h"
@@ -7,7 +8,7 @@
 namespace flambeau {
 
 void copy_into(const Tensor& dst, const Tensor& src) {
-  static const OperatorEntry& op = Dispatcher::op("copy_");
+  static const auto& op = handle<kernels::copy_>();
   // A CPU source may be copied into any device; the destination's backend does it.
   FLB_CHECK(src->device() == dst->device() || src->device().is_cpu() || dst->device().is_cpu(),
             "copy_: cannot copy between devices ", src->device().str(), " and ",
@@ -15,7 +16,7 @@ void copy_into(const Tensor& dst, const Tensor& src) {
   if (dst->numel() == 0) return;
   Tensor s = expand_to(src, dst->sizes(), "copy_");
   Device d = dst->device().is_cpu() ? s->device() : dst->device();
-  kernel_for<void(const Tensor&, const Tensor&)>(op, d)(dst, s);
+  kernel_for(op, d)(dst, s);
 }
 
 Tensor contiguous_copy(const Tensor& t) {
@@ -69,9 +70,8 @@ Tensor copy_(const Tensor& self, const Tensor& src, bool non_blocking) {
 }
 
 Tensor fill_(const Tensor& self, const Scalar& value) {
-  static const OperatorEntry& op = Dispatcher::op("fill_");
-  if (self->numel() > 0)
-    kernel_for<void(const Tensor&, const Scalar&)>(op, self->device())(self, value);
+  static const auto& op = handle<kernels::fill_>();
+  if (self->numel() > 0) kernel_for(op, self->device())(self, value);
   self->bump_version();
   return self;
 }

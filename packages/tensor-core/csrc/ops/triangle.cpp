@@ -1,4 +1,5 @@
 // Triangles and diagonals of matrices: tril, triu, diag, diag_embed.
+#include "generated/kernels.h"
 #include "generated/ops.h"
 #include "ops/shape_util.h"
 
@@ -6,9 +7,11 @@ namespace flambeau::ops {
 
 namespace {
 
-using TriangleKernel = void(const Tensor& self, int64_t diagonal);
+// TriangleKernel: declared in kernels/table.yaml.
 
-Tensor triangle(const char* name, const Tensor& input, int64_t diagonal, const OutArg& out) {
+template <class K>
+Tensor triangle(const Tensor& input, int64_t diagonal, const OutArg& out) {
+  const char* name = K::name;
   FLB_CHECK(input->dim() >= 2, name, ": input tensor must have at least 2 dimensions");
   FLB_CHECK(
       !out.given() || out.tensor.get() == input.get() || out.tensor->storage() != input->storage(),
@@ -18,8 +21,8 @@ Tensor triangle(const char* name, const Tensor& input, int64_t diagonal, const O
   Tensor result = prepare_out(out, input->sizes(), input->dtype(), input->device(), name);
   if (result.get() != input.get()) copy_into(result, input);
   if (result->numel() > 0) {
-    const OperatorEntry& op = Dispatcher::op(name);
-    kernel_for<TriangleKernel>(op, result->device())(result, diagonal);
+    const auto& op = handle<K>();
+    kernel_for(op, result->device())(result, diagonal);
   }
   return result;
 }
@@ -27,11 +30,11 @@ Tensor triangle(const char* name, const Tensor& input, int64_t diagonal, const O
 }  // namespace
 
 Tensor tril(const Tensor& input, int64_t diagonal, const OutArg& out) {
-  return triangle("tril", input, diagonal, out);
+  return triangle<kernels::tril>(input, diagonal, out);
 }
 
 Tensor triu(const Tensor& input, int64_t diagonal, const OutArg& out) {
-  return triangle("triu", input, diagonal, out);
+  return triangle<kernels::triu>(input, diagonal, out);
 }
 
 Tensor diag(const Tensor& input, int64_t diagonal, const OutArg& out) {

@@ -8,6 +8,6 @@ namespace flambeau {
 // Fills `out` (1-D, contiguous, floating, at least one element) with the
 // window named by the operator. periodic: the first n points of the symmetric
 // window of n + 1. alpha and beta: hamming's coefficients; beta: kaiser's.
-using WindowKernel = void(const Tensor& out, bool periodic, double alpha, double beta);
+// WindowKernel: declared in kernels/table.yaml.
 
 }  // namespace flambeau

@@ -141,12 +141,20 @@ flb_status register_kernel(int32_t device_type, const char* op, int32_t dtype, f
               "register_kernel: needs an operator name, a kernel and a dtype");
     return FLB_INVALID_ARGUMENT;
   }
-  OperatorEntry& entry = Dispatcher::op(op);
-  if (!entry.kernels[kCPU]) {  // a typo, or an operator whose frontend calls no kernel
+  KernelForm form = kernel_form(op);
+  if (form != KernelForm::kC) {  // a typo, or a kernel whose result has no C form
     set_error(FLB_INVALID_ARGUMENT,
-              str_cat("register_kernel: flambeau has no kernel named '", op, "'").c_str());
+              form == KernelForm::kUnknown
+                  ? str_cat("register_kernel: flambeau has no kernel named '", op,
+                            "' (flambeau/backend_kernels.h lists them)")
+                        .c_str()
+                  : str_cat("register_kernel: kernel '", op,
+                            "' returns a tensor and has no C form; on a plugin's device it "
+                            "runs on the CPU")
+                        .c_str());
     return FLB_INVALID_ARGUMENT;
   }
+  OperatorEntry& entry = Dispatcher::op(op);
   std::lock_guard<std::mutex> g(registry_mutex());
   auto slot = static_cast<size_t>(device_type);
   // Never freed: frontends may hold the operator entry for the whole process.

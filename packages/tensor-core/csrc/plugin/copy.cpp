@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "dispatch/dispatcher.h"
+#include "generated/kernels.h"
 #include "ops/common.h"
 #include "plugin/backends.h"
 
@@ -26,7 +27,7 @@ void copy_within(const Backend& b, const Tensor& dst, const Tensor& src) {
           "copy_on_device");
     return;
   }
-  static const OperatorEntry& op = Dispatcher::op("copy_");
+  static const OperatorEntry& op = handle<kernels::copy_>().entry();
   ForeignKernels* k = op.foreign[static_cast<size_t>(b.type)];
   FLB_CHECK_T(NotImplementedError, k != nullptr, "operator 'copy_' is not implemented for device '",
               b.hooks.name, "' (a strided or dtype-converting copy within the device)");
@@ -88,9 +89,8 @@ constexpr std::array<void (*)(const Tensor&, const Tensor&), sizeof...(D)> make_
 }  // namespace
 
 void register_copy_kernel(DeviceType type) {
-  static constexpr auto kernels = make_kernels(std::make_index_sequence<kMaxDeviceTypes>());
-  Dispatcher::register_kernel("copy_", type,
-                              reinterpret_cast<void*>(kernels[static_cast<size_t>(type)]));
+  static constexpr auto copies = make_kernels(std::make_index_sequence<kMaxDeviceTypes>());
+  register_kernel<kernels::copy_>(type, copies[static_cast<size_t>(type)]);
 }
 
 }  // namespace flambeau::plugin

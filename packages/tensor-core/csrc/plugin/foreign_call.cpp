@@ -51,15 +51,32 @@ void ForeignCall::add(const Scalar& s) {
   scalars_.push_back(out);
 }
 
+Tensor host_copy(const Tensor& t) {
+  if (!t || t->device().is_cpu()) return t;
+  Tensor out = empty(t->sizes(), t->dtype(), Device{});
+  copy_into(out, t);
+  return out;
+}
+
+Tensor result_to_device(const Tensor& t, Device device) {
+  if (!t || t->device() == device) return t;
+  Tensor out = empty(t->sizes(), t->dtype(), device);
+  copy_into(out, t);
+  return out;
+}
+
 void call_foreign_kernel(const std::string& op, const ForeignKernels& kernels, Device device,
                          const ForeignCall& call) {
   const plugin::Backend& b = *plugin::backend_for(device.type);
   const char* dev = b.hooks.name;
-  FLB_CHECK_T(NotImplementedError, !call.unsupported(), "operator '", op,
-              "' is not implemented for device '", dev,
-              "': its kernel takes an argument the backend ABI does not carry");
   const auto& ts = call.tensors();
-  ScalarType dtype = ts.empty() ? ScalarType::Undefined : ts[0]->dtype();
+  ScalarType dtype = ScalarType::Undefined;  // the first present tensor's
+  for (const Tensor& t : ts) {
+    if (t) {
+      dtype = t->dtype();
+      break;
+    }
+  }
   ForeignKernels::Entry k = kernels.any;
   if (dtype != ScalarType::Undefined && kernels.by_dtype[static_cast<int>(dtype)].fn)
     k = kernels.by_dtype[static_cast<int>(dtype)];
@@ -71,14 +88,20 @@ void call_foreign_kernel(const std::string& op, const ForeignKernels& kernels, D
   held.reserve(ts.size());
   std::vector<flb_tensor> tensors(ts.size());
   for (size_t i = 0; i < ts.size(); ++i) {
+    flb_tensor& c = tensors[i];
+    c.struct_size = sizeof(flb_tensor);
+    if (!ts[i]) {  // absent (an optional argument not given)
+      c.ndim = -1;
+      c.dtype = -1;
+      c.device_index = index;
+      continue;
+    }
     const Tensor* tp = &ts[i];
     if ((*tp)->device().is_cpu()) {
       held.push_back(to_device(*tp, device));
       tp = &held.back();
     }
     const Tensor& t = *tp;
-    flb_tensor& c = tensors[i];
-    c.struct_size = sizeof(flb_tensor);
     c.data = t->data();
     c.dtype = static_cast<int32_t>(t->dtype());
     c.ndim = static_cast<int32_t>(t->dim());
@@ -98,6 +121,9 @@ void call_foreign_kernel(const std::string& op, const ForeignKernels& kernels, D
   c.n_ints = static_cast<int32_t>(call.ints().size());
   c.ints = call.ints().data();
   c.generator = reinterpret_cast<flb_generator*>(call.generator());
+  c.n_structs = static_cast<int32_t>(call.structs().size());
+  c.structs = call.structs().data();
+  c.int_result = call.int_result();
   plugin::check(k.fn(k.ctx, &c), b, op.c_str());
 }
 

@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backend_kernels.h" /* the kernels and their argument structs */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -24,7 +26,7 @@ extern "C" {
 #ifndef FLB_ABI_MAJOR
 #define FLB_ABI_MAJOR 1
 #endif
-#define FLB_ABI_MINOR 1
+#define FLB_ABI_MINOR 2
 #define FLB_ABI_CAPSULE "flambeau._C._backend_abi"
 
 /* Whether a struct of size `size` holds `field` (appended fields of a newer minor). */
@@ -60,7 +62,8 @@ typedef enum flb_status {
 
 /* A strided view. data points at the first element (storage offset applied);
  * sizes and strides (in elements) have ndim entries; device_index is the
- * ordinal on the backend's device type, or -1 for host (CPU) memory. */
+ * ordinal on the backend's device type, or -1 for host (CPU) memory. An absent
+ * tensor (an optional argument not given; ABI 1.2) has data NULL, ndim -1. */
 typedef struct flb_tensor {
   size_t struct_size;
   void* data;
@@ -106,6 +109,12 @@ typedef struct flb_kernel_call {
   int32_t n_ints;
   const int64_t* ints;
   flb_generator* generator; /* random operators only, else NULL */
+  /* ABI 1.2. The kernel's argument structs, in order, each of the C type that
+   * flambeau/backend_kernels.h gives (flb_pool_geometry, ...). */
+  int32_t n_structs;
+  const void* const* structs;
+  /* ABI 1.2. Where a kernel that returns an integer writes it, else NULL. */
+  int64_t* int_result;
 } flb_kernel_call;
 
 typedef flb_status (*flb_kernel_fn)(void* kernel_ctx, const flb_kernel_call* call);
