@@ -52,6 +52,13 @@ CORE = ROOT / "packages" / "tensor-core"
 PACKAGES = sorted(
     (p.parent for p in ROOT.glob("packages/*/pyproject.toml")), key=lambda p: (p != CORE, p.name)
 )
+# Packages still being built, with no distribution yet (no pyproject.toml): their
+# tests run too (packages/tensor-cuda: the caching allocator on a fake device).
+COMPONENT_SUITES = sorted(
+    p / "tests"
+    for p in ROOT.glob("packages/*")
+    if (p / "tests").is_dir() and not (p / "pyproject.toml").exists()
+)
 
 # Pinned so that every machine formats alike.
 RUFF = "ruff==0.17.6"
@@ -59,7 +66,10 @@ CLANG_FORMAT = "clang-format==23.1.5"
 TORCH = "torch==2.13.0"
 # SciPy is the reference for special functions numpy lacks (erfinv, digamma, ...).
 # scikit-learn: its bundled digits data set for the end-to-end training tests.
-TEST_DEPS = ["pytest", "hypothesis", "numpy", "scipy", "psutil", "scikit-learn", "safetensors"]
+TEST_DEPS = [
+    "pytest", "hypothesis", "numpy", "scipy", "psutil", "scikit-learn", "safetensors",
+    "pybind11",  # the tensor-cuda allocator's test harness (COMPONENT_SUITES)
+]  # fmt: skip
 # Build backends ask for these dynamically (scikit-build-core: cmake, ninja; setuptools
 # before 70.1: wheel), a step that --no-build-isolation skips.
 BUILD_TOOLS = ["cmake", "ninja", "wheel"]
@@ -249,7 +259,7 @@ def tests(session: nox.Session) -> None:
     them each suite must run a test; with them, at least one suite must.
     """
     install_wheels(session, *TEST_DEPS)
-    suites = [pkg / "tests" for pkg in PACKAGES] + [ROOT / "tests-integration"]
+    suites = [pkg / "tests" for pkg in PACKAGES] + COMPONENT_SUITES + [ROOT / "tests-integration"]
     missing = [str(s.relative_to(ROOT)) for s in suites if not s.is_dir()]
     if missing:
         session.error(f"missing test suites: {', '.join(missing)}")
