@@ -39,3 +39,22 @@ def test_unused_edge_and_errors():
     with pytest.raises(RuntimeError, match="does not require gradients"):
         get_gradient_edge(F.ones(2))
     assert GradientEdge(None, 1) == (None, 1, None)
+
+
+def test_increment_version_makes_a_hidden_write_visible():
+    x = F.tensor([1.0, 2.0], requires_grad=True)
+    a = F.tensor([3.0, 4.0])
+    y = (x * a).sum()  # saves a
+    a.numpy()[0] = 7.0  # written behind autograd's back: not seen
+    v = a._version
+    F.autograd.graph.increment_version(a)
+    assert a._version == v + 1
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()
+    b, c = F.ones(1), F.ones(1)
+    before = (b._version, c._version)
+    F.autograd.graph.increment_version([b, c])  # an iterable of tensors
+    assert (b._version, c._version) == (before[0] + 1, before[1] + 1)
+    with F.inference_mode():
+        i = F.ones(1)
+    F.autograd.graph.increment_version(i)  # inference tensors have no version: skipped

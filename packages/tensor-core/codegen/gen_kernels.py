@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+import textwrap
 from pathlib import Path
 
 import yaml
@@ -170,8 +171,7 @@ def c_fields(table: Table, struct: str) -> list[str]:
     out = []
     for base, name, n in table.structs[struct]["fields"]:
         if base == "Tensor":
-            where = "position in call->tensors (an absent tensor there if undefined)"
-            out.append(f"int32_t {name}; /* {where} */")
+            out.append(f"int32_t {name};")
         elif base in table.structs:
             out.append(f"{c_struct(base)} {name}{f'[{n}]' if n else ''};")
         else:
@@ -229,7 +229,9 @@ def gen_abi_header(table: Table) -> str:
         "",
         "/* Argument structs: a kernel's i-th struct argument is call->structs[i], of the",
         " * type below. Enums and bools are int64_t; int[]/float[] are a count and a",
-        " * pointer valid for the call. */",
+        " * pointer valid for the call. An int32_t field named after a tensor of the C++",
+        " * struct is that tensor's position in call->tensors (an absent tensor there",
+        " * when it is undefined). */",
     ]
     for struct in table.structs:
         lines.append(f"typedef struct {c_struct(struct)} {{")
@@ -241,15 +243,15 @@ def gen_abi_header(table: Table) -> str:
     lines.append(" * elements in order. Kernels returning a tensor run on the CPU (see")
     lines.append(" * docs/design/backends.rst). */")
     for sig, s in table.signatures.items():
-        names = [k for k, v in table.kernels.items() if v == sig]
-        lines.append(f"/* {sig}: {abi_layout(table, sig)}")
+        names = ", ".join(k for k, v in table.kernels.items() if v == sig)
+        block = textwrap.wrap(f"{sig}: {abi_layout(table, sig)}", 94)
+        block[1:] = ["  " + line for line in block[1:]]
         if s["doc"]:
-            lines.append(f" *   {s['doc']}")
-        text = ", ".join(names)
-        while text:
-            cut = text if len(text) <= 80 else text[: text.rfind(", ", 0, 80) + 1]
-            lines.append(f" *   {cut.strip()}")
-            text = text[len(cut) :].strip()
+            block += ["  " + line for line in textwrap.wrap(s["doc"], 92)]
+        block += ["  " + line for line in textwrap.wrap(names, 92)]
+        # Lines within clang-format's column limit, so that it leaves them as they are.
+        lines.append(f"/* {block[0]}")
+        lines += [f" * {line}" for line in block[1:]]
         lines[-1] += " */"
     lines += ["", "#endif /* FLAMBEAU_BACKEND_KERNELS_H_ */", ""]
     return "\n".join(lines)

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/device.h"
+#include "core/inference_mode.h"
 #include "core/refcount.h"
 
 namespace flambeau {
@@ -65,6 +66,8 @@ class StorageImpl : public RefCounted {
   Device device() const { return device_; }
   uint64_t version() const { return version_.load(std::memory_order_relaxed); }
   void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
+  // Allocated (or wrapped) in inference mode: an inference tensor's memory.
+  bool inference() const { return inference_; }
 
   bool resizable() const { return allocator_ != nullptr; }
   // In memory other processes map (share_memory_): such a storage is never resized.
@@ -113,6 +116,7 @@ class StorageImpl : public RefCounted {
   bool shared_ = false;
   std::vector<DataPtr> retired_;  // exported blocks replaced by take_memory
   std::atomic<uint64_t> version_{0};
+  bool inference_ = inference_mode_enabled();
 };
 
 using Storage = Ref<StorageImpl>;

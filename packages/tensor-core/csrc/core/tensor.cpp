@@ -5,6 +5,20 @@
 
 namespace flambeau {
 
+void fail_inference_inplace() {
+  fail(
+      "Inplace update to inference tensor outside InferenceMode is not allowed: make a clone "
+      "(a normal tensor) before updating it in place");
+}
+void fail_inference_requires_grad() {
+  fail("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed");
+}
+void fail_inference_saved() {
+  fail(
+      "Inference tensors cannot be saved for backward. To work around you can make a clone to "
+      "get a normal tensor and use it in autograd.");
+}
+
 void (*TensorImpl::first_requires_grad_hook)() = nullptr;
 
 void TensorImpl::run_first_requires_grad_hook() {

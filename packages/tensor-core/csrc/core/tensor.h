@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/dtype.h"
+#include "core/error.h"
 #include "core/small_vector.h"
 #include "core/storage.h"
 
@@ -58,7 +59,11 @@ class TensorImpl : public RefCounted {
   // keeps counting up when the tensor is re-pointed at another storage and which
   // bump_own_version raises for changes of this tensor's metadata alone.
   uint64_t version() const { return storage_->version() + version_bias_; }
-  void bump_version() { storage_->bump_version(); }
+  void bump_version() {
+    if (FLB_UNLIKELY(storage_->inference()) && !inference_mode_enabled()) fail_inference_inplace();
+    storage_->bump_version();
+  }
+  bool is_inference() const { return storage_->inference(); }
   void bump_own_version() { ++version_bias_; }
   // A new view starts at its base's version, as in PyTorch (where they share one).
   void start_version_at(const TensorImpl& base) { version_bias_ = base.version_bias_; }

@@ -17,6 +17,8 @@ Tensor requires_grad_(const Tensor& self, bool requires_grad) {
             "requires_grad_: only Tensors of floating point and complex dtype can require "
             "gradients, got ",
             dtype_name(self->dtype()));
+  if (requires_grad && self->is_inference() && !inference_mode_enabled())
+    fail_inference_requires_grad();
   self->set_requires_grad(requires_grad);
   return self;
 }

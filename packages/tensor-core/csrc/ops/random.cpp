@@ -98,8 +98,8 @@ Tensor bernoulli_with(const Tensor& self, Generator& gen, const Tensor& p, const
   FLB_CHECK(!is_complex(self->dtype()), op, ": not implemented for dtype ",
             dtype_name(self->dtype()));
   static const auto& entry = handle<kernels::bernoulli_>();
-  fill_contiguous(self, [&](const Tensor& t) { kernel_for(entry, t->device())(t, gen, p); });
   self->bump_version();
+  fill_contiguous(self, [&](const Tensor& t) { kernel_for(entry, t->device())(t, gen, p); });
   return self;
 }
 
@@ -212,20 +212,20 @@ Tensor randint_like(const Tensor& input, int64_t high, Generator* generator,
 }
 
 Tensor uniform_(const Tensor& self, double from, double to, Generator* generator) {
-  fill_uniform(self, *generator, from, to, "uniform_");
   self->bump_version();
+  fill_uniform(self, *generator, from, to, "uniform_");
   return self;
 }
 
 Tensor normal_(const Tensor& self, double mean, double std, Generator* generator) {
-  fill_normal(self, *generator, mean, std, "normal_");
   self->bump_version();
+  fill_normal(self, *generator, mean, std, "normal_");
   return self;
 }
 
 Tensor random_(const Tensor& self, int64_t from, std::optional<int64_t> to, Generator* generator) {
-  fill_random(self, *generator, from, to, "random_");
   self->bump_version();
+  fill_random(self, *generator, from, to, "random_");
   return self;
 }
 

@@ -17,8 +17,8 @@ template <class K>
 Tensor fill_with(const Tensor& self, Generator& gen, double a, double b) {
   const char* op = K::name;
   const auto& entry = handle<K>();
-  fill_contiguous(self, [&](const Tensor& t) { kernel_for(entry, t->device())(t, gen, a, b); });
   self->bump_version();
+  fill_contiguous(self, [&](const Tensor& t) { kernel_for(entry, t->device())(t, gen, a, b); });
   return self;
 }
 

@@ -64,15 +64,15 @@ Tensor full(IntList size, const Scalar& fill_value, std::optional<ScalarType> dt
 Tensor copy_(const Tensor& self, const Tensor& src, bool non_blocking) {
   (void)non_blocking;
   check_no_partial_overlap(self, src, "copy_");
+  self->bump_version();  // first: refuses an inference tensor before any write
   copy_into(self, src);
-  self->bump_version();
   return self;
 }
 
 Tensor fill_(const Tensor& self, const Scalar& value) {
   static const auto& op = handle<kernels::fill_>();
-  if (self->numel() > 0) kernel_for(op, self->device())(self, value);
   self->bump_version();
+  if (self->numel() > 0) kernel_for(op, self->device())(self, value);
   return self;
 }
 

@@ -276,6 +276,11 @@ PyTypeObject* make_saved_call_type() {
 }
 
 py::object new_saved_call(const Plan& plan, PyObject* const* args, uint32_t keep) {
+  if (!inference_mode_enabled()) {
+    for (int i = 0; i < plan.n_params; ++i)
+      if ((keep >> i & 1) && is_tensor(args[i]) && as_tensor(args[i])->is_inference())
+        fail_inference_saved();
+  }
   PyObject* self = saved_call_type->tp_alloc(saved_call_type, 0);
   if (!self) throw py::error_already_set();
   auto& d = reinterpret_cast<SavedCall*>(self)->data;

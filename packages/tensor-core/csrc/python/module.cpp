@@ -318,6 +318,12 @@ PYBIND11_MODULE(_C, m) {
         "...     print(flambeau.is_grad_enabled())\n"
         "False\n");
   m.def("_set_grad_enabled", &set_grad_enabled);
+  m.def("_set_inference_mode", &set_inference_mode);
+  m.def("_is_inference_mode_enabled", &inference_mode_enabled);
+  // autograd.graph.increment_version: an in-place write autograd did not see.
+  m.def("_increment_version", [](const Tensor& t) {
+    if (!t->is_inference()) t->storage()->bump_version();
+  });
   m.def("ops_table", [] {
     py::list out;
     py::object loads = py::module_::import("json").attr("loads");

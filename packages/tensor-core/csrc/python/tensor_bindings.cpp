@@ -97,6 +97,9 @@ void bind_tensor(py::module_& m, py::object cls_obj) {
       .def_property_readonly("itemsize", [](const Tensor& t) { return t->itemsize(); })
       .def_property_readonly("nbytes", [](const Tensor& t) { return t->numel() * t->itemsize(); })
       .def_property_readonly("_version", [](const Tensor& t) { return t->version(); })
+      .def(
+          "is_inference", [](const Tensor& t) { return t->is_inference(); },
+          "Whether this tensor was made in inference mode (an inference tensor).")
       .def_property_readonly("_metadata_version",
                              [](const Tensor& t) { return t->metadata_version(); })
       .def("_storage_ptr",
@@ -109,6 +112,7 @@ void bind_tensor(py::module_& m, py::object cls_obj) {
           [](const Tensor& t, bool r) {
             FLB_CHECK(!r || is_floating(t->dtype()) || is_complex(t->dtype()),
                       "only Tensors of floating point and complex dtype can require gradients");
+            if (r && t->is_inference() && !inference_mode_enabled()) fail_inference_requires_grad();
             t->set_requires_grad(r);
           })
       .def("_set_data", &set_data, py::arg("value"),

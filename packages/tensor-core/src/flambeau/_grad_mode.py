@@ -9,7 +9,6 @@ re-exports them.
 from __future__ import annotations
 
 import functools
-import threading
 
 from flambeau import _C
 
@@ -95,9 +94,6 @@ class set_grad_enabled(_GradMode):  # noqa: N801
         return set_grad_enabled(self._enabled)
 
 
-_inference_state = threading.local()
-
-
 def is_inference_mode_enabled() -> bool:
     """True inside an ``inference_mode()`` block (of this thread).
 
@@ -107,29 +103,32 @@ def is_inference_mode_enabled() -> bool:
     >>> flambeau.is_inference_mode_enabled()
     False
     """
-    return getattr(_inference_state, "enabled", False)
+    return _C._is_inference_mode_enabled()
 
 
 class inference_mode(_GradMode):  # noqa: N801
-    """Like no_grad (flambeau has no separate inference tensors); ``mode=False`` is a no-op.
+    """Context manager (or decorator) for inference: no_grad, and the tensors made inside
+    are *inference tensors* (``Tensor.is_inference()``), which outside the mode may not be
+    updated in place, require grad or be saved for backward (a clone is a normal tensor).
+    ``mode=False`` turns the mode off (and grad on) inside an enabled block.
 
     >>> x = flambeau.tensor([1.0, 2.0], requires_grad=True)
     >>> with flambeau.inference_mode():
     ...     y = x * x
-    >>> y.requires_grad
-    False
+    >>> y.requires_grad, y.is_inference()
+    (False, True)
     """
 
     def __init__(self, mode: bool = True):
         self._enabled = not mode
 
     def __enter__(self):
-        self._prev_inference = is_inference_mode_enabled()
-        _inference_state.enabled = not self._enabled
+        self._prev_inference = _C._is_inference_mode_enabled()
+        _C._set_inference_mode(not self._enabled)
         return super().__enter__()
 
     def __exit__(self, *exc):
-        _inference_state.enabled = self._prev_inference
+        _C._set_inference_mode(self._prev_inference)
         return super().__exit__(*exc)
 
     def _clone(self):

@@ -66,13 +66,16 @@ def is_nonzero(input) -> bool:
 
 
 def is_inference(input) -> bool:
-    """False: flambeau's inference_mode is no_grad and makes no inference tensors.
+    """Whether ``input`` is an inference tensor: made in ``inference_mode()`` (or a view
+    of one). Outside the mode such a tensor may not be updated in place, require grad
+    or be saved for backward.
 
-    >>> flambeau.is_inference(flambeau.ones(2))
-    False
+    >>> with flambeau.inference_mode():
+    ...     x = flambeau.ones(2)
+    >>> flambeau.is_inference(x), flambeau.is_inference(flambeau.ones(2))
+    (True, False)
     """
-    del input
-    return False
+    return input.is_inference()
 
 
 def resolve_neg(input):

@@ -262,7 +262,6 @@ def install() -> None:
     T = _C.Tensor
     for name in _ALWAYS_FALSE:
         setattr(T, name, property(lambda self: False))
-    T.is_inference = lambda self: False  # a method in PyTorch, unlike the properties above
     T.is_neg = lambda self: False  # flambeau negates eagerly: no lazy negative bit
     for device_type in _DEVICE_PREDICATES:
         setattr(T, f"is_{device_type}", _device_predicate(device_type))

@@ -44,6 +44,13 @@ class FunctionCtx:
         self._in_jvp = False  # saved_tensors gives what save_for_forward saved
 
     def save_for_backward(self, *tensors):
+        if not F.is_inference_mode_enabled() and any(
+            isinstance(t, F.Tensor) and t.is_inference() for t in tensors
+        ):
+            raise RuntimeError(
+                "Inference tensors cannot be saved for backward. To work around you can make "
+                "a clone to get a normal tensor and use it in autograd."
+            )
         self.to_save = tensors
         self._saved_versions = tuple(
             t._version if isinstance(t, F.Tensor) else None for t in tensors

@@ -299,6 +299,23 @@ def get_gradient_edge(tensor) -> GradientEdge:
     return GradientEdge(*_edge_of(tensor))
 
 
+def increment_version(tensor) -> None:
+    """Marks ``tensor`` (or each tensor of an iterable) as modified in place, as an
+    in-place operator would: for code that writes a tensor's memory behind autograd's
+    back (a custom kernel, NumPy on a shared array), so that a saved tensor's staleness
+    is still caught at backward. Inference tensors have no version and are skipped.
+
+    >>> x = flambeau.ones(2)
+    >>> v = x._version
+    >>> flambeau.autograd.graph.increment_version(x)
+    >>> x._version == v + 1
+    True
+    """
+    tensors = (tensor,) if isinstance(tensor, F.Tensor) else tuple(tensor)
+    for t in tensors:
+        F._C._increment_version(t)
+
+
 # PyTorch's torch.autograd.graph also holds these; they live in their own modules.
 from .saved_tensors import (  # noqa: E402,F401
     allow_mutation_on_saved_tensors,

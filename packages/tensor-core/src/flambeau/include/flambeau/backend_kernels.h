@@ -8,7 +8,9 @@
 
 /* Argument structs: a kernel's i-th struct argument is call->structs[i], of the
  * type below. Enums and bools are int64_t; int[]/float[] are a count and a
- * pointer valid for the call. */
+ * pointer valid for the call. An int32_t field named after a tensor of the C++
+ * struct is that tensor's position in call->tensors (an absent tensor there
+ * when it is undefined). */
 typedef struct flb_pool_geometry {
   int64_t planes;
   int64_t in[3];
@@ -63,9 +65,9 @@ typedef struct flb_attention_problem {
   int64_t S;
   int64_t E;
   int64_t Ev;
-  int32_t q; /* position in call->tensors (an absent tensor there if undefined) */
-  int32_t k; /* position in call->tensors (an absent tensor there if undefined) */
-  int32_t v; /* position in call->tensors (an absent tensor there if undefined) */
+  int32_t q;
+  int32_t k;
+  int32_t v;
   int64_t q_ld;
   int64_t k_ld;
   int64_t v_ld;
@@ -75,7 +77,7 @@ typedef struct flb_attention_problem {
   const int64_t* k_off;
   int64_t n_v_off;
   const int64_t* v_off;
-  int32_t mask; /* position in call->tensors (an absent tensor there if undefined) */
+  int32_t mask;
   int64_t n_mask_off;
   const int64_t* mask_off;
   int64_t mask_row;
@@ -102,22 +104,22 @@ typedef struct flb_rnn_layer_shape {
 } flb_rnn_layer_shape;
 
 typedef struct flb_rnn_layer_weights {
-  int32_t w_ih; /* position in call->tensors (an absent tensor there if undefined) */
-  int32_t w_hh; /* position in call->tensors (an absent tensor there if undefined) */
-  int32_t b_ih; /* position in call->tensors (an absent tensor there if undefined) */
-  int32_t b_hh; /* position in call->tensors (an absent tensor there if undefined) */
-  int32_t w_hr; /* position in call->tensors (an absent tensor there if undefined) */
+  int32_t w_ih;
+  int32_t w_hh;
+  int32_t b_ih;
+  int32_t b_hh;
+  int32_t w_hr;
 } flb_rnn_layer_weights;
 
 typedef struct flb_rnn_layer_grads {
-  int32_t input; /* position in call->tensors (an absent tensor there if undefined) */
-  int32_t hx;    /* position in call->tensors (an absent tensor there if undefined) */
-  int32_t cx;    /* position in call->tensors (an absent tensor there if undefined) */
-  int32_t w_ih;  /* position in call->tensors (an absent tensor there if undefined) */
-  int32_t w_hh;  /* position in call->tensors (an absent tensor there if undefined) */
-  int32_t b_ih;  /* position in call->tensors (an absent tensor there if undefined) */
-  int32_t b_hh;  /* position in call->tensors (an absent tensor there if undefined) */
-  int32_t w_hr;  /* position in call->tensors (an absent tensor there if undefined) */
+  int32_t input;
+  int32_t hx;
+  int32_t cx;
+  int32_t w_ih;
+  int32_t w_hh;
+  int32_t b_ih;
+  int32_t b_hh;
+  int32_t w_hr;
 } flb_rnn_layer_grads;
 
 /* Kernels by signature: how each one's arguments fill flb_kernel_call. Absent
@@ -126,40 +128,37 @@ typedef struct flb_rnn_layer_grads {
  * docs/design/backends.rst). */
 /* Elementwise: tensors [out, inputs...]; scalars [args...]
  *   inputs broadcast to out's shape (stride-0 views) and cast to the compute dtype
- *   abs, acos, acosh, add, addcdiv, addcmul, angle, asin, asinh, atan, atan2,
- *   atanh, binary_cross_entropy, binary_cross_entropy_backward,
- *   binary_cross_entropy_with_logits, bitwise_and, bitwise_left_shift, bitwise_not,
- *   bitwise_or, bitwise_right_shift, bitwise_xor, ceil, clamp, clamp_max,
- *   clamp_min, complex, conj_physical, copysign, cos, cosh, deg2rad, digamma, div,
- *   elu, elu_backward, eq, erf, erfc, erfinv, exp, exp2, expm1, floor, fmax, fmin,
- *   fmod, frac, gcd, ge, gelu, gelu_backward, gt, hardshrink, hardshrink_backward,
- *   hardsigmoid, hardsigmoid_backward, hardswish, hardswish_backward, hardtanh,
- *   hardtanh_backward, heaviside, huber_loss, huber_loss_backward, hypot, i0,
- *   igamma, igammac, isclose, isfinite, isinf, isnan, isneginf, isposinf, isreal,
- *   kl_div, lcm, ldexp, le, leaky_relu, leaky_relu_backward, lerp, lgamma, log,
- *   log10, log1p, log2, log_sigmoid, log_sigmoid_backward, logaddexp, logaddexp2,
- *   logical_and, logical_not, logical_or, logical_xor, logit, lt, max.other,
- *   maximum, min.other, minimum, mish, mish_backward, mse_loss, mse_loss_backward,
- *   mul, mvlgamma, nan_to_num, ne, neg, nextafter, polar, polygamma, pow, rad2deg,
- *   reciprocal, relu, remainder, round, rsqrt, sgn, sigmoid, sign, signbit, silu,
- *   silu_backward, sin, sinc, sinh, smooth_l1_loss, smooth_l1_loss_backward,
- *   softplus, softplus_backward, softshrink, softshrink_backward, special_airy_ai,
- *   special_bessel_j0, special_bessel_j1, special_bessel_y0, special_bessel_y1,
- *   special_chebyshev_polynomial_t, special_chebyshev_polynomial_u,
- *   special_chebyshev_polynomial_v, special_chebyshev_polynomial_w, special_entr,
- *   special_erfcx, special_hermite_polynomial_h, special_hermite_polynomial_he,
- *   special_i0e, special_i1, special_i1e, special_laguerre_polynomial_l,
- *   special_legendre_polynomial_p, special_log_ndtr, special_modified_bessel_i0,
- *   special_modified_bessel_i1, special_modified_bessel_k0,
- *   special_modified_bessel_k1, special_ndtr, special_ndtri,
- *   special_scaled_modified_bessel_k0, special_scaled_modified_bessel_k1,
- *   special_shifted_chebyshev_polynomial_t, special_shifted_chebyshev_polynomial_u,
- *   special_shifted_chebyshev_polynomial_v, special_shifted_chebyshev_polynomial_w,
- *   special_spherical_bessel_j0, special_xlog1py, special_zeta, sqrt, sub, tan,
- *   tanh, threshold, threshold_backward, trunc, where, xlogy */
+ *   abs, acos, acosh, add, addcdiv, addcmul, angle, asin, asinh, atan, atan2, atanh,
+ *   binary_cross_entropy, binary_cross_entropy_backward, binary_cross_entropy_with_logits,
+ *   bitwise_and, bitwise_left_shift, bitwise_not, bitwise_or, bitwise_right_shift, bitwise_xor,
+ *   ceil, clamp, clamp_max, clamp_min, complex, conj_physical, copysign, cos, cosh, deg2rad,
+ *   digamma, div, elu, elu_backward, eq, erf, erfc, erfinv, exp, exp2, expm1, floor, fmax, fmin,
+ *   fmod, frac, gcd, ge, gelu, gelu_backward, gt, hardshrink, hardshrink_backward, hardsigmoid,
+ *   hardsigmoid_backward, hardswish, hardswish_backward, hardtanh, hardtanh_backward, heaviside,
+ *   huber_loss, huber_loss_backward, hypot, i0, igamma, igammac, isclose, isfinite, isinf,
+ *   isnan, isneginf, isposinf, isreal, kl_div, lcm, ldexp, le, leaky_relu, leaky_relu_backward,
+ *   lerp, lgamma, log, log10, log1p, log2, log_sigmoid, log_sigmoid_backward, logaddexp,
+ *   logaddexp2, logical_and, logical_not, logical_or, logical_xor, logit, lt, max.other,
+ *   maximum, min.other, minimum, mish, mish_backward, mse_loss, mse_loss_backward, mul,
+ *   mvlgamma, nan_to_num, ne, neg, nextafter, polar, polygamma, pow, rad2deg, reciprocal, relu,
+ *   remainder, round, rsqrt, sgn, sigmoid, sign, signbit, silu, silu_backward, sin, sinc, sinh,
+ *   smooth_l1_loss, smooth_l1_loss_backward, softplus, softplus_backward, softshrink,
+ *   softshrink_backward, special_airy_ai, special_bessel_j0, special_bessel_j1,
+ *   special_bessel_y0, special_bessel_y1, special_chebyshev_polynomial_t,
+ *   special_chebyshev_polynomial_u, special_chebyshev_polynomial_v,
+ *   special_chebyshev_polynomial_w, special_entr, special_erfcx, special_hermite_polynomial_h,
+ *   special_hermite_polynomial_he, special_i0e, special_i1, special_i1e,
+ *   special_laguerre_polynomial_l, special_legendre_polynomial_p, special_log_ndtr,
+ *   special_modified_bessel_i0, special_modified_bessel_i1, special_modified_bessel_k0,
+ *   special_modified_bessel_k1, special_ndtr, special_ndtri, special_scaled_modified_bessel_k0,
+ *   special_scaled_modified_bessel_k1, special_shifted_chebyshev_polynomial_t,
+ *   special_shifted_chebyshev_polynomial_u, special_shifted_chebyshev_polynomial_v,
+ *   special_shifted_chebyshev_polynomial_w, special_spherical_bessel_j0, special_xlog1py,
+ *   special_zeta, sqrt, sub, tan, tanh, threshold, threshold_backward, trunc, where, xlogy */
 /* Reduce: tensors [out, in]; scalars [args...]; ints [dims...]
  *   reduces in over dims (sorted, unique) into out, whose shape is in's with those dims kept as
- * size 1 all, any, count_nonzero, mean, nanmean, nansum, norm, prod, sum, logsumexp, amax, amin */
+ *   size 1
+ *   all, any, count_nonzero, mean, nanmean, nansum, norm, prod, sum, logsumexp, amax, amin */
 /* ArgReduce: tensors [values, indices, in]; ints [dim]
  *   argmax, argmin */
 /* Var: tensors [var_out, mean_out?, in]; scalars [correction]; ints [dims..., take_sqrt]
@@ -275,24 +274,32 @@ typedef struct flb_rnn_layer_grads {
 /* LayerNorm: tensors [out, mean, rstd, x, weight?, bias?]; scalars [eps]; ints [rows, n]
  *   native_layer_norm */
 /* LayerNormBackward: tensors [grad_input, grad_weight?, grad_bias?, grad_out, x, mean, rstd,
- * weight?]; ints [rows, n] native_layer_norm_backward */
+ *   weight?]; ints [rows, n]
+ *   native_layer_norm_backward */
 /* NllLoss: tensors [out, total_weight, input, target, weight?]; ints [N, C, D, reduction,
- * ignore_index] nll_loss_forward */
+ *   ignore_index]
+ *   nll_loss_forward */
 /* NllLossBackward: tensors [grad_input, grad_output, target, weight?]; ints [N, C, D, reduction,
- * ignore_index] nll_loss_backward */
+ *   ignore_index]
+ *   nll_loss_backward */
 /* Embedding: tensors [out, weight, indices]
  *   embedding */
 /* EmbeddingBag: tensors [out, offset2bag, bag_size, max_indices, weight, indices, starts, psw?];
- * ints [mode, padding_idx] embedding_bag */
+ *   ints [mode, padding_idx]
+ *   embedding_bag */
 /* EmbeddingBackward: tensors [grad_weight, grad, indices, offset2bag?, bag_size?, max_indices?,
- * psw?]; ints [mode, scale_grad_by_freq, padding_idx] embedding_dense_backward */
+ *   psw?]; ints [mode, scale_grad_by_freq, padding_idx]
+ *   embedding_dense_backward */
 /* CtcLoss: tensors [nll, log_alpha, log_probs, targets, offsets, input_lengths, target_lengths];
- * ints [blank] _ctc_loss */
+ *   ints [blank]
+ *   _ctc_loss */
 /* CtcLossBackward: tensors [grad, grad_out, log_probs, targets, offsets, input_lengths,
- * target_lengths, nll, log_alpha]; ints [blank, zero_infinity] _ctc_loss_backward */
+ *   target_lengths, nll, log_alpha]; ints [blank, zero_infinity]
+ *   _ctc_loss_backward */
 /* MaxPool: tensors [out, indices, input]; structs [flb_pool_geometry g]
- *   values in the compute dtype; indices int64, flat within a plane; tensors contiguous (planes, D,
- * H, W) max_pool, adaptive_max_pool */
+ *   values in the compute dtype; indices int64, flat within a plane; tensors contiguous (planes,
+ *   D, H, W)
+ *   max_pool, adaptive_max_pool */
 /* AvgPool: tensors [out, input]; structs [flb_pool_geometry g]
  *   avg_pool, adaptive_avg_pool */
 /* AvgPoolBackward: tensors [grad_input, grad_output]; structs [flb_pool_geometry g]
@@ -302,8 +309,9 @@ typedef struct flb_rnn_layer_grads {
  *   pool_index_scatter */
 /* ConvForward: tensors [out, input, weight, bias?]; structs [flb_conv_geometry g]
  *   conv_forward */
-/* ConvBackwardInput: tensors [grad_input, grad_output, weight, bias?]; structs [flb_conv_geometry
- * g] conv_backward_input */
+/* ConvBackwardInput: tensors [grad_input, grad_output, weight, bias?]; structs
+ *   [flb_conv_geometry g]
+ *   conv_backward_input */
 /* ConvBackwardWeight: tensors [grad_weight, grad_output, input]; structs [flb_conv_geometry g]
  *   conv_backward_weight */
 /* ConvBackwardBias: tensors [grad_bias, grad_output]
@@ -312,11 +320,14 @@ typedef struct flb_rnn_layer_grads {
  *   resample */
 /* ResampleBackward: tensors [grad_input, grad_output]; structs [flb_resample_geometry g]
  *   resample_backward */
-/* AttentionForward: tensors [p.q, p.k, p.v, p.mask, out, logsumexp]; structs [flb_attention_problem
- * p] _scaled_dot_product_attention_forward */
+/* AttentionForward: tensors [p.q, p.k, p.v, p.mask, out, logsumexp]; structs
+ *   [flb_attention_problem p]
+ *   _scaled_dot_product_attention_forward */
 /* AttentionBackward: tensors [p.q, p.k, p.v, p.mask, grad_out, out, logsumexp, grad_q, grad_k,
- * grad_v]; structs [flb_attention_problem p] _scaled_dot_product_attention_backward */
-/* LstmCell: tensors [input_gates, hidden_gates, cx, input_bias?, hidden_bias?, hy, cy, workspace]
+ *   grad_v]; structs [flb_attention_problem p]
+ *   _scaled_dot_product_attention_backward */
+/* LstmCell: tensors [input_gates, hidden_gates, cx, input_bias?, hidden_bias?, hy, cy,
+ *   workspace]
  *   _thnn_fused_lstm_cell */
 /* LstmCellBackward: tensors [grad_hy?, grad_cy?, cx, cy, workspace, grad_gates, grad_cx]
  *   _thnn_fused_lstm_cell_backward */
@@ -325,11 +336,13 @@ typedef struct flb_rnn_layer_grads {
 /* GruCellBackward: tensors [grad_hy, workspace, grad_input_gates, grad_hidden_gates, grad_hx]
  *   _thnn_fused_gru_cell_backward */
 /* RnnLayer: tensors [input, hx, cx?, w.w_ih, w.w_hh, w.b_ih, w.b_hh, w.w_hr, output, hy, cy?,
- * workspace]; structs [flb_rnn_layer_shape s, flb_rnn_layer_weights w] _rnn_layer */
+ *   workspace]; structs [flb_rnn_layer_shape s, flb_rnn_layer_weights w]
+ *   _rnn_layer */
 /* RnnLayerBackward: tensors [grad_output?, grad_hy?, grad_cy?, input, hx, cx?, w.w_ih, w.w_hh,
- * w.b_ih, w.b_hh, w.w_hr, output, workspace, grads.input, grads.hx, grads.cx, grads.w_ih,
- * grads.w_hh, grads.b_ih, grads.b_hh, grads.w_hr]; structs [flb_rnn_layer_shape s,
- * flb_rnn_layer_weights w, flb_rnn_layer_grads grads] _rnn_layer_backward */
+ *   w.b_ih, w.b_hh, w.w_hr, output, workspace, grads.input, grads.hx, grads.cx, grads.w_ih,
+ *   grads.w_hh, grads.b_ih, grads.b_hh, grads.w_hr]; structs [flb_rnn_layer_shape s,
+ *   flb_rnn_layer_weights w, flb_rnn_layer_grads grads]
+ *   _rnn_layer_backward */
 /* Foreach: tensors [out, a, b?, c?]; scalars [s0, s1]; ints [op (ForeachOp)]
  *   one list element of a _foreach_* operator; b and c absent when op does not read them
  *   _foreach */
