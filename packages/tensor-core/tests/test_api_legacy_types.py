@@ -284,6 +284,9 @@ def test_fill_diagonal():
 
 def test_complex_conversions():
     assert torch.zeros(2).cfloat().dtype == torch.complex64
+    h = torch.tensor([[1.5, -2.0], [0.25, 4.0]]).t().chalf()
+    assert h.dtype == torch.complex32 and h.stride() == (1, 2)  # preserve_format
+    assert h.to(torch.complex64).tolist() == [[1.5 + 0j, 0.25 + 0j], [-2 + 0j, 4 + 0j]]
     assert torch.zeros(2).cdouble().dtype == torch.complex128
 
 

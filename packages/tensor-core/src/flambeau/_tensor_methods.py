@@ -290,4 +290,7 @@ def install() -> None:
     T.fill_diagonal_ = _fill_diagonal_
     T.cfloat = lambda self: self.to(_C.complex64)
     T.cdouble = lambda self: self.to(_C.complex128)
+    T.chalf = lambda self, memory_format=_C.preserve_format: self.to(
+        _C.complex32, memory_format=memory_format
+    )
     T.is_pinned = lambda self, device=None: False  # flambeau has no pinned host memory
