@@ -46,12 +46,14 @@ void Dispatcher::register_kernel(const std::string& name, DeviceType device, voi
   op(name).kernels[static_cast<size_t>(device)] = kernel;
 }
 
+// The core's own kernels and those a plugin registered through the C ABI.
 std::vector<std::string> Dispatcher::operators_with_kernel(DeviceType device) {
   Registry& r = registry();
   std::lock_guard<std::mutex> g(r.mutex);
   std::vector<std::string> names;
+  const auto d = static_cast<size_t>(device);
   for (auto& [name, entry] : r.ops)
-    if (entry->kernels[static_cast<size_t>(device)]) names.push_back(name);
+    if (entry->kernels[d] || entry->foreign[d]) names.push_back(name);
   return names;
 }
 
