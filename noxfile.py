@@ -69,6 +69,7 @@ TORCH = "torch==2.13.0"
 TEST_DEPS = [
     "pytest", "hypothesis", "numpy", "scipy", "psutil", "scikit-learn", "safetensors",
     "pybind11",  # the tensor-cuda allocator's test harness (COMPONENT_SUITES)
+    "pyyaml",  # tensor-core's tests/test_kernel_table.py reads the kernel table
 ]  # fmt: skip
 # Build backends ask for these dynamically (scikit-build-core: cmake, ninja; setuptools
 # before 70.1: wheel), a step that --no-build-isolation skips.

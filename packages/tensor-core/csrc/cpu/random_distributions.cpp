@@ -50,8 +50,7 @@ double transform(Distribution d, double u, double a, double b) {
 void distribution_kernel(const Tensor& out, Generator& gen, Distribution d, double a, double b) {
   if (d == Distribution::kLogNormal) {
     // exp of a normal: draw the normal with the normal sampler's stream, then map.
-    static const auto& normal = handle<kernels::normal_>();
-    kernel_for(normal, out->device())(out, gen, a, b);
+    kernel<kernels::normal_>(out->device())(out, gen, a, b);
     visit_dtype<kFloatTypes>(out->dtype(), "log_normal_", [&](auto tag) {
       using T = typename decltype(tag)::type;
       T* data = out->data_as<T>();

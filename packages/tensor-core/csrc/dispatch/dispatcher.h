@@ -92,7 +92,6 @@ class KernelHandle {
  public:
   explicit KernelHandle(const OperatorEntry* entry) : entry_(entry) {}
   const OperatorEntry& entry() const { return *entry_; }
-  const std::string& name() const { return entry_->name; }
 
  private:
   const OperatorEntry* entry_;

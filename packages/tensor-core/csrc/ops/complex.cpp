@@ -112,8 +112,7 @@ Tensor conj(const Tensor& input) {
 Tensor conj_physical(const Tensor& input, const OutArg& out) {
   // The conjugate of a real tensor is itself: only out= needs a copy.
   if (!is_complex_dtype(input->dtype()) && (!out.given() || out.inplace)) return input;
-  static const auto& op = handle<kernels::conj_physical>();
-  return elementwise(op, {"conj_physical"}, {input}, {}, out);
+  return elementwise(handle<kernels::conj_physical>(), {"conj_physical"}, {input}, {}, out);
 }
 
 Tensor resolve_conj(const Tensor& input) { return input; }
@@ -123,9 +122,8 @@ bool is_conj(const Tensor&) { return false; }
 Tensor angle(const Tensor& input, const OutArg& out) {
   // Integers and bool compute in the default float type, as for other float functions.
   Tensor x = is_integral(input->dtype(), true) ? to_dtype(input, default_dtype()) : input;
-  static const auto& op = handle<kernels::angle>();
-  return elementwise(op, {"angle", Promote::ComplexToReal, kFloatTypes | kComplexTypes}, {x}, {},
-                     out);
+  return elementwise(handle<kernels::angle>(),
+                     {"angle", Promote::ComplexToReal, kFloatTypes | kComplexTypes}, {x}, {}, out);
 }
 
 Tensor polar(const Tensor& abs, const Tensor& angle, const OutArg& out) {

@@ -109,10 +109,9 @@ Tensor arange_start(const Scalar& start, const Scalar& end, const Scalar& step,
             "arange: invalid size, possible overflow?");
   Tensor out = flambeau::empty({static_cast<int64_t>(size_d)}, type, device.value_or(Device{}));
   if (out->numel() > 0) {
-    static const auto& op = handle<kernels::arange>();
     Scalar s0 = is_integral(type, false) ? Scalar(start.to<int64_t>()) : start;
     Scalar st0 = is_integral(type, false) ? Scalar(step.to<int64_t>()) : step;
-    kernel_for(op, out->device())(out, s0, st0);
+    kernel<kernels::arange>(out->device())(out, s0, st0);
   }
   return finish(out, requires_grad);
 }
@@ -125,8 +124,7 @@ Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps,
   check_range_dtype("linspace", type, true);
   Tensor out = flambeau::empty({steps}, type, device.value_or(Device{}));
   if (steps > 0) {
-    static const auto& op = handle<kernels::linspace>();
-    kernel_for(op, out->device())(out, start, end);
+    kernel<kernels::linspace>(out->device())(out, start, end);
   }
   return finish(out, requires_grad);
 }
@@ -139,8 +137,7 @@ Tensor logspace(const Scalar& start, const Scalar& end, int64_t steps, double ba
   check_range_dtype("logspace", type, true);
   Tensor out = flambeau::empty({steps}, type, device.value_or(Device{}));
   if (steps > 0) {
-    static const auto& op = handle<kernels::logspace>();
-    kernel_for(op, out->device())(out, start, end, base);
+    kernel<kernels::logspace>(out->device())(out, start, end, base);
   }
   return finish(out, requires_grad);
 }

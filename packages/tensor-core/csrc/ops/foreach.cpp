@@ -63,10 +63,10 @@ bool fusable(const Tensor& a, const Operands& x) {
 template <class Slow>
 Tensor apply_one(ForeachOp op, bool inplace, const Tensor& a, const Operands& x, const Slow& slow) {
   if (fusable(a, x)) {
-    static const auto& entry = handle<kernels::_foreach>();
     Tensor out = inplace ? a : empty(a->sizes(), a->dtype(), a->device());
     if (inplace) a->bump_version();
-    kernel_for(entry, a->device())(op, out, a, x.b, x.c, x.s0 ? x.s0->to_double() : 0.0, x.s1);
+    kernel<kernels::_foreach>(a->device())(op, out, a, x.b, x.c, x.s0 ? x.s0->to_double() : 0.0,
+                                           x.s1);
     return out;
   }
   return slow(inplace ? OutArg::self(a) : OutArg::none());

@@ -165,19 +165,17 @@ Plan plan(const Tensor& t, const std::vector<Tensor>& indices, const char* op) {
 }  // namespace
 
 Tensor index(const Tensor& input, const std::vector<Tensor>& indices) {
-  static const auto& op = handle<kernels::index>();
   if (indices.size() == 1 && indices[0] && indices[0]->dtype() == ScalarType::Bool &&
       indices[0]->dim() > 0 && indices[0]->sizes() == input->sizes())
     return masked_select(input, indices[0], OutArg::none());  // x[mask]: one pass, no nonzero()
   Plan pl = plan(input, indices, "index");
   Tensor out = flambeau::empty(pl.sizes, input->dtype(), input->device());
-  if (out->numel() > 0) kernel_for(op, input->device())(out, pl.view, pl.index, pl.spec);
+  if (out->numel() > 0) kernel<kernels::index>(input->device())(out, pl.view, pl.index, pl.spec);
   return out;
 }
 
 Tensor index_put(const Tensor& input, const std::vector<Tensor>& indices, const Tensor& values,
                  bool accumulate, const OutArg& out) {
-  static const auto& op = handle<kernels::index_put>();
   FLB_CHECK(values->dtype() == input->dtype() || values->is_wrapped_number(),
             "index_put(): Index put requires the source and destination dtypes match, got ",
             dtype_name(input->dtype()), " for the destination and ", dtype_name(values->dtype()),
@@ -194,15 +192,14 @@ Tensor index_put(const Tensor& input, const std::vector<Tensor>& indices, const 
             " cannot be broadcast to indexing result of shape ", list_str(pl.sizes));
   v = expand_to(v, pl.sizes, "index_put");
   if (numel_of(pl.sizes) > 0) {
-    kernel_for(op, input->device())(pl.view, v, pl.index, pl.spec,
-                                    accumulate ? PutMode::Add : PutMode::Assign);
+    kernel<kernels::index_put>(input->device())(pl.view, v, pl.index, pl.spec,
+                                                accumulate ? PutMode::Add : PutMode::Assign);
   }
   return target;
 }
 
 Tensor nonzero(const Tensor& input, const OutArg& out) {
-  static const auto& op = handle<kernels::nonzero>();
-  Tensor r = kernel_for(op, input->device())(ops::contiguous(input));
+  Tensor r = kernel<kernels::nonzero>(input->device())(ops::contiguous(input));
   return indexing::finish(r, out, "nonzero");
 }
 

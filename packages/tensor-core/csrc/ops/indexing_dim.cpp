@@ -23,14 +23,12 @@ namespace {
 
 void gather_kernel(const Tensor& out, const Tensor& src, const Tensor& index,
                    const IndexSpec& spec) {
-  static const auto& op = handle<kernels::gather>();
-  if (out->numel() > 0) kernel_for(op, out->device())(out, src, index, spec);
+  if (out->numel() > 0) kernel<kernels::gather>(out->device())(out, src, index, spec);
 }
 
 void put_kernel(const Tensor& dst, const Tensor& values, const Tensor& index, const IndexSpec& spec,
                 PutMode mode) {
-  static const auto& op = handle<kernels::scatter>();
-  if (dst->numel() > 0) kernel_for(op, dst->device())(dst, values, index, spec, mode);
+  if (dst->numel() > 0) kernel<kernels::scatter>(dst->device())(dst, values, index, spec, mode);
 }
 
 // gather/scatter's shape rules: index has self's number of dims, is no larger

@@ -29,7 +29,6 @@ Tensor masked_target(const Tensor& input, const Tensor& mask, const OutArg& out,
 
 Tensor masked_fill(const Tensor& input, const Tensor& mask, const Tensor& value,
                    const OutArg& out) {
-  static const auto& op = handle<kernels::masked_fill>();
   check_mask(mask, "masked_fill");
   Scalar v = indexing::scalar_value(value, "masked_fill");
   FLB_CHECK(!v.is_complex() || is_complex(input->dtype()),
@@ -37,24 +36,23 @@ Tensor masked_fill(const Tensor& input, const Tensor& mask, const Tensor& value,
             " with a complex value");
   Tensor target = masked_target(input, mask, out, "masked_fill");
   if (target->numel() > 0) {
-    kernel_for(op, input->device())(target, expand_to(mask, target->sizes(), "masked_fill"), v);
+    kernel<kernels::masked_fill>(input->device())(
+        target, expand_to(mask, target->sizes(), "masked_fill"), v);
   }
   return target;
 }
 
 Tensor masked_select(const Tensor& input, const Tensor& mask, const OutArg& out) {
-  static const auto& op = handle<kernels::masked_select>();
   check_mask(mask, "masked_select");
   DimVector shape = broadcast_shapes(input->sizes(), mask->sizes(), "masked_select");
   Tensor in = contiguous(expand_to(input, shape, "masked_select"));
   Tensor m = contiguous(expand_to(mask, shape, "masked_select"));
-  Tensor r = kernel_for(op, input->device())(in, m);
+  Tensor r = kernel<kernels::masked_select>(input->device())(in, m);
   return indexing::finish(r, out, "masked_select");
 }
 
 Tensor masked_scatter(const Tensor& input, const Tensor& mask, const Tensor& source,
                       const OutArg& out) {
-  static const auto& op = handle<kernels::masked_scatter>();
   check_mask(mask, "masked_scatter");
   FLB_CHECK(input->dtype() == source->dtype(),
             "masked_scatter: expected self and source to have same dtypes but got ",
@@ -63,8 +61,8 @@ Tensor masked_scatter(const Tensor& input, const Tensor& mask, const Tensor& sou
   Tensor src = contiguous(source);
   src = make_view(src, DimVector{src->numel()}, DimVector{1}, src->offset());
   if (target->numel() > 0) {
-    kernel_for(op, input->device())(target, expand_to(mask, target->sizes(), "masked_scatter"),
-                                    src);
+    kernel<kernels::masked_scatter>(input->device())(
+        target, expand_to(mask, target->sizes(), "masked_scatter"), src);
   }
   return target;
 }

@@ -27,7 +27,6 @@ void check_operands(const char* op, const Tensor& a, const Tensor& b) {
 // `result_shape` (any layout), returning it.
 Tensor run_bmm(const char* op, const Tensor& a, const Tensor& b, IntList result_shape,
                const OutArg& out) {
-  static const auto& entry = handle<kernels::bmm>();
   // As PyTorch: the product's out= must have the operands' dtype (the kernel writes
   // out's memory in the operands' dtype).
   FLB_CHECK(!out.given() || out.tensor->dtype() == a->dtype(), op,
@@ -38,7 +37,7 @@ Tensor run_bmm(const char* op, const Tensor& a, const Tensor& b, IntList result_
   Tensor target = dest->is_contiguous()
                       ? make_view(dest, bmn, contiguous_strides(bmn), dest->offset())
                       : empty(bmn, a->dtype(), a->device());
-  if (target->numel() > 0) kernel_for(entry, a->device())(target, a, b);
+  if (target->numel() > 0) kernel<kernels::bmm>(a->device())(target, a, b);
   if (target->storage() != dest->storage())
     copy_into(dest, make_view(target, result_shape, contiguous_strides(result_shape), 0));
   return dest;

@@ -237,7 +237,6 @@ Tensor fold_to(Tensor grad, const Tensor& input, int64_t ratio, ScalarType dtype
 std::tuple<Tensor, Tensor, Tensor, Tensor> _scaled_dot_product_attention_forward(
     const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& attn_mask,
     double dropout_p, bool is_causal, std::optional<double> scale, bool enable_gqa) {
-  static const auto& op = handle<kernels::_scaled_dot_product_attention_forward>();
   Prepared r = prepare(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa);
   AttentionProblem& p = r.p;
   if (dropout_p > 0) {
@@ -248,7 +247,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> _scaled_dot_product_attention_forward
   const Device device = query->device();
   Tensor out = flambeau::empty(with_rows(r.batch, p.L, p.Ev), r.compute, device);
   Tensor lse = flambeau::empty(with_rows(r.batch, p.L, -1), r.compute, device);
-  kernel_for(op, device)(p, out, lse);
+  kernel<kernels::_scaled_dot_product_attention_forward>(device)(p, out, lse);
   return {to_dtype(out, r.dtype), lse, int64_scalar(p.seed), int64_scalar(p.offset)};
 }
 
@@ -264,7 +263,6 @@ std::tuple<Tensor, Tensor, Tensor> _scaled_dot_product_attention_backward(
     const Tensor& out, const Tensor& logsumexp, const Tensor& philox_seed,
     const Tensor& philox_offset, double dropout_p, bool is_causal, const Tensor& attn_mask,
     std::optional<double> scale, bool enable_gqa) {
-  static const auto& op = handle<kernels::_scaled_dot_product_attention_backward>();
   const char* name = "_scaled_dot_product_attention_backward";
   Prepared r = prepare(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa);
   AttentionProblem& p = r.p;
@@ -287,7 +285,7 @@ std::tuple<Tensor, Tensor, Tensor> _scaled_dot_product_attention_backward(
   Tensor gq = flambeau::empty(with_rows(r.batch, p.L, p.E), r.compute, device);
   Tensor gk = flambeau::empty(with_rows(r.batch, p.S, p.E), r.compute, device);
   Tensor gv = flambeau::empty(with_rows(r.batch, p.S, p.Ev), r.compute, device);
-  kernel_for(op, device)(p, go, o, lse, gq, gk, gv);
+  kernel<kernels::_scaled_dot_product_attention_backward>(device)(p, go, o, lse, gq, gk, gv);
   return {fold_to(gq, query, 1, r.dtype), fold_to(gk, key, r.k_ratio, r.dtype),
           fold_to(gv, value, r.v_ratio, r.dtype)};
 }

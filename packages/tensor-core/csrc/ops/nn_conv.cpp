@@ -177,40 +177,38 @@ Tensor as5d(const Tensor& t, ScalarType compute) {
 
 // Kernel launches: each allocates its result in the compute dtype, with k+2 dims.
 Tensor run_forward(const Conv& c, const Tensor& x, const Tensor& w, const Tensor& bias) {
-  static const auto& entry = handle<kernels::conv_forward>();
   DimVector shape = full_shape(c, c.g.out_channels, c.g.out);
   Tensor out = empty(shape, c.compute, x->device());
   if (out->numel() == 0) return out;
   Tensor b = bias ? contiguous(to_dtype(bias, c.compute)) : Tensor();
-  kernel_for(entry, x->device())(out, as5d(x, c.compute), as5d(w, c.compute), b, c.g);
+  kernel<kernels::conv_forward>(x->device())(out, as5d(x, c.compute), as5d(w, c.compute), b, c.g);
   return out;
 }
 
 Tensor run_backward_input(const Conv& c, const Tensor& gy, const Tensor& w, const Tensor& bias) {
-  static const auto& entry = handle<kernels::conv_backward_input>();
   DimVector shape = full_shape(c, c.g.in_channels, c.g.in);
   Tensor out = empty(shape, c.compute, gy->device());
   if (out->numel() == 0) return out;
   Tensor b = bias ? contiguous(to_dtype(bias, c.compute)) : Tensor();
-  kernel_for(entry, gy->device())(out, as5d(gy, c.compute), as5d(w, c.compute), b, c.g);
+  kernel<kernels::conv_backward_input>(gy->device())(out, as5d(gy, c.compute), as5d(w, c.compute),
+                                                     b, c.g);
   return out;
 }
 
 Tensor run_backward_weight(const Conv& c, const Tensor& gy, const Tensor& x, IntList wsizes) {
-  static const auto& entry = handle<kernels::conv_backward_weight>();
   Tensor out = empty(wsizes, c.compute, gy->device());
   if (out->numel() == 0) return out;
   DimVector w5(wsizes);
   while (w5.size() < 5) w5.insert(2, 1);
-  kernel_for(entry, gy->device())(reshape(out, w5), as5d(gy, c.compute), as5d(x, c.compute), c.g);
+  kernel<kernels::conv_backward_weight>(gy->device())(reshape(out, w5), as5d(gy, c.compute),
+                                                      as5d(x, c.compute), c.g);
   return out;
 }
 
 Tensor run_backward_bias(const Conv& c, const Tensor& gy, int64_t channels) {
-  static const auto& entry = handle<kernels::conv_backward_bias>();
   Tensor out = empty({channels}, c.compute, gy->device());
   if (channels == 0) return out;
-  kernel_for(entry, gy->device())(out, contiguous(to_dtype(gy, c.compute)));
+  kernel<kernels::conv_backward_bias>(gy->device())(out, contiguous(to_dtype(gy, c.compute)));
   return out;
 }
 

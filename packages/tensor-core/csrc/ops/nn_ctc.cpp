@@ -133,14 +133,13 @@ std::tuple<Tensor, Tensor> _ctc_loss(const Tensor& log_probs, const Tensor& targ
                                      IntList input_lengths, IntList target_lengths, int64_t blank,
                                      bool zero_infinity) {
   (void)zero_infinity;  // as in PyTorch, the forward keeps infinite losses; ctc_loss zeroes them
-  static const auto& entry = handle<kernels::_ctc_loss>();
   Ctc c = prepare("_ctc_loss", log_probs, targets, input_lengths, target_lengths, blank);
   const ScalarType dt = c.log_probs->dtype();
   Tensor nll = empty({c.N}, dt, log_probs->device(), false);
   Tensor log_alpha = full({c.N, c.T, 2 * c.S + 1}, Scalar(-std::numeric_limits<double>::infinity()),
                           dt, log_probs->device(), false);
-  kernel_for(entry, log_probs->device())(nll, log_alpha, c.log_probs, c.targets, c.offsets,
-                                         c.input_lengths, c.target_lengths, blank);
+  kernel<kernels::_ctc_loss>(log_probs->device())(nll, log_alpha, c.log_probs, c.targets, c.offsets,
+                                                  c.input_lengths, c.target_lengths, blank);
   return {nll, log_alpha};
 }
 
@@ -157,7 +156,6 @@ Tensor _ctc_loss_backward(const Tensor& grad, const Tensor& log_probs, const Ten
                           const Tensor& neg_log_likelihood, const Tensor& log_alpha, int64_t blank,
                           bool zero_infinity) {
   const char* op = "_ctc_loss_backward";
-  static const auto& entry = handle<kernels::_ctc_loss_backward>();
   Ctc c = prepare(op, log_probs, targets, input_lengths, target_lengths, blank);
   const ScalarType dt = c.log_probs->dtype();
   FLB_CHECK(neg_log_likelihood->sizes() == IntList({c.N}), op,
@@ -173,10 +171,10 @@ Tensor _ctc_loss_backward(const Tensor& grad, const Tensor& log_probs, const Ten
   Tensor go = grad->numel() == c.N ? reshape(grad, {c.N}) : expand(reshape(grad, {1}), {c.N});
   go = contiguous(to_dtype(go, dt));
   Tensor g = empty({c.T, c.N, c.C}, dt, log_probs->device(), false);
-  kernel_for(entry, log_probs->device())(g, go, c.log_probs, c.targets, c.offsets, c.input_lengths,
-                                         c.target_lengths,
-                                         contiguous(to_dtype(neg_log_likelihood, dt)),
-                                         contiguous(to_dtype(log_alpha, dt)), blank, zero_infinity);
+  kernel<kernels::_ctc_loss_backward>(log_probs->device())(
+      g, go, c.log_probs, c.targets, c.offsets, c.input_lengths, c.target_lengths,
+      contiguous(to_dtype(neg_log_likelihood, dt)), contiguous(to_dtype(log_alpha, dt)), blank,
+      zero_infinity);
   return g;
 }
 

@@ -59,19 +59,17 @@ Tensor checked_bag_tensor(const Tensor& t, const char* what, IntList shape, int6
 Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx,
                  bool scale_grad_by_freq, bool sparse) {
   (void)padding_idx, (void)scale_grad_by_freq, (void)sparse;  // they shape the gradient only
-  static const auto& op = handle<kernels::embedding>();
   check_weight(weight, "embedding");
   Tensor idx = checked_indices(indices, weight->size(0), "embedding");
   DimVector shape(indices->sizes());
   shape.push_back(weight->size(1));
   Tensor out = empty(shape, weight->dtype(), weight->device());
-  if (out->numel() != 0) kernel_for(op, weight->device())(out, contiguous(weight), idx);
+  if (out->numel() != 0) kernel<kernels::embedding>(weight->device())(out, contiguous(weight), idx);
   return out;
 }
 
 Tensor embedding_dense_backward(const Tensor& grad_output, const Tensor& indices,
                                 int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq) {
-  static const auto& op = handle<kernels::embedding_dense_backward>();
   const char* name = "embedding_dense_backward";
   FLB_CHECK(is_floating(grad_output->dtype()), name, ": expected a floating point grad_output, ",
             "got ", dtype_name(grad_output->dtype()));
@@ -82,8 +80,9 @@ Tensor embedding_dense_backward(const Tensor& grad_output, const Tensor& indices
   const int64_t d = grad_output->size(-1);
   Tensor gw = zeros({num_weights, d}, grad_output->dtype(), grad_output->device(), false);
   Tensor g = contiguous(grad_output);
-  kernel_for(op, g->device())(gw, g, idx, Tensor(), Tensor(), Tensor(), Tensor(), 0,
-                              scale_grad_by_freq, padding_idx < 0 ? -1 : padding_idx);
+  kernel<kernels::embedding_dense_backward>(g->device())(gw, g, idx, Tensor(), Tensor(), Tensor(),
+                                                         Tensor(), 0, scale_grad_by_freq,
+                                                         padding_idx < 0 ? -1 : padding_idx);
   return gw;
 }
 
@@ -92,7 +91,6 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag(
     int64_t mode, bool sparse, const Tensor& per_sample_weights, bool include_last_offset,
     std::optional<int64_t> padding_idx) {
   (void)scale_grad_by_freq, (void)sparse;
-  static const auto& op = handle<kernels::embedding_bag>();
   const char* name = "embedding_bag";
   check_weight(weight, name);
   FLB_CHECK(is_floating(weight->dtype()), name, ": expected a floating point weight, got ",
@@ -141,8 +139,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag(
   Tensor bag_size = empty({bags}, ScalarType::Int64, weight->device());
   Tensor max_indices = mode == 2 ? empty({bags, d}, ScalarType::Int64, weight->device())
                                  : zeros({bags}, ScalarType::Int64, weight->device(), false);
-  kernel_for(op, weight->device())(out, offset2bag, bag_size, max_indices, contiguous(weight), idx,
-                                   starts, mode, psw, pad);
+  kernel<kernels::embedding_bag>(weight->device())(out, offset2bag, bag_size, max_indices,
+                                                   contiguous(weight), idx, starts, mode, psw, pad);
   return {out, offset2bag, bag_size, max_indices};
 }
 
@@ -152,7 +150,6 @@ Tensor _embedding_bag_backward(const Tensor& grad, const Tensor& indices, const 
                                bool scale_grad_by_freq, int64_t mode, bool sparse,
                                const Tensor& per_sample_weights, int64_t padding_idx) {
   (void)offsets;
-  static const auto& op = handle<kernels::embedding_dense_backward>();
   const char* name = "_embedding_bag_backward";
   FLB_CHECK(!sparse, name, ": sparse gradients are not supported");
   FLB_CHECK(grad->dim() == 2, name, ": grad must be 2-D, got shape ", shape_str(grad->sizes()));
@@ -181,8 +178,8 @@ Tensor _embedding_bag_backward(const Tensor& grad, const Tensor& indices, const 
   }
   const int64_t pad = padding_idx < 0 ? -1 : padding_idx;
   Tensor gw = zeros({num_weights, grad->size(1)}, grad->dtype(), grad->device(), false);
-  kernel_for(op, grad->device())(gw, contiguous(grad), idx, o2b, bsz, mi, psw, mode,
-                                 scale_grad_by_freq, pad);
+  kernel<kernels::embedding_dense_backward>(grad->device())(gw, contiguous(grad), idx, o2b, bsz, mi,
+                                                            psw, mode, scale_grad_by_freq, pad);
   return gw;
 }
 

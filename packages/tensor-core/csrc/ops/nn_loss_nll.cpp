@@ -69,21 +69,20 @@ Tensor weight_as(const Tensor& weight, ScalarType t) {
 std::tuple<Tensor, Tensor> nll_loss_forward(const Tensor& self, const Tensor& target,
                                             const Tensor& weight, int64_t reduction,
                                             int64_t ignore_index) {
-  static const auto& op = handle<kernels::nll_loss_forward>();
   NllShape s = check_nll(self, target, weight, reduction, "nll_loss_forward");
   const ScalarType t = self->dtype();
   Tensor out =
       reduction == 0 ? empty(target->sizes(), t, self->device()) : empty({}, t, self->device());
   Tensor total = empty({}, t, self->device());
-  kernel_for(op, self->device())(out, total, contiguous(self), contiguous(target),
-                                 weight_as(weight, t), s.n, s.c, s.d, reduction, ignore_index);
+  kernel<kernels::nll_loss_forward>(self->device())(out, total, contiguous(self),
+                                                    contiguous(target), weight_as(weight, t), s.n,
+                                                    s.c, s.d, reduction, ignore_index);
   return {out, total};
 }
 
 Tensor nll_loss_backward(const Tensor& grad_output, const Tensor& self, const Tensor& target,
                          const Tensor& weight, int64_t reduction, int64_t ignore_index,
                          const Tensor& total_weight) {
-  static const auto& op = handle<kernels::nll_loss_backward>();
   const char* name = "nll_loss_backward";
   NllShape s = check_nll(self, target, weight, reduction, name);
   const ScalarType t = self->dtype();
@@ -97,8 +96,9 @@ Tensor nll_loss_backward(const Tensor& grad_output, const Tensor& self, const Te
     if (reduction == 1) g = div(g, to_dtype(total_weight, t), std::nullopt, kNew);
   }
   Tensor gi = empty(self->sizes(), t, self->device());
-  kernel_for(op, self->device())(gi, contiguous(g), contiguous(target), weight_as(weight, t), s.n,
-                                 s.c, s.d, reduction, ignore_index);
+  kernel<kernels::nll_loss_backward>(self->device())(gi, contiguous(g), contiguous(target),
+                                                     weight_as(weight, t), s.n, s.c, s.d, reduction,
+                                                     ignore_index);
   return gi;
 }
 

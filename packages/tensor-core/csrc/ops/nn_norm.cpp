@@ -101,15 +101,15 @@ bool mask_at(IntList m, size_t i) { return m.size() > i && m[i] != 0; }
 std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, IntList normalized_shape,
                                                      const Tensor& weight, const Tensor& bias,
                                                      double eps) {
-  static const auto& op = handle<kernels::native_layer_norm>();
   LnShape s = check_layer_norm(input, normalized_shape, weight, bias, "native_layer_norm");
   const ScalarType t = input->dtype();
   Tensor out = empty(input->sizes(), t, input->device());
   Tensor mean = empty(s.stat_shape, t, input->device());
   Tensor rstd = empty(s.stat_shape, t, input->device());
   if (input->numel() != 0) {
-    kernel_for(op, input->device())(out, mean, rstd, contiguous(input), contiguous_as(weight, t),
-                                    contiguous_as(bias, t), s.rows, s.n, eps);
+    kernel<kernels::native_layer_norm>(input->device())(out, mean, rstd, contiguous(input),
+                                                        contiguous_as(weight, t),
+                                                        contiguous_as(bias, t), s.rows, s.n, eps);
   }
   return {out, mean, rstd};
 }
@@ -117,7 +117,6 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, IntLis
 std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward(
     const Tensor& grad_out, const Tensor& input, IntList normalized_shape, const Tensor& mean,
     const Tensor& rstd, const Tensor& weight, const Tensor& bias, IntList output_mask) {
-  static const auto& op = handle<kernels::native_layer_norm_backward>();
   const char* name = "native_layer_norm_backward";
   LnShape s = check_layer_norm(input, normalized_shape, weight, bias, name);
   FLB_CHECK(grad_out->sizes() == input->sizes(), name, ": grad_out of shape ",
@@ -133,9 +132,9 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward(
     if (gw) fill_(gw, Scalar(0.0));
     if (gb) fill_(gb, Scalar(0.0));
   } else if (gi || gw || gb) {
-    kernel_for(op, input->device())(gi, gw, gb, contiguous_as(grad_out, t), contiguous(input),
-                                    contiguous_as(mean, t), contiguous_as(rstd, t),
-                                    contiguous_as(weight, t), s.rows, s.n);
+    kernel<kernels::native_layer_norm_backward>(input->device())(
+        gi, gw, gb, contiguous_as(grad_out, t), contiguous(input), contiguous_as(mean, t),
+        contiguous_as(rstd, t), contiguous_as(weight, t), s.rows, s.n);
   }
   return {gi, gw, gb};
 }
@@ -277,7 +276,6 @@ void check_group_norm(const Tensor& input, const Tensor& weight, const Tensor& b
 std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& input, const Tensor& weight,
                                                      const Tensor& bias, int64_t N, int64_t C,
                                                      int64_t HxW, int64_t group, double eps) {
-  static const auto& op = handle<kernels::native_layer_norm>();
   const char* name = "native_group_norm";
   check_group_norm(input, weight, bias, N, C, HxW, group, name);
   const ScalarType t = input->dtype();
@@ -286,8 +284,8 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& input, const 
   Tensor mean = empty({N, group}, t, input->device());
   Tensor rstd = empty({N, group}, t, input->device());
   if (input->numel() == 0) return {y, mean, rstd};
-  kernel_for(op, input->device())(y, mean, rstd, contiguous(input), Tensor(), Tensor(), rows, n,
-                                  eps);
+  kernel<kernels::native_layer_norm>(input->device())(y, mean, rstd, contiguous(input), Tensor(),
+                                                      Tensor(), rows, n, eps);
   if (weight || bias) {
     Tensor y3 = view(y, DimVector{N, C, HxW});
     if (weight) y3 = fmul(y3, reshape(to_dtype(weight, t), DimVector{1, C, 1}));
@@ -300,7 +298,6 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& input, const 
 std::tuple<Tensor, Tensor, Tensor> native_group_norm_backward(
     const Tensor& grad_out, const Tensor& input, const Tensor& mean, const Tensor& rstd,
     const Tensor& weight, int64_t N, int64_t C, int64_t HxW, int64_t group, IntList output_mask) {
-  static const auto& op = handle<kernels::native_layer_norm_backward>();
   const char* name = "native_group_norm_backward";
   check_group_norm(input, weight, Tensor(), N, C, HxW, group, name);
   FLB_CHECK(grad_out->sizes() == input->sizes(), name, ": grad_out of shape ",
@@ -317,9 +314,9 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm_backward(
     gi = empty(input->sizes(), t, input->device());
     if (input->numel() != 0) {
       Tensor dxhat = weight ? fmul(dy3, reshape(to_dtype(weight, t), DimVector{1, C, 1})) : dy3;
-      kernel_for(op, input->device())(gi, Tensor(), Tensor(), contiguous(dxhat), contiguous(input),
-                                      contiguous_as(mean, t), contiguous_as(rstd, t), Tensor(),
-                                      rows, n);
+      kernel<kernels::native_layer_norm_backward>(input->device())(
+          gi, Tensor(), Tensor(), contiguous(dxhat), contiguous(input), contiguous_as(mean, t),
+          contiguous_as(rstd, t), Tensor(), rows, n);
     }
   }
   if (mask_at(output_mask, 1) || mask_at(output_mask, 2)) {

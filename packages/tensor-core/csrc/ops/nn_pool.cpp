@@ -137,18 +137,16 @@ void set_window(Planes& p, IntList kernel_size, const std::optional<DimVector>& 
 std::tuple<Tensor, Tensor> max_pool_any(const char* op, size_t k, const Tensor& input,
                                         IntList kernel_size, const std::optional<DimVector>& stride,
                                         IntList padding, IntList dilation, bool ceil_mode) {
-  static const auto& entry = handle<kernels::max_pool>();
   Planes p = planes_of(op, input, k);
   set_window(p, kernel_size, stride, padding, dilation, ceil_mode, true);
   Tensor out = new_planes(p, p.g.out, p.compute), idx = new_planes(p, p.g.out, ScalarType::Int64);
-  if (out->numel()) kernel_for(entry, input->device())(out, idx, p.x, p.g);
+  if (out->numel()) kernel<kernels::max_pool>(input->device())(out, idx, p.x, p.g);
   return {finish(p, out, p.g.out), reshape(idx, out_shape(p, p.g.out))};
 }
 
 // Scatters `src` (shaped like `indices`) into zeros of `shape` at the indices.
 Tensor scatter_planes(const char* op, const Planes& p, const Tensor& src, const Tensor& indices,
                       bool accumulate) {
-  static const auto& entry = handle<kernels::pool_index_scatter>();
   FLB_CHECK(indices->dtype() == ScalarType::Int64, op,
             ": elements in indices should be type int64 but got: ", dtype_name(indices->dtype()));
   FLB_CHECK(src->sizes() == indices->sizes(), op,
@@ -160,7 +158,7 @@ Tensor scatter_planes(const char* op, const Planes& p, const Tensor& src, const 
   if (dst->numel()) {
     Tensor s = reshape(contiguous(to_dtype(src, p.compute)), {p.g.planes, sn});
     Tensor ix = reshape(contiguous(indices), {p.g.planes, sn});
-    int64_t at = kernel_for(entry, src->device())(dst, s, ix, accumulate);
+    int64_t at = kernel<kernels::pool_index_scatter>(src->device())(dst, s, ix, accumulate);
     FLB_CHECK(at < 0, op, ": Found an invalid max index: ", at < 0 ? 0 : ix->data_as<int64_t>()[at],
               " (output volumes are of size ",
               list_str(IntList(p.g.in.data() + 3 - p.k, p.k), "x", "", ""), ")");
@@ -198,14 +196,13 @@ Tensor max_unpool_any(const char* op, size_t k, const Tensor& input, const Tenso
 Tensor avg_pool_any(const char* op, size_t k, const Tensor& input, IntList kernel_size,
                     const std::optional<DimVector>& stride, IntList padding, bool ceil_mode,
                     bool count_include_pad, std::optional<int64_t> divisor_override) {
-  static const auto& entry = handle<kernels::avg_pool>();
   Planes p = planes_of(op, input, k);
   set_window(p, kernel_size, stride, padding, {1}, ceil_mode, false);
   FLB_CHECK(!divisor_override || *divisor_override != 0, op, ": divisor must be not zero");
   p.g.count_include_pad = count_include_pad;
   p.g.divisor = divisor_override.value_or(0);
   Tensor out = new_planes(p, p.g.out, p.compute);
-  if (out->numel()) kernel_for(entry, input->device())(out, p.x, p.g);
+  if (out->numel()) kernel<kernels::avg_pool>(input->device())(out, p.x, p.g);
   return finish(p, out, p.g.out);
 }
 
@@ -221,7 +218,6 @@ Tensor avg_pool_backward(const char* op, size_t k, const Tensor& grad_output, co
                          IntList kernel_size, const std::optional<DimVector>& stride,
                          IntList padding, bool ceil_mode, bool count_include_pad,
                          std::optional<int64_t> divisor_override) {
-  static const auto& entry = handle<kernels::avg_pool_backward>();
   Planes p = planes_of(op, input, k);
   set_window(p, kernel_size, stride, padding, {1}, ceil_mode, false);
   FLB_CHECK(!divisor_override || *divisor_override != 0, op, ": divisor must be not zero");
@@ -229,7 +225,7 @@ Tensor avg_pool_backward(const char* op, size_t k, const Tensor& grad_output, co
   p.g.divisor = divisor_override.value_or(0);
   Tensor go = check_grad(p, grad_output, p.g.out);
   Tensor gi = new_planes(p, p.g.in, p.compute);
-  if (gi->numel()) kernel_for(entry, input->device())(gi, go, p.g);
+  if (gi->numel()) kernel<kernels::avg_pool_backward>(input->device())(gi, go, p.g);
   return finish(p, gi, p.g.in);
 }
 
@@ -248,32 +244,29 @@ Planes adaptive_planes(const char* op, const Tensor& input, size_t k, IntList ou
 }
 
 Tensor adaptive_avg_any(const char* op, size_t k, const Tensor& input, IntList output_size) {
-  static const auto& entry = handle<kernels::adaptive_avg_pool>();
   Planes p = adaptive_planes(op, input, k, output_size);
   Tensor out = new_planes(p, p.g.out, p.compute);
-  if (out->numel()) kernel_for(entry, input->device())(out, p.x, p.g);
+  if (out->numel()) kernel<kernels::adaptive_avg_pool>(input->device())(out, p.x, p.g);
   return finish(p, out, p.g.out);
 }
 
 Tensor adaptive_avg_backward(const char* op, size_t k, const Tensor& grad_output,
                              const Tensor& input) {
-  static const auto& entry = handle<kernels::adaptive_avg_pool_backward>();
   FLB_CHECK(grad_output->dim() == input->dim(), op, ": expected grad_output of ", input->dim(),
             " dims, but got ", list_str(grad_output->sizes()));
   DimVector osz(IntList(grad_output->sizes().data() + input->dim() - k, k));
   Planes p = adaptive_planes(op, input, k, osz);
   Tensor go = check_grad(p, grad_output, p.g.out);
   Tensor gi = new_planes(p, p.g.in, p.compute);
-  if (gi->numel()) kernel_for(entry, input->device())(gi, go, p.g);
+  if (gi->numel()) kernel<kernels::adaptive_avg_pool_backward>(input->device())(gi, go, p.g);
   return finish(p, gi, p.g.in);
 }
 
 std::tuple<Tensor, Tensor> adaptive_max_any(const char* op, size_t k, const Tensor& input,
                                             IntList output_size) {
-  static const auto& entry = handle<kernels::adaptive_max_pool>();
   Planes p = adaptive_planes(op, input, k, output_size);
   Tensor out = new_planes(p, p.g.out, p.compute), idx = new_planes(p, p.g.out, ScalarType::Int64);
-  if (out->numel()) kernel_for(entry, input->device())(out, idx, p.x, p.g);
+  if (out->numel()) kernel<kernels::adaptive_max_pool>(input->device())(out, idx, p.x, p.g);
   return {finish(p, out, p.g.out), reshape(idx, out_shape(p, p.g.out))};
 }
 

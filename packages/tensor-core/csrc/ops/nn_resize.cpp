@@ -125,22 +125,20 @@ bool empty_grid(const Stack& s) {
 }
 
 Tensor run_forward(const Stack& s) {
-  static const auto& entry = handle<kernels::resample>();
   const Tensor& out = s.result;
-  if (out->numel() && !empty_grid(s)) kernel_for(entry, s.x->device())(out, s.x, s.g);
+  if (out->numel() && !empty_grid(s)) kernel<kernels::resample>(s.x->device())(out, s.x, s.g);
   return to_dtype(reshape(out, shape_of(s, s.g.out)), s.dtype);
 }
 
 // The gradient: grad_output (checked by claim_output) scattered back.
 Tensor run_backward(const Stack& s, const Tensor& grad_output) {
-  static const auto& entry = handle<kernels::resample_backward>();
   Tensor go = reshape(contiguous(to_dtype(grad_output, s.compute)),
                       {s.g.planes, s.g.out[0], s.g.out[1], s.g.out[2]});
   const Tensor& gi = s.result;
   if (gi->numel() && empty_grid(s))
     zero_(gi);  // nothing flows back from an empty grad_output
   else if (gi->numel())
-    kernel_for(entry, grad_output->device())(gi, go, s.g);
+    kernel<kernels::resample_backward>(grad_output->device())(gi, go, s.g);
   return to_dtype(reshape(gi, shape_of(s, s.g.in)), s.dtype);
 }
 

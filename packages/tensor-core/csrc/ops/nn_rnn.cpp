@@ -53,9 +53,9 @@ std::tuple<Tensor, Tensor, Tensor> _thnn_fused_lstm_cell(const Tensor& input_gat
   Tensor hy = flambeau::empty(cx->sizes(), cx->dtype(), cx->device());
   Tensor cy = flambeau::empty(cx->sizes(), cx->dtype(), cx->device());
   Tensor workspace = flambeau::empty(input_gates->sizes(), cx->dtype(), cx->device());
-  static const auto& op = handle<kernels::_thnn_fused_lstm_cell>();
-  kernel_for(op, cx->device())(dense(input_gates), dense(hidden_gates), dense(cx),
-                               dense(input_bias), dense(hidden_bias), hy, cy, workspace);
+  kernel<kernels::_thnn_fused_lstm_cell>(cx->device())(dense(input_gates), dense(hidden_gates),
+                                                       dense(cx), dense(input_bias),
+                                                       dense(hidden_bias), hy, cy, workspace);
   return {hy, cy, workspace};
 }
 
@@ -71,9 +71,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> _thnn_fused_lstm_cell_backwar
                 shape_str((*t)->sizes()), " ", dtype_name((*t)->dtype()));
   Tensor grad_gates = flambeau::empty(workspace->sizes(), cx->dtype(), cx->device());
   Tensor grad_cx = flambeau::empty(cx->sizes(), cx->dtype(), cx->device());
-  static const auto& op = handle<kernels::_thnn_fused_lstm_cell_backward>();
-  kernel_for(op, cx->device())(dense(grad_hy), dense(grad_cy), dense(cx), dense(cy),
-                               dense(workspace), grad_gates, grad_cx);
+  kernel<kernels::_thnn_fused_lstm_cell_backward>(cx->device())(
+      dense(grad_hy), dense(grad_cy), dense(cx), dense(cy), dense(workspace), grad_gates, grad_cx);
   Tensor db = bias_grad(grad_gates, has_bias);
   return {grad_gates, grad_gates, grad_cx, db, db};
 }
@@ -86,9 +85,9 @@ std::tuple<Tensor, Tensor> _thnn_fused_gru_cell(const Tensor& input_gates,
   Tensor hy = flambeau::empty(hx->sizes(), hx->dtype(), hx->device());
   Tensor workspace =
       flambeau::empty(DimVector{hx->sizes()[0], 5 * hx->sizes()[1]}, hx->dtype(), hx->device());
-  static const auto& op = handle<kernels::_thnn_fused_gru_cell>();
-  kernel_for(op, hx->device())(dense(input_gates), dense(hidden_gates), dense(hx),
-                               dense(input_bias), dense(hidden_bias), hy, workspace);
+  kernel<kernels::_thnn_fused_gru_cell>(hx->device())(dense(input_gates), dense(hidden_gates),
+                                                      dense(hx), dense(input_bias),
+                                                      dense(hidden_bias), hy, workspace);
   return {hy, workspace};
 }
 
@@ -109,9 +108,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> _thnn_fused_gru_cell_backward
   Tensor grad_input = flambeau::empty(gates, grad_hy->dtype(), grad_hy->device());
   Tensor grad_hidden = flambeau::empty(gates, grad_hy->dtype(), grad_hy->device());
   Tensor grad_hx = flambeau::empty(grad_hy->sizes(), grad_hy->dtype(), grad_hy->device());
-  static const auto& op = handle<kernels::_thnn_fused_gru_cell_backward>();
-  kernel_for(op, grad_hy->device())(dense(grad_hy), dense(workspace), grad_input, grad_hidden,
-                                    grad_hx);
+  kernel<kernels::_thnn_fused_gru_cell_backward>(grad_hy->device())(
+      dense(grad_hy), dense(workspace), grad_input, grad_hidden, grad_hx);
   return {grad_input, grad_hidden, grad_hx, bias_grad(grad_input, has_bias),
           bias_grad(grad_hidden, has_bias)};
 }

@@ -26,7 +26,6 @@ Split split_at(IntList sizes, int64_t dim) {
 
 Tensor softmax_impl(const Tensor& input, int64_t dim, std::optional<ScalarType> dtype, bool log) {
   const char* name = log ? "log_softmax" : "softmax";
-  static const auto& op = handle<kernels::softmax>();
   const int64_t d = wrap_dim(dim, std::max<int64_t>(input->dim(), 1), name);
   const ScalarType t = dtype ? *dtype : input->dtype();
   if (!is_floating(t)) fail_dtype(name, t);
@@ -34,14 +33,13 @@ Tensor softmax_impl(const Tensor& input, int64_t dim, std::optional<ScalarType> 
   Tensor out = empty(input->sizes(), t, input->device());
   if (out->numel() == 0) return out;
   Split s = split_at(input->sizes(), d);
-  kernel_for(op, input->device())(out, x, s.outer, s.n, s.inner, log);
+  kernel<kernels::softmax>(input->device())(out, x, s.outer, s.n, s.inner, log);
   return out;
 }
 
 Tensor softmax_backward_impl(const Tensor& grad_output, const Tensor& output, int64_t dim,
                              ScalarType input_dtype, bool log) {
   const char* name = log ? "_log_softmax_backward_data" : "_softmax_backward_data";
-  static const auto& op = handle<kernels::_softmax_backward_data>();
   FLB_CHECK(grad_output->sizes() == output->sizes(), name, ": grad_output of shape ",
             shape_str(grad_output->sizes()), " does not match output of shape ",
             shape_str(output->sizes()));
@@ -54,7 +52,7 @@ Tensor softmax_backward_impl(const Tensor& grad_output, const Tensor& output, in
   Tensor gi = empty(output->sizes(), t, output->device());
   if (gi->numel() != 0) {
     Split s = split_at(output->sizes(), d);
-    kernel_for(op, output->device())(gi, g, y, s.outer, s.n, s.inner, log);
+    kernel<kernels::_softmax_backward_data>(output->device())(gi, g, y, s.outer, s.n, s.inner, log);
   }
   return to_dtype(gi, input_dtype);
 }

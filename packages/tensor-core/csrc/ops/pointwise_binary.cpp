@@ -20,30 +20,28 @@ enum DivMode : int64_t { kTrue = 0, kTrunc = 1, kFloor = 2 };
 
 Tensor div_mode(const char* name, const Tensor& a, const Tensor& b, DivMode mode,
                 const OutArg& out) {
-  static const auto& op = handle<kernels::div>();
   if (mode == kTrue) {
-    return elementwise(op, {name, Promote::IntToFloat, kFloatTypes | kComplexTypes}, {a, b},
+    return elementwise(handle<kernels::div>(),
+                       {name, Promote::IntToFloat, kFloatTypes | kComplexTypes}, {a, b},
                        {Scalar(int64_t(mode))}, out);
   }
-  return elementwise(op, {name, Promote::Default, kRealTypes}, {a, b}, {Scalar(int64_t(mode))},
-                     out);
+  return elementwise(handle<kernels::div>(), {name, Promote::Default, kRealTypes}, {a, b},
+                     {Scalar(int64_t(mode))}, out);
 }
 }  // namespace
 
 Tensor add(const Tensor& input, const Tensor& other, const Scalar& alpha, const OutArg& out) {
-  static const auto& op = handle<kernels::add>();
   check_alpha("add", input, other, alpha);
-  return elementwise(op, {"add"}, {input, other}, {alpha}, out);
+  return elementwise(handle<kernels::add>(), {"add"}, {input, other}, {alpha}, out);
 }
 
 Tensor sub(const Tensor& input, const Tensor& other, const Scalar& alpha, const OutArg& out) {
-  static const auto& op = handle<kernels::sub>();
   FLB_CHECK(input->dtype() != ScalarType::Bool && other->dtype() != ScalarType::Bool,
             "sub: Subtraction, the `-` operator, with a bool tensor is not supported. If you "
             "are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
   check_alpha("sub", input, other, alpha);
-  return elementwise(op, {"sub", Promote::Default, kRealTypes | kComplexTypes}, {input, other},
-                     {alpha}, out);
+  return elementwise(handle<kernels::sub>(), {"sub", Promote::Default, kRealTypes | kComplexTypes},
+                     {input, other}, {alpha}, out);
 }
 
 Tensor rsub(const Tensor& input, const Tensor& other, const Scalar& alpha) {
@@ -51,8 +49,7 @@ Tensor rsub(const Tensor& input, const Tensor& other, const Scalar& alpha) {
 }
 
 Tensor mul(const Tensor& input, const Tensor& other, const OutArg& out) {
-  static const auto& op = handle<kernels::mul>();
-  return elementwise(op, {"mul"}, {input, other}, {}, out);
+  return elementwise(handle<kernels::mul>(), {"mul"}, {input, other}, {}, out);
 }
 
 Tensor div(const Tensor& input, const Tensor& other,
@@ -73,17 +70,16 @@ Tensor floor_divide(const Tensor& input, const Tensor& other, const OutArg& out)
 }
 
 Tensor remainder(const Tensor& input, const Tensor& other, const OutArg& out) {
-  static const auto& op = handle<kernels::remainder>();
-  return elementwise(op, {"remainder", Promote::Default, kRealTypes}, {input, other}, {}, out);
+  return elementwise(handle<kernels::remainder>(), {"remainder", Promote::Default, kRealTypes},
+                     {input, other}, {}, out);
 }
 
 Tensor fmod(const Tensor& input, const Tensor& other, const OutArg& out) {
-  static const auto& op = handle<kernels::fmod>();
-  return elementwise(op, {"fmod", Promote::Default, kRealTypes}, {input, other}, {}, out);
+  return elementwise(handle<kernels::fmod>(), {"fmod", Promote::Default, kRealTypes},
+                     {input, other}, {}, out);
 }
 
 Tensor pow(const Tensor& input, const Tensor& exponent, const OutArg& out) {
-  static const auto& op = handle<kernels::pow>();
   ScalarType t = result_type({&input, &exponent});
   if (is_integral(t, true) && exponent->is_wrapped_number() &&
       exponent->dtype() == ScalarType::Int64) {
@@ -93,7 +89,7 @@ Tensor pow(const Tensor& input, const Tensor& exponent, const OutArg& out) {
   }
   // bool ** bool only with a Python bool exponent (PyTorch's Tensor-Scalar kernel).
   if (t == ScalarType::Bool && !exponent->is_wrapped_number()) fail_dtype("pow", t);
-  return elementwise(op, {"pow"}, {input, exponent}, {}, out);
+  return elementwise(handle<kernels::pow>(), {"pow"}, {input, exponent}, {}, out);
 }
 
 Tensor square(const Tensor& input, const OutArg& out) {

@@ -9,10 +9,10 @@ namespace {
 constexpr uint32_t kIntBool = kIntTypes | kBoolTypes;
 }  // namespace
 
-#define FLB_BITWISE_OP(NAME, DTYPES)                                                    \
-  Tensor NAME(const Tensor& input, const Tensor& other, const OutArg& out) {            \
-    static const auto& op = handle<kernels::NAME>();                                    \
-    return elementwise(op, {#NAME, Promote::Default, DTYPES}, {input, other}, {}, out); \
+#define FLB_BITWISE_OP(NAME, DTYPES)                                                               \
+  Tensor NAME(const Tensor& input, const Tensor& other, const OutArg& out) {                       \
+    return elementwise(handle<kernels::NAME>(), {#NAME, Promote::Default, DTYPES}, {input, other}, \
+                       {}, out);                                                                   \
   }
 FLB_BITWISE_OP(bitwise_and, kIntBool)
 FLB_BITWISE_OP(bitwise_or, kIntBool)
@@ -22,14 +22,14 @@ FLB_BITWISE_OP(bitwise_right_shift, kIntTypes)
 #undef FLB_BITWISE_OP
 
 Tensor bitwise_not(const Tensor& input, const OutArg& out) {
-  static const auto& op = handle<kernels::bitwise_not>();
-  return elementwise(op, {"bitwise_not", Promote::Default, kIntBool}, {input}, {}, out);
+  return elementwise(handle<kernels::bitwise_not>(), {"bitwise_not", Promote::Default, kIntBool},
+                     {input}, {}, out);
 }
 
-#define FLB_LOGICAL_OP(NAME)                                                    \
-  Tensor NAME(const Tensor& input, const Tensor& other, const OutArg& out) {    \
-    static const auto& op = handle<kernels::NAME>();                            \
-    return elementwise(op, {#NAME, Promote::BoolOut}, {input, other}, {}, out); \
+#define FLB_LOGICAL_OP(NAME)                                                                   \
+  Tensor NAME(const Tensor& input, const Tensor& other, const OutArg& out) {                   \
+    return elementwise(handle<kernels::NAME>(), {#NAME, Promote::BoolOut}, {input, other}, {}, \
+                       out);                                                                   \
   }
 FLB_LOGICAL_OP(logical_and)
 FLB_LOGICAL_OP(logical_or)
@@ -37,8 +37,8 @@ FLB_LOGICAL_OP(logical_xor)
 #undef FLB_LOGICAL_OP
 
 Tensor logical_not(const Tensor& input, const OutArg& out) {
-  static const auto& op = handle<kernels::logical_not>();
-  return elementwise(op, {"logical_not", Promote::BoolOut}, {input}, {}, out);
+  return elementwise(handle<kernels::logical_not>(), {"logical_not", Promote::BoolOut}, {input}, {},
+                     out);
 }
 
 }  // namespace flambeau::ops

@@ -17,10 +17,10 @@ bool all_true(const Tensor& t) {
 }
 }  // namespace
 
-#define FLB_COMPARE_OP(NAME, DTYPES)                                                    \
-  Tensor NAME(const Tensor& input, const Tensor& other, const OutArg& out) {            \
-    static const auto& op = handle<kernels::NAME>();                                    \
-    return elementwise(op, {#NAME, Promote::BoolOut, DTYPES}, {input, other}, {}, out); \
+#define FLB_COMPARE_OP(NAME, DTYPES)                                                               \
+  Tensor NAME(const Tensor& input, const Tensor& other, const OutArg& out) {                       \
+    return elementwise(handle<kernels::NAME>(), {#NAME, Promote::BoolOut, DTYPES}, {input, other}, \
+                       {}, out);                                                                   \
   }
 FLB_COMPARE_OP(eq, kAllTypes)
 FLB_COMPARE_OP(ne, kAllTypes)
@@ -52,9 +52,8 @@ Tensor isclose(const Tensor& input, const Tensor& other, double rtol, double ato
             dtype_name(input->dtype()), " and ", dtype_name(other->dtype()));
   FLB_CHECK(rtol >= 0, "isclose(): rtol must be greater than or equal to zero, but got ", rtol);
   FLB_CHECK(atol >= 0, "isclose(): atol must be greater than or equal to zero, but got ", atol);
-  static const auto& op = handle<kernels::isclose>();
   Tensor o = other->is_wrapped_number() ? to_dtype(other, input->dtype()) : other;
-  return elementwise(op, {"isclose", Promote::BoolOut}, {input, o},
+  return elementwise(handle<kernels::isclose>(), {"isclose", Promote::BoolOut}, {input, o},
                      {Scalar(rtol), Scalar(atol), Scalar(equal_nan)}, OutArg::none());
 }
 
@@ -67,10 +66,10 @@ bool equal(const Tensor& input, const Tensor& other) {
   return all_true(eq(input, other, OutArg::none()));
 }
 
-#define FLB_TEST_OP(NAME, DTYPES)                                                           \
-  Tensor NAME(const Tensor& input) {                                                        \
-    static const auto& op = handle<kernels::NAME>();                                        \
-    return elementwise(op, {#NAME, Promote::BoolOut, DTYPES}, {input}, {}, OutArg::none()); \
+#define FLB_TEST_OP(NAME, DTYPES)                                                               \
+  Tensor NAME(const Tensor& input) {                                                            \
+    return elementwise(handle<kernels::NAME>(), {#NAME, Promote::BoolOut, DTYPES}, {input}, {}, \
+                       OutArg::none());                                                         \
   }
 FLB_TEST_OP(isnan, kAllTypes)
 FLB_TEST_OP(isinf, kAllTypes)
@@ -80,18 +79,17 @@ FLB_TEST_OP(isreal, kAllTypes)
 
 Tensor isposinf(const Tensor& input, const OutArg& out) {
   FLB_CHECK(!is_complex(input->dtype()), "isposinf does not support complex inputs.");
-  static const auto& op = handle<kernels::isposinf>();
-  return elementwise(op, {"isposinf", Promote::BoolOut, kOrdered}, {input}, {}, out);
+  return elementwise(handle<kernels::isposinf>(), {"isposinf", Promote::BoolOut, kOrdered}, {input},
+                     {}, out);
 }
 
 Tensor isneginf(const Tensor& input, const OutArg& out) {
   FLB_CHECK(!is_complex(input->dtype()), "isneginf does not support complex inputs.");
-  static const auto& op = handle<kernels::isneginf>();
-  return elementwise(op, {"isneginf", Promote::BoolOut, kOrdered}, {input}, {}, out);
+  return elementwise(handle<kernels::isneginf>(), {"isneginf", Promote::BoolOut, kOrdered}, {input},
+                     {}, out);
 }
 
 Tensor where(const Tensor& condition, const Tensor& input, const Tensor& other, const OutArg& out) {
-  static const auto& op = handle<kernels::where>();
   FLB_CHECK(condition->dtype() == ScalarType::Bool || condition->dtype() == ScalarType::UInt8,
             "where expected condition to be a boolean tensor, but got a tensor with dtype ",
             dtype_name(condition->dtype()));
@@ -104,7 +102,7 @@ Tensor where(const Tensor& condition, const Tensor& input, const Tensor& other, 
   Tensor in[] = {expand_to(to_dtype(condition, ScalarType::Bool), shape, "where"),
                  expand_to(to_dtype(input, result), shape, "where"),
                  expand_to(to_dtype(other, result), shape, "where")};
-  if (target->numel() > 0) kernel_for(op, device)(target, Span<Tensor>(in, 3), {});
+  if (target->numel() > 0) kernel<kernels::where>(device)(target, Span<Tensor>(in, 3), {});
   if (target != dest) copy_into(dest, target);
   return dest;
 }

@@ -19,9 +19,8 @@ Tensor clamp(const Tensor& input, const Tensor& min, const Tensor& max, const Ou
   FLB_CHECK(!is_complex(input->dtype()), "clamp is not supported for complex types");
   if (!max) return clamp_min(input, min, out);
   if (!min) return clamp_max(input, max, out);
-  static const auto& op = handle<kernels::clamp>();
-  return elementwise(op, {"clamp", Promote::Default, kRealTypes | kBoolTypes}, {input, min, max},
-                     {}, out);
+  return elementwise(handle<kernels::clamp>(), {"clamp", Promote::Default, kRealTypes | kBoolTypes},
+                     {input, min, max}, {}, out);
 }
 
 Tensor clip(const Tensor& input, const Tensor& min, const Tensor& max, const OutArg& out) {
@@ -48,9 +47,9 @@ Tensor lerp(const Tensor& input, const Tensor& end, const Tensor& weight, const 
   FLB_CHECK(weight->is_wrapped_number() || weight->dtype() == input->dtype(),
             "lerp: expected dtype ", dtype_name(input->dtype()), " for `weight` but got dtype ",
             dtype_name(weight->dtype()));
-  static const auto& op = handle<kernels::lerp>();
-  return elementwise(op, {"lerp", Promote::Default, kFloatTypes | kComplexTypes},
-                     {input, end, weight}, {}, out);
+  return elementwise(handle<kernels::lerp>(),
+                     {"lerp", Promote::Default, kFloatTypes | kComplexTypes}, {input, end, weight},
+                     {}, out);
 }
 
 Tensor addcmul(const Tensor& input, const Tensor& tensor1, const Tensor& tensor2,
@@ -59,8 +58,8 @@ Tensor addcmul(const Tensor& input, const Tensor& tensor1, const Tensor& tensor2
   FLB_CHECK(!(is_integral(t, true) && !value.is_integral()),
             "addcmul: for integral input tensors, argument value must not be a floating point "
             "number");
-  static const auto& op = handle<kernels::addcmul>();
-  return elementwise(op, {"addcmul", Promote::Default, kRealTypes | kComplexTypes},
+  return elementwise(handle<kernels::addcmul>(),
+                     {"addcmul", Promote::Default, kRealTypes | kComplexTypes},
                      {input, tensor1, tensor2}, {value}, out);
 }
 
@@ -74,8 +73,8 @@ Tensor addcdiv(const Tensor& input, const Tensor& tensor1, const Tensor& tensor2
             "+ value * tensor1 / tensor2) for float inputs. The future addcdiv behavior is "
             "just the latter implementation: (input + value * tensor1 / tensor2), for all "
             "dtypes.");
-  static const auto& op = handle<kernels::addcdiv>();
-  return elementwise(op, {"addcdiv", Promote::Default, kFloatTypes | kComplexTypes},
+  return elementwise(handle<kernels::addcdiv>(),
+                     {"addcdiv", Promote::Default, kFloatTypes | kComplexTypes},
                      {input, tensor1, tensor2}, {value}, out);
 }
 

@@ -48,8 +48,8 @@ Tensor nextafter(const Tensor& input, const Tensor& other, const OutArg& out) {
 Tensor signbit(const Tensor& input, const OutArg& out) {
   FLB_CHECK_T(NotImplementedError, !is_complex(input->dtype()),
               "signbit is not implemented for complex tensors.");
-  static const auto& op = handle<kernels::signbit>();
-  return elementwise(op, {"signbit", Promote::BoolOut, kRealTypes | kBoolTypes}, {input}, {}, out);
+  return elementwise(handle<kernels::signbit>(),
+                     {"signbit", Promote::BoolOut, kRealTypes | kBoolTypes}, {input}, {}, out);
 }
 
 Tensor ldexp(const Tensor& input, const Tensor& other, const OutArg& out) {
@@ -63,8 +63,7 @@ std::tuple<Tensor, Tensor> frexp(const Tensor& input, const std::vector<Tensor>&
   Tensor mantissa = empty(input->sizes(), input->dtype(), input->device());
   Tensor exponent = empty(input->sizes(), ScalarType::Int32, input->device());
   if (input->numel() > 0) {
-    static const auto& op = handle<kernels::frexp>();
-    kernel_for(op, input->device())(mantissa, exponent, input);
+    kernel<kernels::frexp>(input->device())(mantissa, exponent, input);
   }
   return {write_out(out, 0, mantissa, "frexp"), write_out(out, 1, exponent, "frexp")};
 }
@@ -88,14 +87,14 @@ Tensor float_power(const Tensor& input, const Tensor& exponent, const OutArg& ou
 
 Tensor deg2rad(const Tensor& input, const OutArg& out) {
   check_real(input, "deg2rad");
-  static const auto& op = handle<kernels::deg2rad>();
-  return elementwise(op, {"deg2rad", Promote::IntToFloat, kFloatTypes}, {input}, {}, out);
+  return elementwise(handle<kernels::deg2rad>(), {"deg2rad", Promote::IntToFloat, kFloatTypes},
+                     {input}, {}, out);
 }
 
 Tensor rad2deg(const Tensor& input, const OutArg& out) {
   check_real(input, "rad2deg");
-  static const auto& op = handle<kernels::rad2deg>();
-  return elementwise(op, {"rad2deg", Promote::IntToFloat, kFloatTypes}, {input}, {}, out);
+  return elementwise(handle<kernels::rad2deg>(), {"rad2deg", Promote::IntToFloat, kFloatTypes},
+                     {input}, {}, out);
 }
 
 }  // namespace flambeau::ops

@@ -7,9 +7,8 @@ namespace flambeau::ops {
 
 Tensor polygamma(int64_t n, const Tensor& input, const OutArg& out) {
   FLB_CHECK(n >= 0, "polygamma(n, x) does not support negative n, got n = ", n);
-  static const auto& op = handle<kernels::polygamma>();
-  return elementwise(op, {"polygamma", Promote::IntToFloat, kFloatTypes}, {input}, {Scalar(n)},
-                     out);
+  return elementwise(handle<kernels::polygamma>(), {"polygamma", Promote::IntToFloat, kFloatTypes},
+                     {input}, {Scalar(n)}, out);
 }
 
 }  // namespace flambeau::ops

@@ -18,8 +18,8 @@ Tensor neg(const Tensor& input, const OutArg& out) {
   check_not_bool(input,
                  "neg: Negation, the `-` operator, on a bool tensor is not supported. If you are "
                  "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
-  static const auto& op = handle<kernels::neg>();
-  return elementwise(op, {"neg", Promote::Default, kRealTypes | kComplexTypes}, {input}, {}, out);
+  return elementwise(handle<kernels::neg>(), {"neg", Promote::Default, kRealTypes | kComplexTypes},
+                     {input}, {}, out);
 }
 Tensor negative(const Tensor& input, const OutArg& out) { return neg(input, out); }
 
@@ -31,9 +31,8 @@ Tensor positive(const Tensor& input) {
 Tensor abs(const Tensor& input, const OutArg& out) {
   FLB_CHECK(!(out.inplace && is_complex(input->dtype())),
             "abs_: In-place abs is not supported for complex tensors.");
-  static const auto& op = handle<kernels::abs>();
-  return elementwise(op, {"abs", Promote::ComplexToReal, kRealTypes | kComplexTypes}, {input}, {},
-                     out);
+  return elementwise(handle<kernels::abs>(),
+                     {"abs", Promote::ComplexToReal, kRealTypes | kComplexTypes}, {input}, {}, out);
 }
 Tensor absolute(const Tensor& input, const OutArg& out) { return abs(input, out); }
 
@@ -41,20 +40,19 @@ Tensor sign(const Tensor& input, const OutArg& out) {
   FLB_CHECK(!is_complex(input->dtype()),
             "sign: Unlike NumPy, torch.sign is not intended to support complex numbers. Please "
             "use torch.sgn instead.");
-  static const auto& op = handle<kernels::sign>();
-  return elementwise(op, {"sign", Promote::Default, kRealTypes | kBoolTypes}, {input}, {}, out);
+  return elementwise(handle<kernels::sign>(), {"sign", Promote::Default, kRealTypes | kBoolTypes},
+                     {input}, {}, out);
 }
 
 Tensor sgn(const Tensor& input, const OutArg& out) {
-  static const auto& op = handle<kernels::sgn>();
-  return elementwise(op, {"sgn"}, {input}, {}, out);
+  return elementwise(handle<kernels::sgn>(), {"sgn"}, {input}, {}, out);
 }
 
 // Floating-point functions: name, supported compute types.
-#define FLB_FLOAT_UNARY_OP(NAME, DTYPES)                                            \
-  Tensor NAME(const Tensor& input, const OutArg& out) {                             \
-    static const auto& op = handle<kernels::NAME>();                                \
-    return elementwise(op, {#NAME, Promote::IntToFloat, DTYPES}, {input}, {}, out); \
+#define FLB_FLOAT_UNARY_OP(NAME, DTYPES)                                                           \
+  Tensor NAME(const Tensor& input, const OutArg& out) {                                            \
+    return elementwise(handle<kernels::NAME>(), {#NAME, Promote::IntToFloat, DTYPES}, {input}, {}, \
+                       out);                                                                       \
   }
 
 FLB_FLOAT_UNARY_OP(reciprocal, kFC)
@@ -95,16 +93,15 @@ Tensor arccosh(const Tensor& input, const OutArg& out) { return acosh(input, out
 Tensor arctanh(const Tensor& input, const OutArg& out) { return atanh(input, out); }
 
 Tensor logit(const Tensor& input, std::optional<double> eps, const OutArg& out) {
-  static const auto& op = handle<kernels::logit>();
-  return elementwise(op, {"logit", Promote::IntToFloat, kFloatTypes}, {input},
+  return elementwise(handle<kernels::logit>(), {"logit", Promote::IntToFloat, kFloatTypes}, {input},
                      {Scalar(eps ? *eps : -1.0)}, out);
 }
 
 // Rounding keeps integer dtypes (the identity on them).
-#define FLB_ROUNDING_OP(NAME, DTYPES)                                            \
-  Tensor NAME(const Tensor& input, const OutArg& out) {                          \
-    static const auto& op = handle<kernels::NAME>();                             \
-    return elementwise(op, {#NAME, Promote::Default, DTYPES}, {input}, {}, out); \
+#define FLB_ROUNDING_OP(NAME, DTYPES)                                                           \
+  Tensor NAME(const Tensor& input, const OutArg& out) {                                         \
+    return elementwise(handle<kernels::NAME>(), {#NAME, Promote::Default, DTYPES}, {input}, {}, \
+                       out);                                                                    \
   }
 FLB_ROUNDING_OP(floor, kRealTypes)
 FLB_ROUNDING_OP(ceil, kRealTypes)
@@ -114,24 +111,24 @@ FLB_ROUNDING_OP(frac, kFloatTypes)
 Tensor fix(const Tensor& input, const OutArg& out) { return trunc(input, out); }
 
 Tensor round(const Tensor& input, int64_t decimals, const OutArg& out) {
-  static const auto& op = handle<kernels::round>();
   // Integers round to themselves, but only without decimals (as PyTorch).
   if (decimals != 0 && is_integral(input->dtype(), true)) fail_dtype("round", input->dtype());
-  return elementwise(op, {"round", Promote::Default, kRealTypes}, {input}, {Scalar(decimals)}, out);
+  return elementwise(handle<kernels::round>(), {"round", Promote::Default, kRealTypes}, {input},
+                     {Scalar(decimals)}, out);
 }
 
 Tensor relu(const Tensor& input, const OutArg& out) {
-  static const auto& op = handle<kernels::relu>();
-  return elementwise(op, {"relu", Promote::Default, kRealTypes}, {input}, {}, out);
+  return elementwise(handle<kernels::relu>(), {"relu", Promote::Default, kRealTypes}, {input}, {},
+                     out);
 }
 
 Tensor nan_to_num(const Tensor& input, std::optional<double> nan, std::optional<double> posinf,
                   std::optional<double> neginf, const OutArg& out) {
-  static const auto& op = handle<kernels::nan_to_num>();
   // A bool Scalar tells the kernel to use the dtype's own limit.
   Scalar p = posinf ? Scalar(*posinf) : Scalar(false);
   Scalar n = neginf ? Scalar(*neginf) : Scalar(false);
-  return elementwise(op, {"nan_to_num"}, {input}, {Scalar(nan ? *nan : 0.0), p, n}, out);
+  return elementwise(handle<kernels::nan_to_num>(), {"nan_to_num"}, {input},
+                     {Scalar(nan ? *nan : 0.0), p, n}, out);
 }
 
 }  // namespace flambeau::ops

@@ -97,9 +97,9 @@ void fill_random(const Tensor& self, Generator& gen, int64_t from, std::optional
 Tensor bernoulli_with(const Tensor& self, Generator& gen, const Tensor& p, const char* op) {
   FLB_CHECK(!is_complex(self->dtype()), op, ": not implemented for dtype ",
             dtype_name(self->dtype()));
-  static const auto& entry = handle<kernels::bernoulli_>();
   self->bump_version();
-  fill_contiguous(self, [&](const Tensor& t) { kernel_for(entry, t->device())(t, gen, p); });
+  fill_contiguous(self,
+                  [&](const Tensor& t) { kernel<kernels::bernoulli_>(t->device())(t, gen, p); });
   return self;
 }
 
@@ -145,9 +145,8 @@ Tensor randperm(int64_t n, Generator* generator, std::optional<ScalarType> dtype
   FLB_CHECK(n == 0 || n - 1 <= exact_int_range(dt).second, "randperm: n = ", n,
             " is too large for dtype ", dtype_name(dt));
   Device dev = device_or(device, {});
-  static const auto& op = handle<kernels::randperm>();
   Tensor perm = flambeau::empty({n}, ScalarType::Int64, dev);
-  kernel_for(op, dev)(perm, *generator);
+  kernel<kernels::randperm>(dev)(perm, *generator);
   return finish(to_dtype(perm, dt), requires_grad);
 }
 

@@ -107,8 +107,7 @@ Tensor poisson(const Tensor& input, Generator* generator) {
               r[i]);
   Tensor out = flambeau::empty(input->sizes(), input->dtype(), input->device());
   if (out->numel() == 0) return out;
-  static const auto& entry = handle<kernels::poisson>();
-  kernel_for(entry, out->device())(out, *generator, rates);
+  kernel<kernels::poisson>(out->device())(out, *generator, rates);
   return out;
 }
 
@@ -124,8 +123,7 @@ Tensor multinomial(const Tensor& input, int64_t num_samples, bool replacement, G
       result->is_contiguous() ? result : flambeau::empty(shape, ScalarType::Int64, input->device());
   Tensor rows = make_ref<TensorImpl>(dst->storage(), DimVector{probs->sizes()[0], num_samples},
                                      DimVector{num_samples, 1}, dst->offset(), ScalarType::Int64);
-  static const auto& entry = handle<kernels::multinomial>();
-  kernel_for(entry, input->device())(rows, *generator, probs, replacement);
+  kernel<kernels::multinomial>(input->device())(rows, *generator, probs, replacement);
   if (dst != result) copy_into(result, dst);
   return result;
 }

@@ -74,30 +74,27 @@ Tensor prod_dim_int(const Tensor& input, int64_t dim, bool keepdim, std::optiona
 }
 
 Tensor count_nonzero(const Tensor& input, const std::optional<DimVector>& dim) {
-  static const auto& op = handle<kernels::count_nonzero>();
-  return reduce(op, "count_nonzero", input, dim, false, ScalarType::Int64, {});
+  return reduce(handle<kernels::count_nonzero>(), "count_nonzero", input, dim, false,
+                ScalarType::Int64, {});
 }
 
 // all/any return bool, except uint8 for uint8 input.
 Tensor all(const Tensor& input, const std::optional<DimVector>& dim, bool keepdim,
            const OutArg& out) {
-  static const auto& op = handle<kernels::all>();
   ScalarType t = input->dtype() == ScalarType::UInt8 ? ScalarType::UInt8 : ScalarType::Bool;
-  return reduce(op, "all", input, dim, keepdim, t, {}, out);
+  return reduce(handle<kernels::all>(), "all", input, dim, keepdim, t, {}, out);
 }
 
 Tensor any(const Tensor& input, const std::optional<DimVector>& dim, bool keepdim,
            const OutArg& out) {
-  static const auto& op = handle<kernels::any>();
   ScalarType t = input->dtype() == ScalarType::UInt8 ? ScalarType::UInt8 : ScalarType::Bool;
-  return reduce(op, "any", input, dim, keepdim, t, {}, out);
+  return reduce(handle<kernels::any>(), "any", input, dim, keepdim, t, {}, out);
 }
 
 namespace {
 
 Tensor vector_norm(const Tensor& input, double p, const std::optional<DimVector>& dim, bool keepdim,
                    std::optional<ScalarType> dtype, const OutArg& out) {
-  static const auto& op = handle<kernels::norm>();
   ScalarType in = dtype.value_or(input->dtype());
   FLB_CHECK(is_floating(in) || is_complex(in),
             "norm(): Expected a floating point or complex tensor as input. Got ",
@@ -110,7 +107,8 @@ Tensor vector_norm(const Tensor& input, double p, const std::optional<DimVector>
               "inf norm on an empty tensor because the operation does not have an identity");
   }
   ScalarType result = is_complex(in) ? to_real(in) : in;
-  return reduce(op, "norm", to_dtype(input, in), dim, keepdim, result, {Scalar(p)}, out);
+  return reduce(handle<kernels::norm>(), "norm", to_dtype(input, in), dim, keepdim, result,
+                {Scalar(p)}, out);
 }
 
 }  // namespace
@@ -132,11 +130,11 @@ Tensor norm_str(const Tensor& input, const std::string& p, const std::optional<D
 }
 
 Tensor logsumexp(const Tensor& input, IntList dim, bool keepdim, const OutArg& out) {
-  static const auto& op = handle<kernels::logsumexp>();
   ScalarType t = is_floating(input->dtype()) ? input->dtype() : default_dtype();
   FLB_CHECK(!is_complex(input->dtype()), "logsumexp(): does not support complex inputs");
   DimVector dims = dim;
-  return reduce(op, "logsumexp", to_dtype(input, t), dims, keepdim, t, {}, out);
+  return reduce(handle<kernels::logsumexp>(), "logsumexp", to_dtype(input, t), dims, keepdim, t, {},
+                out);
 }
 
 }  // namespace flambeau::ops

@@ -12,7 +12,6 @@ namespace {
 std::tuple<Tensor, Tensor> moments(const char* name, bool take_sqrt, bool with_mean,
                                    const Tensor& input, const std::optional<DimVector>& dim,
                                    double correction, bool keepdim, const OutArg& out) {
-  static const auto& op = handle<kernels::var>();
   ScalarType t = input->dtype();
   FLB_CHECK(is_floating(t) || is_complex(t), name,
             "(): input dtype should be either floating point or complex dtypes. Got ",
@@ -24,8 +23,8 @@ std::tuple<Tensor, Tensor> moments(const char* name, bool take_sqrt, bool with_m
                  ? dest
                  : empty(r.out_shape, real, input->device());
   Tensor m = with_mean ? empty(r.out_shape, t, input->device()) : Tensor();
-  kernel_for(op, input->device())(keep_view(v, r), m ? keep_view(m, r) : Tensor(), input, r.dims,
-                                  correction, take_sqrt);
+  kernel<kernels::var>(input->device())(keep_view(v, r), m ? keep_view(m, r) : Tensor(), input,
+                                        r.dims, correction, take_sqrt);
   if (v != dest) copy_into(dest, v);
   return {dest, m};
 }

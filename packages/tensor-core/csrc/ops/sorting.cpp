@@ -64,27 +64,25 @@ namespace {
 
 std::tuple<Tensor, Tensor> sort_impl(const Tensor& input, int64_t dim, bool descending,
                                      const char* name) {
-  static const auto& op = handle<kernels::sort>();
   check_sortable(input, name);
   const int64_t d = wrap_dim(dim, input->dim(), name);
   Tensor rows = to_rows(input, d);
   const int64_t n = rows->sizes()[1];
   Tensor v = empty(rows->sizes(), input->dtype(), input->device());
   Tensor i = empty(rows->sizes(), ScalarType::Int64, input->device());
-  if (rows->numel() > 0) kernel_for(op, input->device())(v, i, rows, descending);
+  if (rows->numel() > 0) kernel<kernels::sort>(input->device())(v, i, rows, descending);
   return {from_rows(v, input->sizes(), d, n, true), from_rows(i, input->sizes(), d, n, true)};
 }
 
 // values/indices of the element SelectKernel picks from every row along dim.
 std::tuple<Tensor, Tensor> select_impl(const Tensor& input, int64_t dim, bool keepdim, int64_t k,
                                        Select what, const char* name) {
-  static const auto& op = handle<kernels::kthvalue>();
   const int64_t d = wrap_dim(dim, input->dim(), name);
   Tensor rows = to_rows(input, d);
   const int64_t r = rows->sizes()[0];
   Tensor v = empty(DimVector{r, 1}, input->dtype(), input->device());
   Tensor i = empty(DimVector{r, 1}, ScalarType::Int64, input->device());
-  if (r > 0) kernel_for(op, input->device())(v, i, rows, k, what);
+  if (r > 0) kernel<kernels::kthvalue>(input->device())(v, i, rows, k, what);
   return {from_rows(v, input->sizes(), d, 1, keepdim), from_rows(i, input->sizes(), d, 1, keepdim)};
 }
 
@@ -141,7 +139,6 @@ Tensor msort(const Tensor& input, const OutArg& out) {
 
 std::tuple<Tensor, Tensor> topk(const Tensor& input, int64_t k, int64_t dim, bool largest,
                                 bool sorted, const std::vector<Tensor>& out) {
-  static const auto& op = handle<kernels::topk>();
   check_out_tuple(out, 2, "topk");
   check_sortable(input, "topk", false);
   const int64_t d = wrap_dim(dim, input->dim(), "topk");
@@ -153,7 +150,7 @@ std::tuple<Tensor, Tensor> topk(const Tensor& input, int64_t k, int64_t dim, boo
   Tensor v = empty(DimVector{r, k}, input->dtype(), input->device());
   Tensor i = empty(DimVector{r, k}, ScalarType::Int64, input->device());
   if (r > 0 && k > 0) {
-    kernel_for(op, input->device())(v, i, rows, k, largest, sorted);
+    kernel<kernels::topk>(input->device())(v, i, rows, k, largest, sorted);
   }
   return {write_out(out, 0, from_rows(v, input->sizes(), d, k, true), "topk"),
           write_out(out, 1, from_rows(i, input->sizes(), d, k, true), "topk")};
@@ -189,7 +186,6 @@ std::tuple<Tensor, Tensor> nanmedian_dim(const Tensor& input, int64_t dim, bool 
 
 std::tuple<Tensor, Tensor> mode(const Tensor& input, int64_t dim, bool keepdim,
                                 const std::vector<Tensor>& out) {
-  static const auto& op = handle<kernels::mode>();
   check_out_tuple(out, 2, "mode");
   check_sortable(input, "mode");
   check_nonempty_dim(input, dim, "mode");
@@ -198,14 +194,13 @@ std::tuple<Tensor, Tensor> mode(const Tensor& input, int64_t dim, bool keepdim,
   const int64_t r = rows->sizes()[0];
   Tensor v = empty(DimVector{r, 1}, input->dtype(), input->device());
   Tensor i = empty(DimVector{r, 1}, ScalarType::Int64, input->device());
-  if (r > 0) kernel_for(op, input->device())(v, i, rows);
+  if (r > 0) kernel<kernels::mode>(input->device())(v, i, rows);
   return {write_out(out, 0, from_rows(v, input->sizes(), d, 1, keepdim), "mode"),
           write_out(out, 1, from_rows(i, input->sizes(), d, 1, keepdim), "mode")};
 }
 
 Tensor value_selecting_reduction_backward(const Tensor& grad, int64_t dim, const Tensor& indices,
                                           IntList sizes, bool keepdim) {
-  static const auto& op = handle<kernels::value_selecting_reduction_backward>();
   const char* name = "value_selecting_reduction_backward";
   const int64_t nd = static_cast<int64_t>(sizes.size());
   const int64_t d = wrap_dim(dim, nd, name);
@@ -225,7 +220,8 @@ Tensor value_selecting_reduction_backward(const Tensor& grad, int64_t dim, const
   Tensor grows = to_rows(g, d), irows = to_rows(idx, d);
   const int64_t n = nd ? sizes[d] : 1;
   Tensor out = empty(DimVector{grows->sizes()[0], n}, grad->dtype(), grad->device());
-  if (out->numel() > 0) kernel_for(op, grad->device())(out, grows, irows);
+  if (out->numel() > 0)
+    kernel<kernels::value_selecting_reduction_backward>(grad->device())(out, grows, irows);
   return ops::contiguous(from_rows(out, sizes, d, n, true));
 }
 

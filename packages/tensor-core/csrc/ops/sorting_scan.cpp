@@ -13,7 +13,6 @@ namespace {
 
 std::tuple<Tensor, Tensor> cum_extreme(bool is_max, const Tensor& input, int64_t dim,
                                        const std::vector<Tensor>& out) {
-  static const auto& op = handle<kernels::cummax>();
   const char* name = is_max ? "cummax" : "cummin";
   check_out_tuple(out, 2, name);
   check_sortable(input, name);
@@ -22,7 +21,7 @@ std::tuple<Tensor, Tensor> cum_extreme(bool is_max, const Tensor& input, int64_t
   const int64_t n = rows->sizes()[1];
   Tensor v = empty(rows->sizes(), input->dtype(), input->device());
   Tensor i = empty(rows->sizes(), ScalarType::Int64, input->device());
-  if (rows->numel() > 0) kernel_for(op, input->device())(v, i, rows, is_max);
+  if (rows->numel() > 0) kernel<kernels::cummax>(input->device())(v, i, rows, is_max);
   return {write_out(out, 0, from_rows(v, input->sizes(), d, n, true), name),
           write_out(out, 1, from_rows(i, input->sizes(), d, n, true), name)};
 }
@@ -40,13 +39,12 @@ std::tuple<Tensor, Tensor> cummin(const Tensor& input, int64_t dim,
 }
 
 Tensor logcumsumexp(const Tensor& input, int64_t dim, const OutArg& out) {
-  static const auto& op = handle<kernels::logcumsumexp>();
   FLB_CHECK(is_floating(input->dtype()), "logcumsumexp(): expected a floating point input, got ",
             dtype_name(input->dtype()));
   const int64_t d = wrap_dim(dim, input->dim(), "logcumsumexp");
   Tensor rows = to_rows(input, d);
   Tensor r = empty(rows->sizes(), input->dtype(), input->device());
-  if (rows->numel() > 0) kernel_for(op, input->device())(r, rows);
+  if (rows->numel() > 0) kernel<kernels::logcumsumexp>(input->device())(r, rows);
   return into_out(out, from_rows(r, input->sizes(), d, rows->sizes()[1], true), "logcumsumexp");
 }
 

@@ -13,7 +13,6 @@ namespace {
 
 Tensor search(const char* name, const Tensor& seq, const Tensor& input, bool out_int32, bool right,
               const Tensor& sorter, const OutArg& out) {
-  static const auto& op = handle<kernels::searchsorted>();
   FLB_CHECK(!is_complex(seq->dtype()) && !is_complex(input->dtype()), name,
             "(): does not support complex inputs");
   FLB_CHECK(seq->dim() >= 1, name, "(): boundaries tensor should have at least one dimension");
@@ -49,7 +48,7 @@ Tensor search(const char* name, const Tensor& seq, const Tensor& input, bool out
   Tensor srt = sorter ? ops::reshape(ops::contiguous(sorter), DimVector{seq_rows, s}) : Tensor();
   const ScalarType rt = out_int32 ? ScalarType::Int32 : ScalarType::Int64;
   Tensor r = empty(DimVector{rows, m}, rt, input->device());
-  if (r->numel() > 0) kernel_for(op, input->device())(r, sq, vals, srt, right);
+  if (r->numel() > 0) kernel<kernels::searchsorted>(input->device())(r, sq, vals, srt, right);
   Tensor result = ops::reshape(r, input->sizes());
   if (!out.given()) return result;
   FLB_CHECK(out.tensor->dtype() == rt, name, "(): output tensor's dtype is wrong, it should be ",
@@ -83,7 +82,6 @@ Tensor bucketize(const Tensor& input, const Tensor& boundaries, bool out_int32, 
 }
 
 Tensor bincount(const Tensor& input, const Tensor& weights, int64_t minlength) {
-  static const auto& op = handle<kernels::bincount>();
   FLB_CHECK(input->dim() == 1 && is_integral(input->dtype(), false),
             "bincount(): only supports 1-d non-negative integral inputs, got a ",
             dtype_name(input->dtype()), " tensor of shape ", shape_str(input->sizes()));
@@ -109,13 +107,12 @@ Tensor bincount(const Tensor& input, const Tensor& weights, int64_t minlength) {
     w = ops::contiguous(to_dtype(weights, rt));
   }
   Tensor out = empty(DimVector{length}, rt, input->device());
-  kernel_for(op, input->device())(out, idx, w);
+  kernel<kernels::bincount>(input->device())(out, idx, w);
   return out;
 }
 
 Tensor histc(const Tensor& input, int64_t bins, const Scalar& min, const Scalar& max,
              const OutArg& out) {
-  static const auto& op = handle<kernels::histc>();
   FLB_CHECK(is_floating(input->dtype()), "histc(): expected a floating point input, got ",
             dtype_name(input->dtype()));
   FLB_CHECK(bins > 0, "histc(): bins must be > 0, but got ", bins);
@@ -136,7 +133,7 @@ Tensor histc(const Tensor& input, int64_t bins, const Scalar& min, const Scalar&
             "] is not finite");
   FLB_CHECK(lo < hi, "histc(): max must be larger than min, got min ", lo, " and max ", hi);
   Tensor r = empty(DimVector{bins}, input->dtype(), input->device());
-  kernel_for(op, input->device())(r, x, lo, hi);
+  kernel<kernels::histc>(input->device())(r, x, lo, hi);
   return into_out(out, r, "histc");
 }
 

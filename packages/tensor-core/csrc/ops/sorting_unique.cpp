@@ -20,10 +20,9 @@ Tensor none_like(const Tensor& input) {
 // Unique elements of the flattened input.
 Unique3 unique_elements(const Tensor& input, bool sort, bool inverse, bool counts,
                         const char* name) {
-  static const auto& op = handle<kernels::_unique2>();
   check_sortable(input, name);
   Tensor flat = ops::reshape(ops::contiguous(input), DimVector{input->numel(), 1});
-  auto [out, inv, cnt] = kernel_for(op, input->device())(flat, sort, inverse);
+  auto [out, inv, cnt] = kernel<kernels::_unique2>(input->device())(flat, sort, inverse);
   Tensor values = ops::reshape(out, DimVector{out->sizes()[0]});
   return {values, inverse ? ops::reshape(inv, input->sizes()) : none_like(input),
           counts ? cnt : none_like(input)};
@@ -32,7 +31,6 @@ Unique3 unique_elements(const Tensor& input, bool sort, bool inverse, bool count
 // Unique slices of input along dim.
 Unique3 unique_slices(const Tensor& input, int64_t dim, bool sort, bool inverse, bool counts,
                       const char* name) {
-  static const auto& op = handle<kernels::_unique2>();
   check_sortable(input, name);
   FLB_CHECK_T(IndexError, input->dim() > 0, name, "(): input must have at least one dim");
   const int64_t d = wrap_dim(dim, input->dim(), name);
@@ -46,7 +44,7 @@ Unique3 unique_slices(const Tensor& input, int64_t dim, bool sort, bool inverse,
   }
   Tensor moved = ops::contiguous(ops::movedim(input, DimVector{d}, DimVector{0}));
   Tensor rows = ops::reshape(moved, DimVector{n, m});
-  auto [out, inv, cnt] = kernel_for(op, input->device())(rows, sort, inverse);
+  auto [out, inv, cnt] = kernel<kernels::_unique2>(input->device())(rows, sort, inverse);
   DimVector shape{out->sizes()[0]};
   for (int64_t s : rest) shape.push_back(s);
   Tensor values =

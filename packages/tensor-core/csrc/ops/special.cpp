@@ -69,12 +69,12 @@ FLB_SPECIAL_BINARY(xlogy)
 // The incomplete gamma functions take floating-point inputs only (PyTorch's
 // igamma has no integer kernels).
 Tensor igamma(const Tensor& input, const Tensor& other, const OutArg& out) {
-  static const auto& op = handle<kernels::igamma>();
-  return elementwise(op, {"igamma", Promote::Default, kFloatTypes}, {input, other}, {}, out);
+  return elementwise(handle<kernels::igamma>(), {"igamma", Promote::Default, kFloatTypes},
+                     {input, other}, {}, out);
 }
 Tensor igammac(const Tensor& input, const Tensor& other, const OutArg& out) {
-  static const auto& op = handle<kernels::igammac>();
-  return elementwise(op, {"igammac", Promote::Default, kFloatTypes}, {input, other}, {}, out);
+  return elementwise(handle<kernels::igammac>(), {"igammac", Promote::Default, kFloatTypes},
+                     {input, other}, {}, out);
 }
 
 Tensor sinc(const Tensor& input, const OutArg& out) {
@@ -91,8 +91,8 @@ Tensor mvlgamma(const Tensor& input, int64_t p, const OutArg& out) {
   FLB_CHECK(evaluations <= static_cast<double>(int64_t{1} << 28), "mvlgamma: p = ", p, " needs ",
             evaluations, " log-gamma evaluations for ", input->numel(),
             " elements, more than 2^28");
-  static const auto& op = handle<kernels::mvlgamma>();
-  return elementwise(op, {"mvlgamma", Promote::IntToFloat, kFloatTypes}, {input}, {Scalar(p)}, out);
+  return elementwise(handle<kernels::mvlgamma>(), {"mvlgamma", Promote::IntToFloat, kFloatTypes},
+                     {input}, {Scalar(p)}, out);
 }
 
 }  // namespace flambeau::ops

@@ -8,7 +8,6 @@
 namespace flambeau {
 
 void copy_into(const Tensor& dst, const Tensor& src) {
-  static const auto& op = handle<kernels::copy_>();
   // A CPU source may be copied into any device; the destination's backend does it.
   FLB_CHECK(src->device() == dst->device() || src->device().is_cpu() || dst->device().is_cpu(),
             "copy_: cannot copy between devices ", src->device().str(), " and ",
@@ -16,7 +15,7 @@ void copy_into(const Tensor& dst, const Tensor& src) {
   if (dst->numel() == 0) return;
   Tensor s = expand_to(src, dst->sizes(), "copy_");
   Device d = dst->device().is_cpu() ? s->device() : dst->device();
-  kernel_for(op, d)(dst, s);
+  kernel<kernels::copy_>(d)(dst, s);
 }
 
 Tensor contiguous_copy(const Tensor& t) {
@@ -70,9 +69,8 @@ Tensor copy_(const Tensor& self, const Tensor& src, bool non_blocking) {
 }
 
 Tensor fill_(const Tensor& self, const Scalar& value) {
-  static const auto& op = handle<kernels::fill_>();
   self->bump_version();
-  if (self->numel() > 0) kernel_for(op, self->device())(self, value);
+  if (self->numel() > 0) kernel<kernels::fill_>(self->device())(self, value);
   return self;
 }
 

@@ -13,11 +13,7 @@ namespace {
 Tensor to_device(const Tensor& t, Device device) {
   bool broadcast_scalar = true;
   for (int64_t s : t->strides()) broadcast_scalar = broadcast_scalar && s == 0;
-  if (!broadcast_scalar) {
-    Tensor out = empty(t->sizes(), t->dtype(), device);
-    copy_into(out, t);
-    return out;
-  }
+  if (!broadcast_scalar) return copy_to(t, device);
   Tensor one = empty({}, t->dtype(), device);
   copy_into(one, make_view(t, {}, {}, t->offset()));
   return make_view(one, t->sizes(), DimVector(t->sizes().size(), 0), 0);
@@ -51,14 +47,7 @@ void ForeignCall::add(const Scalar& s) {
   scalars_.push_back(out);
 }
 
-Tensor host_copy(const Tensor& t) {
-  if (!t || t->device().is_cpu()) return t;
-  Tensor out = empty(t->sizes(), t->dtype(), Device{});
-  copy_into(out, t);
-  return out;
-}
-
-Tensor result_to_device(const Tensor& t, Device device) {
+Tensor copy_to(const Tensor& t, Device device) {
   if (!t || t->device() == device) return t;
   Tensor out = empty(t->sizes(), t->dtype(), device);
   copy_into(out, t);

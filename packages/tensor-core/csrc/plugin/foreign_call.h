@@ -89,20 +89,21 @@ class ForeignCall {
 enum class KernelForm { kUnknown, kC, kHostOnly };
 KernelForm kernel_form(const char* name);
 
-// For kernels that run on the host for a plugin's device (see KernelRef).
-Tensor host_copy(const Tensor& t);
+// t on `device` (the host: Device{}): t itself when it is there, else a copy. For
+// the kernels that run on the host for a plugin's device (see KernelRef).
+Tensor copy_to(const Tensor& t, Device device);
 template <class T>
 decltype(auto) on_host(const T& arg) {
   if constexpr (std::is_same_v<T, Tensor>)
-    return host_copy(arg);
+    return copy_to(arg, Device{});
   else
     return (arg);
 }
-Tensor result_to_device(const Tensor& t, Device device);
+inline Tensor result_to_device(const Tensor& t, Device device) { return copy_to(t, device); }
 inline std::tuple<Tensor, Tensor, Tensor> result_to_device(
     const std::tuple<Tensor, Tensor, Tensor>& t, Device device) {
-  return {result_to_device(std::get<0>(t), device), result_to_device(std::get<1>(t), device),
-          result_to_device(std::get<2>(t), device)};
+  return {copy_to(std::get<0>(t), device), copy_to(std::get<1>(t), device),
+          copy_to(std::get<2>(t), device)};
 }
 
 // Picks the kernel for the first tensor's dtype and runs it; a NotImplementedError
