@@ -50,3 +50,16 @@ def test_collective_mismatch_is_reported_in_detail_mode():
     result = run_workers("failures.py", 2, "mismatch", env={"TORCH_DISTRIBUTED_DEBUG": "DETAIL"})
     out = result.stdout + result.stderr
     assert out.count("WORKER OK") == 2, out
+
+
+def test_rank_failing_during_ddp_backward_is_named():
+    # DDP's buckets in node shared memory wait at barriers that watch the peers too.
+    start = time.monotonic()
+    result = run_workers("failures.py", 2, "ddp", launcher=True)
+    out = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert time.monotonic() - start < 10, out
+    assert "backward completed without rank 1" not in out
+    shared = r"rank 0 raised after [\d.]+s: \[rank 0\] shared-memory all_reduce"
+    assert re.search(shared, out), out
+    assert "cannot complete: rank 1 (pid" in out, out

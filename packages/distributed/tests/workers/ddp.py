@@ -45,6 +45,9 @@ ddp = DDP(model)
 for p, q in zip(model.parameters(), ref.parameters()):
     close(p, q, 0)
 assert len(ddp.reducer.buckets) >= 2  # a small first bucket, then the rest
+# All ranks run on this node: the buckets live in node shared memory unless turned off.
+shared = os.environ.get("FLAMBEAU_DDP_SHARED_MEMORY", "1") != "0"
+assert all((b.shared is not None) == shared for b in ddp.reducer.buckets)
 x, y = batch(0)
 loss_fn(ddp, x[mine], y[mine]).backward()
 loss_fn(ref, x, y).backward()
@@ -165,6 +168,19 @@ fresh = make_model(70 + r)
 fresh.load_state_dict(state[0])
 for p, q in zip(fresh.parameters(), ddp.module.parameters()):
     close(p, q, 0)
+
+# 7. Node memory is freed once no rank uses it: models come and go, windows do not pile up.
+if shared:
+    import gc
+
+    from flambeau.distributed.process_group import _default
+
+    windows = _default()._node_state.windows
+    held = len(windows)
+    for seed in range(3):
+        DDP(make_model(seed))
+        gc.collect()
+    assert len(windows) <= held + 1, (held, len(windows))
 
 dist.destroy_process_group()
 print(f"rank {r}: WORKER OK", flush=True)

@@ -1,4 +1,4 @@
-"""One rank fails (argv[1]: kill, raise, mismatch, timeout); the others must raise."""
+"""One rank fails (argv[1]: kill, raise, mismatch, timeout, ddp); the others must raise."""
 
 import os
 import signal
@@ -21,6 +21,22 @@ if mode == "mismatch":
         print(f"rank {r}: WORKER OK", flush=True)
         os._exit(0)
     raise AssertionError("the mismatch went unnoticed")
+if mode == "ddp":  # rank 1 gives up before a backward whose buckets are in node memory
+    from flambeau.nn.parallel import DistributedDataParallel as DDP
+
+    model = DDP(torch.nn.Linear(50, 50))
+    assert model.reducer.buckets[0].shared is not None
+    if r == 1:
+        time.sleep(0.2)
+        raise ValueError("rank 1 gives up")
+    start = time.monotonic()
+    try:
+        model(torch.ones(4, 50)).sum().backward()
+    except dist.DistBackendError as e:
+        print(f"rank {r} raised after {time.monotonic() - start:.1f}s: {e}", flush=True)
+        sys.exit(3)
+    print(f"rank {r}: backward completed without rank 1", flush=True)
+    sys.exit(0)
 if r == 1:
     time.sleep(0.2)
     if mode == "kill":

@@ -17,7 +17,7 @@ from datetime import timedelta
 
 import numpy as np
 
-from . import debug
+from . import debug, node_memory
 from ._runtime import communication_thread, mpi, threads_supported
 from .errors import DistBackendError
 from .liveness import Liveness, install_excepthook
@@ -193,10 +193,13 @@ class ProcessGroup:
             + "\n  ".join(lines)
         )
 
-    def complete(self, requests, desc, finish=None, result=None, async_op=False, statuses=None):
-        """Drive the posted `requests` here (returns None), or hand them to the
-        communication thread and return their Work (async_op=True)."""
-        op = Operation(self, requests, desc, finish, result, statuses)
+    def complete(
+        self, requests, desc, finish=None, result=None, async_op=False, statuses=None, stages=None
+    ):
+        """Drive the posted `requests` (or the steps of `stages`, see work.Operation) here
+        (returns None), or hand them to the communication thread and return their Work
+        (async_op=True)."""
+        op = Operation(self, requests, desc, finish, result, statuses, stages)
         if not async_op:
             op.drive()
             return None
@@ -448,6 +451,7 @@ def destroy_process_group(group=None) -> None:
         if healthy:
             for g in groups:
                 try:
+                    node_memory.release(g)
                     g.comm.Free()
                 except Exception:
                     pass
@@ -464,6 +468,7 @@ def destroy_process_group(group=None) -> None:
     if group in _world.groups:
         _world.groups.remove(group)
         if not _world.broken:
+            node_memory.release(group)
             group.comm.Free()
 
 

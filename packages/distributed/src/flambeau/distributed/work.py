@@ -68,12 +68,17 @@ class Operation:
         "posted_at",
         "completed_at",
         "future",
+        "stages",
         "_testing",
     )
 
-    def __init__(self, pg, requests, desc, finish=None, result=None, statuses=None):
+    def __init__(self, pg, requests, desc, finish=None, result=None, statuses=None, stages=None):
         self.pg = pg
-        self.requests = requests
+        # With `stages` (an iterator of request lists), the operation has several steps:
+        # when one step's requests complete, the next is taken from it (which may compute
+        # between posts); the operation is done when it is exhausted.
+        self.stages = stages
+        self.requests = requests if stages is None else next(stages)
         self.desc = desc
         self.finish = finish
         self.result = result
@@ -114,15 +119,22 @@ class Operation:
         if not self._testing.acquire(blocking=False):
             return False  # another thread is testing it just now
         try:
-            if self.statuses is not None:
-                ready = MPI.Request.Testall(self.requests, self.statuses)
-            else:
-                ready = MPI.Request.Testall(self.requests)
-        except MPI.Exception as e:
-            raise DistBackendError(
-                f"[rank {self.pg.global_rank_of_self}] {self.desc} failed: MPI reported "
-                f"{e.Get_error_string()}"
-            ) from e
+            try:
+                if self.statuses is not None:
+                    ready = MPI.Request.Testall(self.requests, self.statuses)
+                else:
+                    ready = MPI.Request.Testall(self.requests)
+            except MPI.Exception as e:
+                raise DistBackendError(
+                    f"[rank {self.pg.global_rank_of_self}] {self.desc} failed: MPI reported "
+                    f"{e.Get_error_string()}"
+                ) from e
+            if ready and self.stages is not None:  # the next step, if any
+                following = next(self.stages, None)
+                if following is not None:
+                    self.requests, ready = following, False
+                else:
+                    self.stages = None
         finally:
             self._testing.release()
         if ready:

@@ -40,15 +40,20 @@ class Bucket:
         directs = {i for i, _ in self.direct}
         self.packed = [(i, p) for i, p in members if i not in directs]
         dtype = members[0][1].dtype
-        self.flat = flambeau.zeros(sum(p.numel() for _, p in self.packed), dtype=dtype)
+        self.shared = None  # (SharedBuffers, index) when the flat lives in node memory
+        self.place(flambeau.zeros(sum(p.numel() for _, p in self.packed), dtype=dtype))
+        self.nbytes = sum(p.numel() for _, p in members) * self.flat.element_size()
+        self.reset()
+
+    def place(self, flat) -> None:
+        """Hold the packed gradients in `flat` (of this bucket's size and dtype)."""
+        self.flat = flat
         self.views = {}
         offset = 0
         for i, p in self.packed:
             n = p.numel()
-            self.views[i] = self.flat[offset : offset + n].view(tuple(p.shape))
+            self.views[i] = flat[offset : offset + n].view(tuple(p.shape))
             offset += n
-        self.nbytes = sum(p.numel() for _, p in members) * self.flat.element_size()
-        self.reset()
 
     def reset(self) -> None:
         self.pending = len(self.members)

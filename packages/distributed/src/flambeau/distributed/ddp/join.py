@@ -61,6 +61,8 @@ class DDPJoinHook(JoinHook):
         ddp = self.ddp
         ddp.reducer.rebuild_buckets()
         active, sync = step_handshake(ddp, False, False)
+        if not ddp._divide_by_initial_world_size:  # as the active ranks divide
+            ddp.reducer.divide_by = len(active)
         sync_buffers(ddp, max(active))
         ddp.require_forward_param_sync = sync
         if sync:

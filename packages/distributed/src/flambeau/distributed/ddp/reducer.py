@@ -30,7 +30,7 @@ import flambeau
 from flambeau.autograd import engine as _engine
 from flambeau.futures import Future
 
-from .. import collectives
+from .. import collectives, node_memory
 from ..grad_bucket import GradBucket
 from ..reduce_op import ReduceOp
 from .buckets import Bucket, assign
@@ -102,6 +102,10 @@ class Reducer:
         self.first_bucket_bytes = first_bucket_bytes
         self.comm_hook = None
         self.comm_hook_state = None
+        # Buckets in memory the node's ranks share (node_memory.py), when they all run on
+        # one node: reduced there, not through MPI's messages. Not with gradient views
+        # into the buckets (a .grad must not outlive its window) or a communication hook.
+        self.shared = not gradient_as_bucket_view and node_memory.usable(pg)
         self._set_buckets(self._assign())
         self.rebuilt = False
         self.ready_order: list[int] = []  # the last complete iteration's, until rebuilt
@@ -125,7 +129,7 @@ class Reducer:
         """The size from which a gradient is reduced in place; None when none is: a
         communication hook gets whole flat buckets, and with gradient_as_bucket_view
         the gradients already live in the buckets."""
-        if self.comm_hook is not None or self.as_view:
+        if self.comm_hook is not None or self.as_view or self.shared:
             return None
         return ZERO_COPY_MIN_BYTES
 
@@ -139,6 +143,13 @@ class Reducer:
         )
 
     def _set_buckets(self, buckets) -> None:
+        if self.shared:  # collective: every rank sets the same buckets at the same call
+            memory = node_memory.SharedBuffers(
+                self.pg, [(b.flat.numel(), b.flat.dtype) for b in buckets]
+            )
+            for k, b in enumerate(buckets):
+                b.place(memory.mine[k])
+                b.shared = (memory, k)
         self.buckets = buckets
         self.bucket_of = {i: b for b in buckets for i, _ in b.members}
 
@@ -148,7 +159,9 @@ class Reducer:
                 "register_comm_hook or register_builtin_comm_hook can only be called once."
             )
         self.comm_hook, self.comm_hook_state = hook, state
-        if any(b.direct for b in self.buckets):  # the hook takes every gradient packed
+        # The hook takes every gradient packed, in a bucket of its own memory.
+        if self.shared or any(b.direct for b in self.buckets):
+            self.shared = False
             self._set_buckets([Bucket(b.index, b.members) for b in self.buckets])
 
     # bucket rebuild
@@ -237,8 +250,9 @@ class Reducer:
 
     def _launch(self, bucket) -> None:
         # The built-in reduction averages before the sum (PyTorch's gradient
-        # predivision), in the same pass that fills the bucket; a hook gets the sums.
-        scale = self.divide_by if self.comm_hook is None else 1
+        # predivision), in the same pass that fills the bucket; a hook gets the sums. A
+        # bucket in node memory is averaged as it is reduced.
+        scale = self.divide_by if self.comm_hook is None and not bucket.shared else 1
         bucket.launched_at = time.perf_counter()
         with flambeau.no_grad():
             # The large gradients first, in member order (shadow_backward posts alike).
@@ -289,6 +303,9 @@ class Reducer:
         """Post the reduction of `flat` (bucket's data, already divided, or zeros for a
         joined rank): the built-in sum or the communication hook. Returns what _await
         takes."""
+        if bucket.shared is not None:  # `flat` is the bucket's own, in node memory
+            memory, k = bucket.shared
+            return node_memory.all_reduce(self.pg, memory, k, self.divide_by, async_op=True)
         if self.comm_hook is None:
             return collectives.all_reduce(flat, ReduceOp.SUM, self.pg, async_op=True)
         grad_bucket = GradBucket(
@@ -337,6 +354,10 @@ class Reducer:
                 work = collectives.all_reduce(zeros, ReduceOp.SUM, self.pg, async_op=True)
                 posted.append((work, None))
             if not bucket.packed:
+                continue
+            if bucket.shared is not None:  # this rank adds zeros in its own segment
+                bucket.flat.zero_()
+                posted.append((self._communicate(bucket, bucket.flat, bucket.views), bucket.flat))
                 continue
             zeros = flambeau.zeros_like(bucket.flat)
             views, offset = {}, 0
