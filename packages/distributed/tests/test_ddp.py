@@ -6,8 +6,9 @@ from conftest import expect_ok, run_workers
 MPI_PATH = {"FLAMBEAU_DDP_SHARED_MEMORY": "0"}
 
 
-@pytest.mark.parametrize("n", [2, 4])
-@pytest.mark.parametrize("env", [None, MPI_PATH], ids=["node-memory", "mpi"])
+@pytest.mark.parametrize(
+    "n, env", [(2, None), (4, None), (2, MPI_PATH)], ids=["node-memory-2", "node-memory-4", "mpi-2"]
+)
 def test_ddp_matches_single_process_training(n, env):
     expect_ok(run_workers("ddp.py", n, timeout=40, env=env), n)
 
