@@ -30,7 +30,9 @@ import numpy as np
 import flambeau
 
 from ._runtime import mpi
+from .errors import DistBackendError
 from .reduce_op import RedOpType
+from .work import Operation
 
 ALIGN = 64  # bytes: each bucket starts on a cache line
 ENV_SWITCH = "FLAMBEAU_DDP_SHARED_MEMORY"  # "0" turns the shared buckets off
@@ -78,10 +80,8 @@ def _unused_here(refs) -> bool:
     return all(r() is None for r in refs)
 
 
-def sweep(pg, free_all_unused: bool = True) -> None:
+def sweep(pg) -> None:
     """Free the windows of `pg` that no rank uses any more (collective)."""
-    from .work import Operation
-
     state = getattr(pg, "_node_state", None)
     if state is None or state.node is None or not state.windows:
         return
@@ -91,7 +91,7 @@ def sweep(pg, free_all_unused: bool = True) -> None:
     Operation(pg, [req], "the shared-memory window sweep").drive()
     kept = []
     for (win, refs), unused in zip(state.windows, everywhere):
-        if unused and free_all_unused:
+        if unused:
             win.Unlock_all()
             win.Free()
         else:
@@ -106,7 +106,10 @@ def release(pg) -> None:
     state = getattr(pg, "_node_state", None)
     if state is None or state.node is None:
         return
-    sweep(pg)
+    try:
+        sweep(pg)
+    except DistBackendError:
+        pass  # a rank left without destroying the group: its windows go with the process
     if not state.windows:
         state.node.Free()
     pg._node_state = None
