@@ -1,6 +1,6 @@
 /* The device functions the caching allocator calls, as one C table.
  *
- * Production binds it to cudart / libcuda (loaded with dlopen); the tests bind
+ * Production binds it to cudart and the driver's entry points (csrc/runtime/); the tests bind
  * it to fakecuda (csrc/fakecuda/). Nothing here includes a CUDA header: streams
  * and events are opaque pointers (cudaStream_t / cudaEvent_t in production).
  *

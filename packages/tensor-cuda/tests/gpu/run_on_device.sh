@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs flambeau-tensor-cuda (and NVIDIA's CUDA 13 wheels) into the current Python
+# environment and runs the GPU tests, in one command, on a machine with a GPU:
+#
+#   packages/tensor-cuda/tests/gpu/run_on_device.sh [PYTHON]
+#
+# PYTHON (default: python3) must already import flambeau (flambeau-tensor-core built
+# from this tree) and have pytest, numpy, scikit-build-core, pybind11 and cmake; nvcc 13
+# must be on PATH, in $CUDACXX or under /usr/local/cuda*. Wheels are taken from
+# $NVIDIA_WHEELS (a directory of .whl files) when set, else from the package index.
+# Ends with the pytest summary and a JSON line of the shared operator table on cuda.
+set -euo pipefail
+PY=${1:-python3}
+HERE=$(cd "$(dirname "$0")" && pwd)
+PKG=$(cd "$HERE/../.." && pwd)
+REPO=$(cd "$PKG/../.." && pwd)
+export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-8}
+if [ -z "${CUDACXX:-}" ]; then
+  CUDACXX=$(command -v nvcc || ls -d /usr/local/cuda*/bin/nvcc 2>/dev/null | sort -r | head -1)
+  export CUDACXX
+fi
+echo "== nvcc: $CUDACXX; driver: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo none)"
+if [ -n "${NVIDIA_WHEELS:-}" ]; then
+  "$PY" -m pip install --quiet --no-deps "$NVIDIA_WHEELS"/nvidia_*.whl
+else
+  "$PY" -m pip install --quiet "nvidia-cuda-runtime>=13,<14" "nvidia-cublas>=13,<14" \
+    "nvidia-cuda-nvrtc>=13,<14"
+fi
+start=$(date +%s)
+"$PY" -m pip install --quiet --no-build-isolation --no-deps "$PKG"
+echo "== built and installed flambeau-tensor-cuda in $(( $(date +%s) - start )) s"
+cd /tmp
+"$PY" -c "import flambeau; print('== cuda available:', flambeau.cuda.is_available(), flambeau.cuda.device_count(), flambeau.cuda.get_device_name(0) if flambeau.cuda.is_available() else '')"
+PYTHONPATH="$REPO/shared${PYTHONPATH:+:$PYTHONPATH}" "$PY" -m pytest -q -p no:cacheprovider -rs "$PKG/tests/gpu" "$PKG/tests/test_plugin.py" "$PKG/tests/test_kernel_indexing.py"
+PYTHONPATH="$REPO/shared${PYTHONPATH:+:$PYTHONPATH}" "$PY" -m flambeau_testing.run_on_device cuda \
+  --rows '(?!.*complex)(add|sub|mul|div|neg|abs|relu|exp|log|sqrt|rsqrt|sin|cos|tanh|sigmoid|reciprocal|sum|fill_|copy_).*' \
+  | tail -1 || true
