@@ -496,3 +496,29 @@ def test_operator_table_matches_the_cpu(python, tmp_path):
     reasons = summary["skip_reasons"]
     assert all(reason.strip() for reason in reasons), reasons
     assert sum(reasons.values()) == summary["cases_skipped"] > 0, summary
+
+
+def test_non_blocking_reaches_the_copy_hooks_and_oom_is_out_of_memory_error(python, tmp_path):
+    check(
+        python,
+        """
+        import flambeau_testdev._testdev as td
+        before = td.non_blocking_copies()
+        host = flambeau.arange(6.0)
+        dev = host.to("testdev", non_blocking=True)  # the caller's memory: asynchronous
+        assert td.non_blocking_copies() == before + 1
+        back = flambeau.empty(6)
+        back.copy_(dev, non_blocking=True)
+        assert td.non_blocking_copies() == before + 2 and flambeau.equal(back, host)
+        # A copy through a staging buffer (a strided source) blocks, whatever was asked.
+        host[::2].to("testdev", non_blocking=True)
+        dev.cpu()
+        assert td.non_blocking_copies() == before + 2
+        try:
+            flambeau.empty(1 << 50, dtype=flambeau.uint8, device="testdev")
+            raise AssertionError("a petabyte was allocated")
+        except flambeau.OutOfMemoryError as e:  # a RuntimeError, as torch's
+            assert isinstance(e, RuntimeError) and "testdev arena exhausted" in str(e), e
+        """,
+        tmp_path,
+    )

@@ -240,3 +240,20 @@ def test_malformed_alloc_conf_is_a_value_error(install_dir, no_gpu):
     """,
     )
     assert out is not None and "expandable_segments" in out
+
+
+def test_pinning_needs_a_device_and_plain_tensors_are_not_pinned(install_dir, no_gpu):
+    out = run(
+        install_dir,
+        """
+        import json, flambeau
+        t = flambeau.ones(3)
+        try:
+            t.pin_memory()
+            error = None
+        except RuntimeError as e:
+            error = str(e)
+        print(json.dumps({"error": error, "pinned": t.is_pinned()}))
+    """,
+    )
+    assert out["error"] is not None and out["pinned"] is False, out

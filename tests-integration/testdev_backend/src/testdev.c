@@ -157,15 +157,20 @@ static flb_status td_set_device(void* self, int32_t index) {
   return FLB_OK;
 }
 
+/* Host copies the core asked to run non_blocking (the tests read the count). */
+static long non_blocking_copies = 0;
+
 static flb_status td_copy_from_host(void* self, void* dst, const void* src, size_t n, int32_t dev,
                                     flb_stream s, int32_t non_blocking) {
-  (void)self, (void)dev, (void)s, (void)non_blocking;
+  (void)self, (void)dev, (void)s;
+  if (non_blocking) ++non_blocking_copies;
   memcpy(dst, src, n);
   return FLB_OK;
 }
 static flb_status td_copy_to_host(void* self, void* dst, const void* src, size_t n, int32_t dev,
                                   flb_stream s, int32_t non_blocking) {
-  (void)self, (void)dev, (void)s, (void)non_blocking;
+  (void)self, (void)dev, (void)s;
+  if (non_blocking) ++non_blocking_copies;
   memcpy(dst, src, n);
   return FLB_OK;
 }
@@ -448,8 +453,15 @@ static PyObject* try_register_kernel(PyObject* self, PyObject* arg) {
   return PyUnicode_FromString(core->last_error());
 }
 
+static PyObject* get_non_blocking_copies(PyObject* self, PyObject* unused) {
+  (void)self, (void)unused;
+  return PyLong_FromLong(non_blocking_copies);
+}
+
 static PyMethodDef methods[] = {
     {"try_register_kernel", try_register_kernel, METH_O, "Registers a kernel name; the error."},
+    {"non_blocking_copies", get_non_blocking_copies, METH_NOARGS,
+     "How many host copies the core asked to run non_blocking."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, STR(TESTDEV_MODULE),

@@ -22,6 +22,11 @@ struct ValueError : Error {
 struct NotImplementedError : Error {
   using Error::Error;
 };
+// A device (or pinned host) allocation failed: -> flambeau.OutOfMemoryError, a
+// RuntimeError subclass (torch.OutOfMemoryError, torch.cuda.OutOfMemoryError).
+struct OutOfMemoryError : Error {
+  using Error::Error;
+};
 // A LAPACK routine reported a singular or not positive-definite input (info > 0):
 // -> flambeau.linalg.LinAlgError, a RuntimeError subclass (torch.linalg.LinAlgError).
 struct LinAlgError : Error {

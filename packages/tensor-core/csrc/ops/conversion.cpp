@@ -1,6 +1,7 @@
 // Conversions between dtypes and devices: to, type_as, cpu and the dtype
 // shorthand methods (float(), long(), ...). Each returns self when nothing
 // changes, as PyTorch does, unless a copy is asked for.
+#include "core/non_blocking.h"
 #include "generated/ops.h"
 #include "ops/memory_format.h"
 
@@ -38,14 +39,14 @@ Tensor to(const Tensor& self, ScalarType dtype, bool non_blocking, bool copy,
 
 Tensor to_device(const Tensor& self, std::optional<Device> device, std::optional<ScalarType> dtype,
                  bool non_blocking, bool copy, MemoryFormat memory_format) {
-  (void)non_blocking;
+  NonBlockingCopy scope(non_blocking);
   return convert_to(self, device.value_or(self->device()), dtype.value_or(self->dtype()), copy,
                     memory_format);
 }
 
 Tensor to_other(const Tensor& self, const Tensor& other, bool non_blocking, bool copy,
                 MemoryFormat memory_format) {
-  (void)non_blocking;
+  NonBlockingCopy scope(non_blocking);
   FLB_CHECK_T(TypeError, !other->is_wrapped_number(),
               "to() received an invalid combination of arguments: expected a dtype, a device or "
               "a Tensor, not a number");

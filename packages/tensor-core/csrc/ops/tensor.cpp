@@ -1,4 +1,5 @@
 // Creating, copying and filling tensors.
+#include "core/non_blocking.h"
 #include "generated/kernels.h"
 #include "generated/ops.h"
 #include "ops/common.h"
@@ -61,7 +62,7 @@ Tensor full(IntList size, const Scalar& fill_value, std::optional<ScalarType> dt
 }
 
 Tensor copy_(const Tensor& self, const Tensor& src, bool non_blocking) {
-  (void)non_blocking;
+  NonBlockingCopy scope(non_blocking);
   check_no_partial_overlap(self, src, "copy_");
   self->bump_version();  // first: refuses an inference tensor before any write
   copy_into(self, src);

@@ -219,7 +219,7 @@ void check(flb_status status, const Backend& b, const char* what) {
     case FLB_INVALID_ARGUMENT:
       throw ValueError(msg);
     case FLB_OUT_OF_MEMORY:
-      throw Error(msg + " (out of memory)");
+      throw OutOfMemoryError(msg);
     default:
       throw Error(msg);
   }

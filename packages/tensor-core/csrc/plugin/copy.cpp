@@ -5,6 +5,7 @@
 #include <array>
 #include <utility>
 
+#include "core/non_blocking.h"
 #include "dispatch/dispatcher.h"
 #include "generated/kernels.h"
 #include "ops/common.h"
@@ -47,8 +48,10 @@ void host_to_device(const Backend& b, const Tensor& dst, const Tensor& src) {
       is_flat(dst, dst->sizes()) ? dst : empty(dst->sizes(), dst->dtype(), dst->device());
   int32_t index = resolve_index(b, target->device());
   flb_stream s = b.hooks.current_stream ? b.hooks.current_stream(b.hooks.self, index) : nullptr;
+  // Asynchronous only from the caller's own memory: a staging copy dies on return.
+  const int32_t async = non_blocking_copy() && host == src;
   check(b.hooks.copy_from_host(b.hooks.self, target->data(), host->data(), nbytes(target), index, s,
-                               0),
+                               async),
         b, "copy_from_host");
   if (target != dst) copy_within(b, dst, target);
 }
@@ -64,8 +67,11 @@ void device_to_host(const Backend& b, const Tensor& dst, const Tensor& src) {
                     : empty(dst->sizes(), flat->dtype());
   int32_t index = resolve_index(b, flat->device());
   flb_stream s = b.hooks.current_stream ? b.hooks.current_stream(b.hooks.self, index) : nullptr;
-  check(b.hooks.copy_to_host(b.hooks.self, host->data(), flat->data(), nbytes(host), index, s, 0),
-        b, "copy_to_host");
+  // Asynchronous only into the caller's own memory, which nothing here reads afterwards.
+  const int32_t async = non_blocking_copy() && host == dst;
+  check(
+      b.hooks.copy_to_host(b.hooks.self, host->data(), flat->data(), nbytes(host), index, s, async),
+      b, "copy_to_host");
   if (host != dst) copy_into(dst, host);
 }
 

@@ -61,6 +61,13 @@ void translate_errors(py::module_& m) {
       if (p) std::rethrow_exception(p);
     } catch (const LinAlgError& e) {
       PyErr_SetString(g_linalg_error, e.what());
+    } catch (const OutOfMemoryError& e) {
+      // Defined in Python (flambeau._errors), imported when first raised.
+      static PyObject* oom =
+          py::object(py::module_::import("flambeau._errors").attr("OutOfMemoryError"))
+              .release()
+              .ptr();  // kept for the process
+      PyErr_SetString(oom, e.what());
     } catch (const IndexError& e) {
       PyErr_SetString(PyExc_IndexError, e.what());
     } catch (const TypeError& e) {

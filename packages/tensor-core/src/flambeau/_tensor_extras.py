@@ -86,6 +86,25 @@ def _pin_memory(self, device=None):
     return pin(self)
 
 
+def _is_pinned(self, device=None):
+    """Whether self lives in page-locked host memory, which only a loaded accelerator
+    plugin hands out (its module's ``is_pinned(tensor)``); False without one.
+
+    >>> flambeau.ones(2).is_pinned()
+    False
+    """
+    from flambeau import backends
+
+    del device  # deprecated in PyTorch: the accelerator is the one that pinned it
+    if self.device.type != "cpu":
+        return False
+    for module in list(backends._modules.values()):
+        check = getattr(module, "is_pinned", None)
+        if check is not None and check(self):
+            return True
+    return False
+
+
 def _record_stream(self, stream):
     """Marks self's memory as in use by ``stream`` so that the allocator does not reuse it
     before the stream's queued work is done. Device memory is the backend plugin's: its
@@ -133,6 +152,7 @@ def install() -> None:
     T.as_subclass = _as_subclass
     T.module_load = _module_load
     T.pin_memory = _pin_memory
+    T.is_pinned = _is_pinned
     T.record_stream = _record_stream
     T.dense_dim = _dense_dim
     T.sparse_dim = _sparse_dim

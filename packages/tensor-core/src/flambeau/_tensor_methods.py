@@ -293,4 +293,3 @@ def install() -> None:
     T.chalf = lambda self, memory_format=_C.preserve_format: self.to(
         _C.complex32, memory_format=memory_format
     )
-    T.is_pinned = lambda self, device=None: False  # flambeau has no pinned host memory

@@ -20,6 +20,36 @@ namespace flambeau::cuda::backend {
 
 namespace {
 
+// A block of pinned host memory exported to Python through the buffer protocol
+// (flambeau.frombuffer keeps the exporter alive): Tensor.pin_memory's storage,
+// back to the host allocator's cache when the last tensor over it dies.
+class PinnedBuffer {
+ public:
+  explicit PinnedBuffer(size_t nbytes) : nbytes_(nbytes) {
+    cudaError_t err = runtime::host_allocator().allocate(nbytes, &block_);
+    if (err != cudaSuccess || block_ == nullptr) {
+      (void)cudaGetLastError();
+      std::string message = "CUDA out of memory. Tried to allocate " + std::to_string(nbytes) +
+                            " bytes of pinned host memory: " + cudaGetErrorString(err);
+      py::object oom = py::module_::import("flambeau").attr("OutOfMemoryError");
+      PyErr_SetString(oom.ptr(), message.c_str());
+      throw py::error_already_set();
+    }
+  }
+  ~PinnedBuffer() { runtime::host_allocator().free(block_); }
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+
+  py::buffer_info info() {
+    return py::buffer_info(block_->ptr, 1, py::format_descriptor<uint8_t>::format(), 1,
+                           {static_cast<py::ssize_t>(nbytes_)}, {1});
+  }
+
+ private:
+  size_t nbytes_;
+  runtime::HostAllocator::Block* block_ = nullptr;
+};
+
 // Raises RuntimeError for a failing cudart call (as PyTorch's "CUDA error: ...").
 void check(cudaError_t err) {
   if (err == cudaSuccess) return;
@@ -212,6 +242,22 @@ void bind_python_api(py::module_& m) {
   m.def("_is_pinned", [](uintptr_t ptr) {
     return runtime::host_allocator().is_pinned(reinterpret_cast<const void*>(ptr));
   });
+  py::class_<PinnedBuffer>(m, "_PinnedBuffer", py::buffer_protocol())
+      .def_buffer([](PinnedBuffer& b) { return b.info(); });
+  m.def(
+      "_pinned_buffer",
+      [](size_t nbytes) {
+        lazy_init();  // page-locking host memory needs the driver
+        return std::make_unique<PinnedBuffer>(nbytes);
+      },
+      py::arg("nbytes"), "nbytes (> 0) of page-locked host memory, as a buffer.");
+  m.def(
+      "_record_stream",
+      [](uintptr_t ptr, uintptr_t stream) {
+        allocator().record_stream(reinterpret_cast<void*>(ptr), reinterpret_cast<void*>(stream));
+      },
+      py::arg("ptr"), py::arg("stream"),
+      "Marks the device block at ptr (a storage's base) as used on stream.");
 
   // Streams: handles are cudaStream_t values as ints (0: the default stream).
   m.def("_stream_priority_range", [] {

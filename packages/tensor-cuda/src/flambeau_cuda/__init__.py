@@ -45,6 +45,7 @@ from flambeau_cuda._memory import (
     reset_peak_memory_stats,
     set_per_process_memory_fraction,
 )
+from flambeau_cuda._pinned import is_pinned, pin_memory, record_stream  # noqa: F401 - core hooks
 from flambeau_cuda._random import (
     get_rng_state,
     get_rng_state_all,

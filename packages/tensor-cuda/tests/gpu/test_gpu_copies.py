@@ -72,6 +72,34 @@ def test_pinned_memory_with_non_blocking_copies_round_trips(nbytes):
     assert flambeau_cuda._C._selftest_pinned_round_trip(nbytes, 0)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool"])
+def test_tensor_pin_memory_and_non_blocking_copies(dtype):
+    host = _host(dtype, 3001)
+    pinned = host.pin_memory()
+    assert pinned.is_pinned() and not host.is_pinned()
+    assert flambeau.equal(pinned, host)
+    dev = pinned.to("cuda", non_blocking=True)  # ordered on the current stream
+    back = flambeau.empty_like(host).pin_memory()
+    back.copy_(dev, non_blocking=True)
+    flambeau.cuda.current_stream().synchronize()
+    assert flambeau.equal(back, host)
+    assert flambeau.equal(dev.cpu(), host)  # and a blocking copy into pageable memory
+
+
+def test_record_stream_keeps_a_block_from_reuse_until_the_stream_is_done():
+    side = flambeau.cuda.Stream()
+    x = flambeau.ones(1 << 20, device="cuda")
+    ptr = x.data_ptr()
+    with flambeau.cuda.stream(side):
+        y = x * 2  # queued on the side stream, reading x
+    x.record_stream(side)
+    del x
+    z = flambeau.empty(1 << 20, device="cuda")  # must not take x's block while side may run
+    assert z.data_ptr() != ptr or side.query()
+    side.synchronize()
+    assert flambeau.equal(y.cpu(), flambeau.full((1 << 20,), 2.0))
+
+
 def test_ipc_handle_opens_in_another_process():
     # The exporter runs in its own process with expandable segments off (their blocks
     # are not cudaMalloc memory and cannot be shared yet); it starts the importer.
