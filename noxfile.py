@@ -80,9 +80,11 @@ TORCH = "torch==2.13.0"
 TEST_DEPS = [
     "pytest", "hypothesis", "numpy", "scipy", "psutil", "scikit-learn", "safetensors",
     # tensor-cuda (COMPONENT_SUITES): its allocator's test harness, the plugin's build
-    # and the CUDA runtime it loads (no GPU needed: it then reports none).
+    # (cuBLAS's headers come from its wheel) and the CUDA runtime it loads (no GPU
+    # needed: it then reports none).
     "pybind11", "scikit-build-core", "cmake", "ninja",
     "nvidia-cuda-runtime>=13,<14; sys_platform == 'linux' and platform_machine == 'x86_64'",
+    "nvidia-cublas>=13,<14; sys_platform == 'linux' and platform_machine == 'x86_64'",
     "pyyaml",  # tensor-core's tests/test_kernel_table.py reads the kernel table
 ]  # fmt: skip
 # Build backends ask for these dynamically (scikit-build-core: cmake, ninja; setuptools

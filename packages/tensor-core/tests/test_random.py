@@ -452,3 +452,19 @@ def test_samplers_fill_strided_views():
     base = F.zeros(6, 4)
     base[:, ::2].exponential_()
     assert (base[:, ::2] > 0).all().item() and (base[:, 1::2] == 0).all().item()
+
+
+def test_each_device_has_its_own_default_generator_seeded_by_manual_seed():
+    # As PyTorch keeps one default generator per CUDA device: a plugin device's random
+    # kernels draw from it when no generator is given; flambeau.manual_seed seeds them all.
+    cuda1 = flambeau.device("cuda", 1)
+    g = flambeau.Generator._default_for(cuda1)
+    assert g.device == cuda1 and flambeau.default_generator.device == flambeau.device("cpu")
+    flambeau.manual_seed(123)
+    assert g.initial_seed() == 123
+    later = flambeau.Generator._default_for(flambeau.device("cuda", 2))  # made after the seed
+    assert later.initial_seed() == 123
+    g.manual_seed(5)  # one device's seed leaves the others alone
+    assert flambeau.Generator._default_for(cuda1).initial_seed() == 5
+    assert later.initial_seed() == 123 and flambeau.default_generator.initial_seed() == 123
+    assert flambeau.Generator._default_for(flambeau.device("cpu")).initial_seed() == 123

@@ -64,10 +64,25 @@ def check_tools() -> None:
         raise BuildUnavailable("cmake is not installed")
 
 
+def check_cublas_headers(nvcc: str) -> None:
+    """cuBLAS's headers, which the build takes from the nvidia-cublas wheel (or else the
+    toolkit beside nvcc), as CMakeLists.txt looks for them."""
+    places = [Path(nvcc).resolve().parents[1] / "include"]
+    try:
+        import nvidia
+
+        places += [Path(p, "cu13", "include") for p in nvidia.__path__]
+    except ImportError:
+        pass
+    if not any((p / "cublas_v2.h").exists() for p in places):
+        raise BuildUnavailable("cuBLAS's headers are missing: pip install nvidia-cublas (CUDA 13)")
+
+
 def build(target: str | os.PathLike) -> float:
     """Installs the plugin into ``target``; returns the seconds it took."""
     nvcc = find_nvcc()
     check_tools()
+    check_cublas_headers(nvcc)
     check_core_abi()
     env = dict(os.environ, CUDACXX=nvcc, CMAKE_BUILD_PARALLEL_LEVEL="1")
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])

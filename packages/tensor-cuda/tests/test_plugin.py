@@ -257,3 +257,22 @@ def test_pinning_needs_a_device_and_plain_tensors_are_not_pinned(install_dir, no
     """,
     )
     assert out["error"] is not None and out["pinned"] is False, out
+
+
+def test_cublas_opens_lazily_with_every_entry_point(install_dir):
+    """cuBLAS is not loaded at import; opening it (as the first product does) resolves
+    every function the kernels call, from the nvidia-cublas wheel."""
+    out = run(
+        install_dir,
+        """
+        import json
+        import flambeau_cuda
+        def loaded():
+            with open("/proc/self/maps") as maps:
+                return "libcublas.so" in maps.read()
+        before = loaded()
+        error = flambeau_cuda._C._load_cublas()
+        print(json.dumps({"before": before, "error": error, "after": loaded()}))
+    """,
+    )
+    assert out == {"before": False, "error": "", "after": True}, out

@@ -6,13 +6,19 @@
 #include <cstdint>
 #include <mutex>
 
+#include "core/device.h"
 #include "core/refcount.h"
 
 namespace flambeau {
 
+// The seed of a default generator nobody has seeded (PyTorch's default_rng_seed_val).
+constexpr uint64_t kDefaultSeed = 67280421310721ULL;
+
 class Generator : public RefCounted {
  public:
-  explicit Generator(uint64_t seed = 67280421310721ULL) : seed_(seed) {}
+  explicit Generator(uint64_t seed = kDefaultSeed, Device device = Device{})
+      : seed_(seed), device_(device) {}
+  Device device() const { return device_; }
   void manual_seed(uint64_t seed) {
     std::lock_guard<std::mutex> g(mutex_);
     seed_ = seed;
@@ -37,9 +43,17 @@ class Generator : public RefCounted {
   std::mutex mutex_;
   uint64_t seed_;
   uint64_t offset_ = 0;
+  Device device_;
 };
 
+// The CPU's default generator (flambeau.default_generator).
 Generator& default_generator();
+// Each device's own default generator, as PyTorch has one per CUDA device: random
+// kernels on a plugin device draw from it when no generator is given. Made on first
+// use, seeded with the last seed given to seed_device_generators (else kDefaultSeed).
+Generator& default_generator(Device device);
+// Seeds every device's default generator, and those made later (flambeau.manual_seed).
+void seed_device_generators(uint64_t seed);
 
 // The 128-bit counter is (counter, counter_hi); samplers with a fixed number of
 // draws per element leave counter_hi at 0, those that draw until accepted

@@ -7,9 +7,11 @@ namespace flambeau::ops {
 namespace {
 constexpr uint32_t kOrdered = kRealTypes | kBoolTypes;
 
-// Whether every element of a bool tensor is true.
+// Whether every element of a bool tensor is true. Read on the host: a plugin
+// device's memory is copied over first (it need not be host memory).
 bool all_true(const Tensor& t) {
-  Tensor c = t->is_contiguous() ? t : contiguous_copy(t);
+  Tensor h = t->device().is_cpu() ? t : cpu(t);
+  Tensor c = h->is_contiguous() ? h : contiguous_copy(h);
   const bool* p = c->data_as<bool>();
   for (int64_t i = 0, n = c->numel(); i < n; ++i)
     if (!p[i]) return false;

@@ -109,7 +109,11 @@ void call_foreign_kernel(const std::string& op, const ForeignKernels& kernels, D
   c.scalars = call.scalars().data();
   c.n_ints = static_cast<int32_t>(call.ints().size());
   c.ints = call.ints().data();
-  c.generator = reinterpret_cast<flb_generator*>(call.generator());
+  // No generator given (the CPU's default stands for it): the device's own default.
+  Generator* gen = call.generator();
+  if (gen == &default_generator())
+    gen = &default_generator(Device{device.type, static_cast<int16_t>(index)});
+  c.generator = reinterpret_cast<flb_generator*>(gen);
   c.n_structs = static_cast<int32_t>(call.structs().size());
   c.structs = call.structs().data();
   c.int_result = call.int_result();

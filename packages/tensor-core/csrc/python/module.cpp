@@ -182,6 +182,12 @@ void bind_generator(py::module_& m) {
              return make_ref<Generator>();
            }),
            py::arg("device") = "cpu")
+      .def_static(
+          "_default_for",
+          [](const Device& device) { return Ref<Generator>(&default_generator(device)); },
+          "The default generator of a device (the CPU's is flambeau.default_generator).")
+      .def_static("_seed_devices", &seed_device_generators,
+                  "Seeds every device's default generator (flambeau.manual_seed).")
       .def("manual_seed",
            [](Ref<Generator> g, int64_t seed) {
              g->manual_seed(static_cast<uint64_t>(seed));
@@ -201,7 +207,7 @@ void bind_generator(py::module_& m) {
            [](Generator& g, const py::tuple& st) {
              g.set_state(st[0].cast<uint64_t>(), st[1].cast<uint64_t>());
            })
-      .def_property_readonly("device", [](const Generator&) { return Device{}; });
+      .def_property_readonly("device", [](const Generator& g) { return g.device(); });
   m.attr("default_generator") = py::cast(Ref<Generator>(&default_generator()));
 }
 

@@ -30,7 +30,9 @@ __all__ = [
 
 
 def manual_seed(seed) -> Generator:
-    """Seeds the default generator (any int in [-2**63, 2**64)); returns it.
+    """Seeds the default generator (any int in [-2**63, 2**64)), and every device's
+    default generator with it, as torch.manual_seed seeds the CUDA devices; returns the
+    CPU's.
 
     >>> g = flambeau.random.manual_seed(42)
     >>> g.initial_seed()
@@ -38,7 +40,9 @@ def manual_seed(seed) -> Generator:
     >>> flambeau.rand(2)
     tensor([0.6130, 0.4686])
     """
-    return default_generator.manual_seed(seed)
+    g = default_generator.manual_seed(seed)
+    Generator._seed_devices(g.initial_seed())
+    return g
 
 
 def seed() -> int:
@@ -48,7 +52,9 @@ def seed() -> int:
     >>> s == flambeau.random.initial_seed()
     True
     """
-    return default_generator.seed()
+    s = default_generator.seed()
+    Generator._seed_devices(s)
+    return s
 
 
 def initial_seed() -> int:

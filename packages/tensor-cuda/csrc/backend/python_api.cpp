@@ -8,6 +8,7 @@
 
 #include "allocator/alloc_config.h"
 #include "allocator/errors.h"
+#include "backend/kernels/cublas_handles.h"
 #include "backend/state.h"
 #include "runtime/cuda_error.h"
 #include "runtime/host_allocator.h"
@@ -186,6 +187,10 @@ void bind_python_api(py::module_& m) {
   m.def("_mark_initialized_for_tests", &runtime::mark_initialized_for_tests,
         "Marks CUDA initialized without a device, so tests can check the fork guard.");
   m.def("_device_properties", &properties, py::arg("device"));
+  m.def("_set_cublas_library_path", &kernels::set_cublas_library_path, py::arg("path"),
+        "Where the kernels open libcublas.so.13 first (the nvidia-cublas wheel's copy).");
+  m.def("_load_cublas", &kernels::load_cublas,
+        "Opens cuBLAS now (no device needed): '' when every entry point resolved, else why not.");
   m.def("_set_device", [](int device) {
     check_index(device);
     check(cudaSetDevice(device));

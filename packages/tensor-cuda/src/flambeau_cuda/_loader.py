@@ -4,6 +4,8 @@ The extension links ``libcudart.so.13`` with an RPATH to ``site-packages/nvidia/
 where the wheel sits elsewhere on ``sys.path`` (``pip install --target``, a second
 site-packages), the library is loaded here first so that the extension finds it by its
 soname. Without the wheel the system's CUDA 13 runtime is used, if there is one.
+cuBLAS (``nvidia-cublas``) is not loaded here: the extension opens it at the first matrix
+product, from the path found here or else by its soname.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import os
 import sys
 
 CUDART = "libcudart.so.13"
+CUBLAS = "libcublas.so.13"
 
 
 def _wheel_library(name: str) -> str | None:
@@ -37,7 +40,7 @@ def import_extension():
     """``flambeau_cuda._C``, imported (which registers the backend with flambeau)."""
     preload_cudart()
     try:
-        return importlib.import_module("flambeau_cuda._C")
+        module = importlib.import_module("flambeau_cuda._C")
     except ImportError as e:
         if CUDART in str(e):
             raise ImportError(
@@ -45,3 +48,6 @@ def import_extension():
                 "pip install nvidia-cuda-runtime"
             ) from e
         raise
+    # cuBLAS is opened at the first matrix product, not now; the wheel's copy first.
+    module._set_cublas_library_path(_wheel_library(CUBLAS) or "")
+    return module

@@ -1,27 +1,24 @@
 """Seeding CUDA devices, as ``torch.cuda.manual_seed`` and friends.
 
-Each device has a seed and an offset (the state of a counter-based Philox stream);
-seeding needs no device and is applied whenever CUDA initializes. The CUDA random
-kernels that will draw from these states are not written yet (README).
+Each device has its own default generator, kept by the core
+(``flambeau.Generator._default_for(device)``): a counter-based Philox stream that the
+CUDA random kernels draw from when no generator is given, as the CPU's kernels draw
+from ``flambeau.default_generator``. ``flambeau.manual_seed`` seeds them all; seeding
+needs no device.
 """
 
 from __future__ import annotations
 
 import random as _py_random
-import struct
-import threading
 
 import flambeau
 from flambeau_cuda._devices import _get_device_index, current_device
 from flambeau_cuda._init_state import device_count, is_initialized
 
-_DEFAULT_SEED = 67280421310721  # PyTorch's default seed, so unseeded programs agree
-_lock = threading.Lock()
-_states: dict[int, list[int]] = {}  # device index -> [seed, offset]
 
-
-def _state(index: int) -> list[int]:
-    return _states.setdefault(index, [_DEFAULT_SEED, 0])
+def _generator(device=None) -> flambeau.Generator:
+    """The default generator of a CUDA device (None: the current one)."""
+    return flambeau.Generator._default_for(flambeau.device("cuda", _index_or_zero(device)))
 
 
 def _index_or_zero(device) -> int:
@@ -40,9 +37,7 @@ def manual_seed(seed) -> None:
     >>> import flambeau
     >>> flambeau.cuda.manual_seed(0)
     """
-    seed = int(seed) & 0xFFFF_FFFF_FFFF_FFFF
-    with _lock:
-        _states[_index_or_zero(None)] = [seed, 0]
+    _generator().manual_seed(int(seed))
 
 
 def manual_seed_all(seed) -> None:
@@ -51,10 +46,8 @@ def manual_seed_all(seed) -> None:
     >>> import flambeau
     >>> flambeau.cuda.manual_seed_all(0)
     """
-    seed = int(seed) & 0xFFFF_FFFF_FFFF_FFFF
-    with _lock:
-        for index in range(max(device_count(), 1)):
-            _states[index] = [seed, 0]
+    for index in range(max(device_count(), 1)):
+        _generator(index).manual_seed(int(seed))
 
 
 def seed() -> None:
@@ -83,20 +76,17 @@ def initial_seed() -> int:
     >>> flambeau.cuda.initial_seed()
     7
     """
-    with _lock:
-        return _state(_index_or_zero(None))[0]
+    return _generator().initial_seed()
 
 
 def get_rng_state(device="cuda") -> flambeau.Tensor:
-    """The random state of a device as a uint8 tensor (seed and offset, 16 bytes).
+    """The random state of a device's default generator, as a uint8 tensor.
 
     >>> import flambeau
     >>> flambeau.cuda.get_rng_state().dtype
     flambeau.uint8
     """
-    with _lock:
-        seed_value, offset = _state(_index_or_zero(device))
-    return flambeau.tensor(list(struct.pack("<QQ", seed_value, offset)), dtype=flambeau.uint8)
+    return _generator(device).get_state()
 
 
 def set_rng_state(new_state: flambeau.Tensor, device="cuda") -> None:
@@ -105,12 +95,7 @@ def set_rng_state(new_state: flambeau.Tensor, device="cuda") -> None:
     >>> import flambeau
     >>> flambeau.cuda.set_rng_state(flambeau.cuda.get_rng_state())
     """
-    data = bytes(int(b) for b in new_state.tolist())
-    if len(data) != 16:
-        raise RuntimeError(f"RNG state is wrong size: expected 16 bytes, got {len(data)}")
-    seed_value, offset = struct.unpack("<QQ", data)
-    with _lock:
-        _states[_index_or_zero(device)] = [seed_value, offset]
+    _generator(device).set_state(new_state)
 
 
 def get_rng_state_all() -> list:

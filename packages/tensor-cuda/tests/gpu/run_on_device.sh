@@ -31,7 +31,8 @@ start=$(date +%s)
 echo "== built and installed flambeau-tensor-cuda in $(( $(date +%s) - start )) s"
 cd /tmp
 "$PY" -c "import flambeau; print('== cuda available:', flambeau.cuda.is_available(), flambeau.cuda.device_count(), flambeau.cuda.get_device_name(0) if flambeau.cuda.is_available() else '')"
-PYTHONPATH="$REPO/shared${PYTHONPATH:+:$PYTHONPATH}" "$PY" -m pytest -q -p no:cacheprovider -rs "$PKG/tests/gpu" "$PKG/tests/test_plugin.py" "$PKG/tests/test_kernel_indexing.py"
+PYTHONPATH="$REPO/shared${PYTHONPATH:+:$PYTHONPATH}" "$PY" -m pytest -q -p no:cacheprovider -rs "$PKG/tests/gpu" "$PKG/tests/test_plugin.py" "$PKG/tests/test_kernel_indexing.py" \
+  "$PKG/tests/test_kernel_plans.py" "$PKG/tests/test_random_streams.py"
 PYTHONPATH="$REPO/shared${PYTHONPATH:+:$PYTHONPATH}" "$PY" -m flambeau_testing.run_on_device cuda \
-  --rows '(?!.*complex)(add|sub|mul|div|neg|abs|relu|exp|log|sqrt|rsqrt|sin|cos|tanh|sigmoid|reciprocal|sum|fill_|copy_).*' \
+  --rows '(?!.*complex)(add|sub|mul|div|pow|neg|abs|relu|sign|floor|ceil|trunc|round|exp|exp2|expm1|log|log1p|log2|log10|sqrt|rsqrt|sin|cos|tan|asin|acos|atan|sinh|cosh|tanh|sigmoid|erf|erfc|reciprocal|eq|ne|lt|le|gt|ge|logical_.*|is(nan|inf|finite|posinf|neginf|close)|where|maximum|minimum|max|min|clamp|sum|mean|prod|amax|amin|argmax|argmin|bmm|mm|matmul|addmm|softmax|log_softmax|uniform_|normal_|bernoulli_?|fill_|copy_)(_.*)?' \
   | tail -1 || true

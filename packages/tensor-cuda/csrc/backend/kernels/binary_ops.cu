@@ -1,5 +1,5 @@
-// add, sub (out = a + alpha * b, a - alpha * b), mul and div (true, trunc and
-// floor rounding) on every real dtype.
+// add, sub (out = a + alpha * b, a - alpha * b), mul, div (true, trunc and
+// floor rounding) and pow on every real dtype (pow on bool too).
 #include <type_traits>
 
 #include "backend/kernels/elementwise.cuh"
@@ -49,6 +49,38 @@ struct DivOp {
   }
 };
 
+// Integer powers by squaring, wrapping as the CPU's; a negative exponent gives
+// 1 / base**e truncated: 1 for base 1, +-1 for base -1, else 0.
+template <class A>
+__device__ A int_pow(A base, A exp) {
+  if constexpr (std::is_signed_v<A>) {
+    if (exp < 0) {
+      if (base == 1) return 1;
+      if (base == A(-1)) return (exp & 1) ? A(-1) : A(1);
+      return 0;
+    }
+  }
+  using U = std::make_unsigned_t<A>;
+  U result = 1, b = static_cast<U>(base);
+  for (U e = static_cast<U>(exp); e; e >>= 1) {
+    if (e & 1) result = static_cast<U>(result * b);
+    b = static_cast<U>(b * b);
+  }
+  return static_cast<A>(result);
+}
+
+template <class A>
+struct PowOp {
+  __device__ A operator()(A a, A b) const {
+    if constexpr (std::is_same_v<A, bool>)
+      return a || !b;
+    else if constexpr (std::is_integral_v<A>)
+      return int_pow(a, b);
+    else
+      return pow(a, b);
+  }
+};
+
 template <class T>
 flb_status run(BinaryOp op, const flb_kernel_call* c) {
   using A = acc_t<T>;
@@ -70,6 +102,8 @@ flb_status run(BinaryOp op, const flb_kernel_call* c) {
       else
         return launch_elementwise<T, 2>(
             c, DivOp<A>{c->n_scalars > 0 ? c->scalars[0].i : int64_t(kTrue)});
+    case BinaryOp::kPow:
+      return launch_elementwise<T, 2>(c, PowOp<A>{});
   }
   return unsupported_dtypes(c);
 }

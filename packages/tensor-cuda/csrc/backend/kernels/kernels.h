@@ -7,9 +7,36 @@ namespace flambeau::cuda::kernels {
 // fill_ and copy_ (fill_copy.cu).
 flb_status fill(void* ctx, const flb_kernel_call* call);
 flb_status copy(void* ctx, const flb_kernel_call* call);
-// add, sub, mul, div (binary_ops.cu); ctx is the BinaryOp.
-enum class BinaryOp { kAdd, kSub, kMul, kDiv };
+// add, sub, mul, div, pow (binary_ops.cu); ctx is the BinaryOp.
+enum class BinaryOp { kAdd, kSub, kMul, kDiv, kPow };
 flb_status binary(void* ctx, const flb_kernel_call* call);
+// Comparisons, logical operators and value tests, out bool (compare_ops.cu); ctx
+// is the CompareOp. kIsClose: scalars [rtol, atol, equal_nan].
+enum class CompareOp {
+  kEq,
+  kNe,
+  kLt,
+  kLe,
+  kGt,
+  kGe,
+  kAnd,
+  kOr,
+  kXor,
+  kNot,
+  kIsNan,
+  kIsInf,
+  kIsFinite,
+  kIsPosInf,
+  kIsNegInf,
+  kIsClose
+};
+flb_status compare(void* ctx, const flb_kernel_call* call);
+// where: tensors [out, cond (bool), a, b] (compare_ops.cu).
+flb_status where(void* ctx, const flb_kernel_call* call);
+// The min/max family (minmax_ops.cu); ctx is the MinMaxOp. kMax serves maximum,
+// max.other and clamp_min; kMin minimum, min.other and clamp_max.
+enum class MinMaxOp { kMax, kMin, kFmax, kFmin, kClamp };
+flb_status minmax(void* ctx, const flb_kernel_call* call);
 // Unary operators (unary_ops.cu); ctx is the UnaryOp.
 enum class UnaryOp {
   kNeg,
@@ -23,13 +50,49 @@ enum class UnaryOp {
   kCos,
   kTanh,
   kSigmoid,
-  kReciprocal
+  kReciprocal,
+  kExp2,
+  kExpm1,
+  kLog1p,
+  kLog2,
+  kLog10,
+  kTan,
+  kAsin,
+  kAcos,
+  kAtan,
+  kSinh,
+  kCosh,
+  kAsinh,
+  kAcosh,
+  kAtanh,
+  kErf,
+  kErfc,
+  kFrac,
+  kFloor,
+  kCeil,
+  kTrunc,
+  kRound,  // scalars [decimals]
+  kSign
 };
 flb_status unary(void* ctx, const flb_kernel_call* call);
 // Whether a unary operator is defined on integer (and bool) dtypes too.
 bool unary_takes_integers(UnaryOp op);
-// sum over dims (reduce_sum.cu).
-flb_status sum(void* ctx, const flb_kernel_call* call);
+// Reductions over dims (reduce_ops.cu); ctx is the ReduceOp. reduce: tensors
+// [out, in], ints [dims...]; arg_reduce (kAmax: argmax, kAmin: argmin): tensors
+// [values or absent, indices, in], ints [dim].
+enum class ReduceOp { kSum, kMean, kProd, kAmax, kAmin };
+flb_status reduce(void* ctx, const flb_kernel_call* call);
+flb_status arg_reduce(void* ctx, const flb_kernel_call* call);
+// bmm: tensors [out (B, M, N), a (B, M, K), b (B, K, N)] (bmm.cu).
+flb_status bmm(void* ctx, const flb_kernel_call* call);
+// softmax: tensors [out, in] contiguous, ints [outer, n, inner, log]; its backward
+// _softmax_backward_data: tensors [grad_input, grad_output, output] (softmax.cu).
+flb_status softmax(void* ctx, const flb_kernel_call* call);
+flb_status softmax_backward(void* ctx, const flb_kernel_call* call);
+// Random samplers on the core's Philox generator (random_ops.cu); ctx is the
+// RandomOp: uniform_, normal_, random_, bernoulli_.
+enum class RandomOp { kUniform, kNormal, kRandom, kBernoulli };
+flb_status random_fill(void* ctx, const flb_kernel_call* call);
 
 // Registers every kernel above for device type `type`: FLB_OK or the core's error.
 flb_status register_kernels(const flb_core_api* core, int32_t type);

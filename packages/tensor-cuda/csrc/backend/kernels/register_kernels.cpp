@@ -1,6 +1,3 @@
-#include <initializer_list>
-#include <utility>
-
 #include "backend/kernels/kernels.h"
 
 namespace flambeau::cuda::kernels {
@@ -11,49 +8,157 @@ constexpr int32_t kRealDtypes[] = {FLB_BOOL,  FLB_UINT8,   FLB_INT8,     FLB_INT
                                    FLB_INT64, FLB_FLOAT16, FLB_BFLOAT16, FLB_FLOAT32, FLB_FLOAT64};
 constexpr int32_t kFloatDtypes[] = {FLB_FLOAT16, FLB_BFLOAT16, FLB_FLOAT32, FLB_FLOAT64};
 
-// The ops' contexts: kernels read their operator from ctx.
-const BinaryOp kAdd = BinaryOp::kAdd, kSub = BinaryOp::kSub, kMul = BinaryOp::kMul,
-               kDiv = BinaryOp::kDiv;
+// Which dtypes a kernel is registered for (the dtype of the call's first tensor).
+enum class Dtypes { kReal, kFloat, kBoolOut, kAny };
 
-struct UnaryEntry {
+// One registration: the kernel table's name, the function, its context (the
+// operator, for functions that serve several) and its dtypes.
+struct Entry {
   const char* name;
-  UnaryOp op;
+  flb_kernel_fn fn;
+  const void* ctx;
+  Dtypes dtypes;
 };
-const UnaryEntry kUnary[] = {
-    {"neg", UnaryOp::kNeg},         {"abs", UnaryOp::kAbs},
-    {"relu", UnaryOp::kRelu},       {"exp", UnaryOp::kExp},
-    {"log", UnaryOp::kLog},         {"sqrt", UnaryOp::kSqrt},
-    {"rsqrt", UnaryOp::kRsqrt},     {"sin", UnaryOp::kSin},
-    {"cos", UnaryOp::kCos},         {"tanh", UnaryOp::kTanh},
-    {"sigmoid", UnaryOp::kSigmoid}, {"reciprocal", UnaryOp::kReciprocal},
+
+const BinaryOp kBinary[] = {BinaryOp::kAdd, BinaryOp::kSub, BinaryOp::kMul, BinaryOp::kDiv,
+                            BinaryOp::kPow};
+const CompareOp kCompare[] = {
+    CompareOp::kEq,       CompareOp::kNe,       CompareOp::kLt,       CompareOp::kLe,
+    CompareOp::kGt,       CompareOp::kGe,       CompareOp::kAnd,      CompareOp::kOr,
+    CompareOp::kXor,      CompareOp::kNot,      CompareOp::kIsNan,    CompareOp::kIsInf,
+    CompareOp::kIsFinite, CompareOp::kIsPosInf, CompareOp::kIsNegInf, CompareOp::kIsClose};
+const MinMaxOp kMinMax[] = {MinMaxOp::kMax, MinMaxOp::kMin, MinMaxOp::kFmax, MinMaxOp::kFmin,
+                            MinMaxOp::kClamp};
+const RandomOp kRandom[] = {RandomOp::kUniform, RandomOp::kNormal, RandomOp::kRandom,
+                            RandomOp::kBernoulli};
+const ReduceOp kReduce[] = {ReduceOp::kSum, ReduceOp::kMean, ReduceOp::kProd, ReduceOp::kAmax,
+                            ReduceOp::kAmin};
+
+// Every UnaryOp, indexed by its value (kSign is the last).
+constexpr int kUnaryCount = static_cast<int>(UnaryOp::kSign) + 1;
+struct UnaryOps {
+  UnaryOp ops[kUnaryCount];
+  constexpr UnaryOps() : ops() {
+    for (int i = 0; i < kUnaryCount; ++i) ops[i] = static_cast<UnaryOp>(i);
+  }
+};
+constexpr UnaryOps kUnaryOps;
+
+// A unary operator on the floating dtypes, or on every real dtype.
+#define FLB_UNARY(NAME, OP) \
+  {NAME, unary, &kUnaryOps.ops[static_cast<int>(UnaryOp::OP)], Dtypes::kFloat}
+#define FLB_UNARY_INT(NAME, OP) \
+  {NAME, unary, &kUnaryOps.ops[static_cast<int>(UnaryOp::OP)], Dtypes::kReal}
+
+const Entry kEntries[] = {
+    {"fill_", fill, nullptr, Dtypes::kReal},
+    {"copy_", copy, nullptr, Dtypes::kReal},
+    {"add", binary, &kBinary[0], Dtypes::kReal},
+    {"sub", binary, &kBinary[1], Dtypes::kReal},
+    {"mul", binary, &kBinary[2], Dtypes::kReal},
+    {"div", binary, &kBinary[3], Dtypes::kReal},
+    {"pow", binary, &kBinary[4], Dtypes::kReal},
+    {"eq", compare, &kCompare[0], Dtypes::kBoolOut},
+    {"ne", compare, &kCompare[1], Dtypes::kBoolOut},
+    {"lt", compare, &kCompare[2], Dtypes::kBoolOut},
+    {"le", compare, &kCompare[3], Dtypes::kBoolOut},
+    {"gt", compare, &kCompare[4], Dtypes::kBoolOut},
+    {"ge", compare, &kCompare[5], Dtypes::kBoolOut},
+    {"logical_and", compare, &kCompare[6], Dtypes::kBoolOut},
+    {"logical_or", compare, &kCompare[7], Dtypes::kBoolOut},
+    {"logical_xor", compare, &kCompare[8], Dtypes::kBoolOut},
+    {"logical_not", compare, &kCompare[9], Dtypes::kBoolOut},
+    {"isnan", compare, &kCompare[10], Dtypes::kBoolOut},
+    {"isinf", compare, &kCompare[11], Dtypes::kBoolOut},
+    {"isfinite", compare, &kCompare[12], Dtypes::kBoolOut},
+    {"isposinf", compare, &kCompare[13], Dtypes::kBoolOut},
+    {"isneginf", compare, &kCompare[14], Dtypes::kBoolOut},
+    {"isclose", compare, &kCompare[15], Dtypes::kBoolOut},
+    {"where", where, nullptr, Dtypes::kReal},
+    {"maximum", minmax, &kMinMax[0], Dtypes::kReal},
+    {"max.other", minmax, &kMinMax[0], Dtypes::kReal},
+    {"clamp_min", minmax, &kMinMax[0], Dtypes::kReal},
+    {"minimum", minmax, &kMinMax[1], Dtypes::kReal},
+    {"min.other", minmax, &kMinMax[1], Dtypes::kReal},
+    {"clamp_max", minmax, &kMinMax[1], Dtypes::kReal},
+    {"fmax", minmax, &kMinMax[2], Dtypes::kReal},
+    {"fmin", minmax, &kMinMax[3], Dtypes::kReal},
+    {"clamp", minmax, &kMinMax[4], Dtypes::kReal},
+    FLB_UNARY_INT("neg", kNeg),
+    FLB_UNARY_INT("abs", kAbs),
+    FLB_UNARY_INT("relu", kRelu),
+    FLB_UNARY_INT("sign", kSign),
+    FLB_UNARY_INT("floor", kFloor),
+    FLB_UNARY_INT("ceil", kCeil),
+    FLB_UNARY_INT("trunc", kTrunc),
+    FLB_UNARY_INT("round", kRound),
+    FLB_UNARY("exp", kExp),
+    FLB_UNARY("exp2", kExp2),
+    FLB_UNARY("expm1", kExpm1),
+    FLB_UNARY("log", kLog),
+    FLB_UNARY("log1p", kLog1p),
+    FLB_UNARY("log2", kLog2),
+    FLB_UNARY("log10", kLog10),
+    FLB_UNARY("sqrt", kSqrt),
+    FLB_UNARY("rsqrt", kRsqrt),
+    FLB_UNARY("sin", kSin),
+    FLB_UNARY("cos", kCos),
+    FLB_UNARY("tan", kTan),
+    FLB_UNARY("asin", kAsin),
+    FLB_UNARY("acos", kAcos),
+    FLB_UNARY("atan", kAtan),
+    FLB_UNARY("sinh", kSinh),
+    FLB_UNARY("cosh", kCosh),
+    FLB_UNARY("tanh", kTanh),
+    FLB_UNARY("asinh", kAsinh),
+    FLB_UNARY("acosh", kAcosh),
+    FLB_UNARY("atanh", kAtanh),
+    FLB_UNARY("sigmoid", kSigmoid),
+    FLB_UNARY("erf", kErf),
+    FLB_UNARY("erfc", kErfc),
+    FLB_UNARY("reciprocal", kReciprocal),
+    FLB_UNARY("frac", kFrac),
+    {"sum", reduce, &kReduce[0], Dtypes::kReal},
+    {"mean", reduce, &kReduce[1], Dtypes::kFloat},
+    {"prod", reduce, &kReduce[2], Dtypes::kReal},
+    {"amax", reduce, &kReduce[3], Dtypes::kReal},
+    {"amin", reduce, &kReduce[4], Dtypes::kReal},
+    {"argmax", arg_reduce, &kReduce[3], Dtypes::kAny},
+    {"argmin", arg_reduce, &kReduce[4], Dtypes::kAny},
+    {"bmm", bmm, nullptr, Dtypes::kReal},
+    {"softmax", softmax, nullptr, Dtypes::kFloat},
+    {"_softmax_backward_data", softmax_backward, nullptr, Dtypes::kFloat},
+    {"uniform_", random_fill, &kRandom[0], Dtypes::kFloat},
+    {"normal_", random_fill, &kRandom[1], Dtypes::kFloat},
+    {"random_", random_fill, &kRandom[2], Dtypes::kReal},
+    {"bernoulli_", random_fill, &kRandom[3], Dtypes::kReal},
 };
 
 }  // namespace
 
 flb_status register_kernels(const flb_core_api* core, int32_t type) {
-  auto reg = [&](const char* op, int32_t dtype, flb_kernel_fn fn, const void* ctx) {
-    return core->register_kernel(type, op, dtype, fn, const_cast<void*>(ctx));
+  auto reg = [&](const Entry& e, int32_t dtype) {
+    return core->register_kernel(type, e.name, dtype, e.fn, const_cast<void*>(e.ctx));
   };
-  for (int32_t d : kRealDtypes) {
-    for (auto [name, ctx] : {std::pair<const char*, const BinaryOp*>{"add", &kAdd},
-                             {"sub", &kSub},
-                             {"mul", &kMul},
-                             {"div", &kDiv}}) {
-      if (flb_status s = reg(name, d, binary, ctx); s != FLB_OK) return s;
+  for (const Entry& e : kEntries) {
+    flb_status s = FLB_OK;
+    switch (e.dtypes) {
+      case Dtypes::kReal:
+        for (int32_t d : kRealDtypes)
+          if (s == FLB_OK) s = reg(e, d);
+        break;
+      case Dtypes::kFloat:
+        for (int32_t d : kFloatDtypes)
+          if (s == FLB_OK) s = reg(e, d);
+        break;
+      case Dtypes::kBoolOut:
+        s = reg(e, FLB_BOOL);
+        break;
+      case Dtypes::kAny:
+        s = reg(e, FLB_ANY_DTYPE);
+        break;
     }
-    for (const char* name : {"fill_", "copy_", "sum"}) {
-      flb_kernel_fn fn = name[0] == 'f' ? fill : name[0] == 'c' ? copy : sum;
-      if (flb_status s = reg(name, d, fn, nullptr); s != FLB_OK) return s;
-    }
-  }
-  for (const UnaryEntry& u : kUnary) {
-    if (unary_takes_integers(u.op)) {
-      for (int32_t d : kRealDtypes)
-        if (flb_status s = reg(u.name, d, unary, &u.op); s != FLB_OK) return s;
-    } else {
-      for (int32_t d : kFloatDtypes)
-        if (flb_status s = reg(u.name, d, unary, &u.op); s != FLB_OK) return s;
-    }
+    if (s != FLB_OK) return s;
   }
   return FLB_OK;
 }
