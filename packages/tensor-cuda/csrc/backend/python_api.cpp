@@ -8,6 +8,7 @@
 
 #include "allocator/alloc_config.h"
 #include "allocator/errors.h"
+#include "allocator/python_views.h"
 #include "backend/kernels/cublas_handles.h"
 #include "backend/state.h"
 #include "runtime/cuda_error.h"
@@ -103,38 +104,6 @@ py::dict properties(int device) {
   return d;
 }
 
-py::dict stats_dict(const DeviceStats& s) {
-  py::dict d;
-  auto put_stat = [&](const std::string& prefix, const Stat& st) {
-    d[py::str(prefix + ".current")] = st.current;
-    d[py::str(prefix + ".peak")] = st.peak;
-    d[py::str(prefix + ".allocated")] = st.allocated;
-    d[py::str(prefix + ".freed")] = st.freed;
-  };
-  auto put_array = [&](const char* name, const StatArray& a) {
-    for (int t = 0; t < kNumStatTypes; ++t)
-      put_stat(std::string(name) + "." + kStatTypeNames[t], a.by_type[t]);
-  };
-  put_array("allocation", s.allocation);
-  put_array("segment", s.segment);
-  put_array("active", s.active);
-  put_array("inactive_split", s.inactive_split);
-  put_array("allocated_bytes", s.allocated_bytes);
-  put_array("reserved_bytes", s.reserved_bytes);
-  put_array("active_bytes", s.active_bytes);
-  put_array("inactive_split_bytes", s.inactive_split_bytes);
-  put_array("requested_bytes", s.requested_bytes);
-  put_stat("oversize_allocations", s.oversize_allocations);
-  put_stat("oversize_segments", s.oversize_segments);
-  d["num_alloc_retries"] = s.num_alloc_retries;
-  d["num_ooms"] = s.num_ooms;
-  d["num_sync_all_streams"] = s.num_sync_all_streams;
-  d["num_device_alloc"] = s.num_device_alloc;
-  d["num_device_free"] = s.num_device_free;
-  d["max_split_size"] = s.max_split_size;
-  return d;
-}
-
 // The statistics of `device`; empty before the first allocation (as PyTorch's
 // before CUDA is initialized).
 py::dict memory_stats(int device) {
@@ -145,33 +114,8 @@ py::dict memory_stats(int device) {
 }
 
 py::list snapshot() {
-  py::list out;
   CachingAllocator* a = allocator_if_created();
-  if (!a) return out;
-  for (const SegmentInfo& s : a->snapshot()) {
-    py::dict seg;
-    seg["device"] = s.device;
-    seg["address"] = s.address;
-    seg["total_size"] = s.total_size;
-    seg["allocated_size"] = s.allocated_size;
-    seg["active_size"] = s.active_size;
-    seg["requested_size"] = s.requested_size;
-    seg["stream"] = s.stream;
-    seg["segment_type"] = s.is_large ? "large" : "small";
-    seg["is_expandable"] = s.is_expandable;
-    py::list blocks;
-    for (const BlockInfo& b : s.blocks) {
-      py::dict block;
-      block["address"] = b.address;
-      block["size"] = b.size;
-      block["requested_size"] = b.requested_size;
-      block["state"] = block_state_name(b.state);
-      blocks.append(block);
-    }
-    seg["blocks"] = blocks;
-    out.append(seg);
-  }
-  return out;
+  return a ? snapshot_list(a->snapshot()) : py::list();
 }
 
 cudaStream_t stream_of(uintptr_t handle) { return reinterpret_cast<cudaStream_t>(handle); }

@@ -72,3 +72,34 @@ def assert_close(got, want, rtol=None, atol=None):
         equal_nan=True,
     )
     assert bool(ok.all()), (got[~ok][:5], want[~ok][:5])
+
+
+# The float functions the package's unary kernel computes.
+UNARY_FLOAT = [
+    "exp",
+    "exp2",
+    "expm1",
+    "log",
+    "log1p",
+    "log2",
+    "log10",
+    "sqrt",
+    "rsqrt",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "asinh",
+    "acosh",
+    "atanh",
+    "sigmoid",
+    "erf",
+    "erfc",
+    "reciprocal",
+    "frac",
+]

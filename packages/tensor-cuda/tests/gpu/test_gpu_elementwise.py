@@ -6,7 +6,7 @@ operands, NaN and infinities."""
 from __future__ import annotations
 
 import pytest
-from samples import DEVICE, FLOATS, INTS, REALS, assert_close, sample, views
+from samples import DEVICE, FLOATS, INTS, REALS, UNARY_FLOAT, assert_close, sample, views
 
 import flambeau
 
@@ -119,36 +119,6 @@ def _domain(op, x):
     if op == "log1p":
         return x.abs() - 0.5
     return x
-
-
-UNARY_FLOAT = [
-    "exp",
-    "exp2",
-    "expm1",
-    "log",
-    "log1p",
-    "log2",
-    "log10",
-    "sqrt",
-    "rsqrt",
-    "sin",
-    "cos",
-    "tan",
-    "asin",
-    "acos",
-    "atan",
-    "sinh",
-    "cosh",
-    "tanh",
-    "asinh",
-    "acosh",
-    "atanh",
-    "sigmoid",
-    "erf",
-    "erfc",
-    "reciprocal",
-    "frac",
-]
 
 
 @pytest.mark.parametrize("dtype", FLOATS)

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "allocator/caching_allocator.h"
+#include "allocator/python_views.h"
 #include "fakecuda/fake_device.h"
 
 namespace py = pybind11;
@@ -24,6 +25,8 @@ using flambeau::cuda::CachingAllocator;
 using flambeau::cuda::DeviceStats;
 using flambeau::cuda::OutOfMemoryError;
 using flambeau::cuda::SegmentInfo;
+using flambeau::cuda::snapshot_list;
+using flambeau::cuda::stats_dict;
 using flambeau::fakecuda::Call;
 using flambeau::fakecuda::FakeDevice;
 using flambeau::fakecuda::FakeOptions;
@@ -46,67 +49,6 @@ struct Allocator {
              conf ? AllocatorConfig::parse(*conf) : AllocatorConfig::from_env()) {}
   CachingAllocator impl;
 };
-
-py::dict stats_dict(const DeviceStats& s) {
-  py::dict d;
-  auto put_stat = [&](const std::string& prefix, const flambeau::cuda::Stat& st) {
-    d[py::str(prefix + ".current")] = st.current;
-    d[py::str(prefix + ".peak")] = st.peak;
-    d[py::str(prefix + ".allocated")] = st.allocated;
-    d[py::str(prefix + ".freed")] = st.freed;
-  };
-  auto put_array = [&](const char* name, const flambeau::cuda::StatArray& a) {
-    for (int t = 0; t < flambeau::cuda::kNumStatTypes; ++t) {
-      put_stat(std::string(name) + "." + flambeau::cuda::kStatTypeNames[t], a.by_type[t]);
-    }
-  };
-  put_array("allocation", s.allocation);
-  put_array("segment", s.segment);
-  put_array("active", s.active);
-  put_array("inactive_split", s.inactive_split);
-  put_array("allocated_bytes", s.allocated_bytes);
-  put_array("reserved_bytes", s.reserved_bytes);
-  put_array("active_bytes", s.active_bytes);
-  put_array("inactive_split_bytes", s.inactive_split_bytes);
-  put_array("requested_bytes", s.requested_bytes);
-  put_stat("oversize_allocations", s.oversize_allocations);
-  put_stat("oversize_segments", s.oversize_segments);
-  d["num_alloc_retries"] = s.num_alloc_retries;
-  d["num_ooms"] = s.num_ooms;
-  d["num_sync_all_streams"] = s.num_sync_all_streams;
-  d["num_device_alloc"] = s.num_device_alloc;
-  d["num_device_free"] = s.num_device_free;
-  d["max_split_size"] = s.max_split_size;
-  return d;
-}
-
-py::list snapshot_list(const std::vector<SegmentInfo>& segments) {
-  py::list out;
-  for (const SegmentInfo& s : segments) {
-    py::dict seg;
-    seg["device"] = s.device;
-    seg["address"] = s.address;
-    seg["total_size"] = s.total_size;
-    seg["allocated_size"] = s.allocated_size;
-    seg["active_size"] = s.active_size;
-    seg["requested_size"] = s.requested_size;
-    seg["stream"] = s.stream;
-    seg["segment_type"] = s.is_large ? "large" : "small";
-    seg["is_expandable"] = s.is_expandable;
-    py::list blocks;
-    for (const auto& b : s.blocks) {
-      py::dict block;
-      block["address"] = b.address;
-      block["size"] = b.size;
-      block["requested_size"] = b.requested_size;
-      block["state"] = flambeau::cuda::block_state_name(b.state);
-      blocks.append(block);
-    }
-    seg["blocks"] = blocks;
-    out.append(seg);
-  }
-  return out;
-}
 
 py::dict config_dict(const AllocatorConfig& c) {
   py::dict d;
