@@ -131,6 +131,27 @@ def test_to_dlpack_shares_memory_with_from_dlpack_and_numpy():
         torch.to_dlpack([1])
 
 
+def test_from_dlpack_of_cuda_memory_needs_the_cuda_backend():
+    class OnCuda:  # a producer in CUDA memory (CuPy, a torch CUDA tensor)
+        def __dlpack_device__(self):
+            return (2, 0)  # kDLCUDA
+
+        def __dlpack__(self, **kwargs):
+            raise AssertionError("no capsule is asked for without the backend")
+
+    if "cuda" in {b.name for b in torch.backends.available()}:
+        pytest.skip("a CUDA backend plugin is installed here")
+    with pytest.raises(RuntimeError, match="no flambeau backend provides device type 'cuda'"):
+        torch.from_dlpack(OnCuda())
+
+    class OnOther(OnCuda):
+        def __dlpack_device__(self):
+            return (4, 0)  # kDLOpenCL
+
+    with pytest.raises(RuntimeError, match="only CPU and CUDA memory can be imported"):
+        torch.from_dlpack(OnOther())
+
+
 def test_thread_safe_generator_is_none_outside_thread_workers():
     assert torch.thread_safe_generator() is None
 

@@ -276,3 +276,28 @@ def test_cublas_opens_lazily_with_every_entry_point(install_dir):
     """,
     )
     assert out == {"before": False, "error": "", "after": True}, out
+
+
+def test_from_dlpack_takes_cuda_memory_as_a_cuda_tensor(install_dir, no_gpu):
+    # Another library's CUDA tensor (CuPy, torch) arrives as a flambeau CUDA tensor over
+    # the same memory. Without a GPU, a CPU capsule relabelled as CUDA stands in for one:
+    # the import reads no byte of it, and the producer's deleter runs when it dies.
+    out = run(
+        install_dir,
+        """
+        import ctypes, json
+        import flambeau
+        host = flambeau.arange(12.0).reshape(3, 4)
+        capsule = flambeau.to_dlpack(host)  # a legacy "dltensor" capsule
+        get = ctypes.pythonapi.PyCapsule_GetPointer
+        get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+        managed = get(capsule, b"dltensor")
+        ctypes.c_int32.from_address(managed + 8).value = 2  # device_type: kDLCUDA
+        ctypes.c_int32.from_address(managed + 12).value = 0  # device_id
+        t = flambeau.from_dlpack(capsule)
+        print(json.dumps({"device": str(t.device), "shape": list(t.shape),
+                          "stride": list(t.stride()), "same": t.data_ptr() == host.data_ptr()}))
+        del t
+    """,
+    )
+    assert out == {"device": "cuda:0", "shape": [3, 4], "stride": [4, 1], "same": True}, out

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "generated/ops.h"
+#include "plugin/backends.h"
 #include "python/binding_support.h"
 #include "python/registry.h"
 
@@ -264,9 +265,22 @@ void release_managed(void* ctx, void*) {
 template <class Managed>
 Tensor wrap(Managed* m) {
   const DLTensor& dl = m->dl_tensor;
-  FLB_CHECK(dl.device.device_type == kDLCPU || dl.device.device_type == kDLCUDAHost,
-            "from_dlpack(): only CPU memory can be imported (got DLPack device type ",
-            dl.device.device_type, ")");
+  Device device{};  // CPU (and CUDA's pinned host memory)
+  if (dl.device.device_type == kDLCUDA) {
+    // Another library's CUDA memory, on the device of the CUDA backend plugin
+    // (loaded now if nothing has named the device yet; it raises when missing).
+    if (plugin::backend_for(kCUDA) == nullptr)
+      py::module_::import("flambeau.backends").attr("load")("cuda");
+    FLB_CHECK(plugin::backend_for(kCUDA) != nullptr,
+              "from_dlpack(): the tensor is in CUDA memory, which needs flambeau's CUDA "
+              "backend (pip install flambeau-tensor-cuda)");
+    device = Device{kCUDA, static_cast<int16_t>(dl.device.device_id)};
+  } else {
+    FLB_CHECK(dl.device.device_type == kDLCPU || dl.device.device_type == kDLCUDAHost,
+              "from_dlpack(): only CPU and CUDA memory can be imported (got DLPack device "
+              "type ",
+              dl.device.device_type, ")");
+  }
   ScalarType dtype = from_dl_dtype(dl.dtype);
   FLB_CHECK(dl.ndim >= 0, "from_dlpack(): negative ndim ", dl.ndim);
   const size_t nd = static_cast<size_t>(dl.ndim);
@@ -286,8 +300,7 @@ Tensor wrap(Managed* m) {
   }
   void* data = static_cast<char*>(dl.data) + dl.byte_offset;
   DataPtr ptr{data, m, &release_managed<Managed>};
-  auto storage =
-      make_ref<StorageImpl>(ptr, static_cast<size_t>(extent) * itemsize(dtype), Device{});
+  auto storage = make_ref<StorageImpl>(ptr, static_cast<size_t>(extent) * itemsize(dtype), device);
   return make_ref<TensorImpl>(storage, sizes, strides, 0, dtype);
 }
 
@@ -321,9 +334,11 @@ Tensor from_dlpack(py::handle obj) {
               Py_TYPE(obj.ptr())->tp_name);
   if (py::hasattr(obj, "__dlpack_device__")) {
     auto dev = obj.attr("__dlpack_device__")().cast<std::pair<int32_t, int32_t>>();
-    FLB_CHECK(dev.first == kDLCPU || dev.first == kDLCUDAHost,
-              "from_dlpack(): only CPU memory can be imported (the object is on DLPack device "
-              "type ",
+    if (dev.first == kDLCUDA)  // loads the CUDA backend plugin, or says it is missing
+      py::module_::import("flambeau.backends").attr("load")("cuda");
+    FLB_CHECK(dev.first == kDLCPU || dev.first == kDLCUDAHost || dev.first == kDLCUDA,
+              "from_dlpack(): only CPU and CUDA memory can be imported (the object is on "
+              "DLPack device type ",
               dev.first, ")");
   }
   py::object cap;

@@ -100,6 +100,15 @@ def test_record_stream_keeps_a_block_from_reuse_until_the_stream_is_done():
     assert flambeau.equal(y.cpu(), flambeau.full((1 << 20,), 2.0))
 
 
+def test_dlpack_round_trip_shares_device_memory():
+    dev = _host("float32", 513).to("cuda")
+    assert dev.__dlpack_device__() == (2, 0)
+    back = flambeau.from_dlpack(dev)
+    assert back.device == dev.device and back.data_ptr() == dev.data_ptr()
+    back.add_(1.0)
+    assert flambeau.equal(dev.cpu(), back.cpu())
+
+
 def test_ipc_handle_opens_in_another_process():
     # The exporter runs in its own process with expandable segments off (their blocks
     # are not cudaMalloc memory and cannot be shared yet); it starts the importer.
