@@ -301,3 +301,32 @@ def test_from_dlpack_takes_cuda_memory_as_a_cuda_tensor(install_dir, no_gpu):
     """,
     )
     assert out == {"device": "cuda:0", "shape": [3, 4], "stride": [4, 1], "same": True}, out
+
+
+def test_cuda_tensors_cross_processes_by_ipc_handle(install_dir, no_gpu):
+    # flambeau.multiprocessing learns the CUDA reduction when the plugin loads; without a
+    # device, sharing says why it cannot, as every device function does.
+    out = run(
+        install_dir,
+        """
+        import json
+        import flambeau
+        import flambeau_cuda
+        try:
+            from flambeau.multiprocessing import reductions
+        except ImportError:
+            print(json.dumps({"mp": False}))
+            raise SystemExit
+        registered = reductions._device_reducers.get("cuda")
+        try:
+            flambeau_cuda._C._ipc_open(b"x" * 8, 0, 4)
+            error = None
+        except RuntimeError as e:
+            error = str(e)
+        print(json.dumps({"mp": True, "same": registered is flambeau_cuda._sharing.reduce_tensor,
+                          "error": error}))
+    """,
+    )
+    if not out["mp"]:
+        pytest.skip("flambeau-mp is not importable here")
+    assert out["same"] and "not a CUDA IPC handle" in out["error"], out

@@ -55,4 +55,5 @@ PYBIND11_MODULE(_C, m) {
   });
   backend::bind_python_api(m);
   backend::bind_selftests(m);
+  backend::bind_ipc_sharing(m);
 }

@@ -8,6 +8,7 @@ machines without a GPU, where ``is_available()`` is False.
 """
 
 from flambeau._errors import AcceleratorError, OutOfMemoryError
+from flambeau_cuda import _sharing
 from flambeau_cuda._devices import (
     _get_device_index,
     current_device,
@@ -119,3 +120,5 @@ __all__ = [
 
 # Names used by the tests and the at-fork guard, not part of torch.cuda's API.
 _private = (_get_device_index, _lazy_init, _unavailable_reason)
+
+_sharing.register()  # CUDA tensors through flambeau.multiprocessing: IPC handles

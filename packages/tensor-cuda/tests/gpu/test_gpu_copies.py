@@ -134,3 +134,26 @@ print(bytes.fromhex(out) == data)
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "True"
+
+
+def test_tensors_cross_processes_through_flambeau_multiprocessing():
+    # The child sees the parent's device memory (no copy): it doubles it in place.
+    import flambeau.multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    shared = flambeau.arange(10.0, device="cuda")[2:8]
+    queue, done = ctx.Queue(), ctx.Event()
+    child = ctx.Process(target=_double_in_child, args=(queue, done))
+    child.start()
+    queue.put(shared)
+    done.wait(60)
+    child.join(60)
+    assert child.exitcode == 0
+    assert flambeau.equal(shared.cpu(), flambeau.arange(2.0, 8.0) * 2)
+
+
+def _double_in_child(queue, done):
+    t = queue.get()
+    t.mul_(2)
+    flambeau.cuda.synchronize()
+    done.set()
