@@ -182,5 +182,29 @@ if shared:
         gc.collect()
     assert len(windows) <= held + 1, (held, len(windows))
 
+# 8. Too little shared memory (a container's small /dev/shm): a warning naming it, then
+# the gradients go through MPI's messages, still equal to the single process's.
+if shared:
+    import warnings
+
+    from flambeau.distributed import node_memory
+
+    real = node_memory._free_shm_bytes
+    node_memory._free_shm_bytes = lambda: 0
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            small = DDP(make_model(0))
+    finally:
+        node_memory._free_shm_bytes = real
+    assert all(b.shared is None for b in small.reducer.buckets)
+    assert any("--shm-size" in str(w.message) for w in caught), [str(w.message) for w in caught]
+    ref = make_model(0)
+    x, y = batch(8)
+    loss_fn(small, x[mine], y[mine]).backward()
+    loss_fn(ref, x, y).backward()
+    for p, q in zip(small.parameters(), ref.parameters()):
+        close(p.grad, q.grad)
+
 dist.destroy_process_group()
 print(f"rank {r}: WORKER OK", flush=True)

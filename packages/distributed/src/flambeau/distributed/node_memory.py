@@ -36,6 +36,23 @@ from .work import Operation
 
 ALIGN = 64  # bytes: each bucket starts on a cache line
 ENV_SWITCH = "FLAMBEAU_DDP_SHARED_MEMORY"  # "0" turns the shared buckets off
+# Where MPICH and Open MPI keep shared windows on Linux. A window larger than its free
+# space would not fail when made but raise SIGBUS at the first touch of a missing page
+# (a container's /dev/shm is often 64 MiB), so its room is checked first.
+SHM_DIR = "/dev/shm"
+
+
+class NoRoom(RuntimeError):
+    """Some rank's shared-memory file system lacks the room for a window."""
+
+
+def _free_shm_bytes() -> int | None:
+    """Bytes free in SHM_DIR; None where there is no such directory (not Linux)."""
+    try:
+        st = os.statvfs(SHM_DIR)
+    except OSError:
+        return None
+    return st.f_bavail * st.f_frsize
 
 
 def enabled() -> bool:
@@ -127,7 +144,9 @@ class SharedBuffers:
         for numel, dtype in layout:
             offsets.append(total)
             total = _round_up(total + numel * dtype.itemsize, ALIGN)
-        win = MPI.Win.Allocate_shared(max(total, ALIGN), 1, comm=node)
+        size = max(total, ALIGN)
+        _check_room(pg, node, size * node.Get_size())
+        win = MPI.Win.Allocate_shared(size, 1, comm=node)
         win.Lock_all(MPI.MODE_NOCHECK)  # an access epoch for Win.Sync, held for life
         self.window = win
         self.rank = node.Get_rank()
@@ -135,7 +154,7 @@ class SharedBuffers:
         arrays = []
         for s in range(node.Get_size()):
             buffer, _ = win.Shared_query(s)
-            base = np.frombuffer(buffer, dtype=np.uint8, count=max(total, ALIGN))
+            base = np.frombuffer(buffer, dtype=np.uint8, count=size)
             arrays.append(base)
             self.segments.append(
                 [
@@ -149,6 +168,24 @@ class SharedBuffers:
     def sync(self) -> None:
         """Order this process's loads and stores against the other ranks' (with a barrier)."""
         self.window.Sync()
+
+
+def _check_room(pg, node, nbytes: int) -> None:
+    """Raise NoRoom on every rank when some rank's SHM_DIR lacks nbytes (and a margin)."""
+    free = _free_shm_bytes()
+    room = free is None or free >= nbytes + nbytes // 8 + (1 << 20)
+    mine = np.array([1 if room else 0], dtype=np.uint8)
+    everywhere = np.empty_like(mine)
+    req = node.Iallreduce(mine, everywhere, mpi().MIN)
+    Operation(pg, [req], "the shared-memory room check").drive()
+    if not everywhere[0]:
+        raise NoRoom(
+            f"DistributedDataParallel: the buckets need {nbytes / 2**20:.1f} MiB of shared "
+            f"memory in {SHM_DIR}, which has {(free or 0) / 2**20:.1f} MiB free on this rank "
+            "(or less on another): they are reduced through MPI's messages instead, which is "
+            "slower. Give the machine or container more shared memory (docker run "
+            "--shm-size=...), or set FLAMBEAU_DDP_SHARED_MEMORY=0 to silence this."
+        )
 
 
 def _tensor_over(base: np.ndarray, offset: int, numel: int, dtype):

@@ -25,6 +25,7 @@ unless find_unused_parameters without static_graph makes that order vary.
 from __future__ import annotations
 
 import time
+import warnings
 
 import flambeau
 from flambeau.autograd import engine as _engine
@@ -144,12 +145,17 @@ class Reducer:
 
     def _set_buckets(self, buckets) -> None:
         if self.shared:  # collective: every rank sets the same buckets at the same call
-            memory = node_memory.SharedBuffers(
-                self.pg, [(b.flat.numel(), b.flat.dtype) for b in buckets]
-            )
-            for k, b in enumerate(buckets):
-                b.place(memory.mine[k])
-                b.shared = (memory, k)
+            try:
+                memory = node_memory.SharedBuffers(
+                    self.pg, [(b.flat.numel(), b.flat.dtype) for b in buckets]
+                )
+            except node_memory.NoRoom as e:  # every rank agrees; the buckets stay private
+                warnings.warn(str(e), RuntimeWarning, stacklevel=2)
+                self.shared = False
+            else:
+                for k, b in enumerate(buckets):
+                    b.place(memory.mine[k])
+                    b.shared = (memory, k)
         self.buckets = buckets
         self.bucket_of = {i: b for b in buckets for i, _ in b.members}
 
