@@ -522,3 +522,27 @@ def test_non_blocking_reaches_the_copy_hooks_and_oom_is_out_of_memory_error(pyth
         """,
         tmp_path,
     )
+
+
+def test_zero_dim_cpu_tensors_go_with_device_tensors_as_numbers(python, tmp_path):
+    # PyTorch's rule (optimizers keep `step` and `lr` as 0-dim CPU tensors beside CUDA
+    # parameters): a 0-dim CPU tensor joins an elementwise operation on any device.
+    check(
+        python,
+        """
+        dev = flambeau.ones(2, device="testdev")
+        for got in (flambeau.tensor(2.0) + dev, dev * flambeau.tensor(3.0) - 1,
+                    flambeau.tensor(2) + dev):
+            assert got.device == flambeau.device("testdev", 0), got.device
+            assert got.cpu().tolist() == [3.0, 3.0], got.cpu()
+        dev.add_(flambeau.tensor(1.0))
+        assert dev.cpu().tolist() == [2.0, 2.0]
+        for other in (flambeau.ones(1), flambeau.ones(2)):  # not 0-dim: refused
+            try:
+                other + dev
+                raise AssertionError("a CPU tensor joined a testdev one")
+            except RuntimeError as e:
+                assert "expected all tensors to be on the same device" in str(e), e
+        """,
+        tmp_path,
+    )

@@ -254,10 +254,16 @@ Tensor elementwise(const KernelHandle<ElementwiseKernel>& op, const ElementwiseS
   const char* name = spec.name;
   Device device{};
   {
+    // As in PyTorch, a 0-dim CPU tensor goes with tensors of any device, as a number
+    // would (a plugin's kernel call copies it over); any other must share the device.
+    auto cpu_scalar = [](const Tensor& t) { return t->dim() == 0 && t->device().is_cpu(); };
     const Tensor* first = nullptr;
     for (const Tensor& t : inputs) {
       if (t->is_wrapped_number()) continue;
-      if (!first) first = &t;
+      if (!first || (cpu_scalar(*first) && !cpu_scalar(t))) first = &t;
+    }
+    for (const Tensor& t : inputs) {
+      if (t->is_wrapped_number() || cpu_scalar(t)) continue;
       FLB_CHECK(t->device() == (*first)->device(), name,
                 ": expected all tensors to be on the same device, but found at least two "
                 "devices, ",
