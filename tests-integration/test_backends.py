@@ -531,7 +531,7 @@ def test_zero_dim_cpu_tensors_go_with_device_tensors_as_numbers(python, tmp_path
         python,
         """
         dev = flambeau.ones(2, device="testdev")
-        for got in (flambeau.tensor(2.0) + dev, dev * flambeau.tensor(3.0) - 1,
+        for got in (flambeau.tensor(2.0) + dev, dev * flambeau.tensor(3.0),
                     flambeau.tensor(2) + dev):
             assert got.device == flambeau.device("testdev", 0), got.device
             assert got.cpu().tolist() == [3.0, 3.0], got.cpu()
