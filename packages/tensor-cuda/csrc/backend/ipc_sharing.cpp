@@ -3,6 +3,7 @@
 // the memory back as a DLPack capsule, which flambeau.from_dlpack turns into a CUDA
 // tensor whose death closes the mapping. As in PyTorch, the sender must keep its
 // tensor alive while a receiver uses it.
+#include <flambeau/dlpack.h>
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
@@ -18,34 +19,7 @@ namespace flambeau::cuda::backend {
 
 namespace {
 
-// DLPack's (legacy, unversioned) ABI, the form every producer and consumer reads.
-struct DLDevice {
-  int32_t device_type;
-  int32_t device_id;
-};
-struct DLDataType {
-  uint8_t code;
-  uint8_t bits;
-  uint16_t lanes;
-};
-struct DLTensor {
-  void* data;
-  DLDevice device;
-  int32_t ndim;
-  DLDataType dtype;
-  int64_t* shape;
-  int64_t* strides;
-  uint64_t byte_offset;
-};
-struct DLManagedTensor {
-  DLTensor dl_tensor;
-  void* manager_ctx;
-  void (*deleter)(DLManagedTensor*);
-};
-constexpr int32_t kDLCUDA = 2;
-constexpr uint8_t kDLUInt = 1;
-constexpr const char* kCapsuleName = "dltensor";
-constexpr const char* kUsedCapsuleName = "used_dltensor";
+using namespace flambeau::dlpack;  // the legacy, unversioned capsule every consumer reads
 
 // An imported block: the bytes as a 1-D uint8 tensor, and what frees the mapping.
 struct Imported {
@@ -93,9 +67,9 @@ py::capsule open_handle(const std::string& handle, int device, int64_t nbytes) {
   m.manager_ctx = imported;
   m.deleter = release;
   // A capsule nobody consumed frees the mapping itself.
-  return py::capsule(&m, kCapsuleName, [](PyObject* cap) {
-    if (PyCapsule_IsValid(cap, kUsedCapsuleName)) return;
-    auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap, kCapsuleName));
+  return py::capsule(&m, kLegacyName, [](PyObject* cap) {
+    if (PyCapsule_IsValid(cap, kLegacyUsed)) return;
+    auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap, kLegacyName));
     if (managed != nullptr) managed->deleter(managed);
     PyErr_Clear();
   });
