@@ -7,6 +7,8 @@
 
 #include "dispatch/dispatcher.h"
 #include "generated/ops_autograd.h"
+#include "python/autograd_native.h"
+#include "python/autograd_saved.h"
 #include "python/registry.h"
 
 namespace flambeau::python::autograd_record {
@@ -115,36 +117,6 @@ uint32_t keep_mask(const Plan& plan, uint32_t tensors, uint32_t grads) {
   return keep;
 }
 
-// ---- SavedCall: what a recorded call keeps for its formula ----
-
-// A tensor argument the formula does not read: its geometry only.
-struct ArgMeta {
-  int index = 0;  // the argument's position
-  DimVector sizes;
-  ScalarType dtype = ScalarType::Float32;
-  Device device{};
-};
-
-struct SavedOutput {
-  // A C++ alias of the output (holding its Python object would keep the node alive),
-  // taken at the call: an in-place view op (y.t_()) or set_ on the output later does
-  // not change what the formula reads.
-  Tensor tensor;
-  uint64_t version = 0;
-  py::object value;  // a non-tensor output
-};
-
-struct SavedData {
-  const Plan* plan = nullptr;
-  PyObject* args[kMaxParams] = {};  // owned
-  uint64_t versions[kMaxParams] = {};
-  uint64_t geometry[kMaxParams] = {};  // tensor args' metadata versions
-  uint32_t checked = 0;                // bit i: args[i]'s version is checked at backward
-  std::vector<ArgMeta> dropped;        // tensor arguments not kept (args[i] is then None)
-  bool tuple_output = false;
-  std::vector<SavedOutput> outputs;
-};
-
 struct SavedCall {
   PyObject_HEAD SavedData data;
 };
@@ -198,26 +170,11 @@ void saved_dealloc(PyObject* self) {
 // checking that nothing it reads was modified in place since the call.
 py::object unpack(SavedData& d, PyObject* op, PyObject* node) {
   const Plan& plan = *d.plan;
-  for (int i = 0; i < plan.n_params; ++i) {
-    if (!(d.checked >> i & 1)) continue;
-    uint64_t now = as_tensor(d.args[i])->version();
-    if (now != d.versions[i]) raise_modified(op, d.args[i], now, d.versions[i]);
-  }
-  // Every formula reads its tensor inputs' shapes (to undo broadcasting, at least).
-  for (int i = 0; i < plan.n_params; ++i) {
-    if (is_tensor(d.args[i]) && as_tensor(d.args[i])->metadata_version() != d.geometry[i])
-      raise_reshaped(op, d.args[i]);
-  }
+  check_saved(d, op);
   py::dict args;
   for (int i = 0; i < plan.n_params; ++i) {
     py::object value = py::reinterpret_borrow<py::object>(d.args[i]);
-    for (const ArgMeta& m : d.dropped) {
-      if (m.index != i) continue;
-      py::tuple shape(m.sizes.size());
-      for (size_t k = 0; k < m.sizes.size(); ++k) shape[k] = py::int_(m.sizes[k]);
-      value = package().tensor_meta(
-          shape, py::reinterpret_borrow<py::object>(dtype_object(m.dtype)), py::cast(m.device));
-    }
+    if (const ArgMeta* m = d.dropped_meta(i)) value = meta_object(*m);
     if (PyDict_SetItem(args.ptr(), plan.param_names[i].ptr(), value.ptr()) < 0)
       throw py::error_already_set();
   }
@@ -288,6 +245,7 @@ py::object new_saved_call(const Plan& plan, PyObject* const* args, uint32_t keep
   d.plan = &plan;
   for (int i = 0; i < plan.n_params; ++i) {
     const bool tensor = is_tensor(args[i]);
+    if (tensor) d.tensors |= 1u << i;
     if (tensor && !(keep >> i & 1)) {  // the formula reads its geometry only
       Tensor t = as_tensor(args[i]);
       d.dropped.push_back(ArgMeta{i, DimVector(t->sizes()), t->dtype(), t->device()});
@@ -309,6 +267,31 @@ py::object new_saved_call(const Plan& plan, PyObject* const* args, uint32_t keep
 }
 
 }  // namespace
+
+SavedData* saved_data(PyObject* o) {
+  return Py_TYPE(o) == saved_call_type ? &reinterpret_cast<SavedCall*>(o)->data : nullptr;
+}
+
+void check_saved(const SavedData& d, PyObject* op) {
+  const Plan& plan = *d.plan;
+  for (int i = 0; i < plan.n_params; ++i) {
+    if (!(d.checked >> i & 1)) continue;
+    uint64_t now = as_tensor(d.args[i])->version();
+    if (now != d.versions[i]) raise_modified(op, d.args[i], now, d.versions[i]);
+  }
+  // Every formula reads its tensor inputs' shapes (to undo broadcasting, at least).
+  for (int i = 0; i < plan.n_params; ++i) {
+    if (is_tensor(d.args[i]) && as_tensor(d.args[i])->metadata_version() != d.geometry[i])
+      raise_reshaped(op, d.args[i]);
+  }
+}
+
+py::object meta_object(const ArgMeta& m) {
+  py::tuple shape(m.sizes.size());
+  for (size_t k = 0; k < m.sizes.size(); ++k) shape[k] = py::int_(m.sizes[k]);
+  return package().tensor_meta(shape, py::reinterpret_borrow<py::object>(dtype_object(m.dtype)),
+                               py::cast(m.device));
+}
 
 const Plan* PlanSlot::get() const {
   if (generation_ != g_generation) {
@@ -414,7 +397,7 @@ void register_bindings(py::module_& m, py::object /*tensor_class*/) {
       "_autograd_register_plan",
       [](const std::string& key, py::object node_name, py::tuple param_names, py::tuple defaults,
          bool check_inputs, uint64_t check_outputs, bool view, py::object formula_for,
-         py::object keep_for) {
+         py::object keep_for, py::object native) {
         if (defaults.size() != param_names.size())
           throw py::value_error("_autograd_register_plan: bad parameter list for " + key);
         if (param_names.size() > static_cast<size_t>(kMaxParams))
@@ -429,13 +412,26 @@ void register_bindings(py::module_& m, py::object /*tensor_class*/) {
         plan.view = view;
         plan.formula_for = std::move(formula_for);
         plan.keep_for = std::move(keep_for);
+        if (!native.is_none()) {
+          const autograd_native::Formula& f = autograd_native::formula_of(native);
+          for (const char* name : f.params) {
+            int at = -1;
+            for (int i = 0; i < plan.n_params; ++i)
+              if (plan.param_names[i].cast<std::string>() == name) at = i;
+            if (at < 0)
+              throw py::value_error(std::string("the native formula of ") + f.name +
+                                    " reads parameter " + name + ", which " + key + " lacks");
+            plan.native_params.push_back(at);
+          }
+          plan.native = std::move(native);
+        }
         plans()[key] = std::move(plan);
         ++g_generation;
         return true;
       },
       py::arg("key"), py::arg("node_name"), py::arg("param_names"), py::arg("defaults"),
       py::arg("check_inputs"), py::arg("check_outputs"), py::arg("view"), py::arg("formula_for"),
-      py::arg("keep_for") = py::none(),
+      py::arg("keep_for") = py::none(), py::arg("native") = py::none(),
       "Register how calls to an operator overload are recorded in C++; False when it has too "
       "many parameters to be (its calls then go to the Python recorder).");
   m.def(

@@ -39,6 +39,11 @@ struct Plan {
   // tensor_meta(shape, dtype, device): x * 3.0 then keeps nothing of x alive.
   py::object keep_for;
   mutable std::vector<std::pair<uint64_t, uint32_t>> keeps;  // cached by (tensor, grad) masks
+  // The operator's formula when it is compiled in C++ (autograd_native.h), else null;
+  // the engine then runs it on the recorded call directly. native_params[k]: the
+  // position in this plan of the formula's parameter k.
+  py::object native;
+  std::vector<int> native_params;
 };
 
 // An operator overload's plan, looked up by its table key ("add", "add.Scalar")

@@ -13,6 +13,7 @@ import flambeau as _F
 from . import forward_ad, functional, graph  # noqa: F401
 from . import tensor_flags as _tensor_flags
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
+from .engine import install as _install_engine
 from .engine import run_backward as _run_backward
 from .engine_settings import (
     enforce_grad_layout_policy,
@@ -162,3 +163,4 @@ def retain_grad(t):
 _F.Tensor.register_post_accumulate_grad_hook = register_post_accumulate_grad_hook
 _tensor_flags.install()
 _install()
+_install_engine()

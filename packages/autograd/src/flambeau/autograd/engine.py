@@ -8,13 +8,14 @@ of any length is fine.
 from __future__ import annotations
 
 import threading
-from collections import deque
 
 import flambeau as F
+from flambeau import _C
 
 from . import anomaly_mode, engine_settings
+from .derivatives.registry import fit_gradient
 from .grad_mode import set_grad_enabled
-from .graph import AccumulateGrad, GradientEdge
+from .graph import AccumulateGrad, FormulaNode, GradientEdge
 
 _tasks = threading.local()  # the backward passes running on this thread, innermost last
 
@@ -23,14 +24,22 @@ class GraphTask:
     """One backward pass: the nodes it can reach (and so may run), and callbacks to run
     when it ends."""
 
-    __slots__ = ("nodes", "callbacks", "executes_all", "__weakref__")
+    __slots__ = ("_roots", "_nodes", "callbacks", "executes_all", "__weakref__")
 
-    def __init__(self, nodes, executes_all=True):
-        self.nodes = nodes
+    def __init__(self, roots, needed=None, executes_all=True):
+        self._roots = roots
+        self._nodes = needed  # with inputs=: the nodes that lead to one
         self.callbacks: list = []
         # backward() without inputs=: every reachable node runs (the reentrant variant
         # of activation checkpointing relies on it).
         self.executes_all = executes_all
+
+    @property
+    def nodes(self) -> set:
+        """The nodes this pass may run (found when first asked: multi-grad hooks do)."""
+        if self._nodes is None:
+            self._nodes = set(_dependencies(self._roots)).union(self._roots)
+        return self._nodes
 
 
 def current_task() -> GraphTask | None:
@@ -180,16 +189,38 @@ def _reject_post_hook_result(hook, leaf, result):
     raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
 
-def _apply_tensor_hooks(node, grads):
-    grads = list(grads)
-    for i, hooks in node._tensor_hooks.items():
-        if grads[i] is None:
-            continue
-        for hook in list(hooks.values()):
-            r = hook(grads[i])
+def _before(node, grads: list, runs: bool, create_graph: bool) -> list:
+    """What runs on a node's incoming gradients before it: tensor hooks, then (when the
+    node runs) its pre-hooks, then retain_grad's copies. The engine calls it only for
+    nodes that registered one of them."""
+    if node._tensor_hooks:
+        for i, hooks in node._tensor_hooks.items():
+            if grads[i] is None:
+                continue
+            for hook in list(hooks.values()):
+                r = hook(grads[i])
+                if r is not None:
+                    grads[i] = r
+    if node._prehooks and runs:
+        for hook in list(node._prehooks.values()):
+            r = hook(tuple(grads))
             if r is not None:
-                grads[i] = r
+                grads = list(r)
+    if node._retained:
+        for i, ref in node._retained.items():
+            t = ref()
+            if t is not None and grads[i] is not None:
+                t.grad = grads[i] if create_graph else grads[i].detach()
     return grads
+
+
+def _after(node, input_grads, grads: tuple):
+    """A node's hooks, after it ran: each may replace the gradients it computed."""
+    for hook in list(node._hooks.values()):
+        r = hook(tuple(input_grads), grads)
+        if r is not None:
+            input_grads = tuple(r)
+    return input_grads
 
 
 def run_backward(
@@ -235,83 +266,25 @@ def run_backward(
 
     root_edges = [_edge_of(o) for o in outputs]
     nodes = [n for n, _ in root_edges]
-    deps = _dependencies(nodes)
-    buffers: dict = {}
-    for (node, nr), g in zip(root_edges, roots):
-        buf = buffers.setdefault(node, [None] * node.n_outputs)
-        buf[nr] = g if buf[nr] is None else buf[nr] + g
     # With inputs=, the part of the graph that cannot reach them does not run.
     needed = _needed_nodes(nodes, {node for node, _ in targets}) if inputs is not None else None
-    ready = deque(
-        n for n in dict.fromkeys(nodes) if deps.get(n, 0) == 0 and (needed is None or n in needed)
-    )
-    check_nan = anomaly_mode.is_enabled()
-
-    reachable = set(deps).union(nodes) if needed is None else needed
-    task = GraphTask(reachable, executes_all=inputs is None and not capture)
+    task = GraphTask(nodes, needed, executes_all=inputs is None and not capture)
     stack = _tasks.__dict__.setdefault("stack", [])
     stack.append(task)
     try:
         with set_grad_enabled(create_graph):
-            while ready:
-                node = ready.popleft()
-                grads = buffers.pop(node, None) or [None] * node.n_outputs
-                # Hook tables are empty class-level mappings unless something registered.
-                # With inputs=, a node runs only when it leads to a target other than
-                # its own outputs; else it is here only to capture an input's gradient
-                # (tensor hooks and retain_grad apply, node hooks do not: PyTorch's rule).
-                runs = needed is None or (
-                    (node, 0) in targets and not capture
-                    if type(node) is AccumulateGrad
-                    else any(n in needed for n, _ in node.next_functions)
-                )
-                if node._tensor_hooks:
-                    grads = _apply_tensor_hooks(node, grads)
-                if node._prehooks and runs:
-                    for hook in list(node._prehooks.values()):
-                        r = hook(tuple(grads))
-                        if r is not None:
-                            grads = list(r)
-                if node._retained:
-                    for i, ref in node._retained.items():
-                        t = ref()
-                        if t is not None and grads[i] is not None:
-                            t.grad = grads[i] if create_graph else grads[i].detach()
-                if targets:
-                    for i in range(node.n_outputs):
-                        for pos in targets.get((node, i), ()):
-                            captured[pos] = grads[i]
-                if type(node) is AccumulateGrad:
-                    if grads[0] is not None and runs and not capture:
-                        _accumulate(node, grads[0], create_graph)
-                    continue
-                if not runs:
-                    continue  # a target whose own inputs lead to no other target
-                if grads.count(None) == len(grads):
-                    input_grads = (None,) * len(node.next_functions)
-                else:
-                    input_grads = node._backward(tuple(grads))
-                if node._hooks:
-                    for hook in list(node._hooks.values()):
-                        r = hook(tuple(input_grads), tuple(grads))
-                        if r is not None:
-                            input_grads = tuple(r)
-                if check_nan:
-                    _check_nan(node, input_grads)
-                if not retain_graph:
-                    node._release()
-                for (nxt, nr), g in zip(node.next_functions, input_grads):
-                    if nxt is None or (needed is not None and nxt not in needed):
-                        continue
-                    if g is not None:
-                        buf = buffers.get(nxt)
-                        if buf is None:
-                            buffers[nxt] = buf = [None] * nxt.n_outputs
-                        buf[nr] = g if buf[nr] is None else buf[nr] + g
-                    left = deps[nxt] - 1
-                    deps[nxt] = left
-                    if left == 0:
-                        ready.append(nxt)
+            _C._autograd_execute(
+                nodes,
+                [nr for _, nr in root_edges],
+                roots,
+                needed,
+                targets or None,
+                captured,
+                capture=capture,
+                create_graph=create_graph,
+                retain_graph=retain_graph,
+                check_nan=anomaly_mode.is_enabled(),
+            )
         for callback in task.callbacks:  # queued while the pass ran (multi-grad hooks)
             callback()
     finally:
@@ -340,3 +313,11 @@ def _check_nan(node, grads):
                 f"Function '{node.name()}' returned nan values in its {i}th output.\n"
                 f"The forward call that created it:\n{where}"
             )
+
+
+def install() -> None:
+    """Hands the engine's loop (the core's autograd_engine.cpp) this package's node
+    classes and the Python pieces of a node's run."""
+    _C._autograd_engine_install(
+        AccumulateGrad, FormulaNode, _accumulate, _before, _after, _check_nan, fit_gradient
+    )

@@ -400,6 +400,8 @@ def _plan(name: str, sch: schema.Schema) -> None:
         view=name in VIEW_OPS,
         formula_for=None if formula.nondifferentiable else formula_for,
         keep_for=_keep_for(names, formula) if keeps else None,
+        # A formula compiled in the core: the engine runs it on the recorded call.
+        native=formula.fn if isinstance(formula.fn, _C._NativeFormula) else None,
     )
 
 

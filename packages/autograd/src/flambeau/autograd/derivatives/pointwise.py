@@ -5,54 +5,35 @@ from __future__ import annotations
 import math
 
 import flambeau as F
+from flambeau import _C
 
 from .complex import conj
 from .helpers import first_name, needs_grad
 from .registry import formula
 
+native = _C._autograd_native_formula
+
 # reads=: the arguments whose values each gradient reads (registry.Formula.reads); a call
-# keeps only those of its wanted gradients.
+# keeps only those of its wanted gradients. The arithmetic operators' formulas are
+# compiled in the core (csrc/python/autograd_formulas_pointwise.cpp), where the engine
+# runs them without a Python frame: add's gradients are g and g * conj(alpha); sub's
+# g and -g * conj(alpha); rsub's the reverse; mul's g * conj(other) and g * conj(input);
+# div's g / conj(other) and -g * conj(input / other**2) (none with a rounding mode);
+# neg's -g.
 _ADD_READS = {"input": (), "other": ("alpha",)}
+_DIV_READS = {"input": ("other",), "other": ("input", "other")}
 
-
-@formula("add", needs_input=False, reads=_ADD_READS)
-def _add(g, a):
-    return {"input": g, "other": g * conj(a["alpha"]) if a["alpha"] != 1 else g}
-
-
-@formula("sub", needs_input=False, reads=_ADD_READS)
-def _sub(g, a):
-    return {"input": g, "other": -g * conj(a["alpha"]) if a["alpha"] != 1 else -g}
-
-
-@formula("rsub", needs_input=False, reads={"input": ("alpha",), "other": ()})
-def _rsub(g, a):
-    return {"input": -g * conj(a["alpha"]) if a["alpha"] != 1 else -g, "other": g}
-
-
-@formula("mul", reads={"input": ("other",), "other": ("input",)})
-def _mul(g, a):
-    x, y = a["input"], a["other"]
-    # x * 0.5 is the common case: no gradient is wanted for a number. Only wanted
-    # gradients are computed: the other's value may not have been kept.
-    return {
-        "input": g * conj(y) if needs_grad(x) else None,
-        "other": g * conj(x) if needs_grad(y) else None,
-    }
-
-
-@formula(
+formula("add", needs_input=False, reads=_ADD_READS)(native("add"))
+formula("sub", needs_input=False, reads=_ADD_READS)(native("sub"))
+formula("rsub", needs_input=False, reads={"input": ("alpha",), "other": ()})(native("rsub"))
+formula("mul", reads={"input": ("other",), "other": ("input",)})(native("mul"))
+formula(
     "div",
-    "true_divide",
-    reads={"input": ("other", "rounding_mode"), "other": ("input", "other", "rounding_mode")},
-)
-def _div(g, a):
-    if a.get("rounding_mode") is not None:
-        return {}
-    x, y = a["input"], a["other"]
-    # Only wanted gradients: x's value is kept only when y's gradient is wanted.
-    other = -g * conj(x / (y * y)) if needs_grad(y) else None
-    return {"input": g / conj(y) if needs_grad(x) else None, "other": other}
+    reads={k: (*v, "rounding_mode") for k, v in _DIV_READS.items()},
+)(native("div"))
+formula("true_divide", reads=_DIV_READS)(native("true_divide"))
+formula("neg", needs_input=False, reads={"input": ()})(native("neg"))
+formula("negative", needs_input=False, reads={"input": ()})(native("negative"))
 
 
 def _mod(rounding_mode):
@@ -70,11 +51,6 @@ def _mod(rounding_mode):
 
 formula("fmod")(_mod("trunc"))
 formula("remainder")(_mod("floor"))
-
-
-@formula("neg", "negative", needs_input=False, reads={"input": ()})
-def _neg(g, a):
-    return {"input": -g}
 
 
 @formula("positive", "clone", "contiguous", needs_input=False, reads={"input": (), "self": ()})

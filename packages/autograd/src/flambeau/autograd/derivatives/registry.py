@@ -131,19 +131,26 @@ def bind_formula(key, f: Formula | None, inputs, tuple_output=False):
             gi, x = by_name.get(name), args[name]
             if gi is not None and j is not None:
                 gi, x = gi[j], x[j]
-            if not isinstance(gi, Tensor):
-                out.append(None)
-                continue
-            if gi.dtype != x.dtype:
-                # A gradient has its input's dtype, as PyTorch's engine makes it (sum with
-                # dtype=, mixed-precision arithmetic); a real input of a complex computation
-                # gets the real part (dL/dx).
-                gi = (gi.real if gi.is_complex() and not x.is_complex() else gi).to(x.dtype)
-            # Shapes are read at backward: in-place copies keep the input's shape.
-            out.append(sum_to(gi, x.shape))
+            out.append(fit_gradient(gi, x) if isinstance(gi, Tensor) else None)
         return tuple(out)
 
     return backward
+
+
+def fit_gradient(gi, x):
+    """The gradient gi of input x with x's dtype and shape. (The core's engine calls it
+    for native formulas' gradients too.)
+
+    >>> fit_gradient(flambeau.ones(2, 3, dtype=flambeau.float64), flambeau.zeros(3))
+    tensor([2., 2., 2.])
+    """
+    if gi.dtype != x.dtype:
+        # A gradient has its input's dtype, as PyTorch's engine makes it (sum with
+        # dtype=, mixed-precision arithmetic); a real input of a complex computation
+        # gets the real part (dL/dx).
+        gi = (gi.real if gi.is_complex() and not x.is_complex() else gi).to(x.dtype)
+    # Shapes are read at backward: in-place copies keep the input's shape.
+    return sum_to(gi, x.shape)
 
 
 def _mark_wanted(args: dict, inputs, edges) -> None:

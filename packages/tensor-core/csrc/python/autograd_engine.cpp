@@ -1,0 +1,321 @@
+// The backward engine's loop (docs/design/autograd-engine-in-cpp.rst, step 2). The
+// autograd package owns the graph's meaning: its node classes, hooks and errors;
+// this file walks its nodes in dependency order, sums the gradients each receives
+// and runs each once. Nodes recorded in C++ whose formula is native
+// (autograd_native.h) run without a Python frame; every other node runs its Python
+// _backward. The package's engine.run_backward prepares a pass (root gradients,
+// inputs=, its GraphTask) and calls execute().
+#include <deque>
+#include <unordered_map>
+#include <vector>
+
+#include "python/autograd_native.h"
+#include "python/autograd_saved.h"
+#include "python/registry.h"
+
+namespace flambeau::python::autograd_engine {
+
+namespace {
+
+namespace py = pybind11;
+
+// What the autograd package installs (engine.py): its node classes and the Python
+// pieces of a node's run that hooks and anomaly mode need.
+struct Package {
+  PyTypeObject* accumulate_type = nullptr;  // AccumulateGrad
+  PyTypeObject* formula_type = nullptr;     // FormulaNode
+  py::object accumulate;  // accumulate(node, grad, create_graph): into the leaf's .grad
+  py::object before;      // before(node, grads, runs, create_graph) -> grads: tensor
+                          // hooks, pre-hooks, retain_grad
+  py::object after;       // after(node, input_grads, grads) -> input_grads: node hooks
+  py::object check_nan;   // check_nan(node, input_grads) (anomaly mode)
+};
+
+Package& package() {
+  static auto* p = new Package();  // leaked: outlives interpreter teardown
+  return *p;
+}
+
+struct Names {
+  PyObject *next_functions, *n_outputs, *saved, *released, *backward, *release, *tensor_hooks,
+      *prehooks, *retained, *hooks, *name;
+};
+
+const Names& names() {
+  static const Names n{
+      PyUnicode_InternFromString("next_functions"), PyUnicode_InternFromString("n_outputs"),
+      PyUnicode_InternFromString("_saved"),         PyUnicode_InternFromString("_released"),
+      PyUnicode_InternFromString("_backward"),      PyUnicode_InternFromString("_release"),
+      PyUnicode_InternFromString("_tensor_hooks"),  PyUnicode_InternFromString("_prehooks"),
+      PyUnicode_InternFromString("_retained"),      PyUnicode_InternFromString("_hooks"),
+      PyUnicode_InternFromString("_name"),
+  };
+  return n;
+}
+
+py::object checked(PyObject* o) {
+  if (!o) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(o);
+}
+
+py::object attr(PyObject* o, PyObject* name) { return checked(PyObject_GetAttr(o, name)); }
+
+// Whether the node's own __dict__ holds `name` (hook tables live on the class, empty,
+// until something registers one on the node).
+bool has_own(PyObject* node, PyObject* name) {
+  PyObject** dict = _PyObject_GetDictPtr(node);
+  return dict && *dict && PyDict_GetItemWithError(*dict, name);
+}
+
+// A node of this pass: the edges it leads to, the gradients its outputs received,
+// and how many of its consumers have still to deliver theirs.
+struct State {
+  py::object node;
+  py::tuple next;                 // next_functions
+  std::vector<py::object> grads;  // by output; empty until a gradient arrives
+  int dependencies = 0;
+  Py_ssize_t n_outputs = 0;
+};
+
+class Pass {
+ public:
+  Pass(py::object needed, py::object targets, py::list captured, bool capture, bool create_graph,
+       bool retain_graph, bool check_nan)
+      : needed_(std::move(needed)),
+        targets_(std::move(targets)),
+        captured_(std::move(captured)),
+        capture_(capture),
+        create_graph_(create_graph),
+        retain_graph_(retain_graph),
+        check_nan_(check_nan) {}
+
+  void run(const py::list& root_nodes, const py::list& root_nrs, const py::list& root_grads) {
+    std::vector<PyObject*> roots;
+    for (py::handle n : root_nodes) {
+      if (states_.count(n.ptr())) continue;  // two outputs of one node: one root
+      state(n.ptr());
+      roots.push_back(n.ptr());
+    }
+    count_dependencies(roots);
+    for (size_t k = 0; k < root_nodes.size(); ++k)
+      deliver(state(root_nodes[k].ptr()), root_nrs[k].cast<Py_ssize_t>(), root_grads[k]);
+    for (PyObject* n : roots)
+      if (states_[n].dependencies == 0 && is_needed(n)) ready_.push_back(n);
+    while (!ready_.empty()) {
+      PyObject* node = ready_.front();
+      ready_.pop_front();
+      step(states_[node]);
+    }
+  }
+
+ private:
+  State& state(PyObject* node) {
+    auto [it, fresh] = states_.try_emplace(node);
+    if (fresh) {
+      State& s = it->second;
+      s.node = py::reinterpret_borrow<py::object>(node);
+      py::object next = attr(node, names().next_functions);
+      if (!PyTuple_Check(next.ptr())) next = py::tuple(next);
+      s.next = py::reinterpret_steal<py::tuple>(next.release());
+      s.n_outputs = attr(node, names().n_outputs).cast<Py_ssize_t>();
+    }
+    return it->second;
+  }
+
+  void count_dependencies(const std::vector<PyObject*>& roots) {
+    std::vector<PyObject*> stack(roots);
+    std::unordered_map<PyObject*, bool> entered;
+    for (PyObject* r : roots) entered[r] = true;
+    while (!stack.empty()) {
+      // (state() may rehash the map: copy the edges before looking up others)
+      py::tuple next = state(stack.back()).next;
+      stack.pop_back();
+      for (py::handle edge : next) {
+        PyObject* nxt = PyTuple_GET_ITEM(edge.ptr(), 0);
+        if (nxt == Py_None) continue;
+        state(nxt).dependencies += 1;
+        if (entered.emplace(nxt, true).second) stack.push_back(nxt);
+      }
+    }
+  }
+
+  bool is_needed(PyObject* node) const {
+    if (needed_.is_none()) return true;
+    const int in = PySet_Contains(needed_.ptr(), node);
+    if (in < 0) throw py::error_already_set();
+    return in == 1;
+  }
+
+  // A gradient for output nr of the node behind s: summed with what it has.
+  void deliver(State& s, Py_ssize_t nr, py::handle g) {
+    if (g.is_none()) return;
+    if (s.grads.empty()) s.grads.resize(static_cast<size_t>(s.n_outputs));
+    py::object& slot = s.grads.at(static_cast<size_t>(nr));
+    slot =
+        slot ? checked(PyNumber_Add(slot.ptr(), g.ptr())) : py::reinterpret_borrow<py::object>(g);
+  }
+
+  // Whether a node runs its formula. With inputs= given, only the part of the graph
+  // that leads to another target does; a target reached only to capture its gradient
+  // does not (tensor hooks and retain_grad apply, node hooks do not: PyTorch's rule).
+  bool runs(const State& s, bool accumulate) const {
+    if (needed_.is_none()) return true;
+    if (accumulate) return !capture_ && target_positions(s.node.ptr(), 0);
+    for (py::handle edge : s.next) {
+      PyObject* nxt = PyTuple_GET_ITEM(edge.ptr(), 0);
+      if (nxt != Py_None && is_needed(nxt)) return true;
+    }
+    return false;
+  }
+
+  PyObject* target_positions(PyObject* node, Py_ssize_t nr) const {  // borrowed list or null
+    if (targets_.is_none() || PyDict_GET_SIZE(targets_.ptr()) == 0) return nullptr;
+    py::object key = py::make_tuple(py::handle(node), nr);
+    PyObject* positions = PyDict_GetItemWithError(targets_.ptr(), key.ptr());
+    if (!positions && PyErr_Occurred()) throw py::error_already_set();
+    return positions;
+  }
+
+  void step(State& s) {
+    const Names& n = names();
+    PyObject* node = s.node.ptr();
+    std::vector<py::object> grads = std::move(s.grads);
+    grads.resize(static_cast<size_t>(s.n_outputs));
+    for (auto& g : grads)
+      if (!g) g = py::none();
+    const bool accumulate = Py_TYPE(node) == package().accumulate_type;
+    const bool run = runs(s, accumulate);
+    if (has_own(node, n.tensor_hooks) || has_own(node, n.prehooks) || has_own(node, n.retained)) {
+      py::list in(grads.size());
+      for (size_t i = 0; i < grads.size(); ++i) in[i] = grads[i];
+      py::object out = package().before(s.node, in, run, create_graph_);
+      grads.clear();
+      for (py::handle g : out) grads.push_back(py::reinterpret_borrow<py::object>(g));
+      grads.resize(static_cast<size_t>(s.n_outputs), py::none());
+    }
+    if (PyErr_Occurred()) throw py::error_already_set();
+    capture(node, grads);
+    if (accumulate) {
+      if (!grads[0].is_none() && run && !capture_)
+        package().accumulate(s.node, grads[0], create_graph_);
+      return;
+    }
+    if (!run) return;
+
+    py::object input_grads = backward(s, grads);
+    if (has_own(node, n.hooks)) {
+      py::tuple g(grads.size());
+      for (size_t i = 0; i < grads.size(); ++i) g[i] = grads[i];
+      input_grads = package().after(s.node, input_grads, g);
+    }
+    if (check_nan_) package().check_nan(s.node, input_grads);
+    if (!retain_graph_) release(node);
+    py::object seq = checked(PySequence_Fast(input_grads.ptr(),
+                                             "a node's backward must return a "
+                                             "sequence of gradients"));
+    const Py_ssize_t n_grads = PySequence_Fast_GET_SIZE(seq.ptr());
+    const Py_ssize_t n_edges = PyTuple_GET_SIZE(s.next.ptr());
+    for (Py_ssize_t e = 0; e < n_edges && e < n_grads; ++e) {
+      PyObject* edge = PyTuple_GET_ITEM(s.next.ptr(), e);
+      PyObject* nxt = PyTuple_GET_ITEM(edge, 0);
+      if (nxt == Py_None || !is_needed(nxt)) continue;
+      State& target = states_.at(nxt);
+      deliver(target, PyLong_AsSsize_t(PyTuple_GET_ITEM(edge, 1)),
+              PySequence_Fast_GET_ITEM(seq.ptr(), e));
+      if (PyErr_Occurred()) throw py::error_already_set();
+      if (--target.dependencies == 0) ready_.push_back(nxt);
+    }
+  }
+
+  void capture(PyObject* node, const std::vector<py::object>& grads) {
+    for (size_t i = 0; i < grads.size(); ++i) {
+      PyObject* positions = target_positions(node, static_cast<Py_ssize_t>(i));
+      if (!positions) continue;
+      for (py::handle pos : py::reinterpret_borrow<py::list>(positions)) captured_[pos] = grads[i];
+    }
+  }
+
+  py::object backward(const State& s, const std::vector<py::object>& grads) {
+    PyObject* node = s.node.ptr();
+    bool any = false;
+    for (const auto& g : grads) any = any || !g.is_none();
+    if (!any) {
+      py::tuple none(PyTuple_GET_SIZE(s.next.ptr()));
+      for (size_t i = 0; i < none.size(); ++i) none[i] = py::none();
+      return std::move(none);
+    }
+    if (Py_TYPE(node) == package().formula_type) {
+      py::object saved = attr(node, names().saved);
+      const autograd_record::SavedData* d = autograd_record::saved_data(saved.ptr());
+      if (d && d->plan->native) {
+        autograd_record::check_saved(*d, attr(node, names().name).ptr());
+        std::vector<PyObject*> raw;
+        for (const auto& g : grads) raw.push_back(g.ptr());
+        return autograd_native::apply(*d->plan, *d, raw.data(), static_cast<Py_ssize_t>(raw.size()),
+                                      s.next.ptr());
+      }
+    }
+    py::tuple g(grads.size());
+    for (size_t i = 0; i < grads.size(); ++i) g[i] = grads[i];
+    return checked(PyObject_CallMethodOneArg(node, names().backward, g.ptr()));
+  }
+
+  void release(PyObject* node) {
+    if (Py_TYPE(node) == package().formula_type) {  // FormulaNode._release, without a frame
+      if (PyObject_SetAttr(node, names().released, Py_True) < 0 ||
+          PyObject_SetAttr(node, names().saved, Py_None) < 0)
+        throw py::error_already_set();
+      return;
+    }
+    checked(PyObject_CallMethodNoArgs(node, names().release));
+  }
+
+  py::object needed_, targets_;
+  py::list captured_;
+  bool capture_, create_graph_, retain_graph_, check_nan_;
+  std::unordered_map<PyObject*, State> states_;
+  std::deque<PyObject*> ready_;
+};
+
+void register_bindings(py::module_& m, py::object /*tensor_class*/) {
+  m.def(
+      "_autograd_engine_install",
+      [](py::object accumulate_type, py::object formula_type, py::object accumulate,
+         py::object before, py::object after, py::object check_nan, py::object fit_gradient) {
+        if (!PyType_Check(accumulate_type.ptr()) || !PyType_Check(formula_type.ptr()))
+          throw py::type_error("_autograd_engine_install: node types must be classes");
+        Package& p = package();
+        p.accumulate_type = reinterpret_cast<PyTypeObject*>(accumulate_type.release().ptr());
+        p.formula_type = reinterpret_cast<PyTypeObject*>(formula_type.release().ptr());
+        p.accumulate = std::move(accumulate);
+        p.before = std::move(before);
+        p.after = std::move(after);
+        p.check_nan = std::move(check_nan);
+        autograd_native::set_fit_gradient(std::move(fit_gradient));
+      },
+      py::arg("accumulate_type"), py::arg("formula_type"), py::arg("accumulate"), py::arg("before"),
+      py::arg("after"), py::arg("check_nan"), py::arg("fit_gradient"),
+      "Install the autograd package's node classes and callbacks for the engine.");
+  m.def(
+      "_autograd_execute",
+      [](py::list root_nodes, py::list root_nrs, py::list root_grads, py::object needed,
+         py::object targets, py::list captured, bool capture, bool create_graph, bool retain_graph,
+         bool check_nan) {
+        if (!package().formula_type)
+          throw py::value_error("_autograd_execute: the autograd package is not installed");
+        Pass(std::move(needed), std::move(targets), std::move(captured), capture, create_graph,
+             retain_graph, check_nan)
+            .run(root_nodes, root_nrs, root_grads);
+      },
+      py::arg("root_nodes"), py::arg("root_nrs"), py::arg("root_grads"), py::arg("needed"),
+      py::arg("targets"), py::arg("captured"), py::arg("capture"), py::arg("create_graph"),
+      py::arg("retain_graph"), py::arg("check_nan"),
+      "Run one backward pass over the recorded graph (the autograd package's "
+      "engine.run_backward prepares it).");
+}
+
+FLB_BINDINGS(62, register_bindings);
+
+}  // namespace
+
+}  // namespace flambeau::python::autograd_engine
