@@ -20,6 +20,13 @@ std::string list_str(IntList s) {
   return r + "]";
 }
 
+// x on t's device: indices may live on the CPU when t does not (x[cpu_index]), as in
+// PyTorch.
+Tensor on_device_of(const Tensor& t, const Tensor& x) {
+  if (x->device() == t->device()) return x;
+  return ops::to_device(x, t->device(), std::nullopt, false, false, MemoryFormat::Preserve);
+}
+
 // `t` (the indexed tensor, possibly with unit dims inserted for 0-dim masks)
 // seen through the indices: result shape, the restrided view of t and the
 // int64 index over the result shape.
@@ -52,9 +59,9 @@ Plan plan(const Tensor& t, const std::vector<Tensor>& indices, const char* op) {
       if (mask->dim() == 0) {  // adds a unit dim, selected (True) or not (False)
         bsizes.insert(p, 1);
         bstrides.insert(p, 1);
-        bool on = *mask->data_as<bool>();
+        bool on = *ops::cpu(mask)->data_as<bool>();
         Tensor one =
-            ops::zeros(DimVector{static_cast<int64_t>(on)}, ScalarType::Int64, std::nullopt, false);
+            ops::zeros(DimVector{static_cast<int64_t>(on)}, ScalarType::Int64, t->device(), false);
         idx.insert(idx.begin() + static_cast<std::ptrdiff_t>(p), one);
         ++p;
         continue;
@@ -67,7 +74,7 @@ Plan plan(const Tensor& t, const std::vector<Tensor>& indices, const char* op) {
                     " does not match the shape of the indexed tensor ", list_str(bsizes),
                     " at index ", p + j);
       }
-      Tensor nz = ops::nonzero(mask, OutArg::none());  // (n, k)
+      Tensor nz = on_device_of(t, ops::nonzero(mask, OutArg::none()));  // (n, k)
       for (size_t j = 0; j < k; ++j) {
         idx[p + j] = make_view(nz, DimVector{nz->sizes()[0]}, DimVector{static_cast<int64_t>(k)},
                                nz->offset() + j);
@@ -75,7 +82,7 @@ Plan plan(const Tensor& t, const std::vector<Tensor>& indices, const char* op) {
       p += k;
     } else if (dt == ScalarType::Int64 || dt == ScalarType::Int32) {
       too_many(p + 1);
-      idx[p] = to_dtype(i, ScalarType::Int64);
+      idx[p] = on_device_of(t, to_dtype(i, ScalarType::Int64));
       ++p;
     } else {
       fail<IndexError>("tensors used as indices must be long, int, byte or bool tensors (got ",
@@ -120,13 +127,13 @@ Plan plan(const Tensor& t, const std::vector<Tensor>& indices, const char* op) {
   r.base = base;
   Tensor index;
   if (dims.empty()) {  // nothing indexed: a plain copy
-    index = ops::zeros(DimVector{}, ScalarType::Int64, std::nullopt, false);
+    index = ops::zeros(DimVector{}, ScalarType::Int64, t->device(), false);
     r.spec = IndexSpec{0, -1, 0, false, op};
   } else if (dims.size() == 1) {
     index = expand_to(idx[dims[0]], shape, op);
     r.spec = IndexSpec{bstrides[dims[0]], bsizes[dims[0]], dims[0], true, op};
   } else {
-    index = ops::zeros(shape, ScalarType::Int64, std::nullopt, false);
+    index = ops::zeros(shape, ScalarType::Int64, t->device(), false);
     for (int64_t d : dims) {
       kernel<kernels::_index_offsets>(t->device())(index, expand_to(idx[d], shape, op),
                                                    IndexSpec{bstrides[d], bsizes[d], d, true, op});

@@ -17,8 +17,9 @@ Tensor checked_indices(const Tensor& indices, int64_t rows, const char* name) {
             "types: Long, Int; but got ",
             dtype_name(indices->dtype()), " instead");
   Tensor idx = contiguous(to_dtype(indices, ScalarType::Int64));
-  const int64_t* p = idx->data_as<const int64_t>();
-  for (int64_t i = 0; i < idx->numel(); ++i) {
+  Tensor host = ops::cpu(idx);  // the range check reads the values (a device's are copied)
+  const int64_t* p = host->data_as<const int64_t>();
+  for (int64_t i = 0; i < host->numel(); ++i) {
     FLB_CHECK_T(IndexError, p[i] >= 0 && p[i] < rows, name, ": index ", p[i],
                 " is out of range for a weight with ", rows, " rows (index out of range in self)");
   }

@@ -32,7 +32,8 @@ echo "== built and installed flambeau-tensor-cuda in $(( $(date +%s) - start )) 
 cd /tmp
 "$PY" -c "import flambeau; print('== cuda available:', flambeau.cuda.is_available(), flambeau.cuda.device_count(), flambeau.cuda.get_device_name(0) if flambeau.cuda.is_available() else '')"
 PYTHONPATH="$REPO/shared${PYTHONPATH:+:$PYTHONPATH}" "$PY" -m pytest -q -p no:cacheprovider -rs "$PKG/tests/gpu" "$PKG/tests/test_plugin.py" "$PKG/tests/test_kernel_indexing.py" \
-  "$PKG/tests/test_kernel_plans.py" "$PKG/tests/test_random_streams.py"
+  "$PKG/tests/test_kernel_plans.py" "$PKG/tests/test_random_streams.py" \
+  "$PKG/tests/test_index_math.py"
 PYTHONPATH="$REPO/shared${PYTHONPATH:+:$PYTHONPATH}" "$PY" -m flambeau_testing.run_on_device cuda \
-  --rows '(?!.*complex)(add|sub|mul|div|pow|neg|abs|relu|sign|floor|ceil|trunc|round|exp|exp2|expm1|log|log1p|log2|log10|sqrt|rsqrt|sin|cos|tan|asin|acos|atan|sinh|cosh|tanh|sigmoid|erf|erfc|reciprocal|eq|ne|lt|le|gt|ge|logical_.*|is(nan|inf|finite|posinf|neginf|close)|where|maximum|minimum|max|min|clamp|sum|mean|prod|amax|amin|argmax|argmin|bmm|mm|matmul|addmm|softmax|log_softmax|uniform_|normal_|bernoulli_?|fill_|copy_)(_.*)?' \
+  --rows '(?!.*complex)(add|sub|mul|div|pow|neg|abs|relu|sign|floor|ceil|trunc|round|exp|exp2|expm1|log|log1p|log2|log10|sqrt|rsqrt|sin|cos|tan|asin|acos|atan|sinh|cosh|tanh|sigmoid|erf|erfc|reciprocal|eq|ne|lt|le|gt|ge|logical_.*|is(nan|inf|finite|posinf|neginf|close)|where|maximum|minimum|max|min|clamp|sum|mean|prod|amax|amin|argmax|argmin|bmm|mm|matmul|addmm|softmax|log_softmax|uniform_|normal_|bernoulli_?|fill_|copy_|gather|index(_select|_put|_add|_copy|_fill)?|take(_along_dim)?|scatter(_add|_reduce)?|masked_fill|cum(sum|prod|max|min)|logcumsumexp|sort|argsort|msort|topk)(_.*)?' \
   | tail -1 || true

@@ -93,6 +93,28 @@ flb_status softmax_backward(void* ctx, const flb_kernel_call* call);
 // RandomOp: uniform_, normal_, random_, bernoulli_.
 enum class RandomOp { kUniform, kNormal, kRandom, kBernoulli };
 flb_status random_fill(void* ctx, const flb_kernel_call* call);
+// Indexing (indexing_ops.cu): gather and index: tensors [out, src, index];
+// scatter and index_put: tensors [dst, values, index], ints [mode (PutMode)];
+// _index_offsets: tensors [acc, index]; each with structs [flb_index_spec]. An
+// index out of range fails with the CPU's message (FLB_ERROR: RuntimeError).
+// masked_fill: tensors [dst, mask], scalars [value]; embedding: tensors [out,
+// weight, indices].
+flb_status gather(void* ctx, const flb_kernel_call* call);
+flb_status scatter(void* ctx, const flb_kernel_call* call);
+flb_status index_offsets(void* ctx, const flb_kernel_call* call);
+flb_status masked_fill(void* ctx, const flb_kernel_call* call);
+flb_status embedding(void* ctx, const flb_kernel_call* call);
+// Scans (scan_ops.cu): cumsum and cumprod (ctx is the ScanOp): tensors [out, in],
+// ints [dim]; logcumsumexp: tensors [out, in] as [rows, n]; cummax: tensors
+// [values, indices, in] as [rows, n], ints [is_max].
+enum class ScanOp { kCumsum, kCumprod };
+flb_status cumulative(void* ctx, const flb_kernel_call* call);
+flb_status logcumsumexp(void* ctx, const flb_kernel_call* call);
+flb_status cummax(void* ctx, const flb_kernel_call* call);
+// Sorting rows of a contiguous [rows, n] input (sort_ops.cu): sort: tensors
+// [values, indices, in], ints [descending]; topk: ints [k, largest, sorted].
+flb_status sort(void* ctx, const flb_kernel_call* call);
+flb_status topk(void* ctx, const flb_kernel_call* call);
 
 // Registers every kernel above for device type `type`: FLB_OK or the core's error.
 flb_status register_kernels(const flb_core_api* core, int32_t type);

@@ -31,6 +31,7 @@ const MinMaxOp kMinMax[] = {MinMaxOp::kMax, MinMaxOp::kMin, MinMaxOp::kFmax, Min
                             MinMaxOp::kClamp};
 const RandomOp kRandom[] = {RandomOp::kUniform, RandomOp::kNormal, RandomOp::kRandom,
                             RandomOp::kBernoulli};
+const ScanOp kScan[] = {ScanOp::kCumsum, ScanOp::kCumprod};
 const ReduceOp kReduce[] = {ReduceOp::kSum, ReduceOp::kMean, ReduceOp::kProd, ReduceOp::kAmax,
                             ReduceOp::kAmin};
 
@@ -132,6 +133,19 @@ const Entry kEntries[] = {
     {"normal_", random_fill, &kRandom[1], Dtypes::kFloat},
     {"random_", random_fill, &kRandom[2], Dtypes::kReal},
     {"bernoulli_", random_fill, &kRandom[3], Dtypes::kReal},
+    {"gather", gather, nullptr, Dtypes::kReal},
+    {"index", gather, nullptr, Dtypes::kReal},
+    {"scatter", scatter, nullptr, Dtypes::kReal},
+    {"index_put", scatter, nullptr, Dtypes::kReal},
+    {"_index_offsets", index_offsets, nullptr, Dtypes::kReal},
+    {"masked_fill", masked_fill, nullptr, Dtypes::kReal},
+    {"embedding", embedding, nullptr, Dtypes::kReal},
+    {"cumsum", cumulative, &kScan[0], Dtypes::kReal},
+    {"cumprod", cumulative, &kScan[1], Dtypes::kReal},
+    {"logcumsumexp", logcumsumexp, nullptr, Dtypes::kFloat},
+    {"cummax", cummax, nullptr, Dtypes::kReal},
+    {"sort", sort, nullptr, Dtypes::kReal},
+    {"topk", topk, nullptr, Dtypes::kReal},
 };
 
 }  // namespace
