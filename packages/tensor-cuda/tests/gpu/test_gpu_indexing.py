@@ -70,18 +70,14 @@ def test_advanced_indexing(dtype):
     _exact(xd[..., j.to(DEVICE) % 4], x[..., j % 4])
 
 
-@pytest.mark.xfail(
-    reason="core: indexing_advanced.cpp makes the _index_offsets accumulator with "
-    "ops::zeros(..., std::nullopt) on the CPU, so the device kernel adds into a temporary "
-    "device copy the core then drops",
-    strict=False,
-)
 def test_advanced_indexing_with_several_index_tensors():
     x = sample(flambeau.float32, (6, 5, 4))
     xd = x.to(DEVICE)
     i, j = _index(6, (3, 2)) - 3, _index(5, (3, 2), seed=3)
     _exact(xd[i.to(DEVICE), j.to(DEVICE)], x[i, j])  # adjacent: _index_offsets
     _exact(xd[i.to(DEVICE), :, j.to(DEVICE) % 4], x[i, :, j % 4])  # not adjacent
+    _exact(xd[i, j], x[i, j])  # CPU indices of a device tensor, as PyTorch allows
+    _exact(xd[flambeau.tensor(True)], x[flambeau.tensor(True)])
 
 
 @pytest.mark.parametrize("accumulate", [False, True])
@@ -195,10 +191,6 @@ def test_masked_fill(dtype):
     _exact(inplace, x.t().masked_fill(sample(flambeau.bool, (5, 6)), 0))
 
 
-@pytest.mark.skip(
-    reason="core: nn_embedding.cpp checked_indices reads the indices on the host, which "
-    "crashes for CUDA indices before the kernel runs"
-)
 @pytest.mark.parametrize("dtype", FLOATS + INTS)
 def test_embedding(dtype):
     w = sample(dtype, (10, 6))
