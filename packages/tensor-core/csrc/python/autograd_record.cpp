@@ -193,7 +193,8 @@ py::object unpack(SavedData& d, PyObject* op, PyObject* node) {
       attach(out.ptr(), as_tensor(out.ptr()), node, static_cast<Py_ssize_t>(j));
     results[j] = out;
   }
-  args[names().result] = d.tuple_output ? py::object(results) : py::object(results[0]);
+  args[names().result] = d.tuple_output || results.empty() ? py::object(results)
+                                                          : py::object(results[0]);
   args[names().results] = results;
   return std::move(args);
 }
@@ -336,8 +337,11 @@ py::object record(const Plan& plan, PyObject* const* args, py::object result) {
   py::object saved = new_saved_call(plan, args, keep_mask(plan, mask, grads));
   auto& data = reinterpret_cast<SavedCall*>(saved.ptr())->data;
   data.tuple_output = tuple_output;
-  data.outputs.resize(n_out);
-  for (Py_ssize_t j = 0; j < n_out; ++j) {
+  // A native formula reads no output it does not declare (the Python path's formulas
+  // get every output as "result").
+  const bool keep_outputs = !plan.native || plan.check_outputs != 0;
+  data.outputs.resize(keep_outputs ? n_out : 0);
+  for (Py_ssize_t j = 0; keep_outputs && j < n_out; ++j) {
     PyObject* o = output(j);
     if (is_tensor(o)) {
       Tensor t = as_tensor(o);
@@ -359,8 +363,8 @@ py::object record(const Plan& plan, PyObject* const* args, py::object result) {
   set_in_dict(node.ptr(), n.saved, saved.ptr());
 
   for (Py_ssize_t j = 0; j < n_out; ++j) {
-    if (!data.outputs[j].tensor || !differentiable(data.outputs[j].tensor)) continue;
     PyObject* o = output(j);
+    if (!is_tensor(o) || !differentiable(as_tensor(o))) continue;
     attach(o, as_tensor(o), node.ptr(), j);
     // (reshape and flatten copy when they cannot view: the copy is not a view)
     if (plan.view && as_tensor(o)->storage() == as_tensor(args[0])->storage())
