@@ -24,7 +24,7 @@ namespace py = pybind11;
 struct Package {
   PyTypeObject* accumulate_type = nullptr;  // AccumulateGrad
   PyTypeObject* formula_type = nullptr;     // FormulaNode
-  py::object accumulate;  // accumulate(node, grad, create_graph): into the leaf's .grad
+  py::object accumulate;  // accumulate(node, grad, create_graph, owned): into the leaf's .grad
   py::object before;      // before(node, grads, runs, create_graph) -> grads: tensor
                           // hooks, pre-hooks, retain_grad
   py::object after;       // after(node, input_grads, grads) -> input_grads: node hooks
@@ -65,6 +65,14 @@ py::object attr(PyObject* o, PyObject* name) { return checked(PyObject_GetAttr(o
 bool has_own(PyObject* node, PyObject* name) {
   PyObject** dict = _PyObject_GetDictPtr(node);
   return dict && *dict && PyDict_GetItemWithError(*dict, name);
+}
+
+// Whether this reference to gradient g is the only one to it and to its memory: the
+// leaf may then keep g itself as its .grad (no copy), as PyTorch's AccumulateGrad does.
+bool sole_reference(const py::object& g) {
+  if (Py_REFCNT(g.ptr()) != 1 || !is_tensor(g.ptr())) return false;
+  Tensor t = g.cast<Tensor>();  // a second reference to the tensor, for this check
+  return t->use_count() == 2 && t->storage() && t->storage()->use_count() == 1;
 }
 
 // A node of this pass: the edges it leads to, the gradients its outputs received,
@@ -196,8 +204,11 @@ class Pass {
     if (PyErr_Occurred()) throw py::error_already_set();
     capture(node, grads);
     if (accumulate) {
-      if (!grads[0].is_none() && run && !capture_)
-        package().accumulate(s.node, grads[0], create_graph_);
+      if (!grads[0].is_none() && run && !capture_) {
+        py::object g = std::move(grads[0]);
+        const bool owned = !create_graph_ && sole_reference(g);
+        package().accumulate(s.node, std::move(g), create_graph_, owned);
+      }
       return;
     }
     if (!run) return;

@@ -142,17 +142,34 @@ def _dense(t) -> bool:
     return True
 
 
-def _new_grad(g, leaf):
-    """A leaf's first gradient, laid out as the gradient layout policy says."""
+def _new_grad(g, leaf, owned=False):
+    """A leaf's first gradient, laid out as the gradient layout policy says: g itself
+    when the engine holds the only reference to it and its storage (owned) and it is
+    laid out so already, as PyTorch's AccumulateGrad takes it; else a copy."""
     like = leaf if engine_settings.is_grad_layout_policy_enforced() else g
-    if _dense(like):
+    dense = _dense(like)
+    if owned and g.device == leaf.device:
+        want = like.stride() if dense else _contiguous_strides(g.shape)
+        if g.stride() == want or g.numel() <= 1:
+            return g
+    if dense:
         out = F.empty_strided(tuple(like.shape), like.stride(), dtype=g.dtype, device=g.device)
     else:
         out = F.empty(tuple(g.shape), dtype=g.dtype, device=g.device)
     return out.copy_(g)
 
 
-def _accumulate(node: AccumulateGrad, g, create_graph):
+def _contiguous_strides(shape) -> tuple:
+    strides, step = [], 1
+    for size in reversed(tuple(shape)):
+        strides.append(step)
+        step *= max(size, 1)
+    return tuple(reversed(strides))
+
+
+def _accumulate(node: AccumulateGrad, g, create_graph, owned=False):
+    """Adds g into the leaf's .grad. owned: nothing but the engine refers to g or its
+    memory, so a first gradient may become .grad without a copy."""
     leaf = node.variable
     if not create_graph:
         g = g.detach()
@@ -160,8 +177,8 @@ def _accumulate(node: AccumulateGrad, g, create_graph):
     if grad_dtype is not None and g.dtype != grad_dtype:
         g = g.to(grad_dtype)
     if leaf.grad is None:
-        # A fresh tensor: g may be a broadcast view or the caller's own tensor.
-        leaf.grad = g if create_graph else _new_grad(g, leaf)
+        # A fresh tensor unless owned: g may be a broadcast view or the caller's own tensor.
+        leaf.grad = g if create_graph else _new_grad(g, leaf, owned)
     elif create_graph:
         leaf.grad = leaf.grad + g
     else:

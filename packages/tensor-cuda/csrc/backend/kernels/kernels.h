@@ -116,6 +116,83 @@ flb_status cummax(void* ctx, const flb_kernel_call* call);
 flb_status sort(void* ctx, const flb_kernel_call* call);
 flb_status topk(void* ctx, const flb_kernel_call* call);
 
+// kthvalue (so kthvalue, median, nanmedian along a dim): tensors [values, indices,
+// in [rows, n]], ints [k, what (Select: kth, median, nanmedian)]; mode: tensors
+// [values, indices, in] (sort_ops.cu, from the rows sorted as sort sorts them).
+flb_status kthvalue(void* ctx, const flb_kernel_call* call);
+flb_status mode(void* ctx, const flb_kernel_call* call);
+// searchsorted: tensors [out, seq, values, sorter?], ints [right] (search_ops.cu).
+flb_status searchsorted(void* ctx, const flb_kernel_call* call);
+// masked_scatter: tensors [dst, mask, source] (masked_scatter.cu).
+flb_status masked_scatter(void* ctx, const flb_kernel_call* call);
+// The fused step of the _foreach_* operators (foreach_ops.cu): tensors [out, a, b?,
+// c?], scalars [s0, s1], ints [op]. The values are the core's ForeachOp
+// (ops/foreach_kernel.h), which the plugin ABI does not publish: keep in step.
+enum class ForeachOp : int64_t {
+  kAddScalar,
+  kAddTensor,
+  kMulScalar,
+  kMulTensor,
+  kDivScalar,
+  kDivTensor,
+  kMaxScalar,
+  kMaxTensor,
+  kMinScalar,
+  kMinTensor,
+  kPowScalar,
+  kPowTensor,
+  kRPowScalar,
+  kLerpScalar,
+  kLerpTensor,
+  kAddcmul,
+  kAddcdiv,
+  kSqrt,
+  kNeg,
+  kAbs,
+  kExp,
+  kSign,
+  kReciprocal
+};
+flb_status foreach_op(void* ctx, const flb_kernel_call* call);
+// native_layer_norm and its backward (norm_ops.cu); group norm reuses them.
+flb_status layer_norm(void* ctx, const flb_kernel_call* call);
+flb_status layer_norm_backward(void* ctx, const flb_kernel_call* call);
+// Pooling over contiguous (planes, D, H, W) float32/float64 tensors with
+// structs [flb_pool_geometry] (pool_ops.cu): max_pool and adaptive_max_pool
+// (tensors [out, indices, input]), avg_pool and adaptive_avg_pool (tensors [out,
+// input]), their backwards (tensors [grad_input, grad_output]), and
+// pool_index_scatter (tensors [dst, src, indices], ints [accumulate], the
+// position of a bad index or -1 in *int_result).
+flb_status max_pool(void* ctx, const flb_kernel_call* call);
+flb_status adaptive_max_pool(void* ctx, const flb_kernel_call* call);
+flb_status avg_pool(void* ctx, const flb_kernel_call* call);
+flb_status adaptive_avg_pool(void* ctx, const flb_kernel_call* call);
+flb_status avg_pool_backward(void* ctx, const flb_kernel_call* call);
+flb_status adaptive_avg_pool_backward(void* ctx, const flb_kernel_call* call);
+flb_status pool_index_scatter(void* ctx, const flb_kernel_call* call);
+// Losses (loss_ops.cu): the pointwise ones through the elementwise loop (ctx is the
+// LossOp; tensors [out, inputs...], scalars [args...]), nll_loss_forward (tensors
+// [out, total_weight, input, target, weight?]) and nll_loss_backward (tensors
+// [grad_input, grad_output, target, weight?]), ints [N, C, D, reduction, ignore_index].
+enum class LossOp {
+  kMse,
+  kSmoothL1,
+  kHuber,
+  kBinaryCrossEntropy,
+  kKlDiv,
+  kMseBackward,
+  kSmoothL1Backward,
+  kHuberBackward,
+  kBinaryCrossEntropyBackward,
+  kBinaryCrossEntropyWithLogits
+};
+flb_status pointwise_loss(void* ctx, const flb_kernel_call* call);
+flb_status nll_loss_forward(void* ctx, const flb_kernel_call* call);
+flb_status nll_loss_backward(void* ctx, const flb_kernel_call* call);
+// embedding_bag and embedding_dense_backward (embedding_ops.cu).
+flb_status embedding_bag(void* ctx, const flb_kernel_call* call);
+flb_status embedding_dense_backward(void* ctx, const flb_kernel_call* call);
+
 // Registers every kernel above for device type `type`: FLB_OK or the core's error.
 flb_status register_kernels(const flb_core_api* core, int32_t type);
 

@@ -7,9 +7,13 @@ namespace {
 constexpr int32_t kRealDtypes[] = {FLB_BOOL,  FLB_UINT8,   FLB_INT8,     FLB_INT16,   FLB_INT32,
                                    FLB_INT64, FLB_FLOAT16, FLB_BFLOAT16, FLB_FLOAT32, FLB_FLOAT64};
 constexpr int32_t kFloatDtypes[] = {FLB_FLOAT16, FLB_BFLOAT16, FLB_FLOAT32, FLB_FLOAT64};
+constexpr int32_t kComputeDtypes[] = {FLB_FLOAT32, FLB_FLOAT64};
+constexpr int32_t kIndexDtypes[] = {FLB_INT32, FLB_INT64};
 
-// Which dtypes a kernel is registered for (the dtype of the call's first tensor).
-enum class Dtypes { kReal, kFloat, kBoolOut, kAny };
+// Which dtypes a kernel is registered for (the dtype of the call's first tensor):
+// kCompute float32 and float64 (the pooling kernels' compute dtypes), kIndex int32
+// and int64 (searchsorted's out).
+enum class Dtypes { kReal, kFloat, kBoolOut, kAny, kCompute, kIndex };
 
 // One registration: the kernel table's name, the function, its context (the
 // operator, for functions that serve several) and its dtypes.
@@ -32,6 +36,16 @@ const MinMaxOp kMinMax[] = {MinMaxOp::kMax, MinMaxOp::kMin, MinMaxOp::kFmax, Min
 const RandomOp kRandom[] = {RandomOp::kUniform, RandomOp::kNormal, RandomOp::kRandom,
                             RandomOp::kBernoulli};
 const ScanOp kScan[] = {ScanOp::kCumsum, ScanOp::kCumprod};
+const LossOp kLoss[] = {LossOp::kMse,
+                        LossOp::kSmoothL1,
+                        LossOp::kHuber,
+                        LossOp::kBinaryCrossEntropy,
+                        LossOp::kKlDiv,
+                        LossOp::kMseBackward,
+                        LossOp::kSmoothL1Backward,
+                        LossOp::kHuberBackward,
+                        LossOp::kBinaryCrossEntropyBackward,
+                        LossOp::kBinaryCrossEntropyWithLogits};
 const ReduceOp kReduce[] = {ReduceOp::kSum, ReduceOp::kMean, ReduceOp::kProd, ReduceOp::kAmax,
                             ReduceOp::kAmin};
 
@@ -146,6 +160,34 @@ const Entry kEntries[] = {
     {"cummax", cummax, nullptr, Dtypes::kReal},
     {"sort", sort, nullptr, Dtypes::kReal},
     {"topk", topk, nullptr, Dtypes::kReal},
+    {"kthvalue", kthvalue, nullptr, Dtypes::kReal},
+    {"mode", mode, nullptr, Dtypes::kReal},
+    {"searchsorted", searchsorted, nullptr, Dtypes::kIndex},
+    {"masked_scatter", masked_scatter, nullptr, Dtypes::kReal},
+    {"_foreach", foreach_op, nullptr, Dtypes::kFloat},
+    {"native_layer_norm", layer_norm, nullptr, Dtypes::kFloat},
+    {"native_layer_norm_backward", layer_norm_backward, nullptr, Dtypes::kFloat},
+    {"max_pool", max_pool, nullptr, Dtypes::kCompute},
+    {"adaptive_max_pool", adaptive_max_pool, nullptr, Dtypes::kCompute},
+    {"avg_pool", avg_pool, nullptr, Dtypes::kCompute},
+    {"adaptive_avg_pool", adaptive_avg_pool, nullptr, Dtypes::kCompute},
+    {"avg_pool_backward", avg_pool_backward, nullptr, Dtypes::kCompute},
+    {"adaptive_avg_pool_backward", adaptive_avg_pool_backward, nullptr, Dtypes::kCompute},
+    {"pool_index_scatter", pool_index_scatter, nullptr, Dtypes::kCompute},
+    {"mse_loss", pointwise_loss, &kLoss[0], Dtypes::kFloat},
+    {"smooth_l1_loss", pointwise_loss, &kLoss[1], Dtypes::kFloat},
+    {"huber_loss", pointwise_loss, &kLoss[2], Dtypes::kFloat},
+    {"binary_cross_entropy", pointwise_loss, &kLoss[3], Dtypes::kFloat},
+    {"kl_div", pointwise_loss, &kLoss[4], Dtypes::kFloat},
+    {"mse_loss_backward", pointwise_loss, &kLoss[5], Dtypes::kFloat},
+    {"smooth_l1_loss_backward", pointwise_loss, &kLoss[6], Dtypes::kFloat},
+    {"huber_loss_backward", pointwise_loss, &kLoss[7], Dtypes::kFloat},
+    {"binary_cross_entropy_backward", pointwise_loss, &kLoss[8], Dtypes::kFloat},
+    {"binary_cross_entropy_with_logits", pointwise_loss, &kLoss[9], Dtypes::kFloat},
+    {"nll_loss_forward", nll_loss_forward, nullptr, Dtypes::kFloat},
+    {"nll_loss_backward", nll_loss_backward, nullptr, Dtypes::kFloat},
+    {"embedding_bag", embedding_bag, nullptr, Dtypes::kFloat},
+    {"embedding_dense_backward", embedding_dense_backward, nullptr, Dtypes::kFloat},
 };
 
 }  // namespace
@@ -170,6 +212,14 @@ flb_status register_kernels(const flb_core_api* core, int32_t type) {
         break;
       case Dtypes::kAny:
         s = reg(e, FLB_ANY_DTYPE);
+        break;
+      case Dtypes::kCompute:
+        for (int32_t d : kComputeDtypes)
+          if (s == FLB_OK) s = reg(e, d);
+        break;
+      case Dtypes::kIndex:
+        for (int32_t d : kIndexDtypes)
+          if (s == FLB_OK) s = reg(e, d);
         break;
     }
     if (s != FLB_OK) return s;

@@ -23,6 +23,7 @@
 #include "backend/kernels/index_math.h"
 #include "backend/kernels/kernels.h"
 #include "backend/kernels/launch.cuh"
+#include "backend/kernels/select_math.h"
 #include "runtime/cuda_error.h"
 
 namespace flambeau::cuda::kernels {
@@ -143,34 +144,109 @@ flb_status sort_pairs(const flb_kernel_call* c, const U* keys, U* keys_out, cons
   return launch_status(c->op);
 }
 
-// The first k of every row of tensors[2] in the order `descending`, into tensors[0..1].
+// Sorts every row of `in` ([rows, n] of T) in the order `descending`: the sorted
+// keys into keys_out and each sorted position's index in its row into sorted.
 template <class T>
-flb_status sorted_rows(const flb_kernel_call* c, bool descending, int64_t k) {
+flb_status sort_row_keys(const flb_kernel_call* c, const T* in, int64_t rows, int64_t n,
+                         bool descending, DeviceBuffer* keys_out, DeviceBuffer* sorted) {
   using U = typename KeyOf<T>::U;
-  const flb_tensor &values = c->tensors[0], &indices = c->tensors[1], &in = c->tensors[2];
-  const int64_t rows = in.sizes[0], n = in.sizes[1], total = rows * n;
-  if (total == 0 || k == 0) return FLB_OK;
+  const int64_t total = rows * n;
   if (n > INT_MAX)
     return kernel_fail(FLB_NOT_IMPLEMENTED, c->op, "rows of more than 2**31 - 1 elements");
-  runtime::DeviceGuard guard(c->device_index);
   auto stream = static_cast<cudaStream_t>(c->stream);
-  DeviceBuffer keys, keys_out, index, sorted;
+  DeviceBuffer keys, index;
   const size_t key_bytes = static_cast<size_t>(total) * sizeof(U);
   const size_t index_bytes = static_cast<size_t>(total) * sizeof(int64_t);
-  for (auto [buffer, bytes] : {std::pair{&keys, key_bytes}, std::pair{&keys_out, key_bytes},
-                               std::pair{&index, index_bytes}, std::pair{&sorted, index_bytes}})
+  for (auto [buffer, bytes] : {std::pair{&keys, key_bytes}, std::pair{keys_out, key_bytes},
+                               std::pair{&index, index_bytes}, std::pair{sorted, index_bytes}})
     if (flb_status s = buffer->allocate(c->device_index, bytes, stream, c->op); s != FLB_OK)
       return s;
   make_keys_kernel<T, U><<<blocks_for(total), kThreads, 0, stream>>>(
-      static_cast<const T*>(in.data), keys.get<U>(), index.get<int64_t>(), total, n, descending);
-  if (flb_status s = sort_pairs<U>(c, keys.get<U>(), keys_out.get<U>(), index.get<int64_t>(),
-                                   sorted.get<int64_t>(), rows, n);
+      in, keys.get<U>(), index.get<int64_t>(), total, n, descending);
+  return sort_pairs<U>(c, keys.get<U>(), keys_out->get<U>(), index.get<int64_t>(),
+                       sorted->get<int64_t>(), rows, n);
+}
+
+// The first k of every row of tensors[2] in the order `descending`, into tensors[0..1].
+template <class T>
+flb_status sorted_rows(const flb_kernel_call* c, bool descending, int64_t k) {
+  const flb_tensor &values = c->tensors[0], &indices = c->tensors[1], &in = c->tensors[2];
+  const int64_t rows = in.sizes[0], n = in.sizes[1];
+  if (rows * n == 0 || k == 0) return FLB_OK;
+  runtime::DeviceGuard guard(c->device_index);
+  auto stream = static_cast<cudaStream_t>(c->stream);
+  DeviceBuffer keys_out, sorted;
+  if (flb_status s = sort_row_keys<T>(c, static_cast<const T*>(in.data), rows, n, descending,
+                                      &keys_out, &sorted);
       s != FLB_OK)
     return s;
   take_sorted_kernel<T><<<blocks_for(rows * k), kThreads, 0, stream>>>(
       static_cast<const T*>(in.data), sorted.get<int64_t>(), static_cast<T*>(values.data),
       static_cast<int64_t*>(indices.data), rows, n, k);
   return launch_status(c->op);
+}
+
+// kthvalue: values/indices [rows, 1] of the element select_sorted_position picks.
+template <class T, class U>
+__global__ void select_kernel(const T* in, const U* keys, const int64_t* sorted, T* values,
+                              int64_t* indices, int64_t rows, int64_t n, int64_t k,
+                              SelectWhat what) {
+  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
+  for (int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; r < rows;
+       r += step) {
+    const bool floating = KeyOf<T>::kind >= KeyKind::kFloat16;
+    const int64_t finite =
+        floating ? count_before_key<U>(keys + r * n, n, static_cast<U>(~U(0))) : n;
+    const int64_t at = sorted[r * n + select_sorted_position(n, finite, k, what)];
+    values[r] = in[r * n + at];
+    indices[r] = at;
+  }
+}
+
+// mode: values/indices [rows, 1], one thread per sorted row.
+template <class T, class U>
+__global__ void mode_kernel(const T* in, const U* keys, const int64_t* sorted, T* values,
+                            int64_t* indices, int64_t rows, int64_t n) {
+  const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
+  for (int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; r < rows;
+       r += step) {
+    const int64_t at = sorted[r * n + mode_sorted_position<U>(keys + r * n, n)];
+    values[r] = in[r * n + at];
+    indices[r] = at;
+  }
+}
+
+// Sorts the rows of tensors[2] ascending and runs the picking kernel `pick`.
+template <class T, class Pick>
+flb_status pick_from_sorted_rows(const flb_kernel_call* c, Pick&& pick) {
+  using U = typename KeyOf<T>::U;
+  const flb_tensor& in = c->tensors[2];
+  const int64_t rows = in.sizes[0], n = in.sizes[1];
+  if (rows == 0) return FLB_OK;
+  if (n == 0) return kernel_fail(FLB_INVALID_ARGUMENT, c->op, "empty rows");
+  runtime::DeviceGuard guard(c->device_index);
+  DeviceBuffer keys_out, sorted;
+  if (flb_status s =
+          sort_row_keys<T>(c, static_cast<const T*>(in.data), rows, n, false, &keys_out, &sorted);
+      s != FLB_OK)
+    return s;
+  pick(static_cast<const T*>(in.data), keys_out.get<const U>(), sorted.get<const int64_t>(),
+       static_cast<T*>(c->tensors[0].data), static_cast<int64_t*>(c->tensors[1].data), rows, n,
+       static_cast<cudaStream_t>(c->stream));
+  return launch_status(c->op);
+}
+
+// values and indices [rows, 1] (any rank as long as they hold rows elements).
+flb_status check_picked_rows(const flb_kernel_call* c, int n_ints) {
+  if (c->n_tensors < 3 || c->n_ints < n_ints)
+    return kernel_fail(FLB_INVALID_ARGUMENT, c->op, "missing tensors or arguments");
+  const flb_tensor &values = c->tensors[0], &indices = c->tensors[1], &in = c->tensors[2];
+  if (in.ndim != 2 || !is_dense(in) || !is_dense(values) || !is_dense(indices))
+    return kernel_fail(FLB_INVALID_ARGUMENT, c->op, "expected contiguous [rows, n] tensors");
+  if (values.dtype != in.dtype || indices.dtype != FLB_INT64) return unsupported_dtypes(c);
+  if (numel(values) != in.sizes[0] || numel(indices) != in.sizes[0])
+    return kernel_fail(FLB_INVALID_ARGUMENT, c->op, "expected one value per row");
+  return FLB_OK;
 }
 
 flb_status check_rows(const flb_kernel_call* c, int n_ints) {
@@ -209,6 +285,40 @@ flb_status topk(void*, const flb_kernel_call* c) {
   if (k < 0 || k > c->tensors[2].sizes[1] || c->tensors[0].sizes[1] != k)
     return kernel_fail(FLB_INVALID_ARGUMENT, c->op, "k out of range");
   return with_dtype(c, [&](auto tag) { return sorted_rows<decltype(tag)>(c, largest, k); });
+}
+
+flb_status kthvalue(void*, const flb_kernel_call* c) {
+  if (flb_status s = check_picked_rows(c, 2); s != FLB_OK) return s;
+  const int64_t k = c->ints[0], n = c->tensors[2].sizes[1];
+  if (c->ints[1] < 0 || c->ints[1] > static_cast<int64_t>(SelectWhat::kNanMedian))
+    return kernel_fail(FLB_INVALID_ARGUMENT, c->op, "unknown selection");
+  const auto what = static_cast<SelectWhat>(c->ints[1]);
+  if (what == SelectWhat::kKth && (k < 0 || k >= n))
+    return kernel_fail(FLB_INVALID_ARGUMENT, c->op, "k out of range");
+  return with_dtype(c, [&](auto tag) {
+    using T = decltype(tag);
+    return pick_from_sorted_rows<T>(c, [&](const T* in, const auto* keys, const int64_t* sorted,
+                                           T* values, int64_t* indices, int64_t rows, int64_t n,
+                                           cudaStream_t stream) {
+      using U = std::remove_cv_t<std::remove_pointer_t<decltype(keys)>>;
+      select_kernel<T, U><<<blocks_for(rows), kThreads, 0, stream>>>(in, keys, sorted, values,
+                                                                      indices, rows, n, k, what);
+    });
+  });
+}
+
+flb_status mode(void*, const flb_kernel_call* c) {
+  if (flb_status s = check_picked_rows(c, 0); s != FLB_OK) return s;
+  return with_dtype(c, [&](auto tag) {
+    using T = decltype(tag);
+    return pick_from_sorted_rows<T>(c, [&](const T* in, const auto* keys, const int64_t* sorted,
+                                           T* values, int64_t* indices, int64_t rows, int64_t n,
+                                           cudaStream_t stream) {
+      using U = std::remove_cv_t<std::remove_pointer_t<decltype(keys)>>;
+      mode_kernel<T, U><<<blocks_for(rows), kThreads, 0, stream>>>(in, keys, sorted, values,
+                                                                    indices, rows, n);
+    });
+  });
 }
 
 }  // namespace flambeau::cuda::kernels
