@@ -1,9 +1,12 @@
 """PyTorch's torch.backends settings in flambeau.backends: defaults, checks and honesty."""
 
+import os
 import platform
 import subprocess
 import sys
+import tempfile
 
+import numpy as np
 import pytest
 
 import flambeau as F
@@ -27,14 +30,78 @@ def test_plugin_mechanism_still_there():
     assert callable(backends.available) and callable(backends.load)
 
 
-def test_cpu_capability():
-    cap = backends.cpu.get_cpu_capability()
-    if platform.machine().lower() in {"x86_64", "amd64"}:
-        with open("/proc/cpuinfo") as f:  # Linux CI: the kernel's view of the CPU
-            avx2 = " avx2" in f.read()
-        assert cap == ("AVX2" if avx2 else "NO AVX")
-    else:
-        assert cap == "DEFAULT"
+def _cpu_flags() -> set:
+    if platform.machine().lower() not in {"x86_64", "amd64"}:
+        return set()
+    with open("/proc/cpuinfo") as f:  # Linux CI: the kernel's view of the CPU
+        for line in f:
+            if line.startswith("flags"):
+                return set(line.split(":", 1)[1].split())
+    return set()
+
+
+def _hardware_capability() -> str:
+    flags = _cpu_flags()
+    if {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= flags:
+        return "AVX512"
+    return "AVX2" if "avx2" in flags else "DEFAULT"
+
+
+def test_cpu_capability_is_the_best_the_cpu_has():
+    if os.environ.get("FLAMBEAU_CPU_CAPABILITY") or os.environ.get("ATEN_CPU_CAPABILITY"):
+        pytest.skip("the environment caps the capability")
+    assert backends.cpu.get_cpu_capability() == _hardware_capability()
+
+
+ORDER = ["DEFAULT", "AVX2", "AVX512"]
+
+
+@pytest.mark.parametrize("variable", ["FLAMBEAU_CPU_CAPABILITY", "ATEN_CPU_CAPABILITY"])
+@pytest.mark.parametrize("asked", ["default", "avx2", "avx512", "AVX2"])
+def test_the_environment_caps_the_capability_and_kernels_agree(variable, asked):
+    """Each capability's copy of the vector loops computes the same values (within
+    rounding: FMA may fuse differently), and asking above the CPU gets the CPU's."""
+    code = (
+        "import flambeau as F, numpy as np\n"
+        "x = F.linspace(-3, 3, 1001)\n"
+        "vals = [F.exp(x), F.tanh(x), F.softmax(x, 0), x.sum(),\n"
+        "        F.nn.functional.layer_norm(x.reshape(7, 143), (143,))]\n"
+        "p = [F.ones(1001)]; F._foreach_mul_(p, 3.0); vals.append(p[0])\n"
+        "print(F.backends.cpu.get_cpu_capability())\n"
+        "np.save('out.npy', np.concatenate([v.reshape(-1).numpy() for v in vals]))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.endswith("CPU_CAPABILITY")}
+    env[variable] = asked
+    with tempfile.TemporaryDirectory() as d:
+        out = subprocess.run(
+            [sys.executable, "-c", code], env=env, cwd=d, capture_output=True, text=True,
+            check=True,
+        )  # fmt: skip
+        got = np.load(os.path.join(d, "out.npy"))
+    cap = out.stdout.strip()
+    hw = _hardware_capability()
+    assert cap == ORDER[min(ORDER.index(asked.upper()), ORDER.index(hw))]
+    x = np.linspace(-3, 3, 1001, dtype=np.float32)
+    e = np.exp(x - x.max())
+    xs = x.reshape(7, 143)
+    ln = (xs - xs.mean(1, keepdims=True)) / np.sqrt(xs.var(1, keepdims=True) + 1e-5)
+    want = np.concatenate(
+        [np.exp(x), np.tanh(x), e / e.sum(), [x.sum()], ln.reshape(-1), np.full(1001, 3.0)]
+    )
+    total = 3 * 1001  # the sum's element: float32 rounding of a sum that is about 0
+    np.testing.assert_allclose(got[total], want[total], atol=1e-3)
+    np.testing.assert_allclose(np.delete(got, total), np.delete(want, total), rtol=2e-5, atol=2e-5)
+
+
+def test_an_unknown_capability_is_ignored_with_a_message():
+    env = {k: v for k, v in os.environ.items() if not k.endswith("CPU_CAPABILITY")}
+    env["FLAMBEAU_CPU_CAPABILITY"] = "sse9"
+    code = "import flambeau as F; print(F.backends.cpu.get_cpu_capability())"
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == _hardware_capability()
+    assert "ignoring FLAMBEAU_CPU_CAPABILITY=sse9" in out.stderr
 
 
 def test_libraries_flambeau_does_not_use():

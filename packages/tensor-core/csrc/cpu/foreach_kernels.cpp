@@ -1,22 +1,17 @@
 // CPU kernel of the _foreach_* operators: one fused, vectorized pass per tensor
 // over contiguous float32/float64 data (the optimizers' hot loop).
 //
-// The loops are built twice (target_clones, as in vec_math.cpp) and the AVX2
-// copy is picked at load time where the CPU has it. Everything they call is
-// internal to this file or a compiler builtin / libm function, so no AVX2 code
-// can leak into inline functions shared with other files.
+// The loops are built for each CPU capability (FLB_MULTIVERSION, as in vec_math.cpp).
+// Everything they call is inlined from this file or a compiler builtin / libm
+// function, so no wide code can leak into inline functions shared with other files.
 #include <math.h>
 
+#include "cpu/cpu_capability.h"
 #include "cpu/parallel.h"
 #include "dispatch/dispatcher.h"
 #include "generated/kernels.h"
 #include "ops/foreach_kernel.h"
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define FLB_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define FLB_CLONES
-#endif
 #define FLB_INLINE inline __attribute__((always_inline))
 
 namespace flambeau {
@@ -118,14 +113,24 @@ FLB_INLINE void loop(ForeachOp op, C* o, const C* a, const C* b, const C* c, C s
 #undef FLB_FOREACH_LOOP
 }
 
-FLB_CLONES void loop_f32(ForeachOp op, float* o, const float* a, const float* b, const float* c,
-                         float s0, float s1, int64_t lo, int64_t hi) {
+FLB_MULTIVERSION_BODY void loop_f32_body(ForeachOp op, float* o, const float* a, const float* b,
+                                         const float* c, float s0, float s1, int64_t lo,
+                                         int64_t hi) {
   loop<float>(op, o, a, b, c, s0, s1, lo, hi);
 }
-FLB_CLONES void loop_f64(ForeachOp op, double* o, const double* a, const double* b, const double* c,
-                         double s0, double s1, int64_t lo, int64_t hi) {
+FLB_MULTIVERSION(void, loop_f32,
+                 (ForeachOp op, float* o, const float* a, const float* b, const float* c, float s0,
+                  float s1, int64_t lo, int64_t hi),
+                 (op, o, a, b, c, s0, s1, lo, hi))
+FLB_MULTIVERSION_BODY void loop_f64_body(ForeachOp op, double* o, const double* a, const double* b,
+                                         const double* c, double s0, double s1, int64_t lo,
+                                         int64_t hi) {
   loop<double>(op, o, a, b, c, s0, s1, lo, hi);
 }
+FLB_MULTIVERSION(void, loop_f64,
+                 (ForeachOp op, double* o, const double* a, const double* b, const double* c,
+                  double s0, double s1, int64_t lo, int64_t hi),
+                 (op, o, a, b, c, s0, s1, lo, hi))
 
 template <class C, class Loop>
 void run(const Loop& body, ForeachOp op, const Tensor& out, const Tensor& at, const Tensor* bt,

@@ -6,62 +6,68 @@
 #include <vector>
 
 #include "core/scratch.h"
+#include "cpu/cpu_capability.h"
 #include "cpu/parallel.h"
 #include "dispatch/dispatcher.h"
 #include "generated/kernels.h"
 #include "ops/nn_kernels.h"
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define FLB_NN_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define FLB_NN_CLONES
-#endif
-
 namespace flambeau {
 
 namespace {
 
-// Row loops, once per type (GCC clones plain functions, not templates).
-#define FLB_NORM_ROWS(T)                                                                       \
-  FLB_NN_CLONES void row_stats(const T* __restrict__ x, int64_t n, T* mean, T* var) {          \
-    T s = 0;                                                                                   \
-    _Pragma("omp simd reduction(+ : s)") for (int64_t i = 0; i < n; ++i) s += x[i];            \
-    const T m = s / static_cast<T>(n);                                                         \
-    T q = 0;                                                                                   \
-    _Pragma("omp simd reduction(+ : q)") for (int64_t i = 0; i < n; ++i) q +=                  \
-        (x[i] - m) * (x[i] - m);                                                               \
-    *mean = m;                                                                                 \
-    *var = q / static_cast<T>(n);                                                              \
-  }                                                                                            \
-  FLB_NN_CLONES void row_normalize(const T* __restrict__ x, T* __restrict__ y, int64_t n, T m, \
-                                   T r, const T* __restrict__ w, const T* __restrict__ b) {    \
-    if (w && b) {                                                                              \
-      for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) * r * w[i] + b[i];                     \
-    } else if (w) {                                                                            \
-      for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) * r * w[i];                            \
-    } else if (b) {                                                                            \
-      for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) * r + b[i];                            \
-    } else {                                                                                   \
-      for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) * r;                                   \
-    }                                                                                          \
-  }                                                                                            \
-  /* gi = r * (dxh - mean(dxh) - xh * mean(dxh * xh)), dxh = dy * w, xh = (x - m) * r */       \
-  FLB_NN_CLONES void row_backward(const T* __restrict__ dy, const T* __restrict__ x,           \
-                                  T* __restrict__ gi, int64_t n, T m, T r,                     \
-                                  const T* __restrict__ w) {                                   \
-    T a = 0, c = 0;                                                                            \
-    _Pragma("omp simd reduction(+ : a, c)") for (int64_t i = 0; i < n; ++i) {                  \
-      T d = w ? dy[i] * w[i] : dy[i];                                                          \
-      a += d;                                                                                  \
-      c += d * (x[i] - m);                                                                     \
-    }                                                                                          \
-    const T inv_n = T(1) / static_cast<T>(n);                                                  \
-    const T ma = a * inv_n, mc = c * inv_n * r * r;                                            \
-    for (int64_t i = 0; i < n; ++i) {                                                          \
-      T d = w ? dy[i] * w[i] : dy[i];                                                          \
-      gi[i] = r * (d - ma - (x[i] - m) * mc);                                                  \
-    }                                                                                          \
-  }
+// Row loops, once per type, built for each CPU capability (cpu/cpu_capability.h).
+#define FLB_NORM_ROWS(T)                                                                           \
+  FLB_MULTIVERSION_BODY void row_stats_body(const T* __restrict__ x, int64_t n, T* mean, T* var) { \
+    T s = 0;                                                                                       \
+    _Pragma("omp simd reduction(+ : s)") for (int64_t i = 0; i < n; ++i) s += x[i];                \
+    const T m = s / static_cast<T>(n);                                                             \
+    T q = 0;                                                                                       \
+    _Pragma("omp simd reduction(+ : q)") for (int64_t i = 0; i < n; ++i) q +=                      \
+        (x[i] - m) * (x[i] - m);                                                                   \
+    *mean = m;                                                                                     \
+    *var = q / static_cast<T>(n);                                                                  \
+  }                                                                                                \
+  FLB_MULTIVERSION_BODY void row_normalize_body(const T* __restrict__ x, T* __restrict__ y,        \
+                                                int64_t n, T m, T r, const T* __restrict__ w,      \
+                                                const T* __restrict__ b) {                         \
+    if (w && b) {                                                                                  \
+      for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) * r * w[i] + b[i];                         \
+    } else if (w) {                                                                                \
+      for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) * r * w[i];                                \
+    } else if (b) {                                                                                \
+      for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) * r + b[i];                                \
+    } else {                                                                                       \
+      for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) * r;                                       \
+    }                                                                                              \
+  }                                                                                                \
+  /* gi = r * (dxh - mean(dxh) - xh * mean(dxh * xh)), dxh = dy * w, xh = (x - m) * r */           \
+  FLB_MULTIVERSION_BODY void row_backward_body(const T* __restrict__ dy, const T* __restrict__ x,  \
+                                               T* __restrict__ gi, int64_t n, T m, T r,            \
+                                               const T* __restrict__ w) {                          \
+    T a = 0, c = 0;                                                                                \
+    _Pragma("omp simd reduction(+ : a, c)") for (int64_t i = 0; i < n; ++i) {                      \
+      T d = w ? dy[i] * w[i] : dy[i];                                                              \
+      a += d;                                                                                      \
+      c += d * (x[i] - m);                                                                         \
+    }                                                                                              \
+    const T inv_n = T(1) / static_cast<T>(n);                                                      \
+    const T ma = a * inv_n, mc = c * inv_n * r * r;                                                \
+    for (int64_t i = 0; i < n; ++i) {                                                              \
+      T d = w ? dy[i] * w[i] : dy[i];                                                              \
+      gi[i] = r * (d - ma - (x[i] - m) * mc);                                                      \
+    }                                                                                              \
+  }                                                                                                \
+  FLB_MULTIVERSION(void, row_stats, (const T* __restrict__ x, int64_t n, T* mean, T* var),         \
+                   (x, n, mean, var))                                                              \
+  FLB_MULTIVERSION(void, row_normalize,                                                            \
+                   (const T* __restrict__ x, T* __restrict__ y, int64_t n, T m, T r,               \
+                    const T* __restrict__ w, const T* __restrict__ b),                             \
+                   (x, y, n, m, r, w, b))                                                          \
+  FLB_MULTIVERSION(void, row_backward,                                                             \
+                   (const T* __restrict__ dy, const T* __restrict__ x, T* __restrict__ gi,         \
+                    int64_t n, T m, T r, const T* __restrict__ w),                                 \
+                   (dy, x, gi, n, m, r, w))
 FLB_NORM_ROWS(float)
 FLB_NORM_ROWS(double)
 #undef FLB_NORM_ROWS

@@ -9,54 +9,62 @@
 #include <vector>
 
 #include "core/scratch.h"
+#include "cpu/cpu_capability.h"
 #include "cpu/parallel.h"
 #include "cpu/vec_math.h"
 #include "dispatch/dispatcher.h"
 #include "generated/kernels.h"
 #include "ops/nn_kernels.h"
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define FLB_NN_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define FLB_NN_CLONES
-#endif
-
 namespace flambeau {
 
 namespace {
 
-// Row helpers for contiguous float32/float64 rows, defined once per type (GCC
-// clones plain functions, not templates); they call nothing compiled for
-// another target.
-#define FLB_ROW_HELPERS(T)                                                                        \
-  FLB_NN_CLONES T row_max(const T* __restrict__ x, int64_t n) {                                   \
-    T m = -std::numeric_limits<T>::infinity();                                                    \
-    _Pragma("omp simd reduction(max : m)") for (int64_t i = 0; i < n; ++i) m =                    \
-        x[i] > m ? x[i] : m;                                                                      \
-    return m;                                                                                     \
-  }                                                                                               \
-  FLB_NN_CLONES void row_scale(T* __restrict__ y, int64_t n, T s) {                               \
-    for (int64_t i = 0; i < n; ++i) y[i] *= s;                                                    \
-  }                                                                                               \
-  /* y = (x - m) - s: subtracting the max first keeps precision for large x */                    \
-  FLB_NN_CLONES void row_shift(const T* __restrict__ x, T* __restrict__ y, int64_t n, T m, T s) { \
-    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) - s;                                        \
-  }                                                                                               \
-  FLB_NN_CLONES T row_dot(const T* __restrict__ a, const T* __restrict__ b, int64_t n) {          \
-    T s = 0;                                                                                      \
-    _Pragma("omp simd reduction(+ : s)") for (int64_t i = 0; i < n; ++i) s += a[i] * b[i];        \
-    return s;                                                                                     \
-  }                                                                                               \
-  FLB_NN_CLONES T row_sum(const T* __restrict__ a, int64_t n) {                                   \
-    T s = 0;                                                                                      \
-    _Pragma("omp simd reduction(+ : s)") for (int64_t i = 0; i < n; ++i) s += a[i];               \
-    return s;                                                                                     \
-  }                                                                                               \
-  /* gi = y * (g - dot) */                                                                        \
-  FLB_NN_CLONES void row_softmax_grad(T* __restrict__ gi, const T* __restrict__ g,                \
-                                      const T* __restrict__ y, int64_t n, T dot) {                \
-    for (int64_t i = 0; i < n; ++i) gi[i] = y[i] * (g[i] - dot);                                  \
-  }
+// Row helpers for contiguous float32/float64 rows, built for each CPU capability
+// (cpu/cpu_capability.h); they call nothing compiled for another target.
+#define FLB_ROW_HELPERS(T)                                                                         \
+  FLB_MULTIVERSION_BODY T row_max_body(const T* __restrict__ x, int64_t n) {                       \
+    T m = -std::numeric_limits<T>::infinity();                                                     \
+    _Pragma("omp simd reduction(max : m)") for (int64_t i = 0; i < n; ++i) m =                     \
+        x[i] > m ? x[i] : m;                                                                       \
+    return m;                                                                                      \
+  }                                                                                                \
+  FLB_MULTIVERSION(T, row_max, (const T* __restrict__ x, int64_t n), (x, n))                       \
+  FLB_MULTIVERSION_BODY void row_scale_body(T* __restrict__ y, int64_t n, T s) {                   \
+    for (int64_t i = 0; i < n; ++i) y[i] *= s;                                                     \
+  }                                                                                                \
+  FLB_MULTIVERSION(void, row_scale, (T* __restrict__ y, int64_t n, T s), (y, n, s))                \
+  /* y = (x - m) - s: subtracting the max first keeps precision for large x */                     \
+  FLB_MULTIVERSION_BODY void row_shift_body(const T* __restrict__ x, T* __restrict__ y, int64_t n, \
+                                            T m, T s) {                                            \
+    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) - s;                                         \
+  }                                                                                                \
+  FLB_MULTIVERSION(void, row_shift,                                                                \
+                   (const T* __restrict__ x, T* __restrict__ y, int64_t n, T m, T s),              \
+                   (x, y, n, m, s))                                                                \
+  FLB_MULTIVERSION_BODY T row_dot_body(const T* __restrict__ a, const T* __restrict__ b,           \
+                                       int64_t n) {                                                \
+    T s = 0;                                                                                       \
+    _Pragma("omp simd reduction(+ : s)") for (int64_t i = 0; i < n; ++i) s += a[i] * b[i];         \
+    return s;                                                                                      \
+  }                                                                                                \
+  FLB_MULTIVERSION(T, row_dot, (const T* __restrict__ a, const T* __restrict__ b, int64_t n),      \
+                   (a, b, n))                                                                      \
+  FLB_MULTIVERSION_BODY T row_sum_body(const T* __restrict__ a, int64_t n) {                       \
+    T s = 0;                                                                                       \
+    _Pragma("omp simd reduction(+ : s)") for (int64_t i = 0; i < n; ++i) s += a[i];                \
+    return s;                                                                                      \
+  }                                                                                                \
+  FLB_MULTIVERSION(T, row_sum, (const T* __restrict__ a, int64_t n), (a, n))                       \
+  /* gi = y * (g - dot) */                                                                         \
+  FLB_MULTIVERSION_BODY void row_softmax_grad_body(T* __restrict__ gi, const T* __restrict__ g,    \
+                                                   const T* __restrict__ y, int64_t n, T dot) {    \
+    for (int64_t i = 0; i < n; ++i) gi[i] = y[i] * (g[i] - dot);                                   \
+  }                                                                                                \
+  FLB_MULTIVERSION(                                                                                \
+      void, row_softmax_grad,                                                                      \
+      (T* __restrict__ gi, const T* __restrict__ g, const T* __restrict__ y, int64_t n, T dot),    \
+      (gi, g, y, n, dot))
 FLB_ROW_HELPERS(float)
 FLB_ROW_HELPERS(double)
 #undef FLB_ROW_HELPERS

@@ -1,5 +1,7 @@
 #include "cpu/sum_f32.h"
 
+#include "cpu/cpu_capability.h"
+
 namespace flambeau {
 
 namespace {
@@ -7,8 +9,7 @@ constexpr int kLanes = 32;
 constexpr int64_t kBlock = 2048;  // elements folded in float before going to double
 }  // namespace
 
-__attribute__((target_clones("avx2", "default"))) double sum_contiguous_f32(const float* p,
-                                                                            int64_t n) {
+FLB_MULTIVERSION_BODY double sum_contiguous_f32_body(const float* p, int64_t n) {
   double total = 0.0;
   int64_t i = 0;
   for (; i + kBlock <= n; i += kBlock) {
@@ -22,5 +23,7 @@ __attribute__((target_clones("avx2", "default"))) double sum_contiguous_f32(cons
   for (; i < n; ++i) total += static_cast<double>(p[i]);
   return total;
 }
+
+FLB_MULTIVERSION(double, sum_contiguous_f32, (const float* p, int64_t n), (p, n))
 
 }  // namespace flambeau

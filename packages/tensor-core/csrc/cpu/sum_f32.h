@@ -1,6 +1,6 @@
 // The hot loop of float32 sums: a contiguous run folded with float lanes in
 // short blocks (fast, and the block length bounds the rounding error) and the
-// blocks added in double. Built for AVX2 and baseline x86-64, picked at load.
+// blocks added in double. Built for each CPU capability (cpu_capability.h).
 #pragma once
 #include <cstdint>
 

@@ -1,28 +1,26 @@
 // Vectorized contiguous loops for float32/float64 math functions.
 //
 // GCC vectorizes a loop that calls expf when expf is declared with the `simd`
-// attribute: it then calls glibc's libmvec (_ZGVdN8v_expf for AVX2 and so on),
-// which keeps the scalar functions' NaN/inf semantics. glibc only declares the
-// attribute under -ffast-math, which would break NaN handling elsewhere, so we
-// declare it here. Each loop is built twice (target_clones) and the AVX2 copy is
-// picked at load time on CPUs that have it. The loops call nothing inline from
-// other headers, so the AVX2 copies cannot leak into code run on older CPUs.
+// attribute: it then calls glibc's libmvec (_ZGVdN8v_expf for AVX2, _ZGVeN16v_expf
+// for AVX-512 and so on), which keeps the scalar functions' NaN/inf semantics. glibc
+// only declares the attribute under -ffast-math, which would break NaN handling
+// elsewhere, so we declare it here. Each loop is built for every CPU capability
+// (FLB_MULTIVERSION, cpu/cpu_capability.h) and calls nothing inline from other
+// headers, so the wide copies cannot leak into code run on older CPUs.
 #include "cpu/vec_math.h"
 
 #include <math.h>
 
+#include "cpu/cpu_capability.h"
+
 #if defined(__x86_64__) && defined(__GLIBC__) && !defined(__clang__)
 #define FLB_SIMD __attribute__((simd("notinbranch")))
-#define FLB_CLONES __attribute__((target_clones("avx2", "default")))
 #if __GLIBC_PREREQ(2, 22)
 #define FLB_SIMD_V22 FLB_SIMD
 #endif
 #if __GLIBC_PREREQ(2, 35)
 #define FLB_SIMD_V35 FLB_SIMD
 #endif
-#endif
-#ifndef FLB_CLONES
-#define FLB_CLONES
 #endif
 #ifndef FLB_SIMD_V22
 #define FLB_SIMD_V22
@@ -62,13 +60,16 @@ FLB_DECL(FLB_SIMD_V35, erfc)
 
 namespace flambeau::vec {
 
-#define FLB_VEC_LOOP(name, T, expr)                                                \
-  FLB_CLONES void name(const T* __restrict__ in, T* __restrict__ out, int64_t n) { \
-    for (int64_t i = 0; i < n; ++i) {                                              \
-      T x = in[i];                                                                 \
-      out[i] = (expr);                                                             \
-    }                                                                              \
-  }
+#define FLB_VEC_LOOP(name, T, expr)                                                        \
+  FLB_MULTIVERSION_BODY void name##_body(const T* __restrict__ in, T* __restrict__ out,    \
+                                         int64_t n) {                                      \
+    for (int64_t i = 0; i < n; ++i) {                                                      \
+      T x = in[i];                                                                         \
+      out[i] = (expr);                                                                     \
+    }                                                                                      \
+  }                                                                                        \
+  FLB_MULTIVERSION(void, name, (const T* __restrict__ in, T* __restrict__ out, int64_t n), \
+                   (in, out, n))
 #define FLB_VEC_LIBM(name)                    \
   FLB_VEC_LOOP(name##_f32, float, name##f(x)) \
   FLB_VEC_LOOP(name##_f64, double, name(x))
@@ -117,16 +118,19 @@ FLB_VEC_LOOP(silu_f32, float, x / (1.0f + expf(-x)))
 FLB_VEC_LOOP(silu_f64, double, x / (1.0 + exp(-x)))
 
 // Softmax's middle pass: out = exp(in - shift), returning the sum of out.
-#define FLB_VEC_EXP_SHIFT_SUM(name, T, EXP)                                              \
-  FLB_CLONES T name(const T* __restrict__ in, T* __restrict__ out, int64_t n, T shift) { \
-    T s = 0;                                                                             \
-    _Pragma("omp simd reduction(+ : s)") for (int64_t i = 0; i < n; ++i) {               \
-      T e = EXP(in[i] - shift);                                                          \
-      out[i] = e;                                                                        \
-      s += e;                                                                            \
-    }                                                                                    \
-    return s;                                                                            \
-  }
+#define FLB_VEC_EXP_SHIFT_SUM(name, T, EXP)                                                      \
+  FLB_MULTIVERSION_BODY T name##_body(const T* __restrict__ in, T* __restrict__ out, int64_t n,  \
+                                      T shift) {                                                 \
+    T s = 0;                                                                                     \
+    _Pragma("omp simd reduction(+ : s)") for (int64_t i = 0; i < n; ++i) {                       \
+      T e = EXP(in[i] - shift);                                                                  \
+      out[i] = e;                                                                                \
+      s += e;                                                                                    \
+    }                                                                                            \
+    return s;                                                                                    \
+  }                                                                                              \
+  FLB_MULTIVERSION(T, name, (const T* __restrict__ in, T* __restrict__ out, int64_t n, T shift), \
+                   (in, out, n, shift))
 FLB_VEC_EXP_SHIFT_SUM(exp_shift_sum_f32, float, expf)
 FLB_VEC_EXP_SHIFT_SUM(exp_shift_sum_f64, double, exp)
 #undef FLB_VEC_EXP_SHIFT_SUM

@@ -193,8 +193,8 @@ py::object unpack(SavedData& d, PyObject* op, PyObject* node) {
       attach(out.ptr(), as_tensor(out.ptr()), node, static_cast<Py_ssize_t>(j));
     results[j] = out;
   }
-  args[names().result] = d.tuple_output || results.empty() ? py::object(results)
-                                                          : py::object(results[0]);
+  args[names().result] =
+      d.tuple_output || results.empty() ? py::object(results) : py::object(results[0]);
   args[names().results] = results;
   return std::move(args);
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/interpreter_lock.h"
+#include "cpu/cpu_capability.h"
 #include "cpu/parallel.h"
 #include "dispatch/dispatcher.h"
 #include "python/binding_support.h"
@@ -312,6 +313,9 @@ PYBIND11_MODULE(_C, m) {
       "True\n"
       ">>> flambeau.can_cast(flambeau.float64, flambeau.int32)\n"
       "False\n");
+  m.def(
+      "_cpu_capability", [] { return cpu::cpu_capability_name(cpu::cpu_capability()); },
+      "The instruction set the core's vector loops run with (see backends.cpu).");
   m.def("get_num_threads", &get_num_threads,
         "The number of threads of the intra-op thread pool.\n\n"
         ">>> flambeau.get_num_threads() >= 1\n"

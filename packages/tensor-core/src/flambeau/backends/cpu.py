@@ -1,30 +1,23 @@
-"""``flambeau.backends.cpu``: what the CPU kernels were built to use."""
+"""``flambeau.backends.cpu``: what the CPU kernels run with."""
 
 from __future__ import annotations
 
-import platform
+from flambeau import _C
 
 __all__ = ["get_cpu_capability"]
 
 
-def _numpy_cpu_features() -> dict:
-    """The CPU features NumPy detected at import (its runtime dispatch uses the same probe)."""
-    try:
-        from numpy._core._multiarray_umath import __cpu_features__
-    except ImportError:  # NumPy 1.x
-        from numpy.core._multiarray_umath import __cpu_features__
-    return __cpu_features__
-
-
 def get_cpu_capability() -> str:
-    """The instruction set the core's vectorized kernels run with on this CPU.
+    """The instruction set the core's vectorized loops run with on this CPU: ``"AVX512"``,
+    ``"AVX2"`` or ``"DEFAULT"`` (baseline x86-64, or any other architecture), PyTorch's
+    names.
 
-    The core builds its hot loops twice, for AVX2 and for baseline x86-64, and picks the
-    AVX2 copy at load where the CPU has it; it has no AVX-512 kernels. So this is
-    ``"AVX2"`` or ``"NO AVX"`` on x86 (PyTorch's names; a CPU with AVX-512 still reports
-    ``"AVX2"``), and ``"DEFAULT"`` on other architectures, which use portable loops.
+    The core builds those loops for each of these and picks, once, the best the CPU
+    has; the environment variable ``FLAMBEAU_CPU_CAPABILITY`` (or PyTorch's
+    ``ATEN_CPU_CAPABILITY``), set to ``default``, ``avx2`` or ``avx512`` before the
+    first kernel runs, caps the choice (it never goes above what the CPU has).
+
+    >>> flambeau.backends.cpu.get_cpu_capability() in {"DEFAULT", "AVX2", "AVX512"}
+    True
     """
-    machine = platform.machine().lower()
-    if machine not in {"x86_64", "amd64", "i386", "i686", "x86"}:
-        return "DEFAULT"
-    return "AVX2" if _numpy_cpu_features().get("AVX2") else "NO AVX"
+    return _C._cpu_capability()
