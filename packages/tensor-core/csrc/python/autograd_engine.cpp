@@ -7,6 +7,7 @@
 // inputs=, its GraphTask) and calls execute().
 #include <deque>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "python/autograd_native.h"
@@ -87,9 +88,10 @@ struct State {
 
 class Pass {
  public:
-  Pass(py::object needed, py::object targets, py::list captured, bool capture, bool create_graph,
-       bool retain_graph, bool check_nan)
-      : needed_(std::move(needed)),
+  Pass(py::object target_nodes, py::object targets, py::list captured, bool capture,
+       bool create_graph, bool retain_graph, bool check_nan)
+      : pruned_(!target_nodes.is_none()),
+        target_nodes_(std::move(target_nodes)),
         targets_(std::move(targets)),
         captured_(std::move(captured)),
         capture_(capture),
@@ -105,6 +107,7 @@ class Pass {
       roots.push_back(n.ptr());
     }
     count_dependencies(roots);
+    if (pruned_) find_needed(roots);
     for (size_t k = 0; k < root_nodes.size(); ++k)
       deliver(state(root_nodes[k].ptr()), root_nrs[k].cast<Py_ssize_t>(), root_grads[k]);
     for (PyObject* n : roots)
@@ -147,12 +150,38 @@ class Pass {
     }
   }
 
-  bool is_needed(PyObject* node) const {
-    if (needed_.is_none()) return true;
-    const int in = PySet_Contains(needed_.ptr(), node);
-    if (in < 0) throw py::error_already_set();
-    return in == 1;
+  // With inputs= given, the nodes from which a target can be reached (the targets
+  // included): only they run, as in PyTorch. A post-order walk: a node after every
+  // node its edges lead to.
+  void find_needed(const std::vector<PyObject*>& roots) {
+    std::vector<std::pair<PyObject*, Py_ssize_t>> stack;  // (node, next edge to visit)
+    std::unordered_map<PyObject*, bool> entered;
+    for (PyObject* root : roots) {
+      if (!entered.emplace(root, true).second) continue;
+      stack.emplace_back(root, 0);
+      while (!stack.empty()) {
+        auto& [node, edge] = stack.back();
+        const py::tuple& next = states_.at(node).next;
+        if (edge < PyTuple_GET_SIZE(next.ptr())) {
+          PyObject* nxt = PyTuple_GET_ITEM(PyTuple_GET_ITEM(next.ptr(), edge++), 0);
+          if (nxt != Py_None && entered.emplace(nxt, true).second) stack.emplace_back(nxt, 0);
+          continue;
+        }
+        PyObject* done = node;
+        stack.pop_back();
+        int target = PySet_Contains(target_nodes_.ptr(), done);
+        if (target < 0) throw py::error_already_set();
+        bool needed = target == 1;
+        for (py::handle e : states_.at(done).next) {
+          PyObject* nxt = PyTuple_GET_ITEM(e.ptr(), 0);
+          needed = needed || (nxt != Py_None && needed_.count(nxt));
+        }
+        if (needed) needed_.insert(done);
+      }
+    }
   }
+
+  bool is_needed(PyObject* node) const { return !pruned_ || needed_.count(node) != 0; }
 
   // A gradient for output nr of the node behind s: summed with what it has.
   void deliver(State& s, Py_ssize_t nr, py::handle g) {
@@ -167,7 +196,7 @@ class Pass {
   // that leads to another target does; a target reached only to capture its gradient
   // does not (tensor hooks and retain_grad apply, node hooks do not: PyTorch's rule).
   bool runs(const State& s, bool accumulate) const {
-    if (needed_.is_none()) return true;
+    if (!pruned_) return true;
     if (accumulate) return !capture_ && target_positions(s.node.ptr(), 0);
     for (py::handle edge : s.next) {
       PyObject* nxt = PyTuple_GET_ITEM(edge.ptr(), 0);
@@ -281,7 +310,10 @@ class Pass {
     checked(PyObject_CallMethodNoArgs(node, names().release));
   }
 
-  py::object needed_, targets_;
+  bool pruned_;              // inputs= given: only nodes leading to a target run
+  py::object target_nodes_;  // the targets' nodes (a set)
+  std::unordered_set<PyObject*> needed_;
+  py::object targets_;
   py::list captured_;
   bool capture_, create_graph_, retain_graph_, check_nan_;
   std::unordered_map<PyObject*, State> states_;
@@ -309,16 +341,16 @@ void register_bindings(py::module_& m, py::object /*tensor_class*/) {
       "Install the autograd package's node classes and callbacks for the engine.");
   m.def(
       "_autograd_execute",
-      [](py::list root_nodes, py::list root_nrs, py::list root_grads, py::object needed,
+      [](py::list root_nodes, py::list root_nrs, py::list root_grads, py::object target_nodes,
          py::object targets, py::list captured, bool capture, bool create_graph, bool retain_graph,
          bool check_nan) {
         if (!package().formula_type)
           throw py::value_error("_autograd_execute: the autograd package is not installed");
-        Pass(std::move(needed), std::move(targets), std::move(captured), capture, create_graph,
-             retain_graph, check_nan)
+        Pass(std::move(target_nodes), std::move(targets), std::move(captured), capture,
+             create_graph, retain_graph, check_nan)
             .run(root_nodes, root_nrs, root_grads);
       },
-      py::arg("root_nodes"), py::arg("root_nrs"), py::arg("root_grads"), py::arg("needed"),
+      py::arg("root_nodes"), py::arg("root_nrs"), py::arg("root_grads"), py::arg("target_nodes"),
       py::arg("targets"), py::arg("captured"), py::arg("capture"), py::arg("create_graph"),
       py::arg("retain_graph"), py::arg("check_nan"),
       "Run one backward pass over the recorded graph (the autograd package's "

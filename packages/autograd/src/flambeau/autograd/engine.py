@@ -24,11 +24,12 @@ class GraphTask:
     """One backward pass: the nodes it can reach (and so may run), and callbacks to run
     when it ends."""
 
-    __slots__ = ("_roots", "_nodes", "callbacks", "executes_all", "__weakref__")
+    __slots__ = ("_roots", "_targets", "_nodes", "callbacks", "executes_all", "__weakref__")
 
-    def __init__(self, roots, needed=None, executes_all=True):
+    def __init__(self, roots, target_nodes=None, executes_all=True):
         self._roots = roots
-        self._nodes = needed  # with inputs=: the nodes that lead to one
+        self._targets = target_nodes  # with inputs=: their nodes
+        self._nodes = None
         self.callbacks: list = []
         # backward() without inputs=: every reachable node runs (the reentrant variant
         # of activation checkpointing relies on it).
@@ -38,7 +39,10 @@ class GraphTask:
     def nodes(self) -> set:
         """The nodes this pass may run (found when first asked: multi-grad hooks do)."""
         if self._nodes is None:
-            self._nodes = set(_dependencies(self._roots)).union(self._roots)
+            if self._targets is not None:
+                self._nodes = _needed_nodes(self._roots, self._targets)
+            else:
+                self._nodes = set(_dependencies(self._roots)).union(self._roots)
         return self._nodes
 
 
@@ -284,8 +288,8 @@ def run_backward(
     root_edges = [_edge_of(o) for o in outputs]
     nodes = [n for n, _ in root_edges]
     # With inputs=, the part of the graph that cannot reach them does not run.
-    needed = _needed_nodes(nodes, {node for node, _ in targets}) if inputs is not None else None
-    task = GraphTask(nodes, needed, executes_all=inputs is None and not capture)
+    target_nodes = {node for node, _ in targets} if inputs is not None else None
+    task = GraphTask(nodes, target_nodes, executes_all=inputs is None and not capture)
     stack = _tasks.__dict__.setdefault("stack", [])
     stack.append(task)
     try:
@@ -294,7 +298,7 @@ def run_backward(
                 nodes,
                 [nr for _, nr in root_edges],
                 roots,
-                needed,
+                target_nodes,
                 targets or None,
                 captured,
                 capture=capture,
