@@ -154,6 +154,9 @@ enum class ForeachOp : int64_t {
   kReciprocal
 };
 flb_status foreach_op(void* ctx, const flb_kernel_call* call);
+// The elementwise lerp, addcmul and addcdiv (ctx is the ForeachOp kLerpTensor,
+// kAddcmul or kAddcdiv): tensors [out, self, t1, t2], scalars [value].
+flb_status fused_pointwise(void* ctx, const flb_kernel_call* call);
 // native_layer_norm and its backward (norm_ops.cu); group norm reuses them.
 flb_status layer_norm(void* ctx, const flb_kernel_call* call);
 flb_status layer_norm_backward(void* ctx, const flb_kernel_call* call);

@@ -46,6 +46,7 @@ const LossOp kLoss[] = {LossOp::kMse,
                         LossOp::kHuberBackward,
                         LossOp::kBinaryCrossEntropyBackward,
                         LossOp::kBinaryCrossEntropyWithLogits};
+const ForeachOp kFused[] = {ForeachOp::kLerpTensor, ForeachOp::kAddcmul, ForeachOp::kAddcdiv};
 const ReduceOp kReduce[] = {ReduceOp::kSum, ReduceOp::kMean, ReduceOp::kProd, ReduceOp::kAmax,
                             ReduceOp::kAmin};
 
@@ -165,6 +166,9 @@ const Entry kEntries[] = {
     {"searchsorted", searchsorted, nullptr, Dtypes::kIndex},
     {"masked_scatter", masked_scatter, nullptr, Dtypes::kReal},
     {"_foreach", foreach_op, nullptr, Dtypes::kFloat},
+    {"lerp", fused_pointwise, &kFused[0], Dtypes::kFloat},
+    {"addcmul", fused_pointwise, &kFused[1], Dtypes::kFloat},
+    {"addcdiv", fused_pointwise, &kFused[2], Dtypes::kFloat},
     {"native_layer_norm", layer_norm, nullptr, Dtypes::kFloat},
     {"native_layer_norm_backward", layer_norm_backward, nullptr, Dtypes::kFloat},
     {"max_pool", max_pool, nullptr, Dtypes::kCompute},

@@ -297,13 +297,13 @@ flb_status kthvalue(void*, const flb_kernel_call* c) {
     return kernel_fail(FLB_INVALID_ARGUMENT, c->op, "k out of range");
   return with_dtype(c, [&](auto tag) {
     using T = decltype(tag);
-    return pick_from_sorted_rows<T>(c, [&](const T* in, const auto* keys, const int64_t* sorted,
-                                           T* values, int64_t* indices, int64_t rows, int64_t n,
-                                           cudaStream_t stream) {
-      using U = std::remove_cv_t<std::remove_pointer_t<decltype(keys)>>;
-      select_kernel<T, U><<<blocks_for(rows), kThreads, 0, stream>>>(in, keys, sorted, values,
-                                                                      indices, rows, n, k, what);
-    });
+    return pick_from_sorted_rows<T>(
+        c, [&](const T* in, const auto* keys, const int64_t* sorted, T* values, int64_t* indices,
+               int64_t rows, int64_t n, cudaStream_t stream) {
+          using U = std::remove_cv_t<std::remove_pointer_t<decltype(keys)>>;
+          select_kernel<T, U><<<blocks_for(rows), kThreads, 0, stream>>>(in, keys, sorted, values,
+                                                                         indices, rows, n, k, what);
+        });
   });
 }
 
@@ -315,8 +315,8 @@ flb_status mode(void*, const flb_kernel_call* c) {
                                            T* values, int64_t* indices, int64_t rows, int64_t n,
                                            cudaStream_t stream) {
       using U = std::remove_cv_t<std::remove_pointer_t<decltype(keys)>>;
-      mode_kernel<T, U><<<blocks_for(rows), kThreads, 0, stream>>>(in, keys, sorted, values,
-                                                                    indices, rows, n);
+      mode_kernel<T, U>
+          <<<blocks_for(rows), kThreads, 0, stream>>>(in, keys, sorted, values, indices, rows, n);
     });
   });
 }
