@@ -498,6 +498,30 @@ def test_operator_table_matches_the_cpu(python, tmp_path):
     assert sum(reasons.values()) == summary["cases_skipped"] > 0, summary
 
 
+def test_every_operator_on_memory_the_host_cannot_read(python, tmp_path):
+    # testdev maps its memory PROT_NONE outside its own copies and kernels, as a GPU's
+    # is unreadable from the host: every row of the table runs on it, so core code that
+    # read a device tensor's memory directly would crash this process. Each case either
+    # matches the CPU or is skipped with testdev's NotImplementedError (no kernel).
+    out = run(
+        python, "-m", "flambeau_testing.run_on_device", "testdev",
+        cwd=tmp_path, env={"PYTHONPATH": str(ROOT / "shared")},
+    )  # fmt: skip
+    summary = json.loads(out)
+    assert summary["mismatches"] == [], json.dumps(summary["mismatches"], indent=1)
+    assert summary["cases_checked"] > 5000, summary
+
+
+def test_item_and_tolist_copy_a_device_tensor_to_the_host(python, tmp_path):
+    out = run(
+        python, "-c",
+        "import flambeau; x = flambeau.tensor([1.5, 2.5]).to('testdev');"
+        "print(x[1].item(), x.tolist(), x.sum().item())",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert out.split() == ["2.5", "[1.5,", "2.5]", "4.0"]
+
+
 def test_non_blocking_reaches_the_copy_hooks_and_oom_is_out_of_memory_error(python, tmp_path):
     check(
         python,

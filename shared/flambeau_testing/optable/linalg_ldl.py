@@ -93,8 +93,8 @@ def _checks(LD, pivots, a, hermitian):
     """The rebuilt matrix, D's inertia (empty for a complex symmetric A, which has none),
     and the factor's strict upper triangle (zero, as PyTorch returns it)."""
     herm = hermitian or not a.is_complex()
-    rebuilt, inertia = _factor_checks(LD.numpy(), pivots.numpy(), herm)
-    return rebuilt, inertia if herm else np.zeros(0, np.int64), np.triu(LD.numpy(), 1)
+    rebuilt, inertia = _factor_checks(LD.cpu().numpy(), pivots.cpu().numpy(), herm)
+    return rebuilt, inertia if herm else np.zeros(0, np.int64), np.triu(LD.cpu().numpy(), 1)
 
 
 def _np_checks(a, hermitian=False):

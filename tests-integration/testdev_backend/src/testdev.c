@@ -2,6 +2,9 @@
  * alone. Its memory is host memory, but kept in its own caching arena (blocks
  * freed go to a per-device cache until empty_cache), so allocator statistics
  * move as a GPU's would; copies are real memcpys; kernels are its own code.
+ * Like a GPU's, its memory cannot be read by the host: blocks are mapped
+ * PROT_NONE except while one of its own copies or kernels runs, so core code
+ * that reads a device tensor's memory directly faults here instead of passing.
  * Compiled twice: as _testdev, and as _testdev_next with a bumped ABI major. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -10,9 +13,10 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define NUM_DEVICES 2
-#define ALIGN 256
 #define CONCAT_(a, b) a##b
 #define CONCAT(a, b) CONCAT_(a, b)
 #define STR_(a) #a
@@ -39,6 +43,31 @@ typedef struct arena {
 static arena arenas[NUM_DEVICES];
 static int current = 0;
 
+/* ---- host access: open only inside the backend's own copies and kernels ---------- */
+
+static pthread_mutex_t access_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void protect_all(int prot) {
+  for (int d = 0; d < NUM_DEVICES; ++d) {
+    pthread_mutex_lock(&arenas[d].lock);
+    for (block* b = arenas[d].blocks; b; b = b->next) mprotect(b->ptr, b->size, prot);
+    pthread_mutex_unlock(&arenas[d].lock);
+  }
+}
+static void open_memory(void) {
+  pthread_mutex_lock(&access_lock);
+  protect_all(PROT_READ | PROT_WRITE);
+}
+static void close_memory(void) {
+  protect_all(PROT_NONE);
+  pthread_mutex_unlock(&access_lock);
+}
+static size_t page_size(void) {
+  static size_t p = 0;
+  if (!p) p = (size_t)sysconf(_SC_PAGESIZE);
+  return p;
+}
+
 static void add_peak(flb_allocator_stats* s) {
   if (s->allocated_bytes > s->peak_allocated_bytes) s->peak_allocated_bytes = s->allocated_bytes;
   if (s->reserved_bytes > s->peak_reserved_bytes) s->peak_reserved_bytes = s->reserved_bytes;
@@ -50,8 +79,9 @@ static flb_status td_allocate(void* self, int32_t device, size_t nbytes, void** 
     core->set_error(FLB_INVALID_ARGUMENT, "no such testdev device");
     return FLB_INVALID_ARGUMENT;
   }
-  size_t size = (nbytes + ALIGN - 1) / ALIGN * ALIGN;
-  if (size == 0) size = ALIGN;
+  size_t page = page_size();
+  size_t size = (nbytes + page - 1) / page * page; /* whole pages: mprotect's unit */
+  if (size == 0) size = page;
   arena* a = &arenas[device];
   pthread_mutex_lock(&a->lock);
   block* found = NULL;
@@ -59,7 +89,10 @@ static flb_status td_allocate(void* self, int32_t device, size_t nbytes, void** 
     if (!b->in_use && b->size >= size && (!found || b->size < found->size)) found = b;
   if (!found) {
     found = calloc(1, sizeof(block));
-    if (found) found->ptr = aligned_alloc(ALIGN, size);
+    if (found) {
+      found->ptr = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (found->ptr == MAP_FAILED) found->ptr = NULL;
+    }
     if (!found || !found->ptr) {
       free(found);
       pthread_mutex_unlock(&a->lock);
@@ -130,7 +163,7 @@ static flb_status td_empty_cache(void* self, int32_t device) {
     }
     *link = b->next;
     a->stats.reserved_bytes -= (int64_t)b->size;
-    free(b->ptr);
+    munmap(b->ptr, b->size);
     free(b);
   }
   pthread_mutex_unlock(&a->lock);
@@ -164,20 +197,26 @@ static flb_status td_copy_from_host(void* self, void* dst, const void* src, size
                                     flb_stream s, int32_t non_blocking) {
   (void)self, (void)dev, (void)s;
   if (non_blocking) ++non_blocking_copies;
+  open_memory();
   memcpy(dst, src, n);
+  close_memory();
   return FLB_OK;
 }
 static flb_status td_copy_to_host(void* self, void* dst, const void* src, size_t n, int32_t dev,
                                   flb_stream s, int32_t non_blocking) {
   (void)self, (void)dev, (void)s;
   if (non_blocking) ++non_blocking_copies;
+  open_memory();
   memcpy(dst, src, n);
+  close_memory();
   return FLB_OK;
 }
 static flb_status td_copy_on_device(void* self, void* dst, const void* src, size_t n, int32_t dev,
                                     flb_stream s) {
   (void)self, (void)dev, (void)s;
+  open_memory();
   memmove(dst, src, n);
+  close_memory();
   return FLB_OK;
 }
 
@@ -386,6 +425,21 @@ static flb_status k_avg_pool(void* ctx, const flb_kernel_call* c) {
   return FLB_OK;
 }
 
+/* Each kernel runs with the device's memory open to it, as a GPU's kernels reach theirs. */
+#define GUARDED(fn)                                                     \
+  static flb_status fn##_guarded(void* ctx, const flb_kernel_call* c) { \
+    open_memory();                                                      \
+    flb_status status = fn(ctx, c);                                     \
+    close_memory();                                                     \
+    return status;                                                      \
+  }
+GUARDED(k_binary)
+GUARDED(k_sum)
+GUARDED(k_bmm)
+GUARDED(k_fill)
+GUARDED(k_copy)
+GUARDED(k_avg_pool)
+
 /* ---- registration ----------------------------------------------------------------- */
 
 static flb_backend backend = {
@@ -424,17 +478,17 @@ static int register_all(void) {
   static int add_tag;
   for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; ++i) {
     int32_t d = dtypes[i];
-    if (core->register_kernel(type, "add", d, k_binary, &add_tag) != FLB_OK ||
-        core->register_kernel(type, "mul", d, k_binary, NULL) != FLB_OK ||
-        core->register_kernel(type, "sum", d, k_sum, NULL) != FLB_OK ||
-        core->register_kernel(type, "fill_", d, k_fill, NULL) != FLB_OK ||
-        core->register_kernel(type, "copy_", d, k_copy, NULL) != FLB_OK)
+    if (core->register_kernel(type, "add", d, k_binary_guarded, &add_tag) != FLB_OK ||
+        core->register_kernel(type, "mul", d, k_binary_guarded, NULL) != FLB_OK ||
+        core->register_kernel(type, "sum", d, k_sum_guarded, NULL) != FLB_OK ||
+        core->register_kernel(type, "fill_", d, k_fill_guarded, NULL) != FLB_OK ||
+        core->register_kernel(type, "copy_", d, k_copy_guarded, NULL) != FLB_OK)
       return fail_from_core("register_kernel");
   }
-  if (core->register_kernel(type, "bmm", FLB_FLOAT32, k_bmm, NULL) != FLB_OK ||
-      core->register_kernel(type, "bmm", FLB_FLOAT64, k_bmm, NULL) != FLB_OK ||
-      core->register_kernel(type, "avg_pool", FLB_FLOAT32, k_avg_pool, NULL) != FLB_OK ||
-      core->register_kernel(type, "avg_pool", FLB_FLOAT64, k_avg_pool, NULL) != FLB_OK)
+  if (core->register_kernel(type, "bmm", FLB_FLOAT32, k_bmm_guarded, NULL) != FLB_OK ||
+      core->register_kernel(type, "bmm", FLB_FLOAT64, k_bmm_guarded, NULL) != FLB_OK ||
+      core->register_kernel(type, "avg_pool", FLB_FLOAT32, k_avg_pool_guarded, NULL) != FLB_OK ||
+      core->register_kernel(type, "avg_pool", FLB_FLOAT64, k_avg_pool_guarded, NULL) != FLB_OK)
     return fail_from_core("register_kernel");
   /* sum is declared nondeterministic, as a GPU's reduction by atomic adds would
    * be, so the tests see a plugin's mark (ABI 1.1). */
@@ -449,7 +503,8 @@ static PyObject* try_register_kernel(PyObject* self, PyObject* arg) {
   (void)self;
   const char* name = PyUnicode_AsUTF8(arg);
   if (!name) return NULL;
-  if (core->register_kernel(device_type, name, FLB_FLOAT32, k_fill, NULL) == FLB_OK) Py_RETURN_NONE;
+  if (core->register_kernel(device_type, name, FLB_FLOAT32, k_fill_guarded, NULL) == FLB_OK)
+    Py_RETURN_NONE;
   return PyUnicode_FromString(core->last_error());
 }
 

@@ -45,13 +45,21 @@ struct Operands {
   double s1 = 1.0;
 };
 
+// Whether the fused pass runs on device d: the CPU's, or a plugin's that provides it.
+bool has_fused_pass(Device d) {
+  if (d.is_cpu()) return true;
+  const OperatorEntry& op = handle<kernels::_foreach>().entry();
+  const auto i = static_cast<size_t>(d.type);
+  return op.kernels[i] != nullptr || op.foreign[i] != nullptr;
+}
+
 bool fusable(const Tensor& a, const Operands& x) {
   ScalarType t = a->dtype();
-  if (!a->device().is_cpu() || !a->is_contiguous()) return false;
+  if (!a->is_contiguous() || !has_fused_pass(a->device())) return false;
   if (t != ScalarType::Float32 && t != ScalarType::Float64) return false;
   if (x.s0 && x.s0->is_complex()) return false;
   for (const Tensor* o : {x.b, x.c}) {
-    if (o && ((*o)->dtype() != t || !(*o)->is_contiguous() || !(*o)->device().is_cpu() ||
+    if (o && ((*o)->dtype() != t || !(*o)->is_contiguous() || (*o)->device() != a->device() ||
               !same_sizes((*o)->sizes(), a->sizes())))
       return false;
   }

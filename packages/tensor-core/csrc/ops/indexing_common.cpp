@@ -48,7 +48,7 @@ Scalar scalar_value(const Tensor& value, const char* op) {
             value->dim(), " dimension(s).");
   return visit_dtype<kAllTypes>(value->dtype(), op, [&](auto tag) -> Scalar {
     using T = typename decltype(tag)::type;
-    T v = *value->data_as<T>();
+    T v = *ops::cpu(value)->data_as<T>();  // (a device's value is copied to the host)
     if constexpr (std::is_same_v<T, bool>) {
       return Scalar(v);
     } else if constexpr (is_complex_t<T>::value) {

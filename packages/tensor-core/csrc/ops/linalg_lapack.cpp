@@ -65,7 +65,7 @@ Tensor zero_nonfinite_matrices(const Tensor& a) {
   DimVector dims;
   for (int64_t d = 1; d < a->dim(); ++d) dims.push_back(d);
   Tensor bad = logical_not(all(isfinite(a), dims, false, {}), {});
-  if (!*any(bad, std::nullopt, false, {})->data_as<bool>()) return Tensor();
+  if (!*cpu(any(bad, std::nullopt, false, {}))->data_as<bool>()) return Tensor();
   DimVector shape(a->dim(), 1);
   shape[0] = a->size(0);
   copy_into(a, masked_fill(a, reshape(bad, shape), wrapped_scalar(0), {}));

@@ -44,7 +44,8 @@ std::tuple<Tensor, Tensor, Tensor> ldl_factor_impl(const Tensor& A, bool hermiti
 // [1, n] in absolute value, and a negative one must open a 2x2 block, a pair of
 // equal entries (sytrf's convention for the lower triangle). `piv` is a
 // contiguous int64 copy, checked before narrowing to LAPACK's int32.
-void check_pivots(const Tensor& piv, int64_t n) {
+void check_pivots(const Tensor& piv_any, int64_t n) {
+  Tensor piv = cpu(piv_any);  // read on the host
   const int64_t* p = piv->data_as<const int64_t>();
   for (int64_t row = 0; n > 0 && row < piv->numel() / n; ++row, p += n) {
     for (int64_t k = 0; k < n; ++k) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <complex>
 
+#include "generated/ops_complex.h"
 #include "generated/ops_linalg.h"
 #include "generated/ops_pointwise.h"
 #include "generated/ops_reduction.h"
@@ -23,13 +24,7 @@ Tensor finish(const OutArg& out, const Tensor& res, const char* op) {
 
 Tensor conj(const Tensor& t) {
   if (!is_complex(t->dtype())) return t;
-  Tensor c = contiguous_copy(t);  // contiguous
-  visit_dtype<kComplexTypes>(c->dtype(), "conj", [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    T* p = c->data_as<T>();
-    for (int64_t i = 0; i < c->numel(); ++i) p[i] = std::conj(p[i]);
-  });
-  return c;
+  return ops::contiguous(ops::conj_physical(t, OutArg::none()));  // (on t's device)
 }
 
 Tensor adjoint(const Tensor& t) { return conj(transpose(t, -2, -1)); }

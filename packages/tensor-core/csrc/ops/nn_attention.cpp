@@ -203,11 +203,11 @@ Tensor int64_scalar(uint64_t value) {
 }
 
 uint64_t read_int64(const Tensor& t, const char* what) {
-  FLB_CHECK(t->dtype() == ScalarType::Int64 && t->numel() == 1 && t->device().is_cpu(),
+  FLB_CHECK(t->dtype() == ScalarType::Int64 && t->numel() == 1,
             "_scaled_dot_product_attention_backward: expected ", what,
-            " to be a one-element int64 CPU tensor, got ", dtype_name(t->dtype()), " of shape ",
+            " to be a one-element int64 tensor, got ", dtype_name(t->dtype()), " of shape ",
             shape_str(t->sizes()));
-  return static_cast<uint64_t>(contiguous(t)->data_as<int64_t>()[0]);
+  return static_cast<uint64_t>(cpu(contiguous(t))->data_as<int64_t>()[0]);  // (read on the host)
 }
 
 // grad (batch..., rows, cols), one per problem, summed to the shape of input:

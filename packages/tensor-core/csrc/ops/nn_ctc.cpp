@@ -24,16 +24,17 @@ const OutArg kNew = OutArg::none();
 
 // A 1-D int64 tensor of values.
 Tensor int64_tensor(const std::vector<int64_t>& v, Device device) {
-  Tensor t = empty({static_cast<int64_t>(v.size())}, ScalarType::Int64, device, false);
-  std::copy(v.begin(), v.end(), t->data_as<int64_t>());
-  return t;
+  Tensor t = empty({static_cast<int64_t>(v.size())}, ScalarType::Int64);
+  std::copy(v.begin(), v.end(), t->data_as<int64_t>());  // written on the host, then moved
+  return device.is_cpu() ? t
+                         : to_device(t, device, std::nullopt, false, false, MemoryFormat::Preserve);
 }
 
 std::vector<int64_t> lengths_of(const Tensor& t, const char* name) {
   FLB_CHECK(is_integral(t->dtype(), false), name, " must be integral");
   FLB_CHECK(t->dim() <= 1, name, " must be a 0-D or 1-D tensor, but got shape ",
             shape_str(t->sizes()));
-  Tensor c = contiguous(to_dtype(t, ScalarType::Int64));
+  Tensor c = cpu(contiguous(to_dtype(t, ScalarType::Int64)));  // read on the host
   const int64_t* p = c->data_as<int64_t>();
   return std::vector<int64_t>(p, p + c->numel());
 }
@@ -95,7 +96,8 @@ Ctc prepare(const char* op, const Tensor& log_probs, const Tensor& targets, IntL
               shape_str(targets->sizes()));
     for (int64_t b = 0; b < c.N; ++b) offsets[b] = b * targets->size(1);
   }
-  const int64_t* tp = flat->data_as<int64_t>();
+  Tensor flat_host = cpu(flat);  // the targets are checked on the host
+  const int64_t* tp = flat_host->data_as<int64_t>();
   for (int64_t b = 0; b < c.N; ++b)
     for (int64_t i = 0; i < tl[b]; ++i) {
       const int64_t v = tp[offsets[b] + i];

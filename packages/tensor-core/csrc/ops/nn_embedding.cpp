@@ -48,8 +48,9 @@ Tensor checked_bag_tensor(const Tensor& t, const char* what, IntList shape, int6
   FLB_CHECK(t->sizes() == shape, name, ": expected ", what, " of shape ", shape_str(shape),
             ", got ", shape_str(t->sizes()));
   Tensor r = contiguous(to_dtype(t, ScalarType::Int64));
-  const int64_t* p = r->data_as<const int64_t>();
-  for (int64_t i = 0; i < r->numel(); ++i)
+  Tensor host = ops::cpu(r);  // the check reads the values (a device's are copied)
+  const int64_t* p = host->data_as<const int64_t>();
+  for (int64_t i = 0; i < host->numel(); ++i)
     FLB_CHECK_T(IndexError, p[i] >= lo && p[i] < hi, name, ": ", what, " holds ", p[i],
                 ", outside [", lo, ", ", hi, ")");
   return r;
@@ -106,7 +107,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag(
   Tensor idx = checked_indices(indices, rows, name);
   FLB_CHECK(offsets->dtype() == ScalarType::Int64 || offsets->dtype() == ScalarType::Int32, name,
             ": offsets must be an integer tensor, got ", dtype_name(offsets->dtype()));
-  Tensor off = contiguous(to_dtype(offsets, ScalarType::Int64));
+  // The offsets are read here, and the bags' starts written, on the host.
+  Tensor off = ops::cpu(contiguous(to_dtype(offsets, ScalarType::Int64)));
   const int64_t* po = off->data_as<const int64_t>();
   const int64_t n_off = off->numel();
   FLB_CHECK(!include_last_offset || n_off >= 1, name,
@@ -114,7 +116,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag(
   const int64_t bags = include_last_offset ? n_off - 1 : n_off;
   FLB_CHECK(n_off == 0 || po[0] == 0, name, ": offsets[0] has to be 0, i.e., the first sequence ",
             "in the mini-batch has to start from position 0. However, got ", po[0]);
-  Tensor starts = empty({bags + 1}, ScalarType::Int64, weight->device());
+  Tensor starts = empty({bags + 1}, ScalarType::Int64);
   int64_t* ps = starts->data_as<int64_t>();
   for (int64_t b = 0; b < bags; ++b) {
     const int64_t hi = b + 1 < n_off ? po[b + 1] : m;
@@ -123,6 +125,9 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag(
     ps[b] = po[b];
   }
   ps[bags] = include_last_offset && n_off > 0 ? std::min(po[n_off - 1], m) : m;
+  if (!weight->device().is_cpu())
+    starts =
+        to_device(starts, weight->device(), std::nullopt, false, false, MemoryFormat::Preserve);
   Tensor psw;
   if (per_sample_weights) {
     FLB_CHECK(mode == 0, name, ": per_sample_weights was not None. per_sample_weights is only ",

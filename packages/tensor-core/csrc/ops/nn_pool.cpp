@@ -159,7 +159,8 @@ Tensor scatter_planes(const char* op, const Planes& p, const Tensor& src, const 
     Tensor s = reshape(contiguous(to_dtype(src, p.compute)), {p.g.planes, sn});
     Tensor ix = reshape(contiguous(indices), {p.g.planes, sn});
     int64_t at = kernel<kernels::pool_index_scatter>(src->device())(dst, s, ix, accumulate);
-    FLB_CHECK(at < 0, op, ": Found an invalid max index: ", at < 0 ? 0 : ix->data_as<int64_t>()[at],
+    FLB_CHECK(at < 0, op,
+              ": Found an invalid max index: ", at < 0 ? 0 : ops::cpu(ix)->data_as<int64_t>()[at],
               " (output volumes are of size ",
               list_str(IntList(p.g.in.data() + 3 - p.k, p.k), "x", "", ""), ")");
   }

@@ -163,7 +163,8 @@ Tensor normal_Tensor_Tensor(const Tensor& mean, const Tensor& std, Generator* ge
   FLB_CHECK(is_floating(dt), "normal: expected floating point mean and std, got ",
             dtype_name(mean->dtype()), " and ", dtype_name(std->dtype()));
   Tensor std64 = contiguous(to_dtype(std, ScalarType::Float64));
-  const double* s = std64->data_as<double>();
+  Tensor std_host = cpu(std64);  // checked on the host (a device's values are copied)
+  const double* s = std_host->data_as<double>();
   for (int64_t i = 0; i < std64->numel(); ++i)
     FLB_CHECK(s[i] >= 0.0, "normal: expects all elements of std >= 0.0, found ", s[i]);
   DimVector shape = broadcast_shapes(mean->sizes(), std->sizes(), "normal");
@@ -243,7 +244,8 @@ Tensor bernoulli__Tensor(const Tensor& self, const Tensor& p, Generator* generat
             "probabilities, got ", dtype_name(p->dtype()));
   Tensor probs =
       contiguous(to_dtype(expand_to(p, self->sizes(), "bernoulli_"), ScalarType::Float64));
-  const double* v = probs->data_as<double>();
+  Tensor probs_host = cpu(probs);  // checked on the host
+  const double* v = probs_host->data_as<double>();
   for (int64_t i = 0; i < probs->numel(); ++i)
     FLB_CHECK(v[i] >= 0.0 && v[i] <= 1.0, "bernoulli_: expects all probabilities in [0, 1], found ",
               v[i]);
@@ -262,7 +264,8 @@ Tensor bernoulli(const Tensor& input, Generator* generator) {
               "bernoulli: not implemented for dtype ", dtype_name(input->dtype()),
               " (a floating point input of probabilities is expected)");
   Tensor p = contiguous(to_dtype(input, ScalarType::Float64));
-  const double* v = p->data_as<double>();
+  Tensor p_host = cpu(p);  // checked on the host
+  const double* v = p_host->data_as<double>();
   for (int64_t i = 0; i < p->numel(); ++i)
     FLB_CHECK(v[i] >= 0.0 && v[i] <= 1.0,
               "bernoulli: expects all probabilities in [0, 1], "

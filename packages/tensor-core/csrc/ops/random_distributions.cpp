@@ -48,7 +48,8 @@ Tensor checked_weights(const Tensor& input, int64_t num_samples, bool replacemen
             "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
   Tensor p = ops::contiguous(to_dtype(input, ScalarType::Float64));
   const int64_t rows = input->dim() == 2 ? input->sizes()[0] : 1;
-  const double* v = p->data_as<double>();
+  Tensor p_host = ops::cpu(p);  // read on the host (a device's values are copied)
+  const double* v = p_host->data_as<double>();
   for (int64_t r = 0; r < rows; ++r) {
     double total = 0;
     int64_t support = 0;
@@ -100,7 +101,8 @@ Tensor log_normal_(const Tensor& self, double mean, double std, Generator* gener
 Tensor poisson(const Tensor& input, Generator* generator) {
   check_floating_kernel(input, "poisson");
   Tensor rates = ops::contiguous(to_dtype(input, ScalarType::Float64));
-  const double* r = rates->data_as<double>();
+  Tensor rates_host = ops::cpu(rates);  // checked on the host
+  const double* r = rates_host->data_as<double>();
   for (int64_t i = 0; i < rates->numel(); ++i)
     FLB_CHECK(r[i] >= 0.0 && std::isfinite(r[i]),
               "poisson: invalid Poisson rate, expected rate to be non-negative and finite, got ",

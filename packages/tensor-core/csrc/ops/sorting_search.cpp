@@ -36,6 +36,8 @@ Tensor search(const char* name, const Tensor& seq, const Tensor& input, bool out
               "(): boundary and sorter must have the same size, but got boundary tensor ",
               shape_str(seq->sizes()), " and sorter tensor ", shape_str(sorter->sizes()));
   }
+  // A Python number as input is a 0-dim CPU tensor: the work goes where the sequence is.
+  const Device dev = common_device({&seq, &input, &sorter}, name);
   const ScalarType t = result_type({&seq, &input});
   const int64_t s = seq->sizes()[seq->dim() - 1];
   int64_t seq_rows = 1;
@@ -45,10 +47,12 @@ Tensor search(const char* name, const Tensor& seq, const Tensor& input, bool out
   const int64_t rows = seq->dim() == 1 ? 1 : seq_rows;
   Tensor sq = ops::reshape(ops::contiguous(to_dtype(seq, t)), DimVector{seq_rows, s});
   Tensor vals = ops::reshape(ops::contiguous(to_dtype(input, t)), DimVector{rows, m});
+  if (vals->device() != dev)
+    vals = to_device(vals, dev, std::nullopt, false, false, MemoryFormat::Preserve);
   Tensor srt = sorter ? ops::reshape(ops::contiguous(sorter), DimVector{seq_rows, s}) : Tensor();
   const ScalarType rt = out_int32 ? ScalarType::Int32 : ScalarType::Int64;
-  Tensor r = empty(DimVector{rows, m}, rt, input->device());
-  if (r->numel() > 0) kernel<kernels::searchsorted>(input->device())(r, sq, vals, srt, right);
+  Tensor r = empty(DimVector{rows, m}, rt, dev);
+  if (r->numel() > 0) kernel<kernels::searchsorted>(dev)(r, sq, vals, srt, right);
   Tensor result = ops::reshape(r, input->sizes());
   if (!out.given()) return result;
   FLB_CHECK(out.tensor->dtype() == rt, name, "(): output tensor's dtype is wrong, it should be ",
@@ -93,7 +97,9 @@ Tensor bincount(const Tensor& input, const Tensor& weights, int64_t minlength) {
     FLB_CHECK(!is_complex(weights->dtype()), "bincount(): weights must be real");
   }
   Tensor idx = ops::contiguous(to_dtype(input, ScalarType::Int64));
-  const int64_t* p = idx->data_as<int64_t>();
+  // The output's length is read from the values: a device's are copied to the host.
+  Tensor host = ops::cpu(idx);
+  const int64_t* p = host->data_as<int64_t>();
   int64_t top = -1;
   for (int64_t i = 0; i < idx->numel(); ++i) {
     FLB_CHECK(p[i] >= 0, "bincount(): only supports 1-d non-negative integral inputs, got ", p[i]);
@@ -119,7 +125,8 @@ Tensor histc(const Tensor& input, int64_t bins, const Scalar& min, const Scalar&
   Tensor x = ops::contiguous(to_dtype(input, ScalarType::Float64));
   double lo = min.to_double(), hi = max.to_double();
   if (lo == hi && x->numel() > 0) {  // the data's range (NaN ignored)
-    const double* p = x->data_as<double>();
+    Tensor host = ops::cpu(x);       // the range is read on the host
+    const double* p = host->data_as<double>();
     double a = INFINITY, b = -INFINITY;
     for (int64_t i = 0; i < x->numel(); ++i) {
       if (std::isnan(p[i])) continue;

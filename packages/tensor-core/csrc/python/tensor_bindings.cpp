@@ -2,6 +2,7 @@
 // conversions to Python numbers.
 #include <pybind11/pybind11.h>
 
+#include "generated/ops_tensor.h"
 #include "python/binding_support.h"
 #include "python/registry.h"
 
@@ -23,11 +24,11 @@ py::tuple int_tuple(IntList v) {
 }
 
 // The value of a one-element tensor as a Python number.
-py::object item(const Tensor& t) {
-  FLB_CHECK(t->numel() == 1, "item(): a Tensor with ", t->numel(),
+py::object item(const Tensor& device_tensor) {
+  FLB_CHECK(device_tensor->numel() == 1, "item(): a Tensor with ", device_tensor->numel(),
             " elements cannot be converted to Scalar");
-  FLB_CHECK(t->device().is_cpu(), "item(): copy the tensor to the CPU first (it is on ",
-            t->device().str(), ")");
+  // A device's value is copied to the host first (which waits for its work), as in PyTorch.
+  const Tensor t = device_tensor->device().is_cpu() ? device_tensor : ops::cpu(device_tensor);
   return visit_dtype<kValueTypes>(t->dtype(), "item", [&](auto tag) -> py::object {
     using T = typename decltype(tag)::type;
     T v = *t->data_as<T>();

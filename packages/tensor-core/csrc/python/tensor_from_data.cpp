@@ -9,6 +9,7 @@
 
 #include <vector>
 
+#include "generated/ops_tensor.h"
 #include "python/binding_support.h"
 #include "python/registry.h"
 
@@ -289,9 +290,9 @@ PyObject* to_list(const char* p, const Tensor& t, int64_t dim, int64_t edge) {
   return list;
 }
 
-py::object tolist(const Tensor& t, int64_t edge) {
-  FLB_CHECK(t->device().is_cpu(), "tolist(): copy the tensor to the CPU first (it is on ",
-            t->device().str(), ")");
+py::object tolist(const Tensor& device_tensor, int64_t edge) {
+  // A device's values are copied to the host first, as in PyTorch.
+  const Tensor t = device_tensor->device().is_cpu() ? device_tensor : ops::cpu(device_tensor);
   return visit_dtype<kValueTypes>(t->dtype(), "tolist", [&](auto tag) {
     using T = typename decltype(tag)::type;
     return py::reinterpret_steal<py::object>(to_list<T>(t->data(), t, 0, edge));
