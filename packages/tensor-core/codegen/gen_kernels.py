@@ -61,6 +61,7 @@ RETURNS = {
     "(Tensor, Tensor, Tensor)": "std::tuple<Tensor, Tensor, Tensor>",
 }
 TOP_KEYS = {"enums", "structs", "signatures"}
+ENUM_KEYS = {"doc", "type", "values"}
 STRUCT_KEYS = {"header", "fields"}
 SIGNATURE_KEYS = {"doc", "type", "kernels"}
 # The first line of every generated C++ file.
@@ -83,6 +84,12 @@ def check_keys(where: str, entry: dict, allowed: set[str], required: set[str]) -
         raise TableError(f"{where}: missing keys {sorted(missing)}")
 
 
+def c_enumerator(enum: str, value: str) -> str:
+    """The C ABI's name of an enumerator: ForeachOp::kAddScalar -> FLB_FOREACH_OP_ADD_SCALAR."""
+    v = value[1:] if re.match(r"^k[A-Z]", value) else value
+    return f"FLB_{snake(enum).upper()}_{snake(v).upper()}"
+
+
 def snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
@@ -90,7 +97,20 @@ def snake(name: str) -> str:
 class Table:
     def __init__(self, data: dict):
         check_keys("kernels/table.yaml", data, TOP_KEYS, TOP_KEYS)
-        self.enums: dict[str, str] = dict(data["enums"])
+        self.enums: dict[str, str] = {}
+        self.enum_values: dict[str, list[tuple[str, str]]] = {}
+        self.enum_docs: dict[str, str] = {}
+        for name, e in data["enums"].items():
+            check_keys(f"enum {name}", e, ENUM_KEYS, {"type", "values"})
+            values = e["values"]
+            if not isinstance(values, dict) or not values:
+                raise TableError(f"enum {name}: values must map each enumerator to its doc")
+            for v in values:
+                if not IDENT.match(v):
+                    raise TableError(f"enum {name}: enumerator {v!r} is not an identifier")
+            self.enums[name] = e["type"]
+            self.enum_values[name] = [(v, doc or "") for v, doc in values.items()]
+            self.enum_docs[name] = e.get("doc", "")
         self.structs: dict[str, dict] = {}
         for name, s in data["structs"].items():
             check_keys(f"struct {name}", s, STRUCT_KEYS, STRUCT_KEYS)
@@ -235,6 +255,15 @@ def gen_abi_header(table: Table) -> str:
         " * struct is that tensor's position in call->tensors (an absent tensor there",
         " * when it is undefined). */",
     ]
+    lines.append("/* Enumerations: an int argument or field of such a type holds one of these. */")
+    for name, values in table.enum_values.items():
+        if table.enum_docs[name]:
+            lines += [f"/* {line} */" for line in textwrap.wrap(table.enum_docs[name], 88)]
+        lines.append("enum {")
+        for i, (v, doc) in enumerate(values):
+            lines.append(f"  {c_enumerator(name, v)} = {i},{f' /* {doc} */' if doc else ''}")
+        lines.append("};")
+        lines.append("")
     for struct in table.structs:
         lines.append(f"typedef struct {c_struct(struct)} {{")
         lines += [f"  {f}" for f in c_fields(table, struct)]
@@ -276,7 +305,12 @@ def gen_signatures(table: Table) -> str:
         "namespace flambeau {",
         "",
     ]
-    lines += [f"enum class {e} : {u};" for e, u in table.enums.items()]
+    for name, values in table.enum_values.items():
+        if table.enum_docs[name]:
+            lines.append(f"// {table.enum_docs[name]}")
+        lines.append(f"enum class {name} : {table.enums[name]} {{")
+        lines += [f"  {v},{f'  // {doc}' if doc else ''}" for v, doc in values]
+        lines.append("};")
     lines += [f"struct {s};" for s in table.structs]
     lines.append("")
     for sig, s in table.signatures.items():

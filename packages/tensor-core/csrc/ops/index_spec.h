@@ -2,6 +2,8 @@
 #pragma once
 #include <cstdint>
 
+#include "generated/kernel_signatures.h"
+
 namespace flambeau {
 
 // How the kernels read and check an int64 index tensor.
@@ -13,7 +15,7 @@ struct IndexSpec {
   const char* op = "";
 };
 
-// How a scatter-like kernel combines a value with what dst holds.
-enum class PutMode : int { Assign, Add, Multiply, Max, Min };
+// PutMode (how a scatter-like kernel combines a value with what dst holds): declared in
+// kernels/table.yaml.
 
 }  // namespace flambeau

@@ -3,6 +3,7 @@
 // with the chunks side by side; a missing bias is an undefined tensor.
 #pragma once
 #include "core/tensor.h"
+#include "generated/kernel_signatures.h"
 
 namespace flambeau {
 
@@ -14,7 +15,7 @@ namespace flambeau {
 
 // ---- A whole layer (one direction) over a sequence: _rnn_layer ----
 
-enum class RnnMode { Lstm, Gru, Tanh, Relu };
+// RnnMode: declared in kernels/table.yaml.
 
 // What the frontend checked: the layer's sizes and the packed sequence's steps.
 // The input's rows are the time steps' batches one after another (batch_sizes[t]

@@ -7,6 +7,7 @@
 #include <tuple>
 #include <vector>
 
+#include "generated/kernel_signatures.h"
 #include "ops/common.h"
 
 namespace flambeau {
@@ -17,8 +18,7 @@ namespace flambeau {
 // SortKernel: declared in kernels/table.yaml.
 // values/indices [rows, k]: the k largest (or smallest), sorted when `sorted`.
 // TopkKernel: declared in kernels/table.yaml.
-// What SelectKernel picks from each row.
-enum class Select : int8_t { Kth, Median, NanMedian };
+// Select (what SelectKernel picks from each row): declared in kernels/table.yaml.
 // values/indices [rows]: the k-th smallest (0-based) element, or the (nan)median.
 // SelectKernel: declared in kernels/table.yaml.
 // values/indices [rows]: most frequent value and its last index.

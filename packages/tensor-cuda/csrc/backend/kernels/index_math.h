@@ -4,6 +4,8 @@
 // IndexSpec, the radix-sort keys of every real dtype (PyTorch's order, NaN above
 // everything), and the scan operators' combine steps.
 #pragma once
+#include <flambeau/backend_kernels.h>
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -13,8 +15,15 @@
 
 namespace flambeau::cuda::kernels {
 
-// How a scatter-like kernel combines a value with what dst holds (the core's PutMode).
-enum class PutMode : int64_t { kAssign = 0, kAdd = 1, kMultiply = 2, kMax = 3, kMin = 4 };
+// How a scatter-like kernel combines a value with what dst holds (the core's PutMode,
+// numbered by the plugin ABI).
+enum class PutMode : int64_t {
+  kAssign = FLB_PUT_MODE_ASSIGN,
+  kAdd = FLB_PUT_MODE_ADD,
+  kMultiply = FLB_PUT_MODE_MULTIPLY,
+  kMax = FLB_PUT_MODE_MAX,
+  kMin = FLB_PUT_MODE_MIN,
+};
 
 // Index k of a dim of `size` as a position in [0, size): negative k counts from the
 // end when allow_negative. False when k is out of range; size < 0 means the index

@@ -126,32 +126,32 @@ flb_status searchsorted(void* ctx, const flb_kernel_call* call);
 // masked_scatter: tensors [dst, mask, source] (masked_scatter.cu).
 flb_status masked_scatter(void* ctx, const flb_kernel_call* call);
 // The fused step of the _foreach_* operators (foreach_ops.cu): tensors [out, a, b?,
-// c?], scalars [s0, s1], ints [op]. The values are the core's ForeachOp
-// (ops/foreach_kernel.h), which the plugin ABI does not publish: keep in step.
+// c?], scalars [s0, s1], ints [op]: the core's ForeachOp, numbered by the plugin ABI's
+// FLB_FOREACH_OP_* (flambeau/backend_kernels.h, generated from the kernel table).
 enum class ForeachOp : int64_t {
-  kAddScalar,
-  kAddTensor,
-  kMulScalar,
-  kMulTensor,
-  kDivScalar,
-  kDivTensor,
-  kMaxScalar,
-  kMaxTensor,
-  kMinScalar,
-  kMinTensor,
-  kPowScalar,
-  kPowTensor,
-  kRPowScalar,
-  kLerpScalar,
-  kLerpTensor,
-  kAddcmul,
-  kAddcdiv,
-  kSqrt,
-  kNeg,
-  kAbs,
-  kExp,
-  kSign,
-  kReciprocal
+  kAddScalar = FLB_FOREACH_OP_ADD_SCALAR,
+  kAddTensor = FLB_FOREACH_OP_ADD_TENSOR,
+  kMulScalar = FLB_FOREACH_OP_MUL_SCALAR,
+  kMulTensor = FLB_FOREACH_OP_MUL_TENSOR,
+  kDivScalar = FLB_FOREACH_OP_DIV_SCALAR,
+  kDivTensor = FLB_FOREACH_OP_DIV_TENSOR,
+  kMaxScalar = FLB_FOREACH_OP_MAX_SCALAR,
+  kMaxTensor = FLB_FOREACH_OP_MAX_TENSOR,
+  kMinScalar = FLB_FOREACH_OP_MIN_SCALAR,
+  kMinTensor = FLB_FOREACH_OP_MIN_TENSOR,
+  kPowScalar = FLB_FOREACH_OP_POW_SCALAR,
+  kPowTensor = FLB_FOREACH_OP_POW_TENSOR,
+  kRPowScalar = FLB_FOREACH_OP_R_POW_SCALAR,
+  kLerpScalar = FLB_FOREACH_OP_LERP_SCALAR,
+  kLerpTensor = FLB_FOREACH_OP_LERP_TENSOR,
+  kAddcmul = FLB_FOREACH_OP_ADDCMUL,
+  kAddcdiv = FLB_FOREACH_OP_ADDCDIV,
+  kSqrt = FLB_FOREACH_OP_SQRT,
+  kNeg = FLB_FOREACH_OP_NEG,
+  kAbs = FLB_FOREACH_OP_ABS,
+  kExp = FLB_FOREACH_OP_EXP,
+  kSign = FLB_FOREACH_OP_SIGN,
+  kReciprocal = FLB_FOREACH_OP_RECIPROCAL,
 };
 flb_status foreach_op(void* ctx, const flb_kernel_call* call);
 // The elementwise lerp, addcmul and addcdiv (ctx is the ForeachOp kLerpTensor,

@@ -4,14 +4,20 @@
 // __device__ so the tests check it with g++ against the CPU's rules
 // (tests/host_kernels/check_select_math.cpp).
 #pragma once
+#include <flambeau/backend_kernels.h>
+
 #include <cstdint>
 
 #include "backend/kernels/strided_index.h"  // FLB_HD
 
 namespace flambeau::cuda::kernels {
 
-// The core's Select (ops/sorting_kernels.h): what kthvalue's kernel picks.
-enum class SelectWhat : int64_t { kKth = 0, kMedian = 1, kNanMedian = 2 };
+// The core's Select: what kthvalue's kernel picks (numbered by the plugin ABI).
+enum class SelectWhat : int64_t {
+  kKth = FLB_SELECT_KTH,
+  kMedian = FLB_SELECT_MEDIAN,
+  kNanMedian = FLB_SELECT_NAN_MEDIAN,
+};
 
 // The sorted position of the element picked from a row of n elements whose first
 // `finite` sorted positions are not NaN (NaNs sort last, in index order):
