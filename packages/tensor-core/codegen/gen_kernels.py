@@ -261,7 +261,9 @@ def gen_abi_header(table: Table) -> str:
             lines += [f"/* {line} */" for line in textwrap.wrap(table.enum_docs[name], 88)]
         lines.append("enum {")
         for i, (v, doc) in enumerate(values):
-            lines.append(f"  {c_enumerator(name, v)} = {i},{f' /* {doc} */' if doc else ''}")
+            if doc:  # (above, not beside: clang-format would realign trailing comments)
+                lines.append(f"  /* {doc} */")
+            lines.append(f"  {c_enumerator(name, v)} = {i},")
         lines.append("};")
         lines.append("")
     for struct in table.structs:

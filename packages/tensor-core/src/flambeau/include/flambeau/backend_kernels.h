@@ -14,45 +14,76 @@
 /* Enumerations: an int argument or field of such a type holds one of these. */
 /* The fused _foreach pass's operation: out[i] = f(a[i], b[i], c[i]) with s0 and alpha s1. */
 enum {
-  FLB_FOREACH_OP_ADD_SCALAR = 0, /* a + s0 */
-  FLB_FOREACH_OP_ADD_TENSOR = 1, /* a + s1 * b */
-  FLB_FOREACH_OP_MUL_SCALAR = 2, /* a * s0 */
-  FLB_FOREACH_OP_MUL_TENSOR = 3, /* a * b */
-  FLB_FOREACH_OP_DIV_SCALAR = 4, /* a / s0 */
-  FLB_FOREACH_OP_DIV_TENSOR = 5, /* a / b */
-  FLB_FOREACH_OP_MAX_SCALAR = 6, /* maximum(a, s0), NaN propagates */
-  FLB_FOREACH_OP_MAX_TENSOR = 7, /* maximum(a, b) */
-  FLB_FOREACH_OP_MIN_SCALAR = 8, /* minimum(a, s0) */
-  FLB_FOREACH_OP_MIN_TENSOR = 9, /* minimum(a, b) */
-  FLB_FOREACH_OP_POW_SCALAR = 10, /* a ** s0 */
-  FLB_FOREACH_OP_POW_TENSOR = 11, /* a ** b */
-  FLB_FOREACH_OP_R_POW_SCALAR = 12, /* s0 ** a */
-  FLB_FOREACH_OP_LERP_SCALAR = 13, /* a + s0 * (b - a) */
-  FLB_FOREACH_OP_LERP_TENSOR = 14, /* a + c * (b - a) */
-  FLB_FOREACH_OP_ADDCMUL = 15, /* a + s0 * b * c */
-  FLB_FOREACH_OP_ADDCDIV = 16, /* a + s0 * b / c */
-  FLB_FOREACH_OP_SQRT = 17, /* sqrt(a) */
-  FLB_FOREACH_OP_NEG = 18, /* -a */
-  FLB_FOREACH_OP_ABS = 19, /* abs(a) */
-  FLB_FOREACH_OP_EXP = 20, /* exp(a) */
-  FLB_FOREACH_OP_SIGN = 21, /* sign(a) */
-  FLB_FOREACH_OP_RECIPROCAL = 22, /* 1 / a */
+  /* a + s0 */
+  FLB_FOREACH_OP_ADD_SCALAR = 0,
+  /* a + s1 * b */
+  FLB_FOREACH_OP_ADD_TENSOR = 1,
+  /* a * s0 */
+  FLB_FOREACH_OP_MUL_SCALAR = 2,
+  /* a * b */
+  FLB_FOREACH_OP_MUL_TENSOR = 3,
+  /* a / s0 */
+  FLB_FOREACH_OP_DIV_SCALAR = 4,
+  /* a / b */
+  FLB_FOREACH_OP_DIV_TENSOR = 5,
+  /* maximum(a, s0), NaN propagates */
+  FLB_FOREACH_OP_MAX_SCALAR = 6,
+  /* maximum(a, b) */
+  FLB_FOREACH_OP_MAX_TENSOR = 7,
+  /* minimum(a, s0) */
+  FLB_FOREACH_OP_MIN_SCALAR = 8,
+  /* minimum(a, b) */
+  FLB_FOREACH_OP_MIN_TENSOR = 9,
+  /* a ** s0 */
+  FLB_FOREACH_OP_POW_SCALAR = 10,
+  /* a ** b */
+  FLB_FOREACH_OP_POW_TENSOR = 11,
+  /* s0 ** a */
+  FLB_FOREACH_OP_R_POW_SCALAR = 12,
+  /* a + s0 * (b - a) */
+  FLB_FOREACH_OP_LERP_SCALAR = 13,
+  /* a + c * (b - a) */
+  FLB_FOREACH_OP_LERP_TENSOR = 14,
+  /* a + s0 * b * c */
+  FLB_FOREACH_OP_ADDCMUL = 15,
+  /* a + s0 * b / c */
+  FLB_FOREACH_OP_ADDCDIV = 16,
+  /* sqrt(a) */
+  FLB_FOREACH_OP_SQRT = 17,
+  /* -a */
+  FLB_FOREACH_OP_NEG = 18,
+  /* abs(a) */
+  FLB_FOREACH_OP_ABS = 19,
+  /* exp(a) */
+  FLB_FOREACH_OP_EXP = 20,
+  /* sign(a) */
+  FLB_FOREACH_OP_SIGN = 21,
+  /* 1 / a */
+  FLB_FOREACH_OP_RECIPROCAL = 22,
 };
 
 /* How a scatter-like kernel combines a value with what dst holds. */
 enum {
-  FLB_PUT_MODE_ASSIGN = 0, /* dst = value */
-  FLB_PUT_MODE_ADD = 1, /* dst += value */
-  FLB_PUT_MODE_MULTIPLY = 2, /* dst *= value */
-  FLB_PUT_MODE_MAX = 3, /* dst = max(dst, value) */
-  FLB_PUT_MODE_MIN = 4, /* dst = min(dst, value) */
+  /* dst = value */
+  FLB_PUT_MODE_ASSIGN = 0,
+  /* dst += value */
+  FLB_PUT_MODE_ADD = 1,
+  /* dst *= value */
+  FLB_PUT_MODE_MULTIPLY = 2,
+  /* dst = max(dst, value) */
+  FLB_PUT_MODE_MAX = 3,
+  /* dst = min(dst, value) */
+  FLB_PUT_MODE_MIN = 4,
 };
 
 /* What the select kernel (kthvalue) picks from each row. */
 enum {
-  FLB_SELECT_KTH = 0, /* the k-th smallest, 0-based */
-  FLB_SELECT_MEDIAN = 1, /* the lower median, NaN when the row has one */
-  FLB_SELECT_NAN_MEDIAN = 2, /* the lower median of the non-NaN values */
+  /* the k-th smallest, 0-based */
+  FLB_SELECT_KTH = 0,
+  /* the lower median, NaN when the row has one */
+  FLB_SELECT_MEDIAN = 1,
+  /* the lower median of the non-NaN values */
+  FLB_SELECT_NAN_MEDIAN = 2,
 };
 
 /* The cell a recurrent layer runs. */
