@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #define NUM_DEVICES 2
+#define ALIGN 256
 #define CONCAT_(a, b) a##b
 #define CONCAT(a, b) CONCAT_(a, b)
 #define STR_(a) #a
@@ -29,7 +30,8 @@ static const flb_core_api* core;
 typedef struct block {
   struct block* next;
   void* ptr;
-  size_t size;
+  size_t size;   /* what the statistics count: the request rounded to ALIGN */
+  size_t mapped; /* whole pages: mprotect's unit */
   int in_use;
   int device;
 } block;
@@ -50,7 +52,7 @@ static pthread_mutex_t access_lock = PTHREAD_MUTEX_INITIALIZER;
 static void protect_all(int prot) {
   for (int d = 0; d < NUM_DEVICES; ++d) {
     pthread_mutex_lock(&arenas[d].lock);
-    for (block* b = arenas[d].blocks; b; b = b->next) mprotect(b->ptr, b->size, prot);
+    for (block* b = arenas[d].blocks; b; b = b->next) mprotect(b->ptr, b->mapped, prot);
     pthread_mutex_unlock(&arenas[d].lock);
   }
 }
@@ -79,9 +81,9 @@ static flb_status td_allocate(void* self, int32_t device, size_t nbytes, void** 
     core->set_error(FLB_INVALID_ARGUMENT, "no such testdev device");
     return FLB_INVALID_ARGUMENT;
   }
-  size_t page = page_size();
-  size_t size = (nbytes + page - 1) / page * page; /* whole pages: mprotect's unit */
-  if (size == 0) size = page;
+  size_t size = (nbytes + ALIGN - 1) / ALIGN * ALIGN;
+  if (size == 0) size = ALIGN;
+  size_t page = page_size(), mapped = (size + page - 1) / page * page;
   arena* a = &arenas[device];
   pthread_mutex_lock(&a->lock);
   block* found = NULL;
@@ -90,7 +92,7 @@ static flb_status td_allocate(void* self, int32_t device, size_t nbytes, void** 
   if (!found) {
     found = calloc(1, sizeof(block));
     if (found) {
-      found->ptr = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      found->ptr = mmap(NULL, mapped, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
       if (found->ptr == MAP_FAILED) found->ptr = NULL;
     }
     if (!found || !found->ptr) {
@@ -100,6 +102,7 @@ static flb_status td_allocate(void* self, int32_t device, size_t nbytes, void** 
       return FLB_OUT_OF_MEMORY;
     }
     found->size = size;
+    found->mapped = mapped;
     found->device = device;
     found->next = a->blocks;
     a->blocks = found;
@@ -163,7 +166,7 @@ static flb_status td_empty_cache(void* self, int32_t device) {
     }
     *link = b->next;
     a->stats.reserved_bytes -= (int64_t)b->size;
-    munmap(b->ptr, b->size);
+    munmap(b->ptr, b->mapped);
     free(b);
   }
   pthread_mutex_unlock(&a->lock);
