@@ -113,10 +113,6 @@ def test_masked_scatter_short_source_raises_and_changes_nothing():
     assert_close(x, flambeau.zeros(4))
 
 
-# The core's embedding_bag frontend (ops/nn_embedding.cpp) fills its `starts` tensor,
-# allocated on the weight's device, through a host pointer, which faults for a CUDA
-# weight: the kernel cannot be reached until the core fixes that.
-@pytest.mark.skip(reason="core bug: embedding_bag's frontend writes device memory from the host")
 @pytest.mark.parametrize("mode", ["sum", "mean", "max"])
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_embedding_bag(dtype, mode):

@@ -20,6 +20,7 @@
 #include <cub/device/device_radix_sort.cuh>
 #include <type_traits>
 
+#include "backend/kernels/call_args.cuh"
 #include "backend/kernels/device_buffer.h"
 #include "backend/kernels/elementwise.cuh"
 #include "backend/kernels/kernels.h"
@@ -124,29 +125,6 @@ __global__ void store_kernel(T* out, const A* acc, int64_t n) {
   const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step)
     out[i] = convert<T>(acc[i]);
-}
-
-bool present(const flb_kernel_call* c, int k) {
-  return c->n_tensors > k && c->tensors[k].data != nullptr && c->tensors[k].ndim >= 0;
-}
-
-template <class T>
-const T* optional_data(const flb_kernel_call* c, int k) {
-  return present(c, k) ? static_cast<const T*>(c->tensors[k].data) : nullptr;
-}
-
-// Runs f(T) for the floating dtype `dtype`.
-template <class F>
-flb_status with_float_dtype(const flb_kernel_call* c, int32_t dtype, F&& f) {
-  flb_status status = FLB_OK;
-  const bool known = dispatch(dtype, [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (!std::is_floating_point_v<acc_t<T>>)
-      status = unsupported_dtypes(c);
-    else
-      status = f(tag);
-  });
-  return known ? status : unsupported_dtypes(c);
 }
 
 // Bits needed for keys in [0, rows).

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "backend/kernels/call_args.cuh"
 #include "backend/kernels/elementwise.cuh"
 #include "backend/kernels/index_checks.cuh"
 #include "backend/kernels/index_math.h"
@@ -26,27 +27,6 @@
 namespace flambeau::cuda::kernels {
 
 namespace {
-
-// Calls f(W{}) with an unsigned type of `bytes` bytes; false for other sizes.
-template <class F>
-bool dispatch_itemsize(int64_t bytes, F&& f) {
-  switch (bytes) {
-    case 1:
-      f(uint8_t{});
-      return true;
-    case 2:
-      f(uint16_t{});
-      return true;
-    case 4:
-      f(uint32_t{});
-      return true;
-    case 8:
-      f(uint64_t{});
-      return true;
-    default:
-      return false;
-  }
-}
 
 __device__ inline int64_t load_index(const char* p) { return *reinterpret_cast<const int64_t*>(p); }
 
@@ -102,7 +82,7 @@ flb_status gather(void*, const flb_kernel_call* c) {
   BadIndexCheck check;
   if (flb_status s = check.prepare(c, *spec); s != FLB_OK) return s;
   auto stream = static_cast<cudaStream_t>(c->stream);
-  const bool ok = dispatch_itemsize(item, [&](auto tag) {
+  const bool ok = dispatch_width(item, [&](auto tag) {
     using W = decltype(tag);
     gather_kernel<W><<<blocks_for(n), kThreads, 0, stream>>>(
         ix, static_cast<char*>(out.data), static_cast<const char*>(c->tensors[1].data),
@@ -403,7 +383,7 @@ flb_status embedding(void*, const flb_kernel_call* c) {
   if (n == 0) return FLB_OK;
   runtime::DeviceGuard guard(c->device_index);
   auto stream = static_cast<cudaStream_t>(c->stream);
-  const bool ok = dispatch_itemsize(itemsize(out.dtype), [&](auto tag) {
+  const bool ok = dispatch_width(itemsize(out.dtype), [&](auto tag) {
     using W = decltype(tag);
     embedding_kernel<W><<<blocks_for(n), kThreads, 0, stream>>>(
         static_cast<W*>(out.data), static_cast<const W*>(weight.data),

@@ -10,6 +10,7 @@
 #include <cub/device/device_scan.cuh>
 #include <string>
 
+#include "backend/kernels/call_args.cuh"
 #include "backend/kernels/device_buffer.h"
 #include "backend/kernels/elementwise.cuh"
 #include "backend/kernels/kernels.h"
@@ -37,26 +38,6 @@ __global__ void masked_scatter_kernel(StridedIndex<2> ix, char* dst, const int64
     int64_t off[2];
     ix.offsets(i, off);
     *reinterpret_cast<W*>(dst + off[0]) = source[positions[i]];
-  }
-}
-
-template <class F>
-bool dispatch_width(int64_t bytes, F&& f) {
-  switch (bytes) {
-    case 1:
-      f(uint8_t{});
-      return true;
-    case 2:
-      f(uint16_t{});
-      return true;
-    case 4:
-      f(uint32_t{});
-      return true;
-    case 8:
-      f(uint64_t{});
-      return true;
-    default:
-      return false;
   }
 }
 

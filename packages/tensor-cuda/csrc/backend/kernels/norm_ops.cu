@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "backend/kernels/call_args.cuh"
 #include "backend/kernels/elementwise.cuh"
 #include "backend/kernels/kernels.h"
 #include "backend/kernels/reduce_plan.h"
@@ -118,43 +119,11 @@ __global__ void layer_norm_grad_params_kernel(T* grad_weight, T* grad_bias, cons
   }
 }
 
-bool present(const flb_kernel_call* c, int k) {
-  return c->n_tensors > k && c->tensors[k].data != nullptr && c->tensors[k].ndim >= 0;
-}
-
-bool dense(const flb_tensor& t) {
-  int64_t expected = 1;
-  for (int d = t.ndim - 1; d >= 0; --d) {
-    if (t.sizes[d] != 1 && t.strides[d] != expected) return false;
-    expected *= t.sizes[d];
-  }
-  return true;
-}
-
 // The call's present tensors are contiguous and of `dtype`.
 bool uniform(const flb_kernel_call* c, int32_t dtype) {
   for (int k = 0; k < c->n_tensors; ++k)
     if (present(c, k) && (c->tensors[k].dtype != dtype || !dense(c->tensors[k]))) return false;
   return true;
-}
-
-template <class T>
-const T* optional_data(const flb_kernel_call* c, int k) {
-  return present(c, k) ? static_cast<const T*>(c->tensors[k].data) : nullptr;
-}
-
-// Runs f(T) for a floating dtype of the call's tensor `first`.
-template <class F>
-flb_status with_float_dtype(const flb_kernel_call* c, int32_t dtype, F&& f) {
-  flb_status status = FLB_OK;
-  const bool known = dispatch(dtype, [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (!std::is_floating_point_v<acc_t<T>>)
-      status = unsupported_dtypes(c);
-    else
-      status = f(tag);
-  });
-  return known ? status : unsupported_dtypes(c);
 }
 
 unsigned row_blocks(int64_t rows) {

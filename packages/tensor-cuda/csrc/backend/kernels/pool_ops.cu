@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "backend/kernels/call_args.cuh"
 #include "backend/kernels/device_buffer.h"
 #include "backend/kernels/elementwise.cuh"
 #include "backend/kernels/index_checks.cuh"
@@ -255,15 +256,6 @@ __global__ void index_scatter_kernel(T* dst, const T* src, const int64_t* indice
     else
       *at = src[i];
   }
-}
-
-bool dense(const flb_tensor& t) {
-  int64_t expected = 1;
-  for (int d = t.ndim - 1; d >= 0; --d) {
-    if (t.sizes[d] != 1 && t.strides[d] != expected) return false;
-    expected *= t.sizes[d];
-  }
-  return true;
 }
 
 // Checks the call's tensors (n of them, contiguous, dtype of the first except

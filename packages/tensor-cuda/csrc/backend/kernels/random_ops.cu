@@ -8,6 +8,7 @@
 // not depend on the launch geometry.
 #include <type_traits>
 
+#include "backend/kernels/call_args.cuh"
 #include "backend/kernels/dtypes.cuh"
 #include "backend/kernels/kernels.h"
 #include "backend/kernels/launch.cuh"
@@ -76,15 +77,6 @@ __global__ void random_kernel(T* out, int64_t n, uint64_t key, uint64_t base, in
       if (i < n) out[i] = sample<T>(s, blk, i, e * k, k);
     }
   }
-}
-
-bool dense(const flb_tensor& t) {
-  int64_t expected = 1;
-  for (int d = t.ndim - 1; d >= 0; --d) {
-    if (t.sizes[d] != 1 && t.strides[d] != expected) return false;
-    expected *= t.sizes[d];
-  }
-  return true;
 }
 
 }  // namespace

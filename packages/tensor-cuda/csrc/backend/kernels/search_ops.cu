@@ -10,6 +10,7 @@
 #include <string>
 #include <type_traits>
 
+#include "backend/kernels/call_args.cuh"
 #include "backend/kernels/device_buffer.h"
 #include "backend/kernels/elementwise.cuh"
 #include "backend/kernels/kernels.h"
@@ -45,10 +46,6 @@ __global__ void searchsorted_kernel(I* out, const T* seq, const T* values, const
     out[e] = static_cast<I>(search_position<K>(
         key, s, right, [&](int64_t q) { return convert<K>(row[perm ? perm[q] : q]); }));
   }
-}
-
-bool present(const flb_kernel_call* c, int k) {
-  return c->n_tensors > k && c->tensors[k].data != nullptr && c->tensors[k].ndim >= 0;
 }
 
 // FLB_OK, or the CPU's message for the first sorter index out of range (one sync).

@@ -6,6 +6,7 @@
 // exp(x - max), each a fixed tree); other layouts one thread per (outer, inner)
 // column, walking n serially. Either order depends on the shape alone
 // (deterministic). As the CPU: a row whose max is -inf shifts by 0 instead.
+#include "backend/kernels/call_args.cuh"
 #include "backend/kernels/elementwise.cuh"
 #include "backend/kernels/kernels.h"
 #include "backend/kernels/reduce_plan.h"
@@ -131,15 +132,6 @@ __global__ void softmax_backward_rows_kernel(T* gi, const T* g, const T* y, int6
       gi[o + i] =
           convert<T>(backward_value(convert<A>(g[o + i]), convert<A>(y[o + i]), s, log_out));
   }
-}
-
-bool dense(const flb_tensor& t) {
-  int64_t expected = 1;
-  for (int d = t.ndim - 1; d >= 0; --d) {
-    if (t.sizes[d] != 1 && t.strides[d] != expected) return false;
-    expected *= t.sizes[d];
-  }
-  return true;
 }
 
 // Runs the forward (2 tensors) or the backward (3 tensors) of the call.
