@@ -17,7 +17,8 @@ FLAMBEAU_BENCH_JSON
     build/bench/<UTC timestamp>.json. Unset: nothing is written. Each `report` appends
     its table to this one JSON document: {"schema": 1, "created": ..., "machine": {...},
     "tables": [...]}. The machine facts (CPU model and flags, cores, OS, versions,
-    threads, the OpenBLAS libraries loaded and their core, the OPENBLAS_* environment)
+    threads, each library's CPU capability, the OpenBLAS libraries loaded and their
+    core, the OPENBLAS_* environment)
     are written once, by the first report of the run; every table records its own
     script, tag, threads, OpenBLAS environment and core, since those differ between the
     processes of a run. A table is {"title", "tag", "script", "unit", "statistic",
@@ -354,9 +355,20 @@ def _machine() -> dict:
         "os": platform.platform(),
         "versions": _versions(),
         "threads": _threads(),
+        "cpu_capability": _cpu_capability(),
         "openblas": _openblas(),
         "openblas_env": {k: os.environ.get(k) for k in OPENBLAS_ENV},
     }
+
+
+def _cpu_capability() -> dict[str, str | None]:
+    """The instruction set each library's vector loops run with (None: not imported)."""
+    out = {}
+    for name in ("flambeau", "torch"):
+        mod = sys.modules.get(name)
+        cpu = getattr(getattr(mod, "backends", None), "cpu", None) if mod else None
+        out[name] = attempt(cpu.get_cpu_capability, f"{name} cpu capability") if cpu else None
+    return out
 
 
 def _append(path: Path, entry: dict) -> None:
