@@ -598,8 +598,10 @@ def main() -> None:
             fields = ", ".join(f'"{n}"' for _, n in op.returns)
             src += [
                 f"py::object {op.cpp_name}_return_type() {{",
-                f'  static py::object t = make_return_type("{op.name}", {{{fields}}});',
-                "  return t;",
+                "  PYBIND11_CONSTINIT static py::gil_safe_call_once_and_store<py::object> t;",
+                "  return t.call_once_and_store_result([] {",
+                f'    return make_return_type("{op.name}", {{{fields}}});',
+                "  }).get_stored();",
                 "}",
             ]
     src += ["}  // namespace", "", "void register_generated_ops(py::module_& m, py::object cls) {"]

@@ -1,7 +1,12 @@
 #include "core/tensor.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <sstream>
+#include <thread>
+
+#include "core/interpreter_lock.h"
 
 namespace flambeau {
 
@@ -21,10 +26,32 @@ void fail_inference_saved() {
 
 void (*TensorImpl::first_requires_grad_hook)() = nullptr;
 
+// Runs once, by the first thread to get here; the hook (loading the autograd package)
+// releases the interpreter lock while it imports, so other threads that ask meanwhile
+// wait for it to finish, without the lock: none may record before the package is in,
+// nor hold the lock the import needs. The running thread itself may ask again (the
+// package's own import makes tensors that require grad) and goes on.
 void TensorImpl::run_first_requires_grad_hook() {
-  auto hook = first_requires_grad_hook;
-  first_requires_grad_hook = nullptr;
-  hook();
+  static std::atomic<int> state{0};  // 0: not run, 1: running, 2: done
+  static std::atomic<std::thread::id> runner{};
+  int expected = 0;
+  if (state.compare_exchange_strong(expected, 1)) {
+    runner = std::this_thread::get_id();
+    auto hook = first_requires_grad_hook;
+    try {
+      if (hook) hook();
+    } catch (...) {
+      first_requires_grad_hook = nullptr;
+      state = 2;
+      throw;
+    }
+    first_requires_grad_hook = nullptr;
+    state = 2;
+    return;
+  }
+  if (expected == 2 || runner.load() == std::this_thread::get_id()) return;
+  ReleaseInterpreterLock unlocked;
+  while (state.load() != 2) std::this_thread::sleep_for(std::chrono::microseconds(200));
 }
 
 TensorImpl::TensorImpl(Storage storage, IntList sizes, IntList strides, int64_t offset,

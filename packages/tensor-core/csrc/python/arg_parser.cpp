@@ -450,28 +450,37 @@ bool Signature::bind(PyObject* self, PyObject* args, PyObject* kwargs, PyObject*
   return true;
 }
 
-OverloadSet::OverloadSet(std::initializer_list<const char*> schemas) {
-  for (const char* s : schemas) sigs_.emplace_back(s);
+const std::vector<Signature>& OverloadSet::sigs() const {
+  const std::vector<Signature>* parsed = sigs_.load(std::memory_order_acquire);
+  if (FLB_LIKELY(parsed != nullptr)) return *parsed;
+  auto* fresh = new std::vector<Signature>();
+  for (const char* s : schemas_) fresh->emplace_back(s);
+  const std::vector<Signature>* expected = nullptr;
+  if (sigs_.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel)) return *fresh;
+  delete fresh;  // another thread published first (this one yielded the lock meanwhile)
+  return *expected;
 }
 
 ParsedArgs OverloadSet::parse(PyObject* self, PyObject* args, PyObject* kwargs) const {
+  const std::vector<Signature>& overloads = sigs();
   ParsedArgs parsed;
   std::string why;
-  for (size_t i = 0; i < sigs_.size(); ++i) {
+  for (size_t i = 0; i < overloads.size(); ++i) {
     std::string reason;
     int varargs_param;
     Py_ssize_t varargs_start;
-    if (sigs_[i].bind(self, args, kwargs, parsed.slots.data(), &varargs_param, &varargs_start,
-                      &reason)) {
+    if (overloads[i].bind(self, args, kwargs, parsed.slots.data(), &varargs_param, &varargs_start,
+                          &reason)) {
       parsed.overload = static_cast<int>(i);
-      parsed.sig = &sigs_[i];
-      if (varargs_param >= 0 && sigs_[i].params()[varargs_param].type == ParamType::TensorList) {
+      parsed.sig = &overloads[i];
+      if (varargs_param >= 0 &&
+          overloads[i].params()[varargs_param].type == ParamType::TensorList) {
         parsed.varargs_tuple = py::reinterpret_steal<py::object>(
             PyTuple_GetSlice(args, varargs_start, PyTuple_GET_SIZE(args)));
         parsed.slots[varargs_param] = parsed.varargs_tuple.ptr();
       } else if (varargs_param >= 0) {
         DimVector v;
-        const Signature& s = sigs_[i];
+        const Signature& s = overloads[i];
         for (Py_ssize_t a = varargs_start; a < PyTuple_GET_SIZE(args); ++a)
           v.push_back(list_item_int64(PyTuple_GET_ITEM(args, a), s.name(),
                                       s.params()[varargs_param].name, a - varargs_start));
@@ -482,11 +491,11 @@ ParsedArgs OverloadSet::parse(PyObject* self, PyObject* args, PyObject* kwargs) 
     }
     why = reason;
   }
-  const std::string& name = sigs_[0].name();
-  if (sigs_.size() == 1) fail<TypeError>(name, "(): ", why);
+  const std::string& name = overloads[0].name();
+  if (overloads.size() == 1) fail<TypeError>(name, "(): ", why);
   std::ostringstream os;
   os << name << "() received an invalid combination of arguments; expected one of:";
-  for (const Signature& s : sigs_) os << "\n * " << s.describe();
+  for (const Signature& s : overloads) os << "\n * " << s.describe();
   fail<TypeError>(os.str());
 }
 

@@ -6,6 +6,7 @@
 #include <pybind11/pybind11.h>
 
 #include <array>
+#include <atomic>
 #include <optional>
 #include <string>
 #include <vector>
@@ -73,15 +74,24 @@ class Signature {
 
 class ParsedArgs;
 
+// Bindings keep one in a function-local static. Its constructor only stores the
+// schemas: they are parsed (which runs Python: literal defaults) at the first parse,
+// under the interpreter lock. A static whose initializer ran Python could deadlock
+// threads: one inside it yields the lock, another takes the lock and waits for the
+// static's guard.
 class OverloadSet {
  public:
-  OverloadSet(std::initializer_list<const char*> schemas);
+  OverloadSet(std::initializer_list<const char*> schemas) : schemas_(schemas) {}
   // Binds against each overload in order; the first that fits wins. self is the
   // bound tensor for method calls (first parameter), or nullptr.
   ParsedArgs parse(PyObject* self, PyObject* args, PyObject* kwargs) const;
 
  private:
-  std::vector<Signature> sigs_;
+  const std::vector<Signature>& sigs() const;
+  std::vector<const char*> schemas_;
+  // Published once parsed; two threads may both parse, one result is kept (never freed:
+  // the sets live for the program, and ParsedArgs point into them).
+  mutable std::atomic<const std::vector<Signature>*> sigs_{nullptr};
 };
 
 class ParsedArgs {

@@ -11,10 +11,16 @@ namespace flambeau::python {
 namespace {
 
 py::object size_object(IntList sizes) {
-  static py::object size_type = py::module_::import("flambeau._size").attr("Size");
+  // (once, without holding a static's guard while the import runs Python)
+  PYBIND11_CONSTINIT static py::gil_safe_call_once_and_store<py::object> size_type;
+  const py::object& size = size_type
+                               .call_once_and_store_result([] {
+                                 return py::module_::import("flambeau._size").attr("Size");
+                               })
+                               .get_stored();
   py::tuple t(sizes.size());
   for (size_t i = 0; i < sizes.size(); ++i) t[i] = py::int_(sizes[i]);
-  return size_type(t);
+  return size(t);
 }
 
 py::tuple int_tuple(IntList v) {
