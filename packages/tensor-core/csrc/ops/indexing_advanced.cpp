@@ -9,6 +9,7 @@
 #include "generated/ops_indexing.h"
 #include "generated/ops_tensor.h"
 #include "ops/indexing_util.h"
+#include "plugin/foreign_call.h"
 
 namespace flambeau::ops {
 
@@ -18,13 +19,6 @@ std::string list_str(IntList s) {
   std::string r = "[";
   for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
   return r + "]";
-}
-
-// x on t's device: indices may live on the CPU when t does not (x[cpu_index]), as in
-// PyTorch.
-Tensor on_device_of(const Tensor& t, const Tensor& x) {
-  if (x->device() == t->device()) return x;
-  return ops::to_device(x, t->device(), std::nullopt, false, false, MemoryFormat::Preserve);
 }
 
 // `t` (the indexed tensor, possibly with unit dims inserted for 0-dim masks)
@@ -74,7 +68,7 @@ Plan plan(const Tensor& t, const std::vector<Tensor>& indices, const char* op) {
                     " does not match the shape of the indexed tensor ", list_str(bsizes),
                     " at index ", p + j);
       }
-      Tensor nz = on_device_of(t, ops::nonzero(mask, OutArg::none()));  // (n, k)
+      Tensor nz = copy_to(ops::nonzero(mask, OutArg::none()), t->device());  // (n, k)
       for (size_t j = 0; j < k; ++j) {
         idx[p + j] = make_view(nz, DimVector{nz->sizes()[0]}, DimVector{static_cast<int64_t>(k)},
                                nz->offset() + j);
@@ -82,7 +76,8 @@ Plan plan(const Tensor& t, const std::vector<Tensor>& indices, const char* op) {
       p += k;
     } else if (dt == ScalarType::Int64 || dt == ScalarType::Int32) {
       too_many(p + 1);
-      idx[p] = on_device_of(t, to_dtype(i, ScalarType::Int64));
+      // (CPU indices of a device tensor are moved there, as PyTorch allows)
+      idx[p] = copy_to(to_dtype(i, ScalarType::Int64), t->device());
       ++p;
     } else {
       fail<IndexError>("tensors used as indices must be long, int, byte or bool tensors (got ",

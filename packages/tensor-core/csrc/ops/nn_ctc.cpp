@@ -15,6 +15,7 @@
 #include "generated/ops_tensor.h"
 #include "ops/common.h"
 #include "ops/nn_ctc_kernel.h"
+#include "plugin/foreign_call.h"
 
 namespace flambeau::ops {
 
@@ -26,8 +27,7 @@ const OutArg kNew = OutArg::none();
 Tensor int64_tensor(const std::vector<int64_t>& v, Device device) {
   Tensor t = empty({static_cast<int64_t>(v.size())}, ScalarType::Int64);
   std::copy(v.begin(), v.end(), t->data_as<int64_t>());  // written on the host, then moved
-  return device.is_cpu() ? t
-                         : to_device(t, device, std::nullopt, false, false, MemoryFormat::Preserve);
+  return copy_to(t, device);
 }
 
 std::vector<int64_t> lengths_of(const Tensor& t, const char* name) {

@@ -5,6 +5,7 @@
 #include "generated/ops_nn_activation.h"
 #include "generated/ops_tensor.h"
 #include "ops/nn_kernels.h"
+#include "plugin/foreign_call.h"
 
 namespace flambeau::ops {
 
@@ -125,9 +126,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag(
     ps[b] = po[b];
   }
   ps[bags] = include_last_offset && n_off > 0 ? std::min(po[n_off - 1], m) : m;
-  if (!weight->device().is_cpu())
-    starts =
-        to_device(starts, weight->device(), std::nullopt, false, false, MemoryFormat::Preserve);
+  starts = copy_to(starts, weight->device());
   Tensor psw;
   if (per_sample_weights) {
     FLB_CHECK(mode == 0, name, ": per_sample_weights was not None. per_sample_weights is only ",

@@ -6,6 +6,7 @@
 #include "generated/ops_sorting.h"
 #include "generated/ops_tensor.h"
 #include "ops/sorting_kernels.h"
+#include "plugin/foreign_call.h"
 
 namespace flambeau::ops {
 
@@ -47,8 +48,7 @@ Tensor search(const char* name, const Tensor& seq, const Tensor& input, bool out
   const int64_t rows = seq->dim() == 1 ? 1 : seq_rows;
   Tensor sq = ops::reshape(ops::contiguous(to_dtype(seq, t)), DimVector{seq_rows, s});
   Tensor vals = ops::reshape(ops::contiguous(to_dtype(input, t)), DimVector{rows, m});
-  if (vals->device() != dev)
-    vals = to_device(vals, dev, std::nullopt, false, false, MemoryFormat::Preserve);
+  vals = copy_to(vals, dev);
   Tensor srt = sorter ? ops::reshape(ops::contiguous(sorter), DimVector{seq_rows, s}) : Tensor();
   const ScalarType rt = out_int32 ? ScalarType::Int32 : ScalarType::Int64;
   Tensor r = empty(DimVector{rows, m}, rt, dev);

@@ -39,7 +39,7 @@ Package& package() {
 
 struct Names {
   PyObject *next_functions, *n_outputs, *saved, *released, *backward, *release, *tensor_hooks,
-      *prehooks, *retained, *hooks, *name;
+      *prehooks, *retained, *hooks;
 };
 
 const Names& names() {
@@ -49,7 +49,6 @@ const Names& names() {
       PyUnicode_InternFromString("_backward"),      PyUnicode_InternFromString("_release"),
       PyUnicode_InternFromString("_tensor_hooks"),  PyUnicode_InternFromString("_prehooks"),
       PyUnicode_InternFromString("_retained"),      PyUnicode_InternFromString("_hooks"),
-      PyUnicode_InternFromString("_name"),
   };
   return n;
 }
@@ -100,14 +99,7 @@ class Pass {
         check_nan_(check_nan) {}
 
   void run(const py::list& root_nodes, const py::list& root_nrs, const py::list& root_grads) {
-    std::vector<PyObject*> roots;
-    for (py::handle n : root_nodes) {
-      if (states_.count(n.ptr())) continue;  // two outputs of one node: one root
-      state(n.ptr());
-      roots.push_back(n.ptr());
-    }
-    count_dependencies(roots);
-    if (pruned_) find_needed(roots);
+    const std::vector<PyObject*> roots = walk(root_nodes);
     for (size_t k = 0; k < root_nodes.size(); ++k)
       deliver(state(root_nodes[k].ptr()), root_nrs[k].cast<Py_ssize_t>(), root_grads[k]);
     for (PyObject* n : roots)
@@ -119,7 +111,31 @@ class Pass {
     }
   }
 
+  // The nodes a pass from these roots may run (GraphTask.nodes): every node reachable,
+  // or with inputs= those that lead to a target.
+  py::set nodes(const py::list& root_nodes) {
+    walk(root_nodes);
+    py::set out;
+    for (const auto& [node, s] : states_)
+      if (is_needed(node)) out.add(s.node);
+    return out;
+  }
+
  private:
+  // Enters the roots (once each: two outputs of one node make one root), counts every
+  // reachable node's consumers and, with inputs=, finds the nodes that lead to a target.
+  std::vector<PyObject*> walk(const py::list& root_nodes) {
+    std::vector<PyObject*> roots;
+    for (py::handle n : root_nodes) {
+      if (states_.count(n.ptr())) continue;
+      state(n.ptr());
+      roots.push_back(n.ptr());
+    }
+    count_dependencies(roots);
+    if (pruned_) find_needed(roots);
+    return roots;
+  }
+
   State& state(PyObject* node) {
     auto [it, fresh] = states_.try_emplace(node);
     if (fresh) {
@@ -135,17 +151,16 @@ class Pass {
 
   void count_dependencies(const std::vector<PyObject*>& roots) {
     std::vector<PyObject*> stack(roots);
-    std::unordered_map<PyObject*, bool> entered;
-    for (PyObject* r : roots) entered[r] = true;
+    std::unordered_set<PyObject*> entered(roots.begin(), roots.end());
     while (!stack.empty()) {
-      // (state() may rehash the map: copy the edges before looking up others)
-      py::tuple next = state(stack.back()).next;
+      // (states_ is an unordered_map: a State stays where it is while others are added)
+      const py::tuple& next = state(stack.back()).next;
       stack.pop_back();
       for (py::handle edge : next) {
         PyObject* nxt = PyTuple_GET_ITEM(edge.ptr(), 0);
         if (nxt == Py_None) continue;
         state(nxt).dependencies += 1;
-        if (entered.emplace(nxt, true).second) stack.push_back(nxt);
+        if (entered.insert(nxt).second) stack.push_back(nxt);
       }
     }
   }
@@ -155,23 +170,21 @@ class Pass {
   // node its edges lead to.
   void find_needed(const std::vector<PyObject*>& roots) {
     std::vector<std::pair<PyObject*, Py_ssize_t>> stack;  // (node, next edge to visit)
-    std::unordered_map<PyObject*, bool> entered;
+    std::unordered_set<PyObject*> entered;
     for (PyObject* root : roots) {
-      if (!entered.emplace(root, true).second) continue;
+      if (!entered.insert(root).second) continue;
       stack.emplace_back(root, 0);
       while (!stack.empty()) {
         auto& [node, edge] = stack.back();
         const py::tuple& next = states_.at(node).next;
         if (edge < PyTuple_GET_SIZE(next.ptr())) {
           PyObject* nxt = PyTuple_GET_ITEM(PyTuple_GET_ITEM(next.ptr(), edge++), 0);
-          if (nxt != Py_None && entered.emplace(nxt, true).second) stack.emplace_back(nxt, 0);
+          if (nxt != Py_None && entered.insert(nxt).second) stack.emplace_back(nxt, 0);
           continue;
         }
         PyObject* done = node;
         stack.pop_back();
-        int target = PySet_Contains(target_nodes_.ptr(), done);
-        if (target < 0) throw py::error_already_set();
-        bool needed = target == 1;
+        bool needed = is_target(done);
         for (py::handle e : states_.at(done).next) {
           PyObject* nxt = PyTuple_GET_ITEM(e.ptr(), 0);
           needed = needed || (nxt != Py_None && needed_.count(nxt));
@@ -205,8 +218,16 @@ class Pass {
     return false;
   }
 
-  PyObject* target_positions(PyObject* node, Py_ssize_t nr) const {  // borrowed list or null
-    if (targets_.is_none() || PyDict_GET_SIZE(targets_.ptr()) == 0) return nullptr;
+  bool is_target(PyObject* node) const {
+    if (!pruned_) return false;
+    const int in = PySet_Contains(target_nodes_.ptr(), node);
+    if (in < 0) throw py::error_already_set();
+    return in == 1;
+  }
+
+  // The positions in inputs= of output nr of a target node (a borrowed list), or null.
+  PyObject* target_positions(PyObject* node, Py_ssize_t nr) const {
+    if (targets_.is_none() || !is_target(node)) return nullptr;
     py::object key = py::make_tuple(py::handle(node), nr);
     PyObject* positions = PyDict_GetItemWithError(targets_.ptr(), key.ptr());
     if (!positions && PyErr_Occurred()) throw py::error_already_set();
@@ -268,6 +289,7 @@ class Pass {
   }
 
   void capture(PyObject* node, const std::vector<py::object>& grads) {
+    if (!is_target(node)) return;
     for (size_t i = 0; i < grads.size(); ++i) {
       PyObject* positions = target_positions(node, static_cast<Py_ssize_t>(i));
       if (!positions) continue;
@@ -287,11 +309,11 @@ class Pass {
     if (Py_TYPE(node) == package().formula_type) {
       py::object saved = attr(node, names().saved);
       const autograd_record::SavedData* d = autograd_record::saved_data(saved.ptr());
-      if (d && d->plan->native) {
-        autograd_record::check_saved(*d, attr(node, names().name).ptr());
-        std::vector<PyObject*> raw;
-        for (const auto& g : grads) raw.push_back(g.ptr());
-        return autograd_native::apply(*d->plan, *d, raw.data(), static_cast<Py_ssize_t>(raw.size()),
+      if (d && d->plan->native && grads.size() <= static_cast<size_t>(kMaxParams)) {
+        autograd_record::check_saved(*d, d->plan->node_name.ptr());  // (the node's _name)
+        PyObject* raw[kMaxParams];
+        for (size_t i = 0; i < grads.size(); ++i) raw[i] = grads[i].ptr();
+        return autograd_native::apply(*d->plan, *d, raw, static_cast<Py_ssize_t>(grads.size()),
                                       s.next.ptr());
       }
     }
@@ -355,6 +377,15 @@ void register_bindings(py::module_& m, py::object /*tensor_class*/) {
       py::arg("retain_graph"), py::arg("check_nan"),
       "Run one backward pass over the recorded graph (the autograd package's "
       "engine.run_backward prepares it).");
+  m.def(
+      "_autograd_graph_nodes",
+      [](py::list root_nodes, py::object target_nodes) {
+        return Pass(std::move(target_nodes), py::none(), py::list(), false, false, true, false)
+            .nodes(root_nodes);
+      },
+      py::arg("root_nodes"), py::arg("target_nodes"),
+      "The nodes a backward pass from root_nodes may run: every reachable one, or, given "
+      "target_nodes (inputs=), those from which a target can be reached.");
 }
 
 FLB_BINDINGS(62, register_bindings);

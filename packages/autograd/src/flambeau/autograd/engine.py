@@ -39,10 +39,7 @@ class GraphTask:
     def nodes(self) -> set:
         """The nodes this pass may run (found when first asked: multi-grad hooks do)."""
         if self._nodes is None:
-            if self._targets is not None:
-                self._nodes = _needed_nodes(self._roots, self._targets)
-            else:
-                self._nodes = set(_dependencies(self._roots)).union(self._roots)
+            self._nodes = _C._autograd_graph_nodes(list(self._roots), self._targets)
         return self._nodes
 
 
@@ -93,49 +90,6 @@ def _edge_of(t):
     return accumulate_node(t), 0
 
 
-def _dependencies(roots):
-    deps: dict = {}
-    seen = set(roots)
-    stack = list(seen)  # roots may repeat (two outputs of one node): count its edges once
-    while stack:
-        node = stack.pop()
-        for nxt, _ in node.next_functions:
-            if nxt is None:
-                continue
-            deps[nxt] = deps.get(nxt, 0) + 1
-            if nxt not in seen:
-                seen.add(nxt)
-                stack.append(nxt)
-    return deps
-
-
-def _needed_nodes(roots, target_nodes) -> set:
-    """The nodes from which a target node can be reached (the targets included): with
-    inputs= given, only they run, as in PyTorch."""
-    order = []  # post-order: every node after the nodes it leads to
-    entered = set()
-    for root in roots:
-        if root in entered:
-            continue
-        entered.add(root)
-        stack = [(root, iter(root.next_functions))]
-        while stack:
-            node, edges = stack[-1]
-            for nxt, _ in edges:
-                if nxt is not None and nxt not in entered:
-                    entered.add(nxt)
-                    stack.append((nxt, iter(nxt.next_functions)))
-                    break
-            else:
-                stack.pop()
-                order.append(node)
-    needed = set()
-    for node in order:
-        if node in target_nodes or any(n in needed for n, _ in node.next_functions):
-            needed.add(node)
-    return needed
-
-
 def _dense(t) -> bool:
     """Whether t's elements tile its memory exactly once (some order of its dims)."""
     expected = 1
@@ -153,22 +107,14 @@ def _new_grad(g, leaf, owned=False):
     like = leaf if engine_settings.is_grad_layout_policy_enforced() else g
     dense = _dense(like)
     if owned and g.device == leaf.device:
-        want = like.stride() if dense else _contiguous_strides(g.shape)
-        if g.stride() == want or g.numel() <= 1:
+        laid_out = g.stride() == like.stride() if dense else g.is_contiguous()
+        if laid_out or g.numel() <= 1:
             return g
     if dense:
         out = F.empty_strided(tuple(like.shape), like.stride(), dtype=g.dtype, device=g.device)
     else:
         out = F.empty(tuple(g.shape), dtype=g.dtype, device=g.device)
     return out.copy_(g)
-
-
-def _contiguous_strides(shape) -> tuple:
-    strides, step = [], 1
-    for size in reversed(tuple(shape)):
-        strides.append(step)
-        step *= max(size, 1)
-    return tuple(reversed(strides))
 
 
 def _accumulate(node: AccumulateGrad, g, create_graph, owned=False):

@@ -18,6 +18,7 @@
 #include <string>
 #include <type_traits>
 
+#include "backend/kernels/call_args.cuh"
 #include "backend/kernels/device_buffer.h"
 #include "backend/kernels/elementwise.cuh"
 #include "backend/kernels/kernels.h"
@@ -232,9 +233,20 @@ flb_status check_targets(const flb_kernel_call* c, const unsigned long long* fir
                                       std::to_string(C) + " classes).");
 }
 
-// tensors[k] absent (an optional weight)?
-bool absent(const flb_kernel_call* c, int k) {
-  return c->n_tensors <= k || c->tensors[k].data == nullptr || c->tensors[k].ndim < 0;
+// Runs launch(stream, first_bad) with a fresh "first bad target" record on the call's
+// device and stream, then checks the record (check_targets).
+template <class Launch>
+flb_status with_target_check(const flb_kernel_call* c, const int64_t* target, int64_t C,
+                             Launch&& launch) {
+  runtime::DeviceGuard guard(c->device_index);
+  auto stream = static_cast<cudaStream_t>(c->stream);
+  DeviceBuffer first_bad;
+  const flb_status status =
+      first_bad.allocate(c->device_index, sizeof(unsigned long long), stream, c->op);
+  if (status != FLB_OK) return status;
+  cudaMemsetAsync(first_bad.get(), 0xFF, sizeof(unsigned long long), stream);
+  launch(stream, first_bad.get<unsigned long long>());
+  return check_targets(c, first_bad.get<unsigned long long>(), target, C);
 }
 
 }  // namespace
@@ -245,32 +257,20 @@ flb_status nll_loss_forward(void*, const flb_kernel_call* c) {
   const int64_t N = c->ints[0], C = c->ints[1], D = c->ints[2], reduction = c->ints[3],
                 ignore = c->ints[4];
   const int32_t dtype = c->tensors[0].dtype;
-  const bool has_weight = !absent(c, 4);
+  const bool has_weight = present(c, 4);
   if (c->tensors[1].dtype != dtype || c->tensors[2].dtype != dtype ||
       c->tensors[3].dtype != FLB_INT64 || (has_weight && c->tensors[4].dtype != dtype))
     return unsupported_dtypes(c);
-  flb_status status = FLB_OK;
-  const bool known = dispatch(dtype, [&](auto tag) {
+  const auto* target = static_cast<const int64_t*>(c->tensors[3].data);
+  return with_float_dtype(c, dtype, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (!std::is_floating_point_v<acc_t<T>>) {
-      status = unsupported_dtypes(c);
-    } else {
-      runtime::DeviceGuard guard(c->device_index);
-      auto stream = static_cast<cudaStream_t>(c->stream);
-      DeviceBuffer first_bad;
-      status = first_bad.allocate(c->device_index, sizeof(unsigned long long), stream, c->op);
-      if (status != FLB_OK) return;
-      cudaMemsetAsync(first_bad.get(), 0xFF, sizeof(unsigned long long), stream);
-      const auto* target = static_cast<const int64_t*>(c->tensors[3].data);
+    return with_target_check(c, target, C, [&](cudaStream_t stream, unsigned long long* bad) {
       nll_forward_kernel<T><<<1, kNllThreads, 0, stream>>>(
           static_cast<T*>(c->tensors[0].data), static_cast<T*>(c->tensors[1].data),
-          static_cast<const T*>(c->tensors[2].data), target,
-          has_weight ? static_cast<const T*>(c->tensors[4].data) : nullptr, N, C, D, reduction,
-          ignore, first_bad.get<unsigned long long>());
-      status = check_targets(c, first_bad.get<unsigned long long>(), target, C);
-    }
+          static_cast<const T*>(c->tensors[2].data), target, optional_data<T>(c, 4), N, C, D,
+          reduction, ignore, bad);
+    });
   });
-  return known ? status : unsupported_dtypes(c);
 }
 
 flb_status nll_loss_backward(void*, const flb_kernel_call* c) {
@@ -279,33 +279,21 @@ flb_status nll_loss_backward(void*, const flb_kernel_call* c) {
   const int64_t N = c->ints[0], C = c->ints[1], D = c->ints[2], reduction = c->ints[3],
                 ignore = c->ints[4];
   const int32_t dtype = c->tensors[0].dtype;
-  const bool has_weight = !absent(c, 3);
+  const bool has_weight = present(c, 3);
   if (c->tensors[1].dtype != dtype || c->tensors[2].dtype != FLB_INT64 ||
       (has_weight && c->tensors[3].dtype != dtype))
     return unsupported_dtypes(c);
-  flb_status status = FLB_OK;
-  const bool known = dispatch(dtype, [&](auto tag) {
+  const auto* target = static_cast<const int64_t*>(c->tensors[2].data);
+  return with_float_dtype(c, dtype, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (!std::is_floating_point_v<acc_t<T>>) {
-      status = unsupported_dtypes(c);
-    } else {
-      runtime::DeviceGuard guard(c->device_index);
-      auto stream = static_cast<cudaStream_t>(c->stream);
-      DeviceBuffer first_bad;
-      status = first_bad.allocate(c->device_index, sizeof(unsigned long long), stream, c->op);
-      if (status != FLB_OK) return;
-      cudaMemsetAsync(first_bad.get(), 0xFF, sizeof(unsigned long long), stream);
+    return with_target_check(c, target, C, [&](cudaStream_t stream, unsigned long long* bad) {
       cudaMemsetAsync(c->tensors[0].data, 0, static_cast<size_t>(N * C * D) * sizeof(T), stream);
-      const auto* target = static_cast<const int64_t*>(c->tensors[2].data);
       if (N * D > 0)
         nll_backward_kernel<T><<<blocks_for(N * D), kThreads, 0, stream>>>(
             static_cast<T*>(c->tensors[0].data), static_cast<const T*>(c->tensors[1].data), target,
-            has_weight ? static_cast<const T*>(c->tensors[3].data) : nullptr, N, C, D, reduction,
-            ignore, first_bad.get<unsigned long long>());
-      status = check_targets(c, first_bad.get<unsigned long long>(), target, C);
-    }
+            optional_data<T>(c, 3), N, C, D, reduction, ignore, bad);
+    });
   });
-  return known ? status : unsupported_dtypes(c);
 }
 
 }  // namespace flambeau::cuda::kernels

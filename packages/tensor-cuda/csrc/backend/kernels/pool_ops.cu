@@ -54,14 +54,14 @@ Geometry geometry_of(const flb_pool_geometry& g) {
   return r;
 }
 
-// Output position i (flat over planes x out) as (plane, od, oh, ow).
-__device__ inline void split_output(const Geometry& g, int64_t i, int64_t* p, int64_t o[3]) {
-  o[2] = i % g.out[2];
-  int64_t r = i / g.out[2];
-  o[1] = r % g.out[1];
-  r /= g.out[1];
-  o[0] = r % g.out[0];
-  *p = r / g.out[0];
+// Position i, flat over planes x dims (the output's or the input's), as (plane, d, h, w).
+__device__ inline void split_flat(const int64_t dims[3], int64_t i, int64_t* p, int64_t o[3]) {
+  o[2] = i % dims[2];
+  int64_t r = i / dims[2];
+  o[1] = r % dims[1];
+  r /= dims[1];
+  o[0] = r % dims[0];
+  *p = r / dims[0];
 }
 
 // A candidate replaces the running max when it is the first, larger, or NaN.
@@ -78,7 +78,7 @@ __global__ void max_pool_kernel(Geometry g, const T* in, T* out, int64_t* indice
   const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
     int64_t p, o[3], lo[3], hi[3], start[3];
-    split_output(g, i, &p, o);
+    split_flat(g.out, i, &p, o);
     for (int k = 0; k < 3; ++k) {
       start[k] = o[k] * g.stride[k] - g.pad[k];
       tap_range(start[k], g.dilation[k], g.kernel[k], g.in[k], &lo[k], &hi[k]);
@@ -107,7 +107,7 @@ __global__ void adaptive_max_kernel(Geometry g, const T* in, T* out, int64_t* in
   const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
     int64_t p, o[3], s[3], e[3];
-    split_output(g, i, &p, o);
+    split_flat(g.out, i, &p, o);
     for (int k = 0; k < 3; ++k) {
       s[k] = adaptive_start(o[k], g.in[k], g.out[k]);
       e[k] = adaptive_end(o[k], g.in[k], g.out[k]);
@@ -144,7 +144,7 @@ __global__ void avg_pool_kernel(Geometry g, const T* in, T* out, int64_t n) {
   const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
     int64_t p, o[3];
-    split_output(g, i, &p, o);
+    split_flat(g.out, i, &p, o);
     AvgWindow w[3];
     avg_windows(g, o, w);
     const T* x = in + p * g.in_plane();
@@ -165,7 +165,7 @@ __global__ void adaptive_avg_kernel(Geometry g, const T* in, T* out, int64_t n) 
   const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
     int64_t p, o[3], s[3], e[3];
-    split_output(g, i, &p, o);
+    split_flat(g.out, i, &p, o);
     for (int k = 0; k < 3; ++k) {
       s[k] = adaptive_start(o[k], g.in[k], g.out[k]);
       e[k] = adaptive_end(o[k], g.in[k], g.out[k]);
@@ -179,22 +179,12 @@ __global__ void adaptive_avg_kernel(Geometry g, const T* in, T* out, int64_t n) 
   }
 }
 
-// Input position i (flat over planes x in) as (plane, d, h, w).
-__device__ inline void split_input(const Geometry& g, int64_t i, int64_t* p, int64_t x[3]) {
-  x[2] = i % g.in[2];
-  int64_t r = i / g.in[2];
-  x[1] = r % g.in[1];
-  r /= g.in[1];
-  x[0] = r % g.in[0];
-  *p = r / g.in[0];
-}
-
 template <class T>
 __global__ void avg_pool_backward_kernel(Geometry g, T* grad_in, const T* grad_out, int64_t n) {
   const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
     int64_t p, x[3], lo[3], hi[3];
-    split_input(g, i, &p, x);
+    split_flat(g.in, i, &p, x);
     for (int k = 0; k < 3; ++k)
       avg_outputs_of(x[k], g.stride[k], g.pad[k], g.kernel[k], g.out[k], &lo[k], &hi[k]);
     const T* go = grad_out + p * g.out_plane();
@@ -217,7 +207,7 @@ __global__ void adaptive_avg_backward_kernel(Geometry g, T* grad_in, const T* gr
   const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
     int64_t p, x[3], lo[3], hi[3];
-    split_input(g, i, &p, x);
+    split_flat(g.in, i, &p, x);
     for (int k = 0; k < 3; ++k) adaptive_outputs_of(x[k], g.in[k], g.out[k], &lo[k], &hi[k]);
     const T* go = grad_out + p * g.out_plane();
     T acc = 0;
