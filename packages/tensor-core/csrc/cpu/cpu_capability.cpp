@@ -16,7 +16,7 @@ CpuCapability hardware() {
   if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq"))
     return CpuCapability::kAVX512;
-  if (__builtin_cpu_supports("avx2")) return CpuCapability::kAVX2;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return CpuCapability::kAVX2;
 #endif
   return CpuCapability::kDefault;
 }

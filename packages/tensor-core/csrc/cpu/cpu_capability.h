@@ -22,7 +22,8 @@ const char* cpu_capability_name(CpuCapability c);
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define FLB_CPU_DISPATCH 1
-#define FLB_TARGET_AVX2 __attribute__((target("avx2")))
+// AVX2 means AVX2 with FMA, as in PyTorch (every AVX2 CPU has both; AVX-512F implies FMA).
+#define FLB_TARGET_AVX2 __attribute__((target("avx2,fma")))
 #define FLB_TARGET_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq")))
 #endif
 
@@ -34,11 +35,16 @@ const char* cpu_capability_name(CpuCapability c);
 // the capability cpu_capability() chose. Use it for loops the compiler vectorizes; the
 // body must call nothing that is not inlined (or is not a libmvec `simd` function), so
 // that nothing built for a wider instruction set runs outside its copy.
+//
+// FLB_MULTIVERSION_VECTOR is the same for a body that is a template over the width in
+// bytes of the vectors it declares (GCC's vector_size): name##_body<64> in the AVX-512
+// copy, <32> in the AVX2 one, <16> in the baseline; for register-tiled code, where
+// vectors wider than the instruction set's registers would be spilled.
 #ifdef FLB_CPU_DISPATCH
-#define FLB_MULTIVERSION(ret, name, params, args)                                \
-  FLB_TARGET_AVX512 static ret name##_avx512 params { return name##_body args; } \
-  FLB_TARGET_AVX2 static ret name##_avx2 params { return name##_body args; }     \
-  static ret name##_default params { return name##_body args; }                  \
+#define FLB_MULTIVERSION_COPIES(ret, name, params, args, avx512, avx2, baseline) \
+  FLB_TARGET_AVX512 static ret name##_avx512 params { return avx512 args; }      \
+  FLB_TARGET_AVX2 static ret name##_avx2 params { return avx2 args; }            \
+  static ret name##_default params { return baseline args; }                     \
   ret name params {                                                              \
     switch (::flambeau::cpu::cpu_capability()) {                                 \
       case ::flambeau::cpu::CpuCapability::kAVX512:                              \
@@ -49,7 +55,14 @@ const char* cpu_capability_name(CpuCapability c);
         return name##_default args;                                              \
     }                                                                            \
   }
+#define FLB_MULTIVERSION(ret, name, params, args) \
+  FLB_MULTIVERSION_COPIES(ret, name, params, args, name##_body, name##_body, name##_body)
+#define FLB_MULTIVERSION_VECTOR(ret, name, params, args)                             \
+  FLB_MULTIVERSION_COPIES(ret, name, params, args, name##_body<64>, name##_body<32>, \
+                          name##_body<16>)
 #else
 #define FLB_MULTIVERSION(ret, name, params, args) \
   ret name params { return name##_body args; }
+#define FLB_MULTIVERSION_VECTOR(ret, name, params, args) \
+  ret name params { return name##_body<16> args; }
 #endif

@@ -3,11 +3,16 @@
 //
 // forward   the input projection of every step in one GEMM, straight into the
 //           workspace; then per step one small GEMM of the running state with
-//           w_hh and the gate arithmetic fused after it, writing the step's
-//           output rows and the running state (no allocation per step).
+//           w_hh (packed once per call, packed_gemm.h) and the gate arithmetic
+//           fused after it, writing the step's output rows and the running state
+//           (no allocation per step). LSTM computes a step in one parallel pass
+//           over blocks of hidden units: each block's four gates come out of the
+//           product side by side in a small tile, are activated there and
+//           combined into the block's c and h.
 // backward  per step (in reverse) the gate gradients, stored for all steps, and
-//           one small GEMM carrying the state's gradient back; after the loop,
-//           the weight and input gradients as a few large GEMMs over all steps.
+//           one small GEMM (w_hh packed once) carrying the state's gradient back;
+//           after the loop, the weight and input gradients as a few large GEMMs
+//           over all steps.
 //
 // Workspace columns per row (what backward reads besides output):
 //   LSTM  i f g o (activated, 4H) | c (H) | h before the projection (H, with w_hr)
@@ -19,6 +24,7 @@
 
 #include "core/scratch.h"
 #include "cpu/blas.h"
+#include "cpu/packed_gemm.h"
 #include "cpu/rnn_kernel_support.h"
 #include "generated/kernels.h"
 #include "ops/rnn_kernels.h"
@@ -63,6 +69,68 @@ void column_sums(const T* a, int64_t rows, int64_t cols, T* out) {
   gemm<T>(true, false, cols, 1, rows, T(1), a, cols, ones.data(), 1, T(0), out, 1);
 }
 
+// w_hh^T packed for LSTM's step: per block of kWidth hidden units, the panels of its
+// four gates (i f g o) in turn, so one block's gates come out of the product together.
+template <class T>
+PackedMatrix<T> lstm_gate_panels(const T* w_hh, int64_t H, int64_t P) {
+  constexpr int64_t kWidth = PackedMatrix<T>::kWidth;
+  std::vector<typename PackedMatrix<T>::Panel> panels;
+  for (int64_t j0 = 0; j0 < H; j0 += kWidth)
+    for (int64_t q = 0; q < 4; ++q) panels.push_back({q * H + j0, std::min(kWidth, H - j0)});
+  return PackedMatrix<T>(w_hh, P, true, P, std::move(panels));
+}
+
+// dst[0, lanes) = src[0, lanes); a whole block's copy is one fixed-size move.
+template <class T>
+void copy_lanes(T* dst, const T* src, int64_t lanes) {
+  constexpr int64_t kWidth = PackedMatrix<T>::kWidth;
+  if (lanes == kWidth) {
+    std::memcpy(dst, src, sizeof(T) * kWidth);
+  } else {
+    std::memcpy(dst, src, sizeof(T) * lanes);
+  }
+}
+
+// out[e] = f[e] c[e] + i[e] g[e]: the new cell state, where out may be c.
+template <class T>
+void cell_state(const T* __restrict i, const T* __restrict f, const T* __restrict g, const T* c,
+                T* out, int64_t n) {
+  for (int64_t e = 0; e < n; ++e) out[e] = f[e] * c[e] + i[e] * g[e];
+}
+
+// One LSTM step for the hidden units of block u, rows [0, bs). Gate q of row r is
+// computed at tile[q * n + r * kWidth + lane] (n = bs * kWidth) as the workspace row's
+// input projection + bias + h @ w_hh^T, and activated there; the block's running c is
+// kept in the same layout (c_block, B rows), so the cell arithmetic runs over whole
+// vectors. The step's gates and c go to the workspace rows, its h to hr's rows.
+template <class T>
+void lstm_block_step(const PackedMatrix<T>& w, int64_t u, int64_t bs, int64_t H, int64_t P,
+                     const T* h, const T* bias, T* ws_rows, int64_t W, T* c_block, T* hr,
+                     int64_t ld_hr, T* tile) {
+  constexpr int64_t kWidth = PackedMatrix<T>::kWidth;
+  const int64_t j0 = u * kWidth, lanes = w.panel(4 * u).width, n = bs * kWidth;
+  for (int64_t q = 0; q < 4; ++q) {
+    T* tq = tile + q * n;
+    packed_panel_product(h, P, bs, w, 4 * u + q, ws_rows + q * H + j0, W, tq, kWidth);
+    const T* bq = bias + q * H + j0;  // bias has kWidth zeros of padding at its end
+    for (int64_t r = 0; r < bs; ++r)
+      for (int64_t l = 0; l < kWidth; ++l) tq[r * kWidth + l] += bq[l];
+  }
+  sigmoid_n(tile, tile, 2 * n);  // i and f
+  tanh_n(tile + 2 * n, tile + 2 * n, n);
+  sigmoid_n(tile + 3 * n, tile + 3 * n, n);
+  for (int64_t r = 0; r < bs; ++r)
+    for (int64_t q = 0; q < 4; ++q)
+      copy_lanes(ws_rows + r * W + q * H + j0, tile + q * n + r * kWidth, lanes);
+  cell_state(tile, tile + n, tile + 2 * n, c_block, c_block, n);
+  for (int64_t r = 0; r < bs; ++r)
+    copy_lanes(ws_rows + r * W + 4 * H + j0, c_block + r * kWidth, lanes);
+  T* out = tile + 2 * n;  // h = o tanh(c), in g's place
+  tanh_n(c_block, out, n);
+  for (int64_t e = 0; e < n; ++e) out[e] *= tile[3 * n + e];
+  for (int64_t r = 0; r < bs; ++r) copy_lanes(hr + r * ld_hr + j0, out + r * kWidth, lanes);
+}
+
 template <class T>
 void forward(const RnnLayerShape& s, const Tensor& input, const Tensor& hx, const Tensor& cx,
              const RnnLayerWeights& w, const Tensor& output, const Tensor& hy, const Tensor& cy,
@@ -91,30 +159,54 @@ void forward(const RnnLayerShape& s, const Tensor& input, const Tensor& hx, cons
   T* c = lstm ? cy->data_as<T>() : nullptr;
   std::memcpy(h, hx->data_as<T>(), sizeof(T) * B * P);
   if (lstm) std::memcpy(c, cx->data_as<T>(), sizeof(T) * B * H);
-  auto hg = scratch<T>(B * G);  // the step's h_prev @ w_hh^T
-
   const Steps steps(s);
   const auto n_steps = static_cast<int64_t>(s.batch_sizes.size());
   ReleaseInterpreterLock unlocked;
+  if (lstm) {
+    // Workspace row: i f g o, then c, then h before the projection.
+    constexpr int64_t kWidth = PackedMatrix<T>::kWidth;
+    const PackedMatrix<T> packed = lstm_gate_panels(w_hh, H, P);
+    const int64_t blocks = packed.panels() / 4;
+    auto bias = scratch<T>(G + kWidth);
+    for (int64_t j = 0; j < G; ++j) bias[j] = bias_at(b_ih, j) + bias_at(b_hh, j);
+    auto tiles = scratch<T>(blocks * 4 * B * kWidth);
+    // The running c by block (block u's rows at c_blocks[u * B * kWidth + r * kWidth]),
+    // from cx, back to cy at the end; finished rows keep their value.
+    auto c_blocks = scratch<T>(blocks * B * kWidth);
+    auto each_lane = [&](const auto& f) {
+      for (int64_t u = 0; u < blocks; ++u)
+        for (int64_t r = 0; r < B; ++r)
+          for (int64_t l = 0; l < packed.panel(4 * u).width; ++l)
+            f(c_blocks[(u * B + r) * kWidth + l], c[r * H + u * kWidth + l]);
+    };
+    each_lane([](T& blocked, T& state) { blocked = state; });
+    for (int64_t i = 0; i < n_steps; ++i) {
+      const int64_t t = Steps::at(s, i), bs = s.batch_sizes[t], row0 = steps.first_row[t];
+      T* hr = proj ? ws + row0 * W + 5 * H : out + row0 * P;
+      const int64_t ld_hr = proj ? W : P;
+      parallel_for(0, blocks, 1, [&](int64_t lo, int64_t hi) {
+        for (int64_t u = lo; u < hi; ++u)
+          lstm_block_step(packed, u, bs, H, P, h, bias.data(), ws + row0 * W, W,
+                          c_blocks.data() + u * B * kWidth, hr, ld_hr,
+                          tiles.data() + u * 4 * B * kWidth);
+      });
+      if (proj) gemm<T>(false, true, bs, P, H, T(1), hr, W, w_hr, H, T(0), out + row0 * P, P);
+      std::memcpy(h, out + row0 * P, sizeof(T) * bs * P);
+    }
+    each_lane([](T& blocked, T& state) { state = blocked; });
+    return;
+  }
+
+  const PackedMatrix<T> packed(w_hh, P, true, P, PackedMatrix<T>::consecutive(G));
+  auto hg = scratch<T>(B * G);  // the step's h_prev @ w_hh^T
   for (int64_t i = 0; i < n_steps; ++i) {
     const int64_t t = Steps::at(s, i), bs = s.batch_sizes[t], row0 = steps.first_row[t];
-    gemm<T>(false, true, bs, G, P, T(1), h, P, w_hh, P, T(0), hg.data(), G);
+    packed_gemm(h, P, bs, packed, false, hg.data(), G);
     for_rows(bs, G, [&](int64_t lo, int64_t hi) {
       for (int64_t r = lo; r < hi; ++r) {
         const T* hgr = hg.data() + r * G;
         T* o = out + (row0 + r) * P;
-        if (lstm) {
-          T* wr = ws + (row0 + r) * W;  // i f g o, then c, then h before the projection
-          for (int64_t j = 0; j < G; ++j) wr[j] += hgr[j] + bias_at(b_ih, j) + bias_at(b_hh, j);
-          sigmoid_n(wr, wr, 2 * H);
-          tanh_n(wr + 2 * H, wr + 2 * H, H);
-          sigmoid_n(wr + 3 * H, wr + 3 * H, H);
-          T *cr = c + r * H, *cw = wr + 4 * H;
-          for (int64_t j = 0; j < H; ++j) cr[j] = cw[j] = wr[H + j] * cr[j] + wr[j] * wr[2 * H + j];
-          T* hr = proj ? wr + 5 * H : o;
-          tanh_n(cw, hr, H);
-          for (int64_t j = 0; j < H; ++j) hr[j] *= wr[3 * H + j];
-        } else if (gru) {
+        if (gru) {
           T* wr = ws + (row0 + r) * W;  // r z n, then hn
           for (int64_t j = 0; j < 2 * H; ++j) wr[j] += bias_at(b_ih, j) + hgr[j] + bias_at(b_hh, j);
           sigmoid_n(wr, wr, 2 * H);
@@ -141,9 +233,6 @@ void forward(const RnnLayerShape& s, const Tensor& input, const Tensor& hx, cons
         }
       }
     });
-    if (proj)
-      gemm<T>(false, true, bs, P, H, T(1), ws + row0 * W + 5 * H, W, w_hr, H, T(0), out + row0 * P,
-              P);
     std::memcpy(h, out + row0 * P, sizeof(T) * bs * P);
   }
 }
@@ -190,6 +279,7 @@ void backward(const RnnLayerShape& s, const Tensor& grad_output, const Tensor& g
   auto dh = scratch<T>(B * P);                                  // the step's gradient of its output
   Scratch<T> dh_raw = proj ? scratch<T>(B * H) : Scratch<T>();  // ... before w_hr
 
+  const PackedMatrix<T> packed(w_hh, P, false, G, PackedMatrix<T>::consecutive(P));
   const Steps steps(s);
   const auto n_steps = static_cast<int64_t>(s.batch_sizes.size());
   ReleaseInterpreterLock unlocked;
@@ -262,8 +352,7 @@ void backward(const RnnLayerShape& s, const Tensor& grad_output, const Tensor& g
     });
     // The state's gradient flowing into the previous step: dgates_hidden @ w_hh (GRU adds
     // it to its direct path, written above).
-    gemm<T>(false, false, bs, P, G, T(1), d_hgates + row0 * G, G, w_hh, P, gru ? T(1) : T(0),
-            dh_state, P);
+    packed_gemm(d_hgates + row0 * G, G, bs, packed, gru, dh_state, P);
   }
 
   // The weights' and the input's gradients over every step at once.
