@@ -67,6 +67,11 @@ def test_the_environment_caps_the_capability_and_kernels_agree(variable, asked):
         "vals = [F.exp(x), F.tanh(x), F.softmax(x, 0), x.sum(),\n"
         "        F.nn.functional.layer_norm(x.reshape(7, 143), (143,))]\n"
         "p = [F.ones(1001)]; F._foreach_mul_(p, 3.0); vals.append(p[0])\n"
+        "r = F.nn.RNN(5, 20, nonlinearity='relu', bias=False)\n"  # the packed GEMM kernel
+        "with F.no_grad():\n"
+        "    r.weight_ih_l0.copy_(F.sin(F.arange(100.0)).reshape(20, 5))\n"
+        "    r.weight_hh_l0.copy_(F.cos(F.arange(400.0)).reshape(20, 20) * 0.2)\n"
+        "    vals.append(r(F.linspace(-1, 1, 165).reshape(3, 11, 5))[0])\n"
         "print(F.backends.cpu.get_cpu_capability())\n"
         "np.save('out.npy', np.concatenate([v.reshape(-1).numpy() for v in vals]))\n"
     )
@@ -85,8 +90,15 @@ def test_the_environment_caps_the_capability_and_kernels_agree(variable, asked):
     e = np.exp(x - x.max())
     xs = x.reshape(7, 143)
     ln = (xs - xs.mean(1, keepdims=True)) / np.sqrt(xs.var(1, keepdims=True) + 1e-5)
+    w_ih = np.sin(np.arange(100.0)).reshape(20, 5)
+    w_hh = np.cos(np.arange(400.0)).reshape(20, 20) * 0.2
+    h, steps = np.zeros((11, 20)), []
+    for xt in np.linspace(-1, 1, 165).reshape(3, 11, 5):
+        h = np.maximum(xt @ w_ih.T + h @ w_hh.T, 0)
+        steps.append(h)
     want = np.concatenate(
         [np.exp(x), np.tanh(x), e / e.sum(), [x.sum()], ln.reshape(-1), np.full(1001, 3.0)]
+        + [np.stack(steps).reshape(-1)]
     )
     total = 3 * 1001  # the sum's element: float32 rounding of a sum that is about 0
     np.testing.assert_allclose(got[total], want[total], atol=1e-3)
