@@ -237,6 +237,24 @@ void forward(const RnnLayerShape& s, const Tensor& input, const Tensor& hx, cons
   }
 }
 
+// One row of LSTM's backward step: wr is the workspace row (activated i f g o, then c),
+// dg the row's gate gradients, holding tanh(c) in o's place on entry; dc the running
+// gradient of c, updated. Separate arrays (restrict) let the compiler vectorize.
+template <class T>
+void lstm_gate_grads(const T* __restrict wr, const T* __restrict c_prev, const T* __restrict d,
+                     T* __restrict dg, T* __restrict dc, int64_t H) {
+  for (int64_t j = 0; j < H; ++j) {
+    const T ig = wr[j], fg = wr[H + j], gg = wr[2 * H + j], og = wr[3 * H + j];
+    const T th = dg[3 * H + j];
+    const T dcj = d[j] * og * (T(1) - th * th) + dc[j];
+    dg[j] = dcj * gg * ig * (T(1) - ig);
+    dg[H + j] = dcj * c_prev[j] * fg * (T(1) - fg);
+    dg[2 * H + j] = dcj * ig * (T(1) - gg * gg);
+    dg[3 * H + j] = d[j] * th * og * (T(1) - og);
+    dc[j] = dcj * fg;
+  }
+}
+
 template <class T>
 void backward(const RnnLayerShape& s, const Tensor& grad_output, const Tensor& grad_hy,
               const Tensor& grad_cy, const Tensor& input, const Tensor& hx, const Tensor& cx,
@@ -313,19 +331,8 @@ void backward(const RnnLayerShape& s, const Tensor& grad_output, const Tensor& g
         if (lstm) {
           const T* wr = ws + (row0 + r) * W;
           const T* c_prev = r < prev_rows ? ws + (prev_row0 + r) * W + 4 * H : c0 + r * H;
-          T* dc = dc_state + r * H;
-          T* tc = dg + 3 * H;  // tanh(c), overwritten below once read
-          tanh_n(wr + 4 * H, tc, H);
-          for (int64_t j = 0; j < H; ++j) {
-            const T ig = wr[j], fg = wr[H + j], gg = wr[2 * H + j], og = wr[3 * H + j];
-            const T th = tc[j];
-            const T dcj = d[j] * og * (T(1) - th * th) + dc[j];
-            dg[j] = dcj * gg * ig * (T(1) - ig);
-            dg[H + j] = dcj * c_prev[j] * fg * (T(1) - fg);
-            dg[2 * H + j] = dcj * ig * (T(1) - gg * gg);
-            dg[3 * H + j] = d[j] * th * og * (T(1) - og);
-            dc[j] = dcj * fg;
-          }
+          tanh_n(wr + 4 * H, dg + 3 * H, H);  // tanh(c), overwritten once read
+          lstm_gate_grads(wr, c_prev, d, dg, dc_state + r * H, H);
         } else if (gru) {
           const T* wr = ws + (row0 + r) * W;
           const T* hpr = hp + r * P;
