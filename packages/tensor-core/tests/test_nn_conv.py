@@ -165,6 +165,35 @@ def test_stride_one_rows_conv_matches_reference(kw):
     np.testing.assert_allclose(out.numpy(), conv_ref(x, w, b, **kw), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(padding=1),
+        dict(stride=(1, 2), padding=(2, 1), dilation=(2, 1), groups=2),
+        dict(padding=(0, 3), dilation=(1, 3)),
+        dict(stride=2, padding=1),  # not by kernel rows: im2col's full matrix
+    ],
+)
+def test_weight_gradient_is_the_adjoint_of_conv_in_the_weight(kw):
+    # conv is linear in the weight: <conv(x, dw), g> = <grad_weight(g, x), dw> exactly.
+    x = rng.standard_normal((5, 6, 11, 13))
+    groups = kw.get("groups", 1)
+    w = rng.standard_normal((8, 6 // groups, 3, 4))
+    out_shape = conv_ref(x, w, **kw).shape
+    g, dw = rng.standard_normal(out_shape), rng.standard_normal(w.shape)
+    F = flambeau.from_numpy
+    stride, padding, dilation = (
+        list(np.broadcast_to(kw.get(k, d), 2))
+        for k, d in (("stride", 1), ("padding", 0), ("dilation", 1))
+    )
+    _, gw, _ = flambeau.convolution_backward(
+        F(g), F(x), F(w), None, stride, padding, dilation, False, [0, 0], groups, [0, 1, 0]
+    )
+    np.testing.assert_allclose(
+        (gw.numpy() * dw).sum(), (conv_ref(x, dw, **kw) * g).sum(), rtol=1e-10
+    )
+
+
 def test_zero_channels_give_the_bias():
     x, w = flambeau.zeros(2, 0, 4, 4), flambeau.zeros(3, 0, 3, 3)
     out = flambeau.conv2d(x, w, flambeau.ones(3))

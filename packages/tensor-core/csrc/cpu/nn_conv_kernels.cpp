@@ -145,33 +145,62 @@ void backward_input(const Tensor& grad_input, const Tensor& grad_output, const T
   });
 }
 
+// grad_weight = sum over samples of grad_output @ col^T. Where rows_im2col applies, the
+// same smaller column matrix as the forward's: one GEMM per kernel row, accumulated in
+// weight_by_kernel_row's layout and put back in the weight's at the end (im2col's full
+// matrix is kernel-height times larger, and writing it cost more than the GEMMs saved).
 template <class T>
 void backward_weight(const Tensor& grad_weight, const Tensor& grad_output, const Tensor& input,
                      const ConvGeometry& g) {
   ReleaseInterpreterLock unlocked;
   const int64_t cg = g.in_channels / g.groups, og = g.out_channels / g.groups;
   const int64_t rows = cg * g.kernel_volume(), cols = g.out_plane(), plane = g.in_plane();
-  const bool direct = is_pointwise(g);
+  const bool direct = is_pointwise(g), by_rows = !direct && rows_im2col_applies(g);
+  const int64_t kh_n = g.kernel[1], kw_n = g.kernel[2], krow = cg * kw_n;
+  const int64_t zcols = by_rows ? rows_im2col_height(g) * g.out[2] : 0;
   const int64_t wn = grad_weight->numel();
   T* gw = grad_weight->data_as<T>();
   const T *go = grad_output->data_as<T>(), *x = input->data_as<T>();
   std::fill(gw, gw + wn, T(0));
   if (og == 0 || rows == 0 || cols == 0) return;
   SampleLoop loop(g.batch);
-  // Slot 0 accumulates into grad_weight itself, the other threads into their own copy.
-  Scratch<T> partial(static_cast<size_t>((loop.slots() - 1) * wn), T(0));
-  loop.run<T>(direct ? 0 : rows * cols, [&](int64_t n, T* col, int slot) {
-    T* acc = slot == 0 ? gw : partial.data() + (slot - 1) * wn;
+  // Per thread slot an accumulator: grad_weight itself for slot 0 (unless by kernel rows,
+  // whose layout differs), a buffer of its own for the others.
+  const int own = by_rows ? 0 : 1;
+  Scratch<T> partial(static_cast<size_t>((loop.slots() - own) * wn), T(0));
+  const size_t col_size = direct ? 0 : static_cast<size_t>(by_rows ? krow * zcols : rows * cols);
+  loop.run<T>(col_size, [&](int64_t n, T* col, int slot) {
+    T* acc = slot < own ? gw : partial.data() + (slot - own) * wn;
     for (int64_t grp = 0; grp < g.groups; ++grp) {
       const T* xs = x + (n * g.in_channels + grp * cg) * plane;
+      const T* gos = go + (n * g.out_channels + grp * og) * cols;
+      if (by_rows) {
+        rows_im2col(xs, col, cg, g);
+        // (og, krow) += grad_output (og, cols) @ (kernel row kh's columns)^T
+        for (int64_t kh = 0; kh < kh_n; ++kh)
+          gemm<T>(false, true, og, krow, cols, T(1), gos, cols, col + kh * g.dilation[1] * g.out[2],
+                  zcols, T(1), acc + (grp * kh_n + kh) * og * krow, krow);
+        continue;
+      }
       if (!direct) im2col(xs, col, cg, g);
       // (og, rows) += grad_output (og, cols) @ col^T (cols, rows)
-      gemm<T>(false, true, og, rows, cols, T(1), go + (n * g.out_channels + grp * og) * cols, cols,
-              direct ? xs : col, cols, T(1), acc + grp * og * rows, rows);
+      gemm<T>(false, true, og, rows, cols, T(1), gos, cols, direct ? xs : col, cols, T(1),
+              acc + grp * og * rows, rows);
     }
   });
+  if (!by_rows) {
+    for (int s = 1; s < loop.slots(); ++s)
+      for (int64_t i = 0; i < wn; ++i) gw[i] += partial[(s - 1) * wn + i];
+    return;
+  }
   for (int s = 1; s < loop.slots(); ++s)
-    for (int64_t i = 0; i < wn; ++i) gw[i] += partial[(s - 1) * wn + i];
+    for (int64_t i = 0; i < wn; ++i) partial[i] += partial[s * wn + i];
+  const T* p = partial.data();  // weight_by_kernel_row's order: group, kh, o, c, kw
+  for (int64_t grp = 0; grp < g.groups; ++grp)
+    for (int64_t kh = 0; kh < kh_n; ++kh)
+      for (int64_t o = grp * og; o < (grp + 1) * og; ++o)
+        for (int64_t c = 0; c < cg; ++c)
+          for (int64_t kw = 0; kw < kw_n; ++kw) gw[((o * cg + c) * kh_n + kh) * kw_n + kw] = *p++;
 }
 
 template <class T>
