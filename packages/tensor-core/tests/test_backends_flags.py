@@ -44,7 +44,7 @@ def _hardware_capability() -> str:
     flags = _cpu_flags()
     if {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= flags:
         return "AVX512"
-    return "AVX2" if "avx2" in flags else "DEFAULT"
+    return "AVX2" if {"avx2", "fma"} <= flags else "DEFAULT"
 
 
 def test_cpu_capability_is_the_best_the_cpu_has():
