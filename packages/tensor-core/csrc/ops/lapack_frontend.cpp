@@ -54,7 +54,9 @@ Tensor as_matrices(const Tensor& w, IntList batch, int64_t rows, int64_t cols) {
   return make_view(w, with(batch, {rows, cols}), strides, w->offset());
 }
 
-Tensor int32_zeros(IntList shape) { return zeros(shape, ScalarType::Int32, std::nullopt, false); }
+Tensor int32_zeros(IntList shape, Device device) {
+  return zeros(shape, ScalarType::Int32, device, false);
+}
 
 DimVector broadcast_batch(const Tensor& a, const Tensor& b, const char* op) {
   return broadcast_shapes(batch_of(a), batch_of(b), op);

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "cpu/lapack_kernels.h"
 #include "ops/common.h"
+#include "plugin/foreign_call.h"  // on_host, copy_to
 
 namespace flambeau::ops::lapack_frontend {
 
@@ -24,7 +25,8 @@ Tensor colmajor(const Tensor& a);
 // The column-major batch w (B, cols, rows) seen as (batch..., rows, cols).
 Tensor as_matrices(const Tensor& w, IntList batch, int64_t rows, int64_t cols);
 
-Tensor int32_zeros(IntList shape);
+// Zeros of int32 (LAPACK's pivots and info) on the device whose kernel writes them.
+Tensor int32_zeros(IntList shape, Device device);
 
 // Broadcasts the batch dims of a (.., r, c) and b (.., r2, c2).
 DimVector broadcast_batch(const Tensor& a, const Tensor& b, const char* op);
@@ -34,7 +36,8 @@ Tensor expand_batch(const Tensor& t, IntList batch, const char* op);
 // Raises E (LinAlgError unless told) for the first non-zero info, with PyTorch's
 // "(Batch element i): " prefix for batches; msg(info) words the failure.
 template <class E = LinAlgError, class Msg>
-void check_info(const char* op, const Tensor& info, bool batched, Msg&& msg) {
+void check_info(const char* op, const Tensor& info_any, bool batched, Msg&& msg) {
+  const Tensor info = on_host(info_any);  // a device kernel's info is read here
   const int32_t* p = info->data_as<int32_t>();
   for (int64_t b = 0; b < info->numel(); ++b) {
     if (p[b] == 0) continue;

@@ -43,8 +43,8 @@ Lu lu_factor_cm(const Tensor& a) {
   Lu f;
   f.lu = colmajor(a);
   const int64_t b = f.lu->size(0), k = std::min(a->size(-2), a->size(-1));
-  f.pivots = int32_zeros({b, k});
-  f.info = int32_zeros({b});
+  f.pivots = int32_zeros({b, k}, a->device());
+  f.info = int32_zeros({b}, a->device());
   if (f.lu->numel()) kernel<kernels::linalg_getrf>(a->device())(f.lu, f.pivots, f.info);
   return f;
 }
@@ -98,13 +98,15 @@ struct RealOf<std::complex<R>> {
 template <class T>
 using real_dtype_t = typename RealOf<T>::type;
 
-// sign/phase and log|det| (or det itself) from LU factors, per batch element.
+// sign/phase and log|det| (or det itself) from LU factors, per batch element, read on
+// the host (lu, pivots: the factors on the CPU).
 template <class T>
-void det_from_lu(const Lu& f, int64_t n, T* sign, real_dtype_t<T>* logabs, T* det) {
+void det_from_lu(const Tensor& lu_host, const Tensor& piv_host, int64_t n, T* sign,
+                 real_dtype_t<T>* logabs, T* det) {
   using R = real_dtype_t<T>;
-  for (int64_t b = 0; b < f.lu->size(0); ++b) {
-    const T* lu = f.lu->data_as<T>() + b * n * n;
-    const int32_t* piv = f.pivots->data_as<int32_t>() + b * n;
+  for (int64_t b = 0; b < lu_host->size(0); ++b) {
+    const T* lu = lu_host->data_as<T>() + b * n * n;
+    const int32_t* piv = piv_host->data_as<int32_t>() + b * n;
     T s(1), d(1);
     R la(0);
     for (int64_t i = 0; i < n; ++i) {
@@ -128,13 +130,14 @@ Tensor linalg_det(const Tensor& A) {
   Lu f = lu_factor_cm(A);
   const int64_t n = A->size(-1);
   DimVector batch = batch_of(A);
-  Tensor det = empty(batch, A->dtype(), A->device());
+  const Tensor lu = on_host(f.lu), piv = on_host(f.pivots);
+  Tensor det = empty(batch, A->dtype());
   visit_dtype<dtype_bit(ScalarType::Float32) | dtype_bit(ScalarType::Float64) | kComplexTypes>(
       A->dtype(), "linalg.det", [&](auto tag) {
         using T = typename decltype(tag)::type;
-        det_from_lu<T>(f, n, nullptr, nullptr, det->data_as<T>());
+        det_from_lu<T>(lu, piv, n, nullptr, nullptr, det->data_as<T>());
       });
-  return det;
+  return copy_to(det, A->device());
 }
 
 std::tuple<Tensor, Tensor> linalg_slogdet(const Tensor& A) {
@@ -142,14 +145,15 @@ std::tuple<Tensor, Tensor> linalg_slogdet(const Tensor& A) {
   Lu f = lu_factor_cm(A);
   const int64_t n = A->size(-1);
   DimVector batch = batch_of(A);
-  Tensor sign = empty(batch, A->dtype(), A->device());
-  Tensor logabs = empty(batch, real_dtype(A->dtype()), A->device());
+  const Tensor lu = on_host(f.lu), piv = on_host(f.pivots);
+  Tensor sign = empty(batch, A->dtype());
+  Tensor logabs = empty(batch, real_dtype(A->dtype()));
   visit_dtype<dtype_bit(ScalarType::Float32) | dtype_bit(ScalarType::Float64) | kComplexTypes>(
       A->dtype(), "linalg.slogdet", [&](auto tag) {
         using T = typename decltype(tag)::type;
-        det_from_lu<T>(f, n, sign->data_as<T>(), logabs->data_as<real_dtype_t<T>>(), nullptr);
+        det_from_lu<T>(lu, piv, n, sign->data_as<T>(), logabs->data_as<real_dtype_t<T>>(), nullptr);
       });
-  return {sign, logabs};
+  return {copy_to(sign, A->device()), copy_to(logabs, A->device())};
 }
 
 // ---- inverse and solvers ----
@@ -293,8 +297,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor& input, con
       transpose(expand_batch(B, batch, op), -2, -1));
   ScalarType rt = real_dtype(input->dtype());
   Tensor s = empty({bn, mn}, rt, input->device());
-  Tensor rank = zeros({bn}, ScalarType::Int64, std::nullopt, false);
-  Tensor info = int32_zeros({bn});
+  Tensor rank = zeros({bn}, ScalarType::Int64, input->device(), false);
+  Tensor info = int32_zeros({bn}, input->device());
   double eps = rt == ScalarType::Float32 ? std::numeric_limits<float>::epsilon()
                                          : std::numeric_limits<double>::epsilon();
   double rc = rcond.value_or(eps * static_cast<double>(mx));
@@ -311,14 +315,16 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor& input, con
   Tensor solution = narrow(full, -2, 0, n);
   // Residuals when m > n and every matrix has full rank, except from gelsy (as PyTorch).
   bool full_rank = m > n && drv != "gelsy";
-  for (int64_t i = 0; i < bn && full_rank; ++i) full_rank = rank->data_as<int64_t>()[i] == n;
+  const Tensor rank_host = full_rank ? on_host(rank) : rank;
+  for (int64_t i = 0; i < bn && full_rank; ++i) full_rank = rank_host->data_as<int64_t>()[i] == n;
   Tensor residuals = empty({0}, rt, input->device());
   if (full_rank && bn > 0) {
     Tensor tail = abs(narrow(full, -2, n, m - n), {});
     residuals = sum(mul(tail, tail, {}), DimVector{-2}, false, std::nullopt, {});
   }
   if (vector) solution = squeeze(solution, DimVector{-1});  // residuals keep their (1,)
-  Tensor rank_out = drv == "gels" ? empty({0}, ScalarType::Int64) : reshape(rank, batch);
+  Tensor rank_out =
+      drv == "gels" ? empty({0}, ScalarType::Int64, input->device()) : reshape(rank, batch);
   Tensor sv = (drv == "gelsd" || drv == "gelss") ? reshape(s, with(batch, {mn}))
                                                  : empty({0}, rt, input->device());
   return {contiguous(solution), residuals, rank_out, sv};
@@ -332,7 +338,7 @@ std::tuple<Tensor, Tensor> linalg_cholesky_ex(const Tensor& input, bool upper, b
   const int64_t n = input->size(-1);
   DimVector batch = batch_of(input);
   Tensor a = colmajor(input);
-  Tensor info = int32_zeros({a->size(0)});
+  Tensor info = int32_zeros({a->size(0)}, input->device());
   if (a->numel()) kernel<kernels::linalg_potrf>(input->device())(a, upper, info);
   Tensor m = as_matrices(a, batch, n, n);
   Tensor L = upper ? triu(m, 0, {}) : tril(m, 0, {});
@@ -399,7 +405,7 @@ Svd svd_impl(const char* op, const Tensor& A, bool full_matrices, bool compute_u
       compute_uv ? zeros({bn, ucols, m}, A->dtype(), A->device(), false) : empty({0}, A->dtype());
   Tensor vh =
       compute_uv ? zeros({bn, n, vrows}, A->dtype(), A->device(), false) : empty({0}, A->dtype());
-  Tensor info = int32_zeros({bn});
+  Tensor info = int32_zeros({bn}, A->device());
   if (bn > 0 && k > 0) {
     char jobz = !compute_uv ? 'N' : (full_matrices ? 'A' : 'S');
     Tensor bad = zero_nonfinite_matrices(a);
@@ -454,7 +460,7 @@ std::tuple<Tensor, Tensor> eigh_impl(const char* op, const Tensor& A, const std:
   DimVector batch = batch_of(A);
   Tensor a = colmajor(A);
   Tensor w = empty({a->size(0), n}, real_dtype(A->dtype()), A->device());
-  Tensor info = int32_zeros({a->size(0)});
+  Tensor info = int32_zeros({a->size(0)}, A->device());
   if (a->numel()) {
     Tensor bad = zero_nonfinite_matrices(a);
     kernel<kernels::linalg_syevd>(A->device())(a, w, uplo == "U" || uplo == "u", compute_v, info);
@@ -481,7 +487,7 @@ std::tuple<Tensor, Tensor> eig_impl(const char* op, const Tensor& A, bool comput
   ScalarType ct = complex_of(A->dtype());
   Tensor w = empty({a->size(0), n}, ct, A->device());
   Tensor v = compute_v ? empty({a->size(0), n, n}, ct, A->device()) : empty({0}, ct);
-  Tensor info = int32_zeros({a->size(0)});
+  Tensor info = int32_zeros({a->size(0)}, A->device());
   FLB_CHECK(!a->numel() || !zero_nonfinite_matrices(a), "torch.", op,
             ": input tensor should not contain infs or NaNs.");
   if (a->numel()) kernel<kernels::linalg_geev>(A->device())(a, w, v, info);
@@ -520,7 +526,7 @@ Tensor tolerance(const Tensor& s, std::optional<double> atol, std::optional<doub
   DimVector one(s->sizes());
   one[one.size() - 1] = 1;
   Tensor largest =
-      s->size(-1) ? amax(s, DimVector{-1}, true, {}) : zeros(one, s->dtype(), std::nullopt, false);
+      s->size(-1) ? amax(s, DimVector{-1}, true, {}) : zeros(one, s->dtype(), s->device(), false);
   Tensor tol = mul(largest, wrapped_scalar(r), {});
   if (atol)
     tol = maximum(
@@ -652,7 +658,8 @@ Tensor linalg_lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B, 
   Tensor lu = colmajor(expand_batch(LU, batch, op));
   Tensor piv = contiguous(expand_to(pivots, with(batch, {n}), op));
   // getrs swaps rows by these 1-based indices without checking them.
-  const int32_t* pv = piv->data_as<const int32_t>();
+  const Tensor piv_host = on_host(piv);
+  const int32_t* pv = piv_host->data_as<const int32_t>();
   const auto [lo, hi] = std::minmax_element(pv, pv + piv->numel());
   FLB_CHECK(piv->numel() == 0 || *lo >= 1,
             "Pivots given to lu_solve must all be greater or equal to 1. ",
@@ -682,21 +689,22 @@ std::tuple<Tensor, Tensor, Tensor> linalg_lu(const Tensor& A, bool pivot) {
   Tensor U = triu(narrow(lu, -2, 0, k), 0, {});
   // P from the row interchanges: P^T A = L U, P[perm[i], i] = 1.
   const int64_t bn = f.lu->size(0);
-  Tensor P = zeros(with(batch, {m, m}), A->dtype(), A->device(), false);
+  Tensor P = zeros(with(batch, {m, m}), A->dtype(), std::nullopt, false);  // built on the host
   Tensor P3 = reshape(P, {bn, m, m});
+  const Tensor pivots = on_host(f.pivots);
   std::vector<int64_t> perm(static_cast<size_t>(m));
   visit_dtype<dtype_bit(ScalarType::Float32) | dtype_bit(ScalarType::Float64) | kComplexTypes>(
       A->dtype(), op, [&](auto tag) {
         using T = typename decltype(tag)::type;
         for (int64_t b = 0; b < bn; ++b) {
           for (int64_t i = 0; i < m; ++i) perm[i] = i;
-          const int32_t* piv = f.pivots->data_as<int32_t>() + b * k;
+          const int32_t* piv = pivots->data_as<int32_t>() + b * k;
           for (int64_t i = 0; i < k; ++i) std::swap(perm[i], perm[piv[i] - 1]);
           T* p = P3->data_as<T>() + b * m * m;
           for (int64_t i = 0; i < m; ++i) p[perm[i] * m + i] = T(1);
         }
       });
-  return {P, L, U};
+  return {copy_to(P, A->device()), L, U};
 }
 
 }  // namespace flambeau::ops

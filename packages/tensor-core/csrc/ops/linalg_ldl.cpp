@@ -27,8 +27,8 @@ std::tuple<Tensor, Tensor, Tensor> ldl_factor_impl(const Tensor& A, bool hermiti
   const int64_t n = A->size(-1);
   DimVector batch = batch_of(A);
   Tensor a = colmajor(A);
-  Tensor pivots = int32_zeros({a->size(0), n});
-  Tensor info = int32_zeros({a->size(0)});
+  Tensor pivots = int32_zeros({a->size(0), n}, A->device());
+  Tensor info = int32_zeros({a->size(0)}, A->device());
   if (a->numel()) kernel<kernels::linalg_sytrf>(A->device())(a, pivots, hermitian, info);
   if (check_errors)
     check_info(api, info, !batch.empty(), [](int32_t i) {
