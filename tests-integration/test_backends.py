@@ -570,3 +570,32 @@ def test_zero_dim_cpu_tensors_go_with_device_tensors_as_numbers(python, tmp_path
         """,
         tmp_path,
     )
+
+
+def test_lapack_results_stay_on_the_device_and_are_read_back(python, tmp_path):
+    # testdev provides getrf and getrs (unblocked, in its guarded memory): the pivots,
+    # info and factors the kernels write live on the device, and the frontends read
+    # them back for their checks and results.
+    check(python, """
+        rng = np.random.default_rng(0)
+        a, b = rng.standard_normal((3, 4, 4)), rng.standard_normal((3, 4, 2))
+        A, B = flambeau.tensor(a).to("testdev"), flambeau.tensor(b).to("testdev")
+        lu, piv, info = flambeau.linalg.lu_factor_ex(A)
+        assert piv.device.type == info.device.type == "testdev", (piv.device, info.device)
+        assert (info.cpu().numpy() == 0).all() and (piv.cpu().numpy() >= 1).all()
+        np.testing.assert_allclose(flambeau.linalg.det(A).cpu().numpy(), np.linalg.det(a))
+        sign, logabs = flambeau.linalg.slogdet(A)
+        assert sign.device.type == "testdev"
+        np.testing.assert_allclose(logabs.cpu().numpy(), np.linalg.slogdet(a)[1])
+        np.testing.assert_allclose(flambeau.linalg.inv(A).cpu().numpy(), np.linalg.inv(a))
+        np.testing.assert_allclose(
+            flambeau.linalg.lu_solve(lu, piv, B, adjoint=True).cpu().numpy(),
+            np.linalg.solve(a.transpose(0, 2, 1), b))
+        singular = flambeau.tensor(np.zeros((2, 3, 3))).to("testdev")
+        assert flambeau.linalg.lu_factor_ex(singular)[2].cpu().tolist() == [1, 1]
+        e = raises(flambeau.linalg.LinAlgError, lambda: flambeau.linalg.inv(singular))
+        assert "(Batch element 0): The diagonal element 1 is zero" in str(e), e
+        zero_piv = flambeau.zeros(3, 4, dtype=flambeau.int32).to("testdev")
+        e = raises(RuntimeError, lambda: flambeau.linalg.lu_solve(lu, zero_piv, B))
+        assert "greater or equal to 1" in str(e), e
+    """, tmp_path)  # fmt: skip

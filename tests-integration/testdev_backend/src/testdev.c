@@ -10,6 +10,7 @@
 #include <Python.h>
 #include <flambeau/backend_abi.h>
 #include <flambeau/backend_python.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -428,6 +429,95 @@ static flb_status k_avg_pool(void* ctx, const flb_kernel_call* c) {
   return FLB_OK;
 }
 
+/* ---- LU factorization and solve, unblocked (ABI 1.2 kernel table), float32/64 ----
+ * The core hands each a batch of column-major work copies: a (B, n, m) holds B
+ * matrices of m rows and n columns, element (i, j) of matrix b at [b][j][i]. Pivots
+ * are 1-based row interchanges and info LAPACK's (0, or the failing column + 1),
+ * both written here, on the device, for the core to read back. */
+#define COLMAJOR(t, b, rows, cols, i, j) ((b) * (rows) * (cols) + (j) * (rows) + (i))
+
+/* linalg_getrf: tensors [a, pivots, info]; LU with partial pivoting in place. */
+static flb_status k_getrf(void* ctx, const flb_kernel_call* c) {
+  (void)ctx;
+  const flb_tensor *a = &c->tensors[0], *piv = &c->tensors[1], *info = &c->tensors[2];
+  if (!is_float(a->dtype)) return unsupported(c);
+  const int64_t B = a->sizes[0], n = a->sizes[1], m = a->sizes[2], k = m < n ? m : n;
+  for (int64_t b = 0; b < B; ++b) {
+#define E(i, j) COLMAJOR(a, b, m, n, i, j)
+    int64_t failed = 0;
+    for (int64_t j = 0; j < k; ++j) {
+      int64_t p = j;
+      for (int64_t i = j + 1; i < m; ++i)
+        if (fabs(get_f(a, E(i, j))) > fabs(get_f(a, E(p, j)))) p = i;
+      set(piv, b * k + j, 0, p + 1);
+      const double pivot = get_f(a, E(p, j));
+      if (pivot == 0.0) {
+        if (!failed) failed = j + 1;
+        continue;
+      }
+      for (int64_t col = 0; col < n && p != j; ++col) {
+        const double t = get_f(a, E(j, col));
+        set(a, E(j, col), get_f(a, E(p, col)), 0);
+        set(a, E(p, col), t, 0);
+      }
+      for (int64_t i = j + 1; i < m; ++i) set(a, E(i, j), get_f(a, E(i, j)) / pivot, 0);
+      for (int64_t col = j + 1; col < n; ++col)
+        for (int64_t i = j + 1; i < m; ++i)
+          set(a, E(i, col), get_f(a, E(i, col)) - get_f(a, E(i, j)) * get_f(a, E(j, col)), 0);
+    }
+    set(info, b, 0, failed);
+#undef E
+  }
+  return FLB_OK;
+}
+
+/* linalg_getrs: tensors [lu, pivots, rhs], ints [trans]: solves A x = rhs ('N') or
+ * A^T x = rhs ('T', 'C' for real A) in place, A = P^T L U from getrf; rhs (B, k, n). */
+static flb_status k_getrs(void* ctx, const flb_kernel_call* c) {
+  (void)ctx;
+  const flb_tensor *lu = &c->tensors[0], *piv = &c->tensors[1], *x = &c->tensors[2];
+  if (!is_float(lu->dtype)) return unsupported(c);
+  const int transpose = c->ints[0] != 'N';
+  const int64_t B = lu->sizes[0], n = lu->sizes[1], k = x->sizes[1];
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t r = 0; r < k; ++r) {
+#define L(i, j) get_f(lu, COLMAJOR(lu, b, n, n, i, j))
+#define X(i) COLMAJOR(x, b, n, k, i, r)
+#define SWAP(i)                                    \
+  do {                                             \
+    const int64_t q = get_i(piv, b * n + (i)) - 1; \
+    const double t = get_f(x, X(i));               \
+    set(x, X(i), get_f(x, X(q)), 0);               \
+    set(x, X(q), t, 0);                            \
+  } while (0)
+      if (!transpose) {
+        for (int64_t i = 0; i < n; ++i) SWAP(i);
+        for (int64_t i = 0; i < n; ++i) /* L y = P rhs, L unit lower */
+          for (int64_t j = 0; j < i; ++j)
+            set(x, X(i), get_f(x, X(i)) - L(i, j) * get_f(x, X(j)), 0);
+        for (int64_t i = n - 1; i >= 0; --i) { /* U x = y */
+          for (int64_t j = i + 1; j < n; ++j)
+            set(x, X(i), get_f(x, X(i)) - L(i, j) * get_f(x, X(j)), 0);
+          set(x, X(i), get_f(x, X(i)) / L(i, i), 0);
+        }
+      } else {
+        for (int64_t i = 0; i < n; ++i) { /* U^T y = rhs */
+          for (int64_t j = 0; j < i; ++j)
+            set(x, X(i), get_f(x, X(i)) - L(j, i) * get_f(x, X(j)), 0);
+          set(x, X(i), get_f(x, X(i)) / L(i, i), 0);
+        }
+        for (int64_t i = n - 1; i >= 0; --i) /* L^T z = y */
+          for (int64_t j = i + 1; j < n; ++j)
+            set(x, X(i), get_f(x, X(i)) - L(j, i) * get_f(x, X(j)), 0);
+        for (int64_t i = n - 1; i >= 0; --i) SWAP(i); /* x = P^T z */
+      }
+#undef SWAP
+#undef X
+#undef L
+    }
+  return FLB_OK;
+}
+
 /* Each kernel runs with the device's memory open to it, as a GPU's kernels reach theirs. */
 #define GUARDED(fn)                                                     \
   static flb_status fn##_guarded(void* ctx, const flb_kernel_call* c) { \
@@ -442,6 +532,8 @@ GUARDED(k_bmm)
 GUARDED(k_fill)
 GUARDED(k_copy)
 GUARDED(k_avg_pool)
+GUARDED(k_getrf)
+GUARDED(k_getrs)
 
 /* ---- registration ----------------------------------------------------------------- */
 
@@ -493,6 +585,12 @@ static int register_all(void) {
       core->register_kernel(type, "avg_pool", FLB_FLOAT32, k_avg_pool_guarded, NULL) != FLB_OK ||
       core->register_kernel(type, "avg_pool", FLB_FLOAT64, k_avg_pool_guarded, NULL) != FLB_OK)
     return fail_from_core("register_kernel");
+  /* LAPACK kernels, whose pivots and info the core reads back from the device. */
+  const int32_t floats[] = {FLB_FLOAT32, FLB_FLOAT64};
+  for (int i = 0; i < 2; ++i)
+    if (core->register_kernel(type, "linalg_getrf", floats[i], k_getrf_guarded, NULL) != FLB_OK ||
+        core->register_kernel(type, "linalg_getrs", floats[i], k_getrs_guarded, NULL) != FLB_OK)
+      return fail_from_core("register_kernel");
   /* sum is declared nondeterministic, as a GPU's reduction by atomic adds would
    * be, so the tests see a plugin's mark (ABI 1.1). */
   if (core->declare_nondeterministic(type, "sum") != FLB_OK)
