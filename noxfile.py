@@ -77,14 +77,20 @@ CLANG_FORMAT = "clang-format==23.1.5"
 TORCH = "torch==2.13.0"
 # SciPy is the reference for special functions numpy lacks (erfinv, digamma, ...).
 # scikit-learn: its bundled digits data set for the end-to-end training tests.
+# The runtime wheels a device plugin depends on (NVIDIA's, for tensor-cuda), as its own
+# pyproject.toml names them: its tests build the plugin against their headers and load
+# its runtime (no GPU needed: it then reports none). Linux x86-64 wheels only.
+DEVICE_RUNTIME_DEPS = sorted(
+    f"{dep}; sys_platform == 'linux' and platform_machine == 'x86_64'"
+    for p in ROOT.glob("packages/*")
+    if (p / "pyproject.toml").exists() and _device_toolkit(p)
+    for dep in tomllib.loads((p / "pyproject.toml").read_text())["project"]["dependencies"]
+    if dep.startswith("nvidia-")
+)
 TEST_DEPS = [
     "pytest", "hypothesis", "numpy", "scipy", "psutil", "scikit-learn", "safetensors",
-    # tensor-cuda (COMPONENT_SUITES): its allocator's test harness, the plugin's build
-    # (cuBLAS's headers come from its wheel) and the CUDA runtime it loads (no GPU
-    # needed: it then reports none).
-    "pybind11", "scikit-build-core", "cmake", "ninja",
-    "nvidia-cuda-runtime>=13,<14; sys_platform == 'linux' and platform_machine == 'x86_64'",
-    "nvidia-cublas>=13,<14; sys_platform == 'linux' and platform_machine == 'x86_64'",
+    # tensor-cuda (COMPONENT_SUITES): its allocator's test harness and the plugin's build.
+    "pybind11", "scikit-build-core", "cmake", "ninja", *DEVICE_RUNTIME_DEPS,
     "pyyaml",  # tensor-core's tests/test_kernel_table.py reads the kernel table
 ]  # fmt: skip
 # Build backends ask for these dynamically (scikit-build-core: cmake, ninja; setuptools

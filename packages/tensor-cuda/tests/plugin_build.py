@@ -5,7 +5,8 @@
 ``pip install --no-build-isolation --no-deps --target TARGET_DIR`` of this package, against
 the flambeau core importable here (as a plugin is built against the core it will run with).
 The CMake build directory is kept in ``$FLAMBEAU_CUDA_BUILD_DIR`` when set, so a second run
-recompiles only what changed. Compiles one file at a time (the machines here are shared).
+recompiles only what changed. Compiles one file at a time (the machines here are shared),
+or one per core under CI, which has its machine to itself.
 """
 
 from __future__ import annotations
@@ -65,8 +66,9 @@ def check_tools() -> None:
 
 
 def check_cublas_headers(nvcc: str) -> None:
-    """cuBLAS's headers, which the build takes from the nvidia-cublas wheel (or else the
-    toolkit beside nvcc), as CMakeLists.txt looks for them."""
+    """cuBLAS's, cuSOLVER's and cuFFT's headers, which the build takes from the
+    nvidia-cublas, nvidia-cusolver and nvidia-cufft wheels (or else the toolkit beside
+    nvcc), as CMakeLists.txt looks for them."""
     places = [Path(nvcc).resolve().parents[1] / "include"]
     try:
         import nvidia
@@ -76,6 +78,9 @@ def check_cublas_headers(nvcc: str) -> None:
         pass
     if not any((p / "cublas_v2.h").exists() for p in places):
         raise BuildUnavailable("cuBLAS's headers are missing: pip install nvidia-cublas (CUDA 13)")
+    for header, wheel in (("cusolverDn.h", "nvidia-cusolver"), ("cufft.h", "nvidia-cufft")):
+        if not any((p / header).exists() for p in places):
+            raise BuildUnavailable(f"{header} is missing: pip install {wheel} (CUDA 13)")
 
 
 def build(target: str | os.PathLike) -> float:
@@ -84,7 +89,8 @@ def build(target: str | os.PathLike) -> float:
     check_tools()
     check_cublas_headers(nvcc)
     check_core_abi()
-    env = dict(os.environ, CUDACXX=nvcc, CMAKE_BUILD_PARALLEL_LEVEL="1")
+    jobs = str(os.cpu_count() or 1) if os.environ.get("CI") else "1"
+    env = dict(os.environ, CUDACXX=nvcc, CMAKE_BUILD_PARALLEL_LEVEL=jobs)
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     cmd = [
         sys.executable,

@@ -10,6 +10,8 @@
 #include "allocator/errors.h"
 #include "allocator/python_views.h"
 #include "backend/kernels/cublas_handles.h"
+#include "backend/kernels/cufft_plans.h"
+#include "backend/kernels/solver_handles.h"
 #include "backend/state.h"
 #include "runtime/cuda_error.h"
 #include "runtime/host_allocator.h"
@@ -135,6 +137,15 @@ void bind_python_api(py::module_& m) {
         "Where the kernels open libcublas.so.13 first (the nvidia-cublas wheel's copy).");
   m.def("_load_cublas", &kernels::load_cublas,
         "Opens cuBLAS now (no device needed): '' when every entry point resolved, else why not.");
+  // The linear algebra and FFT group's libraries (cuSOLVER, cuFFT), as cuBLAS's.
+  m.def("_set_cusolver_library_path", &kernels::set_cusolver_library_path, py::arg("path"),
+        "Where the kernels open libcusolver.so.12 first (the nvidia-cusolver wheel's copy).");
+  m.def("_load_cusolver", &kernels::load_cusolver,
+        "Opens cuSOLVER now (no device needed): '' when every entry point resolved, else why not.");
+  m.def("_set_cufft_library_path", &kernels::set_cufft_library_path, py::arg("path"),
+        "Where the kernels open libcufft.so.12 first (the nvidia-cufft wheel's copy).");
+  m.def("_load_cufft", &kernels::load_cufft,
+        "Opens cuFFT now (no device needed): '' when every entry point resolved, else why not.");
   m.def("_set_device", [](int device) {
     check_index(device);
     check(cudaSetDevice(device));

@@ -5,7 +5,8 @@ where the wheel sits elsewhere on ``sys.path`` (``pip install --target``, a seco
 site-packages), the library is loaded here first so that the extension finds it by its
 soname. Without the wheel the system's CUDA 13 runtime is used, if there is one.
 cuBLAS (``nvidia-cublas``) is not loaded here: the extension opens it at the first matrix
-product, from the path found here or else by its soname.
+product, from the path found here or else by its soname; cuSOLVER (``nvidia-cusolver``) and
+cuFFT (``nvidia-cufft``) likewise at the first factorization or transform.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import sys
 
 CUDART = "libcudart.so.13"
 CUBLAS = "libcublas.so.13"
+CUSOLVER = "libcusolver.so.12"  # the CUDA 13 line of cuSOLVER
+CUFFT = "libcufft.so.12"  # and of cuFFT
 
 
 def _wheel_library(name: str) -> str | None:
@@ -50,4 +53,6 @@ def import_extension():
         raise
     # cuBLAS is opened at the first matrix product, not now; the wheel's copy first.
     module._set_cublas_library_path(_wheel_library(CUBLAS) or "")
+    module._set_cusolver_library_path(_wheel_library(CUSOLVER) or "")
+    module._set_cufft_library_path(_wheel_library(CUFFT) or "")
     return module

@@ -24,7 +24,7 @@ if [ -n "${NVIDIA_WHEELS:-}" ]; then
   "$PY" -m pip install --quiet --no-deps "$NVIDIA_WHEELS"/nvidia_*.whl
 else
   "$PY" -m pip install --quiet "nvidia-cuda-runtime>=13,<14" "nvidia-cublas>=13,<14" \
-    "nvidia-cuda-nvrtc>=13,<14"
+    "nvidia-cuda-nvrtc>=13,<14" "nvidia-cusolver>=12,<13" "nvidia-cufft>=12,<13"
 fi
 start=$(date +%s)
 "$PY" -m pip install --quiet --no-build-isolation --no-deps "$PKG"

@@ -1,7 +1,7 @@
 """Neural-network kernels on CUDA against flambeau's CPU kernels: the _foreach_*
 operators (every ForeachOp the optimizers use), layer norm and group norm forward and
-backward (16-bit floats with float statistics), batch norm in evaluation mode
-(composed by the core), max/avg pooling and their adaptive forms with indices and
+backward (16-bit floats with float statistics), batch norm in evaluation and training
+mode (composed by the core), max/avg pooling and their adaptive forms with indices and
 gradients (ceil_mode, padding, dilation, count_include_pad, divisor_override),
 max_unpool, the pointwise losses and nll_loss (weight, ignore_index, every reduction,
 (N, C, d1, d2) inputs) with their gradients; a bad target raises RuntimeError with
@@ -126,8 +126,7 @@ def test_group_norm_forward_and_backward(dtype):
     _compare(lambda x, w, b: F.group_norm(x, 3, w, b), x, w, b, **tol)
 
 
-# Training mode needs the var reduction, which has no CUDA kernel yet (README).
-@pytest.mark.parametrize("training", [False])
+@pytest.mark.parametrize("training", [False, True])
 @pytest.mark.parametrize("dtype", COMPUTE)
 def test_batch_norm_forward_and_backward(dtype, training):
     x = sample(dtype, (4, 3, 5, 2))

@@ -196,6 +196,191 @@ flb_status nll_loss_backward(void* ctx, const flb_kernel_call* call);
 flb_status embedding_bag(void* ctx, const flb_kernel_call* call);
 flb_status embedding_dense_backward(void* ctx, const flb_kernel_call* call);
 
+// ---- The elementwise math group (activations, bitwise, binary and unary math,
+// special functions), registered by register_elementwise_math (elementwise_math.cpp).
+// Activations and logit (activation_ops.cu): tensors [out, self] or, for a
+// backward, [grad_input, grad_output, self]; scalars: the options in schema order.
+enum class ActivationOp {
+  kElu,
+  kEluBackward,
+  kGelu,
+  kGeluBackward,
+  kHardshrink,
+  kHardshrinkBackward,
+  kHardsigmoid,
+  kHardsigmoidBackward,
+  kHardswish,
+  kHardswishBackward,
+  kHardtanh,
+  kHardtanhBackward,
+  kLeakyRelu,
+  kLeakyReluBackward,
+  kLogSigmoid,
+  kLogSigmoidBackward,
+  kMish,
+  kMishBackward,
+  kSilu,
+  kSiluBackward,
+  kSoftplus,
+  kSoftplusBackward,
+  kSoftshrink,
+  kSoftshrinkBackward,
+  kThreshold,
+  kThresholdBackward,
+  kLogit
+};
+flb_status activation(void* ctx, const flb_kernel_call* call);
+// Bitwise operators (bitwise_ops.cu): tensors [out, a, b] ([out, a] for kNot).
+enum class BitwiseOp { kAnd, kOr, kXor, kNot, kLeftShift, kRightShift };
+flb_status bitwise(void* ctx, const flb_kernel_call* call);
+// Binary and unary math computed in the compute type (math_ops.cu): tensors [out,
+// inputs...]; nan_to_num: scalars [nan, posinf, neginf] (a bool: not given);
+// signbit and isreal: out bool. frexp: tensors [mantissa, exponent (int32), input].
+enum class MathOp {
+  kAtan2,
+  kCopysign,
+  kHypot,
+  kLogaddexp,
+  kLogaddexp2,
+  kXlogy,
+  kXlog1py,
+  kLdexp,
+  kNextafter,
+  kFmod,
+  kRemainder,
+  kGcd,
+  kLcm,
+  kHeaviside,
+  kAngle,
+  kConjPhysical,
+  kSgn,
+  kDeg2rad,
+  kRad2deg,
+  kSinc,
+  kNanToNum,
+  kSignbit,
+  kIsreal
+};
+flb_status math(void* ctx, const flb_kernel_call* call);
+flb_status frexp_kernel(void* ctx, const flb_kernel_call* call);
+// Special functions computed in double and rounded once, as the CPU's
+// (special_ops.cu, special_functions.h): tensors [out, x] or [out, a, b];
+// mvlgamma: scalars [p]; polygamma: scalars [n].
+enum class SpecialOp {
+  kLgamma,
+  kDigamma,
+  kErfinv,
+  kMvlgamma,
+  kPolygamma,
+  kEntr,
+  kErfcx,
+  kNdtr,
+  kNdtri,
+  kLogNdtr,
+  kSphericalBesselJ0,
+  kI0,
+  kI0e,
+  kI1,
+  kI1e,
+  kIgamma,
+  kIgammac,
+  kZeta,
+  kChebyshevT,
+  kChebyshevU,
+  kChebyshevV,
+  kChebyshevW,
+  kShiftedChebyshevT,
+  kShiftedChebyshevU,
+  kShiftedChebyshevV,
+  kShiftedChebyshevW,
+  kHermiteH,
+  kHermiteHe,
+  kLaguerreL,
+  kLegendreP
+};
+flb_status special_function(void* ctx, const flb_kernel_call* call);
+flb_status register_elementwise_math(const flb_core_api* core, int32_t type);
+
+// ---- nn group: reductions, triangles, ranges, convolution, resampling ----
+// all / any (ctx: ReduceExtraOp kAll or kAny): tensors [out (bool or uint8),
+// in], ints [dims...]; count_nonzero: tensors [out (int64), in]; nansum,
+// nanmean, norm (scalars [p]) and logsumexp (ctx the ReduceExtraOp): tensors
+// [out, in] of one dtype; var: tensors [var_out, mean_out?, in], scalars
+// [correction], ints [dims..., take_sqrt] (reduce_extra_ops.cu).
+enum class ReduceExtraOp { kAll, kAny, kNanSum, kNanMean, kNorm, kLogSumExp };
+flb_status all_any(void* ctx, const flb_kernel_call* call);
+flb_status count_nonzero(void* ctx, const flb_kernel_call* call);
+flb_status reduce_extra(void* ctx, const flb_kernel_call* call);
+flb_status var(void* ctx, const flb_kernel_call* call);
+// tril / triu (ctx the TriangleOp): tensors [self], ints [diagonal] (triangle_ops.cu).
+enum class TriangleOp { kTril, kTriu };
+flb_status triangle(void* ctx, const flb_kernel_call* call);
+// arange: tensors [out], scalars [start, step]; linspace / logspace (ctx the
+// SpaceOp): tensors [out], scalars [start, end, base?] (creation_ops.cu).
+enum class SpaceOp { kLinspace, kLogspace };
+flb_status arange(void* ctx, const flb_kernel_call* call);
+flb_status space(void* ctx, const flb_kernel_call* call);
+// Convolution over contiguous float32/float64 tensors with structs
+// [flb_conv_geometry] (conv_ops.cu): conv_forward (tensors [out, input, weight,
+// bias?]), conv_backward_input (tensors [grad_input, grad_output, weight,
+// bias?]), conv_backward_weight (tensors [grad_weight, grad_output, input]) and
+// conv_backward_bias (tensors [grad_bias, grad_output]).
+flb_status conv_forward(void* ctx, const flb_kernel_call* call);
+flb_status conv_backward_input(void* ctx, const flb_kernel_call* call);
+flb_status conv_backward_weight(void* ctx, const flb_kernel_call* call);
+flb_status conv_backward_bias(void* ctx, const flb_kernel_call* call);
+// resample (tensors [out, input]) and resample_backward (tensors [grad_input,
+// grad_output]) over contiguous float32/float64 (planes, D, H, W) with structs
+// [flb_resample_geometry] (resample_ops.cu).
+flb_status resample(void* ctx, const flb_kernel_call* call);
+flb_status resample_backward(void* ctx, const flb_kernel_call* call);
+// Scaled dot-product attention over structs [flb_attention_problem], float32
+// and float64 (attention_ops.cu): _scaled_dot_product_attention_forward
+// (tensors [q, k, v, mask?, out, logsumexp]) and its backward (tensors [q, k, v,
+// mask?, grad_out, out, logsumexp, grad_q, grad_k, grad_v]).
+flb_status attention_forward(void* ctx, const flb_kernel_call* call);
+flb_status attention_backward(void* ctx, const flb_kernel_call* call);
+// The fused LSTM and GRU cells and their backwards, float32 and float64, with the
+// CPU's workspace layout (rnn_cell_ops.cu).
+flb_status lstm_cell(void* ctx, const flb_kernel_call* call);
+flb_status lstm_cell_backward(void* ctx, const flb_kernel_call* call);
+flb_status gru_cell(void* ctx, const flb_kernel_call* call);
+flb_status gru_cell_backward(void* ctx, const flb_kernel_call* call);
+// _rnn_layer and _rnn_layer_backward: one layer over a packed sequence with
+// structs [flb_rnn_layer_shape, flb_rnn_layer_weights(, flb_rnn_layer_grads)]
+// and the CPU's workspace layout (rnn_layer_ops.cu).
+flb_status rnn_layer(void* ctx, const flb_kernel_call* call);
+flb_status rnn_layer_backward(void* ctx, const flb_kernel_call* call);
+// ---- end of the nn group ----
+
+// ---- counting, sampling and window group, registered by
+// register_counting_sampling_windows (counting_sampling_registry.cpp) ----
+// bincount: tensors [out, in (int64), weights?]; histc: tensors [out, in
+// (float64)], scalars [lo, hi] (histogram_ops.cu).
+flb_status bincount(void* ctx, const flb_kernel_call* call);
+flb_status histc(void* ctx, const flb_kernel_call* call);
+// value_selecting_reduction_backward: tensors [out (rows, n), grad (rows, k),
+// indices (rows, k)] (select_backward_ops.cu).
+flb_status value_selecting_backward(void* ctx, const flb_kernel_call* call);
+// exponential_, geometric_, cauchy_, log_normal_ (ctx the DistributionOp of
+// random_extra_sampling.h): tensors [out], scalars [a, b]; poisson: tensors [out,
+// rates]; multinomial: tensors [samples, probs], ints [replacement]; randperm:
+// tensors [out] (random_extra_ops.cu).
+flb_status distribution_fill(void* ctx, const flb_kernel_call* call);
+flb_status poisson(void* ctx, const flb_kernel_call* call);
+flb_status multinomial(void* ctx, const flb_kernel_call* call);
+flb_status randperm(void* ctx, const flb_kernel_call* call);
+// The window functions (ctx the WindowOp of window_math.h): tensors [out],
+// scalars [alpha, beta], ints [periodic] (window_ops.cu).
+flb_status window(void* ctx, const flb_kernel_call* call);
+flb_status register_counting_sampling_windows(const flb_core_api* core, int32_t type);
+// ---- end of the counting, sampling and window group ----
+
+// ---- linear algebra and FFT group (cuSOLVER, cuBLAS trsm, cuFFT): the kernels in
+// linalg_fft_kernels.h, registered by register_linalg_fft (linalg_fft_registry.cpp) ----
+flb_status register_linalg_fft(const flb_core_api* core, int32_t type);
+// ---- end of the linear algebra and FFT group ----
+
 // Registers every kernel above for device type `type`: FLB_OK or the core's error.
 flb_status register_kernels(const flb_core_api* core, int32_t type);
 

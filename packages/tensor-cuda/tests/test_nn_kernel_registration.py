@@ -1,0 +1,51 @@
+"""The nn group's CUDA kernels (reductions, triangles, ranges, convolution, resampling,
+attention, recurrent cells and layers) are registered when the plugin is imported, with
+no GPU needed: the core then dispatches those operators to cuda instead of raising
+NotImplementedError (tests/gpu/ checks their results on a device)."""
+
+from __future__ import annotations
+
+from test_plugin import install_dir, run  # noqa: F401 (install_dir is a fixture)
+
+NN_KERNELS = [
+    "all",
+    "any",
+    "count_nonzero",
+    "nansum",
+    "nanmean",
+    "norm",
+    "logsumexp",
+    "var",
+    "tril",
+    "triu",
+    "arange",
+    "linspace",
+    "logspace",
+    "conv_forward",
+    "conv_backward_input",
+    "conv_backward_weight",
+    "conv_backward_bias",
+    "resample",
+    "resample_backward",
+    "_scaled_dot_product_attention_forward",
+    "_scaled_dot_product_attention_backward",
+    "_thnn_fused_lstm_cell",
+    "_thnn_fused_lstm_cell_backward",
+    "_thnn_fused_gru_cell",
+    "_thnn_fused_gru_cell_backward",
+    "_rnn_layer",
+    "_rnn_layer_backward",
+]
+
+
+def test_nn_kernels_are_registered_for_cuda(install_dir):  # noqa: F811
+    out = run(
+        install_dir,
+        """
+        import json
+        import flambeau, flambeau_cuda
+        print(json.dumps(sorted(flambeau._C._operators_with_kernel("cuda"))))
+    """,
+    )
+    missing = sorted(set(NN_KERNELS) - set(out))
+    assert not missing, missing
