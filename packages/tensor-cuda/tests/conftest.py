@@ -14,9 +14,25 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "harness"))
+sys.path.insert(1, str(Path(__file__).resolve().parent))  # plugin_build
+import plugin_build  # noqa: E402
+
 import build as harness_build  # noqa: E402
 
 MiB = 1 << 20
+
+
+@pytest.fixture(scope="session")
+def install_dir(tmp_path_factory):
+    """The plugin built and installed once per session (plugin_build.py), for the tests
+    that import it in a fresh interpreter with this directory on sys.path."""
+    target = tmp_path_factory.mktemp("flambeau_cuda_install")
+    try:
+        seconds = plugin_build.build(target)
+    except plugin_build.BuildUnavailable as e:
+        pytest.skip(f"cannot build flambeau-tensor-cuda here: {e}")
+    print(f"flambeau-tensor-cuda built in {seconds:.0f} s")
+    return target
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,7 @@ NotImplementedError (tests/gpu/ checks their results on a device)."""
 
 from __future__ import annotations
 
-from test_plugin import install_dir, run  # noqa: F401 (install_dir is a fixture)
+from test_plugin import run
 
 GROUP_KERNELS = [
     "bincount",

@@ -6,7 +6,7 @@ tests/gpu/test_gpu_linalg_fft.py checks the results on a device."""
 
 from __future__ import annotations
 
-from test_plugin import install_dir, run  # noqa: F401 (install_dir is a fixture)
+from test_plugin import run
 
 REGISTERED = [
     "linalg_getrf",

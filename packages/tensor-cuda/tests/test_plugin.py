@@ -1,8 +1,8 @@
 """The plugin on a machine without a GPU (or without a driver): it builds, imports, says
 CUDA is unavailable and why, refuses device work with PyTorch's errors, and guards forks.
 
-The package is built once for this module (``plugin_build.py``, about a minute on two
-cores; ``$FLAMBEAU_CUDA_BUILD_DIR`` keeps the build between runs) and each check runs in
+The package is built once per test session (conftest.py's ``install_dir``;
+``$FLAMBEAU_CUDA_BUILD_DIR`` keeps the build between runs) and each check runs in
 a fresh interpreter with the install directory on ``sys.path``, as an installed plugin
 would be found. Skipped, with the reason, without nvcc, CMake, scikit-build-core or
 pybind11, or when the importable core is older than the plugin's headers.
@@ -15,25 +15,10 @@ import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import plugin_build  # noqa: E402
-
 NO_DEVICE_REASONS = ("Found no NVIDIA driver on your system", "No CUDA GPUs are available")
-
-
-@pytest.fixture(scope="module")
-def install_dir(tmp_path_factory):
-    target = tmp_path_factory.mktemp("flambeau_cuda_install")
-    try:
-        seconds = plugin_build.build(target)
-    except plugin_build.BuildUnavailable as e:
-        pytest.skip(f"cannot build flambeau-tensor-cuda here: {e}")
-    print(f"flambeau-tensor-cuda built in {seconds:.0f} s")
-    return target
 
 
 def run(install_dir, code: str) -> dict:
