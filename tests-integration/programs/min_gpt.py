@@ -215,7 +215,9 @@ def main():
     correct = (sol == sol_candidate).all(1).cpu()
     accuracy = correct.float().mean().item()
     print(f"sorted correctly: {accuracy:.2%}")
-    assert accuracy > 0.9, accuracy
+    # Chance is about 1 in 500; after 250 steps the accuracy depends on rounding (it
+    # ranged from 87.5% to 100% over seeds and CPU capabilities, with and without FMA).
+    assert accuracy > 0.8, accuracy
 
 
 if __name__ == "__main__":
