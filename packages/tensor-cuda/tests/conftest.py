@@ -15,9 +15,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "harness"))
 sys.path.insert(1, str(Path(__file__).resolve().parent))  # plugin_build
-import plugin_build  # noqa: E402
-
 import build as harness_build  # noqa: E402
+import plugin_build  # noqa: E402
 
 MiB = 1 << 20
 

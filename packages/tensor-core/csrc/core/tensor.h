@@ -1,6 +1,7 @@
 // A tensor is a strided view of a storage: sizes, strides (in elements), a
 // storage offset, an element type and a device. Views share the storage.
 #pragma once
+#include <memory>
 #include <string>
 
 #include "core/dtype.h"
@@ -9,6 +10,14 @@
 #include "core/storage.h"
 
 namespace flambeau {
+
+// What autograd records about one tensor (its node, its place among that node's
+// outputs, a leaf's gradient, its view of a base). The core owns the pointer and
+// nothing else: the contents are the Python layer's (python/autograd_meta.h), which
+// creates them the first time autograd writes one of them.
+struct AutogradMeta {
+  virtual ~AutogradMeta() = default;
+};
 
 class TensorImpl : public RefCounted {
  public:
@@ -71,6 +80,10 @@ class TensorImpl : public RefCounted {
   // formulas read a recorded input's geometry at backward.
   uint64_t metadata_version() const { return metadata_version_; }
 
+  AutogradMeta* autograd_meta() const { return autograd_meta_.get(); }
+  void set_autograd_meta(std::unique_ptr<AutogradMeta> m) { autograd_meta_ = std::move(m); }
+  std::unique_ptr<AutogradMeta> take_autograd_meta() { return std::move(autograd_meta_); }
+
  private:
   void refresh();
   Storage storage_;
@@ -79,6 +92,7 @@ class TensorImpl : public RefCounted {
   int64_t numel_ = 1;
   uint64_t version_bias_ = 0;  // wraps modulo 2^64 like the sum it is added to
   uint64_t metadata_version_ = 0;
+  std::unique_ptr<AutogradMeta> autograd_meta_;
   ScalarType dtype_;
   bool contiguous_ = true;
   bool requires_grad_ = false;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "python/autograd_native.h"
+#include "python/autograd_node.h"
 #include "python/autograd_saved.h"
 #include "python/registry.h"
 
@@ -38,18 +39,12 @@ Package& package() {
 }
 
 struct Names {
-  PyObject *next_functions, *n_outputs, *saved, *released, *backward, *release, *tensor_hooks,
-      *prehooks, *retained, *hooks;
+  PyObject *backward, *release;
 };
 
 const Names& names() {
-  static const Names n{
-      PyUnicode_InternFromString("next_functions"), PyUnicode_InternFromString("n_outputs"),
-      PyUnicode_InternFromString("_saved"),         PyUnicode_InternFromString("_released"),
-      PyUnicode_InternFromString("_backward"),      PyUnicode_InternFromString("_release"),
-      PyUnicode_InternFromString("_tensor_hooks"),  PyUnicode_InternFromString("_prehooks"),
-      PyUnicode_InternFromString("_retained"),      PyUnicode_InternFromString("_hooks"),
-  };
+  static const Names n{PyUnicode_InternFromString("_backward"),
+                       PyUnicode_InternFromString("_release")};
   return n;
 }
 
@@ -58,13 +53,14 @@ py::object checked(PyObject* o) {
   return py::reinterpret_steal<py::object>(o);
 }
 
-py::object attr(PyObject* o, PyObject* name) { return checked(PyObject_GetAttr(o, name)); }
-
-// Whether the node's own __dict__ holds `name` (hook tables live on the class, empty,
-// until something registers one on the node).
-bool has_own(PyObject* node, PyObject* name) {
-  PyObject** dict = _PyObject_GetDictPtr(node);
-  return dict && *dict && PyDict_GetItemWithError(*dict, name);
+// Every node derives from _C._Node; its typed fields are read directly.
+autograd_node::NodeObject& fields_of(PyObject* node) {
+  autograd_node::NodeObject* n = autograd_node::as_node(node);
+  if (!n) {
+    PyErr_Format(PyExc_TypeError, "the autograd graph holds %R, which is not a graph node", node);
+    throw py::error_already_set();
+  }
+  return *n;
 }
 
 // Whether this reference to gradient g is the only one to it and to its memory: the
@@ -141,10 +137,12 @@ class Pass {
     if (fresh) {
       State& s = it->second;
       s.node = py::reinterpret_borrow<py::object>(node);
-      py::object next = attr(node, names().next_functions);
-      if (!PyTuple_Check(next.ptr())) next = py::tuple(next);
+      const autograd_node::NodeObject& f = fields_of(node);
+      py::object next =
+          py::reinterpret_borrow<py::object>(f.next_functions ? f.next_functions : Py_None);
+      if (!PyTuple_Check(next.ptr())) next = py::tuple(next.is_none() ? py::tuple() : next);
       s.next = py::reinterpret_steal<py::tuple>(next.release());
-      s.n_outputs = attr(node, names().n_outputs).cast<Py_ssize_t>();
+      s.n_outputs = f.n_outputs;
     }
     return it->second;
   }
@@ -235,15 +233,15 @@ class Pass {
   }
 
   void step(State& s) {
-    const Names& n = names();
     PyObject* node = s.node.ptr();
+    const autograd_node::NodeObject& f = fields_of(node);
     std::vector<py::object> grads = std::move(s.grads);
     grads.resize(static_cast<size_t>(s.n_outputs));
     for (auto& g : grads)
       if (!g) g = py::none();
     const bool accumulate = Py_TYPE(node) == package().accumulate_type;
     const bool run = runs(s, accumulate);
-    if (has_own(node, n.tensor_hooks) || has_own(node, n.prehooks) || has_own(node, n.retained)) {
+    if (f.tensor_hooks || f.prehooks || f.retained) {  // null until something registers
       py::list in(grads.size());
       for (size_t i = 0; i < grads.size(); ++i) in[i] = grads[i];
       py::object out = package().before(s.node, in, run, create_graph_);
@@ -264,7 +262,7 @@ class Pass {
     if (!run) return;
 
     py::object input_grads = backward(s, grads);
-    if (has_own(node, n.hooks)) {
+    if (f.hooks) {
       py::tuple g(grads.size());
       for (size_t i = 0; i < grads.size(); ++i) g[i] = grads[i];
       input_grads = package().after(s.node, input_grads, g);
@@ -307,8 +305,8 @@ class Pass {
       return std::move(none);
     }
     if (Py_TYPE(node) == package().formula_type) {
-      py::object saved = attr(node, names().saved);
-      const autograd_record::SavedData* d = autograd_record::saved_data(saved.ptr());
+      PyObject* saved = fields_of(node).saved;
+      const autograd_record::SavedData* d = saved ? autograd_record::saved_data(saved) : nullptr;
       if (d && d->plan->native && grads.size() <= static_cast<size_t>(kMaxParams)) {
         autograd_record::check_saved(*d, d->plan->node_name.ptr());  // (the node's _name)
         PyObject* raw[kMaxParams];
@@ -324,9 +322,9 @@ class Pass {
 
   void release(PyObject* node) {
     if (Py_TYPE(node) == package().formula_type) {  // FormulaNode._release, without a frame
-      if (PyObject_SetAttr(node, names().released, Py_True) < 0 ||
-          PyObject_SetAttr(node, names().saved, Py_None) < 0)
-        throw py::error_already_set();
+      autograd_node::NodeObject& f = fields_of(node);
+      f.released = 1;
+      autograd_node::set_field(f.saved, Py_None);
       return;
     }
     checked(PyObject_CallMethodNoArgs(node, names().release));

@@ -7,7 +7,9 @@
 
 #include "dispatch/dispatcher.h"
 #include "generated/ops_autograd.h"
+#include "python/autograd_meta.h"
 #include "python/autograd_native.h"
+#include "python/autograd_node.h"
 #include "python/autograd_saved.h"
 #include "python/registry.h"
 
@@ -41,59 +43,36 @@ bool g_enabled = true;
 thread_local bool t_anomaly = false;
 
 struct Names {
-  PyObject *grad_fn, *output_nr, *view, *accumulate, *name, *next_functions, *n_outputs, *formula,
-      *saved, *result, *results;
+  PyObject *result, *results;
 };
 
 const Names& names() {
-  static const Names n{
-      PyUnicode_InternFromString("grad_fn"),   PyUnicode_InternFromString("_output_nr"),
-      PyUnicode_InternFromString("_view"),     PyUnicode_InternFromString("_accumulate"),
-      PyUnicode_InternFromString("_name"),     PyUnicode_InternFromString("next_functions"),
-      PyUnicode_InternFromString("n_outputs"), PyUnicode_InternFromString("_formula"),
-      PyUnicode_InternFromString("_saved"),    PyUnicode_InternFromString("result"),
-      PyUnicode_InternFromString("results"),
-  };
+  static const Names n{PyUnicode_InternFromString("result"), PyUnicode_InternFromString("results")};
   return n;
 }
 
-Tensor as_tensor(PyObject* o) { return py::handle(o).cast<Tensor>(); }
+// o is a Tensor (the callers checked): read without pybind11's cast.
+Tensor as_tensor(PyObject* o) { return Tensor(autograd_meta::impl_of(o)); }
 
 bool differentiable(const Tensor& t) { return is_floating(t->dtype()) || is_complex(t->dtype()); }
 
-PyObject* dict_of(PyObject* o) {  // borrowed; nullptr when the object has none yet
-  PyObject** slot = _PyObject_GetDictPtr(o);
-  return slot ? *slot : nullptr;
-}
-
-void set_in_dict(PyObject* o, PyObject* key, PyObject* value) {
-  if (PyObject_GenericSetAttr(o, key, value) < 0) throw py::error_already_set();
-}
-
 // The (node, output_nr) edge a gradient for tensor o flows into.
 py::object edge_of(PyObject* o) {
-  static PyObject* zero = PyLong_FromLong(0);
-  if (!as_tensor(o)->requires_grad()) return py::make_tuple(py::none(), 0);
-  const Names& n = names();
-  if (PyObject* dict = dict_of(o)) {
-    if (PyDict_GetItem(dict, n.view)) return package().grad_edge(py::handle(o));
-    PyObject* fn = PyDict_GetItem(dict, n.grad_fn);
-    if (fn && fn != Py_None) {
-      PyObject* nr = PyDict_GetItem(dict, n.output_nr);
-      return py::reinterpret_steal<py::object>(PyTuple_Pack(2, fn, nr ? nr : zero));
-    }
-    if (PyObject* acc = PyDict_GetItem(dict, n.accumulate))
-      return py::reinterpret_steal<py::object>(PyTuple_Pack(2, acc, zero));
+  TensorImpl* t = autograd_meta::impl_of(o);
+  if (!t->requires_grad()) return py::make_tuple(py::none(), 0);
+  if (const autograd_meta::TensorAutograd* m = autograd_meta::find(*t)) {
+    if (m->view) return package().grad_edge(py::handle(o));  // it may need rebasing
+    if (m->grad_fn) return py::make_tuple(m->grad_fn, m->output_nr);
+    if (m->accumulate) return py::make_tuple(m->accumulate, 0);
   }
-  py::object acc = package().accumulate_node(py::handle(o));
-  return py::reinterpret_steal<py::object>(PyTuple_Pack(2, acc.ptr(), zero));
+  return py::make_tuple(package().accumulate_node(py::handle(o)), 0);
 }
 
-void attach(PyObject* out, const Tensor& t, PyObject* node, Py_ssize_t output_nr) {
-  t->set_requires_grad(true);
-  const Names& n = names();
-  set_in_dict(out, n.grad_fn, node);
-  set_in_dict(out, n.output_nr, py::int_(output_nr).ptr());
+void attach(TensorImpl& t, PyObject* node, Py_ssize_t output_nr) {
+  t.set_requires_grad(true);
+  autograd_meta::TensorAutograd& m = autograd_meta::get_or_create(t);
+  m.grad_fn = py::reinterpret_borrow<py::object>(node);
+  m.output_nr = output_nr;
 }
 
 // The backward of a call whose tensor arguments are the bits of mask.
@@ -190,7 +169,7 @@ py::object unpack(SavedData& d, PyObject* op, PyObject* node) {
     const bool reads = j < 64 && (plan.check_outputs >> j & 1);
     if (reads && now != o.version) raise_modified(op, out, now, o.version);
     if (grad_enabled() && differentiable(o.tensor))  // create_graph: reconnect to the node
-      attach(out.ptr(), as_tensor(out.ptr()), node, static_cast<Py_ssize_t>(j));
+      attach(*autograd_meta::impl_of(out.ptr()), node, static_cast<Py_ssize_t>(j));
     results[j] = out;
   }
   args[names().result] =
@@ -352,23 +331,25 @@ py::object record(const Plan& plan, PyObject* const* args, py::object result) {
     }
   }
 
-  PyTypeObject* type = package().node_type;
+  PyTypeObject* type = package().node_type;  // a subclass of _C._Node (checked at install)
   auto node = py::reinterpret_steal<py::object>(type->tp_alloc(type, 0));
   if (!node) throw py::error_already_set();
-  const Names& n = names();
-  set_in_dict(node.ptr(), n.name, plan.node_name.ptr());
-  set_in_dict(node.ptr(), n.next_functions, next.ptr());
-  set_in_dict(node.ptr(), n.n_outputs, py::int_(n_out).ptr());
-  set_in_dict(node.ptr(), n.formula, formula_for(plan, mask, tuple_output).ptr());
-  set_in_dict(node.ptr(), n.saved, saved.ptr());
+  auto* fields = reinterpret_cast<autograd_node::NodeObject*>(node.ptr());
+  autograd_node::set_field(fields->name, plan.node_name.ptr());
+  autograd_node::set_field(fields->next_functions, next.ptr());
+  autograd_node::set_field(fields->formula, formula_for(plan, mask, tuple_output).ptr());
+  autograd_node::set_field(fields->saved, saved.ptr());
+  fields->n_outputs = n_out;
 
   for (Py_ssize_t j = 0; j < n_out; ++j) {
     PyObject* o = output(j);
     if (!is_tensor(o) || !differentiable(as_tensor(o))) continue;
-    attach(o, as_tensor(o), node.ptr(), j);
+    TensorImpl& t = *autograd_meta::impl_of(o);
+    attach(t, node.ptr(), j);
     // (reshape and flatten copy when they cannot view: the copy is not a view)
-    if (plan.view && as_tensor(o)->storage() == as_tensor(args[0])->storage())
-      set_in_dict(o, n.view, package().view_info(py::handle(args[0]), py::handle(o)).ptr());
+    if (plan.view && t.storage() == autograd_meta::impl_of(args[0])->storage())
+      autograd_meta::get_or_create(t).view =
+          package().view_info(py::handle(args[0]), py::handle(o));
   }
   return result;
 }
@@ -383,7 +364,10 @@ void register_bindings(py::module_& m, py::object /*tensor_class*/) {
       [](py::object node_type, py::object grad_edge, py::object accumulate_node,
          py::object view_info, py::object modified_error, py::object reshaped_error,
          py::object tensor_meta) {
-        if (!PyType_Check(node_type.ptr())) throw py::type_error("node_type must be a class");
+        if (!PyType_Check(node_type.ptr()) ||
+            !PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(node_type.ptr()),
+                              autograd_node::g_node_type))
+          throw py::type_error("node_type must be a subclass of flambeau._C._Node");
         Package& p = package();
         p.node_type = reinterpret_cast<PyTypeObject*>(node_type.release().ptr());
         p.grad_edge = std::move(grad_edge);

@@ -12,6 +12,7 @@
 #include "cpu/cpu_capability.h"
 #include "cpu/parallel.h"
 #include "dispatch/dispatcher.h"
+#include "python/autograd_meta.h"
 #include "python/binding_support.h"
 #include "python/device_bindings.h"
 #include "python/registry.h"
@@ -266,7 +267,10 @@ PYBIND11_MODULE(_C, m) {
   bind_device(m);
   bind_generator(m);
 
-  py::class_<TensorImpl, Tensor> tensor(m, "Tensor", py::dynamic_attr());
+  // Instances keep user attributes in a __dict__ and autograd's state in a typed
+  // slot on the TensorImpl, tied to the Python object's life (autograd_meta.h).
+  py::class_<TensorImpl, Tensor> tensor(m, "Tensor", py::dynamic_attr(),
+                                        py::custom_type_setup(autograd_meta::setup_tensor_type));
   set_python_types(tensor.ptr(), m.attr("dtype").ptr(), m.attr("device").ptr(),
                    m.attr("Generator").ptr());
   autograd_slot::register_bindings(m);

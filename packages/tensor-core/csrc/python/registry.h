@@ -3,6 +3,7 @@
 #pragma once
 #include <pybind11/pybind11.h>
 
+#include "dispatch/dispatcher.h"  // FLB_CONCAT
 #include "python/tensor_holder.h"
 
 namespace flambeau::python {

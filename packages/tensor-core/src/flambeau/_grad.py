@@ -12,6 +12,9 @@ from __future__ import annotations
 from flambeau import _C, _siblings
 from flambeau._arg_checks import dtype_name
 
+# The core's .grad, which stores without checking (captured before install wraps it).
+_RAW_GRAD = _C.Tensor.__dict__["grad"]
+
 MISSING = "computing gradients needs flambeau.autograd: " + _siblings.missing_message(
     "flambeau.autograd"
 )
@@ -47,7 +50,7 @@ def _register_post_accumulate_grad_hook(self, hook):
 def _get_grad_dtype(self):
     if self.grad_fn is not None:
         raise RuntimeError("grad_dtype can only be accessed on leaf tensors.")
-    return self.__dict__.get("_grad_dtype", self.dtype)
+    return self._grad_dtype
 
 
 def _set_grad_dtype(self, dtype) -> None:
@@ -65,11 +68,7 @@ def _set_grad_dtype(self, dtype) -> None:
             "(.grad = None) before changing grad_dtype, or ensure the new grad_dtype matches "
             "the existing gradient's dtype."
         )
-    self.__dict__["_grad_dtype"] = dtype
-
-
-def _get_grad(self):
-    return self.__dict__.get("grad")
+    self._grad_dtype = dtype
 
 
 def _set_grad(self, value) -> None:
@@ -93,7 +92,7 @@ def _set_grad(self, value) -> None:
                 f"size '{list(self.shape)}'. Please ensure that the gradient and the tensor are "
                 "the same size"
             )
-        allowed = self.__dict__.get("_grad_dtype", self.dtype)
+        allowed = self._grad_dtype
         if allowed is not None and value.dtype != allowed:
             raise RuntimeError(
                 f"attempting to assign a gradient with dtype '{dtype_name(value.dtype)}' to a "
@@ -101,7 +100,7 @@ def _set_grad(self, value) -> None:
                 "tensor's grad_dtype (defaults to the tensor's dtype). You can set the tensor's "
                 "grad_dtype attribute with a specific dtype, or None to allow any dtype."
             )
-    self.__dict__["grad"] = value
+    _RAW_GRAD.fset(self, value)
 
 
 _GRAD_DOC = """The gradient accumulated into this tensor by backward (None until then). Assigning
@@ -116,22 +115,20 @@ def _set_data(self, value):
     storage with value's shape, strides and dtype; autograd does not record it."""
     self._set_data(value)
     # Autograd's record of where t sat in its base's storage no longer applies.
-    self.__dict__.pop("_view", None)
+    self._view = None
 
 
 def install() -> None:
     T = _C.Tensor
-    # Plain class attributes give every tensor its defaults; autograd sets
-    # per-tensor values in the instance dict (.grad through a checking property).
-    T.grad = property(_get_grad, _set_grad, None, _GRAD_DOC)
-    T.grad_fn = None
+    # grad_fn, is_leaf, output_nr and .grad's storage are the core's (its autograd
+    # slot, csrc/python/autograd_meta.h); assigning .grad goes through PyTorch's checks.
+    T.grad = property(_RAW_GRAD.fget, _set_grad, None, _GRAD_DOC)
     T.backward = _backward
     T.register_hook = _register_hook
     T.retain_grad = _retain_grad
     T.register_post_accumulate_grad_hook = _register_post_accumulate_grad_hook
     T.grad_dtype = property(_get_grad_dtype, _set_grad_dtype, None, _GRAD_DTYPE_DOC)
     T.retains_grad = False  # no tensor retains a gradient before autograd records one
-    T.is_leaf = property(lambda self: self.grad_fn is None)
     # The same memory, outside any graph (PyTorch's .data); write into it with copy_.
     # Assigning re-points this very tensor at another's storage, shape and dtype.
     T.data = property(lambda self: self.detach(), _set_data)

@@ -270,8 +270,6 @@ def install() -> None:
     T.is_signed = _is_signed
     T.dim_order = _dim_order
     T.const_data_ptr = lambda self: self.data_ptr()
-    # Which output of its grad_fn this tensor is (autograd records it as _output_nr).
-    T.output_nr = property(lambda self: self.__dict__.get("_output_nr", 0))
     T.name = None
     T.volatile = property(_volatile)
     T.new_zeros = _new_factory(_C.zeros)

@@ -139,7 +139,7 @@ def register_tensor_hook(t, hook):
     if t.grad_fn is None:
         node = _accumulate_node(t)
         return node._register_tensor_hook(0, hook)
-    return t.grad_fn._register_tensor_hook(t.__dict__.get("_output_nr", 0), hook)
+    return t.grad_fn._register_tensor_hook(t.output_nr, hook)
 
 
 def register_post_accumulate_grad_hook(t, hook):
@@ -157,7 +157,7 @@ def retain_grad(t):
         raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
     if t.grad_fn is None:
         return
-    t.grad_fn._own("_retained")[t.__dict__.get("_output_nr", 0)] = weakref.ref(t)
+    t.grad_fn._own("_retained")[t.output_nr] = weakref.ref(t)
 
 
 _F.Tensor.register_post_accumulate_grad_hook = register_post_accumulate_grad_hook

@@ -86,7 +86,7 @@ def _edge_of(t):
     from .recorder import accumulate_node
 
     if t.grad_fn is not None:
-        return t.grad_fn, t.__dict__.get("_output_nr", 0)
+        return t.grad_fn, t.output_nr
     return accumulate_node(t), 0
 
 
@@ -123,7 +123,7 @@ def _accumulate(node: AccumulateGrad, g, create_graph, owned=False):
     leaf = node.variable
     if not create_graph:
         g = g.detach()
-    grad_dtype = leaf.__dict__.get("_grad_dtype")  # set through Tensor.grad_dtype
+    grad_dtype = leaf._grad_dtype  # Tensor.grad_dtype: the leaf's own unless set
     if grad_dtype is not None and g.dtype != grad_dtype:
         g = g.to(grad_dtype)
     if leaf.grad is None:

@@ -12,8 +12,6 @@ import itertools
 import sys
 import traceback
 from collections.abc import Callable
-from types import MappingProxyType as _MappingProxyType
-from typing import Any
 
 import flambeau as F
 
@@ -72,7 +70,7 @@ class RemovableHandle:
         self.remove()
 
 
-class Node:
+class Node(F._C._Node):
     """A recorded operation. Subclasses or instances provide ``_backward``.
 
     >>> x = flambeau.tensor([1.0], requires_grad=True)
@@ -83,16 +81,13 @@ class Node:
     (<AccumulateGrad object at 0x...>, 0)
     """
 
-    # Hook tables start as these shared empty mappings and become per-node dicts
-    # on first registration, so recording a node allocates none of them.
-    _hooks: dict[int, Callable] = _MappingProxyType({})
-    _prehooks: dict[int, Callable] = _MappingProxyType({})
-    _tensor_hooks: dict[int, dict[int, Callable]] = _MappingProxyType({})  # by output index
-    _retained: dict[int, Any] = _MappingProxyType({})  # output index -> weakref (retain_grad)
+    # The fields the recorder writes and the engine reads are typed members of the
+    # core's _C._Node: _name, next_functions, n_outputs, _formula, _saved, _released,
+    # and the hook tables _hooks, _prehooks, _tensor_hooks (by output index) and
+    # _retained (output index -> weakref, retain_grad), which read as an empty
+    # read-only mapping until the first registration makes a dict. Nodes recorded in
+    # C++ (the core's autograd_record.cpp) skip __init__.
     trace: list[str] | None = None  # creation traceback under detect_anomaly
-    # Nodes recorded in C++ (the core's autograd_record.cpp) skip __init__ and
-    # set _name, next_functions, n_outputs, _formula and _saved directly.
-    _released = False
 
     def __init__(self, name: str, next_functions, n_outputs: int = 1):
         self._name = name
@@ -101,8 +96,8 @@ class Node:
         self._released = False
 
     def _own(self, attr: str) -> dict:
-        table = self.__dict__.get(attr)
-        if table is None:
+        table = getattr(self, attr, None)
+        if not isinstance(table, dict):  # none yet, or the shared empty mapping
             table = {}
             setattr(self, attr, table)
         return table
@@ -241,7 +236,7 @@ class ViewInfo:
     __slots__ = ("root", "root_fn", "size", "stride", "offset", "dtype")
 
     def __init__(self, base, view):
-        parent = base.__dict__.get("_view")
+        parent = base._view
         self.root = parent.root if parent is not None else base
         self.root_fn = self.root.grad_fn  # the history this view was taken from
         self.size = tuple(view.shape)

@@ -73,7 +73,7 @@ def _record_set(recorder, args: tuple, kwargs: dict):
     if not (target.requires_grad or (source is not None and source.requires_grad)):
         return result
     # target no longer views its base's storage.
-    target.__dict__.pop("_view", None)
+    target._view = None
     recorder.attach(target, NotImplementedNode("set_", edges), 0)
     return result
 

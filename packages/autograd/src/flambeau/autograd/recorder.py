@@ -34,14 +34,14 @@ def grad_edge(t):
     """The (node, output_nr) a gradient for tensor t flows into, or (None, 0)."""
     if not isinstance(t, Tensor) or not t.requires_grad:
         return (None, 0)
-    view = t.__dict__.get("_view")
+    view = t._view
     if view is not None and view.root.grad_fn is not view.root_fn:
         # An in-place op through another view rebased the root: this view now reads
         # the root's new values.
         rebase_view(t, view)
     fn = t.grad_fn
     if fn is not None:
-        return (fn, t.__dict__.get("_output_nr", 0))
+        return (fn, t.output_nr)
     return (accumulate_node(t), 0)
 
 
@@ -54,7 +54,7 @@ def rebase_view(t, view: ViewInfo) -> None:
 
 
 def accumulate_node(leaf) -> AccumulateGrad:
-    node = leaf.__dict__.get("_accumulate")
+    node = leaf._accumulate
     if node is None:
         node = AccumulateGrad(leaf)
         leaf._accumulate = node
@@ -63,8 +63,7 @@ def accumulate_node(leaf) -> AccumulateGrad:
 
 def attach(out, node, output_nr: int) -> None:
     raw_set_requires_grad(out, True)  # out may already be a non-leaf (in-place ops)
-    out.grad_fn = node
-    out._output_nr = output_nr
+    out._set_grad_fn(node, output_nr)
 
 
 class SavedArgs:
@@ -193,7 +192,7 @@ def _check_inplace(name: str, target) -> None:
         raise RuntimeError(
             f"{name}: a leaf Variable that requires grad is being used in an in-place operation."
         )
-    view = target.__dict__.get("_view")
+    view = target._view
     if view is not None and view.root.requires_grad and view.root.grad_fn is None:
         raise RuntimeError(
             f"{name}: a view of a leaf Variable that requires grad is being used in an in-place "
@@ -290,7 +289,7 @@ def handle(name: str, args: tuple, kwargs: dict):
     )
     if anomaly_mode.is_enabled():
         node._record_trace()
-    view = target.__dict__.get("_view") if inplace else None
+    view = target._view if inplace else None
     if view is not None:
         # The op wrote into the root's memory: the root's history now ends in
         # CopySlices, and the view reads from the new root.

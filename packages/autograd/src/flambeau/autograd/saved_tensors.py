@@ -83,8 +83,8 @@ def _with_history(t, edge):
     if edge is None:
         return t
     node, output_nr = edge
-    current = t.grad_fn or t.__dict__.get("_accumulate")
-    if t.requires_grad and current is node and t.__dict__.get("_output_nr", 0) == output_nr:
+    current = t.grad_fn or t._accumulate
+    if t.requires_grad and current is node and t.output_nr == output_nr:
         return t
     from .recorder import attach
 

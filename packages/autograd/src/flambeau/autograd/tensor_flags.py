@@ -42,12 +42,10 @@ def requires_grad_(self, requires_grad: bool = True):
 def detach_(self):
     """Detaches this tensor from the graph in place: it becomes a leaf that does not
     require grad. Views that autograd tracks cannot be detached in place."""
-    d = self.__dict__
-    if "_view" in d:
+    if self._view is not None:
         raise RuntimeError("Can't detach views in-place. Use detach() instead.")
     RAW_METHODS["detach_"](self)
-    d.pop("grad_fn", None)
-    d.pop("_output_nr", None)
+    self._set_grad_fn(None)
     return self
 
 
@@ -55,7 +53,7 @@ def _retains_grad(self) -> bool:
     fn = self.grad_fn
     if fn is None:
         return False
-    ref = fn._retained.get(self.__dict__.get("_output_nr", 0))
+    ref = fn._retained.get(self.output_nr)
     return ref is not None and ref() is self
 
 

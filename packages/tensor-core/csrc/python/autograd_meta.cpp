@@ -1,0 +1,179 @@
+// The autograd slot of a tensor (autograd_meta.h): its lifetime hooks and the
+// Tensor attributes that read and write it.
+#include "python/autograd_meta.h"
+
+#include "python/arg_parser.h"
+#include "python/registry.h"
+
+namespace flambeau::python::autograd_meta {
+
+TensorAutograd::~TensorAutograd() {
+  // The Python object's deallocator drops the slot under the GIL; a TensorImpl
+  // freed elsewhere holds none. This covers the case no path should reach.
+  if (!grad_fn && !accumulate && !view && !grad && !grad_dtype) return;
+  if (!Py_IsInitialized()) {  // interpreter gone: the references are gone with it
+    for (py::object* o : {&grad_fn, &accumulate, &view, &grad, &grad_dtype}) o->release();
+    return;
+  }
+  py::gil_scoped_acquire gil;
+  grad_fn = accumulate = view = grad = grad_dtype = py::object();
+}
+
+TensorImpl* impl_of(PyObject* o) {
+  auto* inst = reinterpret_cast<py::detail::instance*>(o);
+  if (inst->simple_layout)  // Ref<TensorImpl> is one pointer: pybind11's simple layout
+    return inst->simple_holder_constructed ? static_cast<TensorImpl*>(inst->simple_value_holder[0])
+                                           : nullptr;
+  auto vh = inst->get_value_and_holder();
+  return vh.holder_constructed() ? vh.value_ptr<TensorImpl>() : nullptr;
+}
+
+TensorAutograd& get_or_create(TensorImpl& t) {
+  if (TensorAutograd* m = find(t)) return *m;
+  auto m = std::make_unique<TensorAutograd>();
+  TensorAutograd& ref = *m;
+  t.set_autograd_meta(std::move(m));
+  return ref;
+}
+
+namespace {
+
+traverseproc g_base_traverse = nullptr;
+inquiry g_base_clear = nullptr;
+destructor g_base_dealloc = nullptr;
+
+int tensor_traverse(PyObject* self, visitproc visit, void* arg) {
+  if (TensorImpl* t = impl_of(self))
+    if (TensorAutograd* m = find(*t)) {
+      Py_VISIT(m->grad_fn.ptr());
+      Py_VISIT(m->accumulate.ptr());
+      Py_VISIT(m->view.ptr());
+      Py_VISIT(m->grad.ptr());
+      Py_VISIT(m->grad_dtype.ptr());
+    }
+  return g_base_traverse(self, visit, arg);
+}
+
+// Drops the slot: moved out first, so that code run by the references it drops
+// finds the tensor without one.
+void drop_slot(PyObject* self) {
+  if (TensorImpl* t = impl_of(self)) t->take_autograd_meta().reset();
+}
+
+int tensor_clear(PyObject* self) {
+  drop_slot(self);
+  return g_base_clear(self);
+}
+
+void tensor_dealloc(PyObject* self) {
+  PyObject_GC_UnTrack(self);  // no collection may visit it while its slot goes
+  drop_slot(self);
+  g_base_dealloc(self);
+}
+
+py::object or_none(const py::object& o) { return o ? o : py::none(); }
+
+TensorAutograd* slot_of(const Tensor& t) { return find(*t); }
+
+// Stores value (None: nothing) in one of the slot's fields.
+void store(const Tensor& t, py::object TensorAutograd::* field, const py::object& value) {
+  if (value.is_none()) {
+    if (TensorAutograd* m = find(*t)) m->*field = py::object();
+    return;
+  }
+  get_or_create(*t).*field = value;
+}
+
+void bind(py::module_& m, py::object cls_obj) {
+  auto cls = py::reinterpret_borrow<py::class_<TensorImpl, Tensor>>(cls_obj);
+  cls.def_property_readonly(
+         "grad_fn",
+         [](const Tensor& t) {
+           TensorAutograd* s = slot_of(t);
+           return s ? or_none(s->grad_fn) : py::none();
+         },
+         "The node of the autograd graph that made this tensor; None for a leaf.")
+      .def_property_readonly(
+          "output_nr",
+          [](const Tensor& t) {
+            TensorAutograd* s = slot_of(t);
+            return s && s->grad_fn ? s->output_nr : Py_ssize_t{0};
+          },
+          "Which output of its grad_fn this tensor is (0 for a leaf).")
+      .def_property_readonly(
+          "is_leaf",
+          [](const Tensor& t) {
+            TensorAutograd* s = slot_of(t);
+            return !s || !s->grad_fn;
+          },
+          "Whether this tensor has no grad_fn: created by the user, or by operations that "
+          "autograd did not record.")
+      .def(
+          "_set_grad_fn",
+          [](const Tensor& t, const py::object& node, Py_ssize_t output_nr) {
+            if (node.is_none()) {
+              if (TensorAutograd* s = slot_of(t)) {
+                s->grad_fn = py::object();
+                s->output_nr = 0;
+              }
+              return;
+            }
+            TensorAutograd& s = get_or_create(*t);
+            s.grad_fn = node;
+            s.output_nr = output_nr;
+          },
+          py::arg("node"), py::arg("output_nr") = 0,
+          "Autograd's: make this tensor output `output_nr` of `node` (None: no node).")
+      .def_property(
+          "_view",
+          [](const Tensor& t) {
+            TensorAutograd* s = slot_of(t);
+            return s ? or_none(s->view) : py::none();
+          },
+          [](const Tensor& t, const py::object& v) { store(t, &TensorAutograd::view, v); },
+          "Autograd's record of the base this tensor views (a ViewInfo), or None.")
+      .def_property(
+          "_accumulate",
+          [](const Tensor& t) {
+            TensorAutograd* s = slot_of(t);
+            return s ? or_none(s->accumulate) : py::none();
+          },
+          [](const Tensor& t, const py::object& v) { store(t, &TensorAutograd::accumulate, v); },
+          "A leaf's AccumulateGrad node, once autograd made one, or None.")
+      .def_property(
+          "grad",
+          [](const Tensor& t) {
+            TensorAutograd* s = slot_of(t);
+            return s ? or_none(s->grad) : py::none();
+          },
+          [](const Tensor& t, const py::object& v) { store(t, &TensorAutograd::grad, v); },
+          "The gradient accumulated into this tensor by backward (None until then).")
+      .def_property(
+          "_grad_dtype",
+          [](const Tensor& t) {
+            TensorAutograd* s = slot_of(t);
+            if (s && s->grad_dtype) return s->grad_dtype;
+            return py::reinterpret_borrow<py::object>(dtype_object(t->dtype()));
+          },
+          [](const Tensor& t, const py::object& v) {
+            get_or_create(*t).grad_dtype = v;  // None is a value here: any dtype
+          },
+          "The dtype a leaf's .grad must have (its own unless set; None: any).");
+  (void)m;
+}
+
+FLB_BINDINGS(1, bind);
+
+}  // namespace
+
+void setup_tensor_type(PyHeapTypeObject* heap_type) {
+  PyTypeObject* type = &heap_type->ht_type;
+  g_base_traverse = type->tp_traverse;  // pybind11's dynamic_attr hooks (the __dict__)
+  g_base_clear = type->tp_clear;
+  g_base_dealloc = type->tp_dealloc ? type->tp_dealloc : py::detail::pybind11_object_dealloc;
+  type->tp_traverse = tensor_traverse;
+  type->tp_clear = tensor_clear;
+  type->tp_dealloc = tensor_dealloc;
+}
+
+}  // namespace flambeau::python::autograd_meta
