@@ -304,26 +304,40 @@ def test_kernels_with_argument_structs_cross_the_abi(python, tmp_path):
     )
 
 
-def test_data_dependent_kernels_run_on_the_cpu_with_a_warning(python, tmp_path):
-    # nonzero, masked_select and unique return tensors sized by the data: no C form, so on a
-    # plugin's device they run on the CPU, once-per-operator warned, the result moved back.
+def test_data_sized_results_are_counted_then_filled_on_the_device(python, tmp_path):
+    # nonzero and masked_select (and so x[mask]) count with testdev's _nonzero_count, then
+    # fill the result the core allocated on the device: no CPU round trip, no warning.
+    # unique returns three data-sized tensors with no C form: it runs on the CPU, warned
+    # once, its results moved back.
     check(
         python,
         """
         import warnings
-        x = flambeau.tensor([[0, 3], [2, 0]], dtype=flambeau.float32)
+        x = flambeau.tensor([[0, 3], [2, 0], [0, 0]], dtype=flambeau.float32)
         d = x.to("testdev")
+        mask = x.gt(0).to("testdev")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            nz, ms, picked = d.nonzero(), flambeau.masked_select(d, mask), d[mask]
+            rows, cols = d.nonzero(as_tuple=True)
+            none = flambeau.zeros(2, 3).to("testdev").nonzero()
+            scalar = flambeau.tensor(5.0).to("testdev").nonzero()
+            empty = flambeau.zeros(0, 4).to("testdev").nonzero()
+            ints = flambeau.tensor([0, 7, 0, -1]).to("testdev").nonzero()
+        for t in (nz, ms, picked, rows, none, scalar, empty, ints):
+            assert t.device.type == "testdev", t.device
+        assert nz.cpu().tolist() == [[0, 1], [1, 0]]
+        assert ms.cpu().tolist() == [3.0, 2.0] == picked.cpu().tolist()
+        assert rows.cpu().tolist() == [0, 1] and cols.cpu().tolist() == [1, 0]
+        assert tuple(none.shape) == (0, 2) and tuple(empty.shape) == (0, 2)
+        assert tuple(scalar.shape) == (1, 0) and ints.cpu().tolist() == [[1], [3]]
         with warnings.catch_warnings(record=True) as w:
             warnings.simplefilter("always")
-            nz = d.nonzero()
-            nz2 = d.nonzero()
-            ms = flambeau.masked_select(d, d.cpu().gt(0).to("testdev"))
-        assert nz.device.type == "testdev" and ms.device.type == "testdev"
-        assert nz.cpu().tolist() == [[0, 1], [1, 0]] == nz2.cpu().tolist()
-        assert ms.cpu().tolist() == [3.0, 2.0]
+            u = flambeau.unique(d)
+            flambeau.unique(d)
+        assert u.device.type == "testdev" and u.cpu().tolist() == [0.0, 2.0, 3.0]
         msgs = [str(m.message) for m in w]
-        assert sum("'nonzero' runs on the CPU" in m for m in msgs) == 1, msgs
-        assert sum("'masked_select' runs on the CPU" in m for m in msgs) == 1, msgs
+        assert sum("'_unique2' runs on the CPU" in m for m in msgs) == 1, msgs
         """,
         tmp_path,
     )
@@ -336,12 +350,13 @@ def test_register_kernel_checks_the_name(python, tmp_path):
         flambeau.device("testdev")
         have = set(flambeau._C._operators_with_kernel("testdev"))
         assert {"add", "mul", "sum", "bmm", "fill_", "copy_", "avg_pool"} <= have, have
-        assert "exp" not in have and "nonzero" not in have, have
+        assert "exp" not in have and "_unique2" not in have, have
+        assert {"_nonzero_count", "nonzero", "masked_select"} <= have, have
         import flambeau_testdev._testdev as td
         assert td.try_register_kernel("fill_") is None
         msg = td.try_register_kernel("no_such_kernel")
         assert "no kernel named 'no_such_kernel'" in msg and "backend_kernels.h" in msg, msg
-        msg = td.try_register_kernel("nonzero")
+        msg = td.try_register_kernel("_unique2")
         assert "returns a tensor" in msg and "runs on the CPU" in msg, msg
         """,
         tmp_path,

@@ -35,6 +35,10 @@ NN_KERNELS = [
     "_thnn_fused_gru_cell_backward",
     "_rnn_layer",
     "_rnn_layer_backward",
+    # data-sized results, counted first (mask_select_ops.cu)
+    "_nonzero_count",
+    "nonzero",
+    "masked_select",
 ]
 
 

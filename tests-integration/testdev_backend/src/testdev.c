@@ -239,7 +239,7 @@ static char* at(const flb_tensor* t, int64_t linear) {
     offset += (linear % size) * t->strides[d];
     linear /= size;
   }
-  size_t item = t->dtype == FLB_FLOAT64 || t->dtype == FLB_INT64 ? 8 : 4;
+  size_t item = t->dtype == FLB_FLOAT64 || t->dtype == FLB_INT64 ? 8 : t->dtype == FLB_BOOL ? 1 : 4;
   return (char*)t->data + offset * (int64_t)item;
 }
 static double get_f(const flb_tensor* t, int64_t i) {
@@ -251,6 +251,8 @@ static double get_f(const flb_tensor* t, int64_t i) {
       return *(double*)p;
     case FLB_INT32:
       return *(int32_t*)p;
+    case FLB_BOOL:
+      return *(uint8_t*)p != 0;
     default:
       return (double)*(int64_t*)p;
   }
@@ -264,6 +266,8 @@ static int64_t get_i(const flb_tensor* t, int64_t i) {
       return (int64_t)*(double*)p;
     case FLB_INT32:
       return *(int32_t*)p;
+    case FLB_BOOL:
+      return *(uint8_t*)p != 0;
     default:
       return *(int64_t*)p;
   }
@@ -518,6 +522,52 @@ static flb_status k_getrs(void* ctx, const flb_kernel_call* c) {
   return FLB_OK;
 }
 
+/* Results whose size depends on the data, in the core's two steps: _nonzero_count
+ * (an integer result), then nonzero or masked_select into the output the core
+ * allocated on this device from that count. */
+static int nonzero_at(const flb_tensor* t, int64_t i) {
+  return is_float(t->dtype) ? get_f(t, i) != 0.0 : get_i(t, i) != 0;
+}
+
+static flb_status k_nonzero_count(void* ctx, const flb_kernel_call* c) {
+  (void)ctx;
+  const flb_tensor* in = &c->tensors[0];
+  if (!supported(in->dtype) && in->dtype != FLB_BOOL) return unsupported(c);
+  int64_t n = numel(in), count = 0;
+  for (int64_t i = 0; i < n; ++i) count += nonzero_at(in, i);
+  *c->int_result = count;
+  return FLB_OK;
+}
+
+/* nonzero: out (count, in.ndim) int64, the indices of in's non-zeros in row-major order. */
+static flb_status k_nonzero(void* ctx, const flb_kernel_call* c) {
+  (void)ctx;
+  const flb_tensor *out = &c->tensors[0], *in = &c->tensors[1];
+  if (!supported(in->dtype) && in->dtype != FLB_BOOL) return unsupported(c);
+  int64_t n = numel(in), row = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (!nonzero_at(in, i)) continue;
+    int64_t rest = i;
+    for (int d = in->ndim - 1; d >= 0; --d) {
+      set(out, row * in->ndim + d, 0, rest % in->sizes[d]);
+      rest /= in->sizes[d];
+    }
+    ++row;
+  }
+  return FLB_OK;
+}
+
+/* masked_select: out gets in's elements where mask (of in's shape) is true. */
+static flb_status k_masked_select(void* ctx, const flb_kernel_call* c) {
+  (void)ctx;
+  const flb_tensor *out = &c->tensors[0], *in = &c->tensors[1], *mask = &c->tensors[2];
+  if (!supported(in->dtype) || mask->dtype != FLB_BOOL) return unsupported(c);
+  int64_t n = numel(in), j = 0;
+  for (int64_t i = 0; i < n; ++i)
+    if (get_i(mask, i)) set(out, j++, get_f(in, i), get_i(in, i));
+  return FLB_OK;
+}
+
 /* Each kernel runs with the device's memory open to it, as a GPU's kernels reach theirs. */
 #define GUARDED(fn)                                                     \
   static flb_status fn##_guarded(void* ctx, const flb_kernel_call* c) { \
@@ -534,6 +584,9 @@ GUARDED(k_copy)
 GUARDED(k_avg_pool)
 GUARDED(k_getrf)
 GUARDED(k_getrs)
+GUARDED(k_nonzero_count)
+GUARDED(k_nonzero)
+GUARDED(k_masked_select)
 
 /* ---- registration ----------------------------------------------------------------- */
 
@@ -577,9 +630,17 @@ static int register_all(void) {
         core->register_kernel(type, "mul", d, k_binary_guarded, NULL) != FLB_OK ||
         core->register_kernel(type, "sum", d, k_sum_guarded, NULL) != FLB_OK ||
         core->register_kernel(type, "fill_", d, k_fill_guarded, NULL) != FLB_OK ||
-        core->register_kernel(type, "copy_", d, k_copy_guarded, NULL) != FLB_OK)
+        core->register_kernel(type, "copy_", d, k_copy_guarded, NULL) != FLB_OK ||
+        core->register_kernel(type, "_nonzero_count", d, k_nonzero_count_guarded, NULL) != FLB_OK ||
+        core->register_kernel(type, "masked_select", d, k_masked_select_guarded, NULL) != FLB_OK)
       return fail_from_core("register_kernel");
   }
+  /* The count and nonzero take any of our dtypes or bool; nonzero is found by its
+   * output's dtype (int64), the count by its input's. */
+  if (core->register_kernel(type, "_nonzero_count", FLB_BOOL, k_nonzero_count_guarded, NULL) !=
+          FLB_OK ||
+      core->register_kernel(type, "nonzero", FLB_INT64, k_nonzero_guarded, NULL) != FLB_OK)
+    return fail_from_core("register_kernel");
   if (core->register_kernel(type, "bmm", FLB_FLOAT32, k_bmm_guarded, NULL) != FLB_OK ||
       core->register_kernel(type, "bmm", FLB_FLOAT64, k_bmm_guarded, NULL) != FLB_OK ||
       core->register_kernel(type, "avg_pool", FLB_FLOAT32, k_avg_pool_guarded, NULL) != FLB_OK ||

@@ -1,5 +1,6 @@
-// CPU kernels of the boolean-mask operators: masked_select and nonzero (two
-// parallel passes: count per chunk, then write at the chunk's prefix offset),
+// CPU kernels of the boolean-mask operators: _nonzero_count, then masked_select and
+// nonzero into the output it sized (two parallel passes: count per chunk, then write
+// at the chunk's prefix offset),
 // masked_fill (elementwise) and masked_scatter (serial, in row-major order).
 #include <functional>
 #include <vector>
@@ -13,39 +14,69 @@ namespace flambeau {
 
 namespace {
 
-// Splits [0, n) into chunks, counts with count(lo, hi) per chunk in parallel,
-// then calls write(lo, hi, first) with each chunk's first output position.
-// Returns the total count.
-template <class Count, class Write>
-int64_t count_then_write(int64_t n, const Count& count, const Write& write,
-                         const std::function<void(int64_t)>& allocate) {
-  const int64_t chunks = std::max<int64_t>(
-      1, std::min<int64_t>(get_num_threads() * 4, (n + kGrainSize - 1) / kGrainSize));
-  std::vector<int64_t> counts(static_cast<size_t>(chunks) + 1, 0);
-  auto lo_of = [&](int64_t c) { return n * c / chunks; };
-  parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
-    for (int64_t c = b; c < e; ++c) counts[c + 1] = count(lo_of(c), lo_of(c + 1));
+// Splits [0, n) into chunks and counts with count(lo, hi) per chunk in parallel:
+// the chunks' output positions, as prefix sums (chunks + 1 of them).
+struct Chunks {
+  int64_t n, chunks;
+  std::vector<int64_t> first;
+  int64_t lo_of(int64_t c) const { return n * c / chunks; }
+};
+
+template <class Count>
+Chunks count_chunks(int64_t n, const Count& count) {
+  Chunks ch{n,
+            std::max<int64_t>(
+                1, std::min<int64_t>(get_num_threads() * 4, (n + kGrainSize - 1) / kGrainSize)),
+            {}};
+  ch.first.assign(static_cast<size_t>(ch.chunks) + 1, 0);
+  parallel_for(0, ch.chunks, 1, [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) ch.first[c + 1] = count(ch.lo_of(c), ch.lo_of(c + 1));
   });
-  for (int64_t c = 0; c < chunks; ++c) counts[c + 1] += counts[c];
-  allocate(counts[chunks]);
-  parallel_for(0, chunks, 1, [&](int64_t b, int64_t e) {
-    for (int64_t c = b; c < e; ++c) write(lo_of(c), lo_of(c + 1), counts[c], counts[c + 1]);
-  });
-  return counts[chunks];
+  for (int64_t c = 0; c < ch.chunks; ++c) ch.first[c + 1] += ch.first[c];
+  return ch;
 }
 
-Tensor masked_select_kernel(const Tensor& input, const Tensor& mask) {
-  const uint8_t* m = reinterpret_cast<const uint8_t*>(mask->data());
-  Tensor out;
-  auto count = [&](int64_t lo, int64_t hi) {
-    int64_t c = 0;
-    for (int64_t i = lo; i < hi; ++i) c += m[i];
-    return c;
-  };
+// Counts per chunk, then calls write(lo, hi, first, last) with each chunk's output
+// positions [first, last). The frontend sized the output by _nonzero_count: the
+// counts must add up to it.
+template <class Count, class Write>
+void count_then_write(int64_t n, int64_t expected, const Count& count, const Write& write) {
+  const Chunks ch = count_chunks(n, count);
+  FLB_CHECK(ch.first.back() == expected, "internal error: ", ch.first.back(),
+            " non-zero elements where the output holds ", expected);
+  parallel_for(0, ch.chunks, 1, [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c)
+      write(ch.lo_of(c), ch.lo_of(c + 1), ch.first[c], ch.first[c + 1]);
+  });
+}
+
+// Counts the non-zero elements of x[lo, hi).
+template <class T>
+int64_t count_nonzero_in(const T* x, int64_t lo, int64_t hi) {
+  int64_t c = 0;
+  for (int64_t i = lo; i < hi; ++i) c += convert<bool>(x[i]) ? 1 : 0;
+  return c;
+}
+
+int64_t nonzero_count_kernel(const Tensor& input) {
+  int64_t total = 0;
+  visit_dtype<kAllTypes>(input->dtype(), "nonzero", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* x = input->data_as<T>();
+    total = count_chunks(input->numel(), [&](int64_t lo, int64_t hi) {
+              return count_nonzero_in(x, lo, hi);
+            }).first.back();
+  });
+  return total;
+}
+
+void masked_select_kernel(const Tensor& out, const Tensor& input, const Tensor& mask) {
+  const bool* m = mask->data_as<bool>();
+  auto count = [&](int64_t lo, int64_t hi) { return count_nonzero_in(m, lo, hi); };
   visit_itemsize(input->itemsize(), [&](auto tag) {
     using W = typename decltype(tag)::type;
     const W* x = reinterpret_cast<const W*>(input->data());
-    W* o = nullptr;
+    W* o = reinterpret_cast<W*>(out->data());
     auto write = [&](int64_t lo, int64_t hi, int64_t first, int64_t last) {
       // Branch-free: every element is written, the unselected ones overwritten
       // by the next; past the chunk's last slot writes go to a scratch slot.
@@ -54,29 +85,20 @@ Tensor masked_select_kernel(const Tensor& input, const Tensor& mask) {
       for (int64_t i = lo; i < hi; ++i) {
         W* dst = j < last ? o + j : &scratch;
         *dst = x[i];
-        j += m[i];
+        j += m[i] ? 1 : 0;
       }
     };
-    count_then_write(input->numel(), count, write, [&](int64_t total) {
-      out = empty(DimVector{total}, input->dtype(), input->device());
-      o = reinterpret_cast<W*>(out->data());
-    });
+    count_then_write(input->numel(), out->numel(), count, write);
   });
-  return out;
 }
 
-Tensor nonzero_kernel(const Tensor& input) {
+void nonzero_kernel(const Tensor& out, const Tensor& input) {
   const int64_t nd = input->dim();
   IntList sizes = input->sizes();
-  Tensor out;
   visit_dtype<kAllTypes>(input->dtype(), "nonzero", [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* x = input->data_as<T>();
-    auto count = [&](int64_t lo, int64_t hi) {
-      int64_t c = 0;
-      for (int64_t i = lo; i < hi; ++i) c += convert<bool>(x[i]) ? 1 : 0;
-      return c;
-    };
+    auto count = [&](int64_t lo, int64_t hi) { return count_nonzero_in(x, lo, hi); };
     auto write = [&](int64_t lo, int64_t hi, int64_t first, int64_t) {
       if (lo >= hi) return;
       int64_t* o = out->data_as<int64_t>() + first * nd;
@@ -93,11 +115,8 @@ Tensor nonzero_kernel(const Tensor& input) {
         for (int64_t d = nd - 1; d >= 0 && ++pos[d] == sizes[d]; --d) pos[d] = 0;
       }
     };
-    count_then_write(input->numel(), count, write, [&](int64_t total) {
-      out = empty(DimVector{total, nd}, ScalarType::Int64, input->device());
-    });
+    count_then_write(input->numel(), out->sizes()[0], count, write);
   });
-  return out;
 }
 
 void masked_fill_kernel(const Tensor& dst, const Tensor& mask, const Scalar& value) {
@@ -150,6 +169,7 @@ void masked_scatter_kernel(const Tensor& dst, const Tensor& mask, const Tensor& 
 
 }  // namespace
 
+FLB_REGISTER_KERNEL(_nonzero_count, kCPU, nonzero_count_kernel);
 FLB_REGISTER_KERNEL(masked_select, kCPU, masked_select_kernel);
 FLB_REGISTER_KERNEL(nonzero, kCPU, nonzero_kernel);
 FLB_REGISTER_KERNEL(masked_fill, kCPU, masked_fill_kernel);

@@ -50,9 +50,10 @@ template <class R, class... Args>
 class KernelRef<R(Args...)> {
  public:
   using Fn = R(Args...);
-  // Kernels whose result's size depends on the data (nonzero, masked_select,
-  // unique) have no C form: on a plugin's device they run on the CPU, their
-  // inputs copied to the host and their result back (docs/design/backends.rst).
+  // Kernels that return tensors (unique, whose result's size depends on the
+  // data) have no C form: on a plugin's device they run on the CPU, their inputs
+  // copied to the host and their results back (docs/design/backends.rst).
+  // nonzero and masked_select avoid this by counting first (_nonzero_count).
   static constexpr bool kRunsOnHost = !std::is_void_v<R> && !std::is_same_v<R, int64_t>;
   KernelRef(Fn* native, const OperatorEntry* op, Device device)
       : native_(native), op_(op), device_(device) {}

@@ -201,7 +201,13 @@ Tensor index_put(const Tensor& input, const std::vector<Tensor>& indices, const 
 }
 
 Tensor nonzero(const Tensor& input, const OutArg& out) {
-  Tensor r = kernel<kernels::nonzero>(input->device())(ops::contiguous(input));
+  // Counted first, so that the result is allocated on the input's device (as in
+  // masked_select).
+  Tensor in = ops::contiguous(input);
+  const Device device = input->device();
+  const int64_t n = kernel<kernels::_nonzero_count>(device)(in);
+  Tensor r = flambeau::empty(DimVector{n, in->dim()}, ScalarType::Int64, device);
+  if (r->numel() > 0) kernel<kernels::nonzero>(device)(r, in);
   return indexing::finish(r, out, "nonzero");
 }
 

@@ -47,7 +47,12 @@ Tensor masked_select(const Tensor& input, const Tensor& mask, const OutArg& out)
   DimVector shape = broadcast_shapes(input->sizes(), mask->sizes(), "masked_select");
   Tensor in = contiguous(expand_to(input, shape, "masked_select"));
   Tensor m = contiguous(expand_to(mask, shape, "masked_select"));
-  Tensor r = kernel<kernels::masked_select>(input->device())(in, m);
+  // Counted first, so that the result is allocated on the input's device (data-sized
+  // results cross the plugin ABI in these two steps).
+  const Device device = input->device();
+  Tensor r = flambeau::empty(DimVector{kernel<kernels::_nonzero_count>(device)(m)}, input->dtype(),
+                             device);
+  if (r->numel() > 0) kernel<kernels::masked_select>(device)(r, in, m);
   return indexing::finish(r, out, "masked_select");
 }
 

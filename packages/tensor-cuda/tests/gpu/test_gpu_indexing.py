@@ -1,13 +1,17 @@
 """Indexing kernels on CUDA against flambeau's CPU kernels: gather and index (gather,
 index_select, take, take_along_dim, x[idx] with one and several index tensors),
 scatter and index_put (scatter, scatter_add, scatter_reduce, index_add, index_copy,
-index_fill, index_put with and without accumulate), masked_fill and embedding; on
+index_fill, index_put with and without accumulate), masked_fill, the data-sized
+nonzero and masked_select (counted on the device, so no CPU fallback warning) and
+embedding; on
 every real dtype, strided views, negative dims and negative indices; out-of-range
 indices raise RuntimeError with the CPU's message (CUDA cannot raise IndexError
 through the plugin ABI, and PyTorch's CUDA kernels raise RuntimeError too) and leave
 the target unchanged."""
 
 from __future__ import annotations
+
+import warnings
 
 import pytest
 from samples import DEVICE, FLOATS, INTS, REALS, assert_close, sample
@@ -218,3 +222,22 @@ def test_out_of_range_indices_raise_and_change_nothing():
     assert_close(xd, x)  # the failed writes left it as it was
     # The device is still usable after a failure (no device-side assert).
     assert_close(xd + 1, x + 1)
+
+
+@pytest.mark.parametrize("dtype", ALL)
+@pytest.mark.parametrize("shape", [(), (0, 3), (7,), (6, 5, 4), (3, 40000)])
+def test_nonzero_masked_select_and_mask_indexing_stay_on_the_device(dtype, shape):
+    x = sample(dtype, shape)
+    if dtype != flambeau.bool:
+        x = x * (sample(flambeau.bool, shape, seed=5) if x.dim() else 1)
+    mask = sample(flambeau.bool, shape, seed=3)
+    d, m = x.to(DEVICE), mask.to(DEVICE)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a CPU fallback would warn
+        got = [flambeau.nonzero(d), flambeau.masked_select(d, m), d[m]]
+        got += list(flambeau.nonzero(d, as_tuple=True))
+    want = [flambeau.nonzero(x), flambeau.masked_select(x, mask), x[mask]]
+    want += list(flambeau.nonzero(x, as_tuple=True))
+    for g, w in zip(got, want):
+        assert g.device.type == DEVICE
+        _exact(g, w)

@@ -5,9 +5,9 @@
 // dtypes its CPU kernel takes (the dtype of the call's first tensor).
 // register_kernels() calls register_counting_sampling_windows().
 //
-// nonzero, masked_select and _unique2 are not here: they return tensors whose size
-// depends on the data, have no C form in the kernel table, and run on the CPU for
-// plugin devices (the core's register_kernel refuses them; docs/design/backends.rst).
+// nonzero and masked_select are in register_kernels.cpp (mask_select_ops.cu);
+// _unique2 returns three data-sized tensors, has no C form in the kernel table and
+// runs on the CPU for plugin devices (docs/design/backends.rst).
 #include <cstdint>
 
 #include "backend/kernels/kernel_registry.h"

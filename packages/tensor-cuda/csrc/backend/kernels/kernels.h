@@ -125,6 +125,11 @@ flb_status mode(void* ctx, const flb_kernel_call* call);
 flb_status searchsorted(void* ctx, const flb_kernel_call* call);
 // masked_scatter: tensors [dst, mask, source] (masked_scatter.cu).
 flb_status masked_scatter(void* ctx, const flb_kernel_call* call);
+// _nonzero_count: tensors [in], the count in *int_result; nonzero: tensors [out, in];
+// masked_select: tensors [out, in, mask] (mask_select_ops.cu).
+flb_status nonzero_count(void* ctx, const flb_kernel_call* call);
+flb_status nonzero(void* ctx, const flb_kernel_call* call);
+flb_status masked_select(void* ctx, const flb_kernel_call* call);
 // The fused step of the _foreach_* operators (foreach_ops.cu): tensors [out, a, b?,
 // c?], scalars [s0, s1], ints [op]: the core's ForeachOp, numbered by the plugin ABI's
 // FLB_FOREACH_OP_* (flambeau/backend_kernels.h, generated from the kernel table).

@@ -145,6 +145,10 @@ const Registration kEntries[] = {
     {"mode", mode, nullptr, kReal},
     {"searchsorted", searchsorted, nullptr, kIndex},
     {"masked_scatter", masked_scatter, nullptr, kReal},
+    // (the count by its input's dtype, nonzero by its output's, int64)
+    {"_nonzero_count", nonzero_count, nullptr, kReal},
+    {"nonzero", nonzero, nullptr, kInt64},
+    {"masked_select", masked_select, nullptr, kReal},
     {"_foreach", foreach_op, nullptr, kFloat},
     {"lerp", fused_pointwise, &kFused[0], kFloat},
     {"addcmul", fused_pointwise, &kFused[1], kFloat},

@@ -292,9 +292,14 @@ typedef struct flb_rnn_layer_grads {
  *   scatter, index_put */
 /* IndexOffsets: tensors [acc, index]; structs [flb_index_spec spec]
  *   _index_offsets */
-/* MaskedSelect: tensors [input, mask]
+/* NonzeroCount: tensors [input]; result in *int_result
+ *   the number of non-zero elements of a contiguous tensor
+ *   _nonzero_count */
+/* MaskedSelect: tensors [out, input, mask]
+ *   input and mask contiguous, of one shape; out has one element per True of mask
  *   masked_select */
-/* Nonzero: tensors [input]
+/* Nonzero: tensors [out, input]
+ *   input contiguous; out is (number of non-zeros, input.dim()) int64, row-major order
  *   nonzero */
 /* MaskedFill: tensors [dst, mask]; scalars [value]
  *   masked_fill */
