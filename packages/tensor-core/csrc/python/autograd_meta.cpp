@@ -71,26 +71,36 @@ void tensor_dealloc(PyObject* self) {
   g_base_dealloc(self);
 }
 
-py::object or_none(const py::object& o) { return o ? o : py::none(); }
-
 TensorAutograd* slot_of(const Tensor& t) { return find(*t); }
 
-// Stores value (None: nothing) in one of the slot's fields.
-void store(const Tensor& t, py::object TensorAutograd::* field, const py::object& value) {
-  if (value.is_none()) {
-    if (TensorAutograd* m = find(*t)) m->*field = py::object();
-    return;
-  }
-  get_or_create(*t).*field = value;
+using Field = py::object TensorAutograd::*;
+
+// A Tensor attribute that reads one of the slot's fields (None when unset) and
+// stores into it (None clears it).
+template <Field F>
+void def_field(py::class_<TensorImpl, Tensor>& cls, const char* name, const char* doc) {
+  cls.def_property(
+      name,
+      [](const Tensor& t) {
+        TensorAutograd* s = slot_of(t);
+        return s && s->*F ? s->*F : py::none();
+      },
+      [](const Tensor& t, const py::object& v) {
+        if (!v.is_none())
+          get_or_create(*t).*F = v;
+        else if (TensorAutograd* s = slot_of(t))
+          s->*F = py::object();
+      },
+      doc);
 }
 
-void bind(py::module_& m, py::object cls_obj) {
+void bind(py::module_&, py::object cls_obj) {
   auto cls = py::reinterpret_borrow<py::class_<TensorImpl, Tensor>>(cls_obj);
   cls.def_property_readonly(
          "grad_fn",
          [](const Tensor& t) {
            TensorAutograd* s = slot_of(t);
-           return s ? or_none(s->grad_fn) : py::none();
+           return s && s->grad_fn ? s->grad_fn : py::none();
          },
          "The node of the autograd graph that made this tensor; None for a leaf.")
       .def_property_readonly(
@@ -125,30 +135,6 @@ void bind(py::module_& m, py::object cls_obj) {
           py::arg("node"), py::arg("output_nr") = 0,
           "Autograd's: make this tensor output `output_nr` of `node` (None: no node).")
       .def_property(
-          "_view",
-          [](const Tensor& t) {
-            TensorAutograd* s = slot_of(t);
-            return s ? or_none(s->view) : py::none();
-          },
-          [](const Tensor& t, const py::object& v) { store(t, &TensorAutograd::view, v); },
-          "Autograd's record of the base this tensor views (a ViewInfo), or None.")
-      .def_property(
-          "_accumulate",
-          [](const Tensor& t) {
-            TensorAutograd* s = slot_of(t);
-            return s ? or_none(s->accumulate) : py::none();
-          },
-          [](const Tensor& t, const py::object& v) { store(t, &TensorAutograd::accumulate, v); },
-          "A leaf's AccumulateGrad node, once autograd made one, or None.")
-      .def_property(
-          "grad",
-          [](const Tensor& t) {
-            TensorAutograd* s = slot_of(t);
-            return s ? or_none(s->grad) : py::none();
-          },
-          [](const Tensor& t, const py::object& v) { store(t, &TensorAutograd::grad, v); },
-          "The gradient accumulated into this tensor by backward (None until then).")
-      .def_property(
           "_grad_dtype",
           [](const Tensor& t) {
             TensorAutograd* s = slot_of(t);
@@ -159,7 +145,12 @@ void bind(py::module_& m, py::object cls_obj) {
             get_or_create(*t).grad_dtype = v;  // None is a value here: any dtype
           },
           "The dtype a leaf's .grad must have (its own unless set; None: any).");
-  (void)m;
+  def_field<&TensorAutograd::view>(
+      cls, "_view", "Autograd's record of the base this tensor views (a ViewInfo), or None.");
+  def_field<&TensorAutograd::accumulate>(
+      cls, "_accumulate", "A leaf's AccumulateGrad node, once autograd made one, or None.");
+  def_field<&TensorAutograd::grad>(
+      cls, "grad", "The gradient accumulated into this tensor by backward (None until then).");
 }
 
 FLB_BINDINGS(1, bind);
