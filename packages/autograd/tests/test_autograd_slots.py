@@ -162,3 +162,49 @@ def test_a_long_chain_of_nodes_frees_without_exhausting_the_stack():
     del y
     gc.collect()
     assert ref() is None
+
+
+def test_random_graphs_under_frequent_collections_free_everything():
+    # Graphs, views, hooks, node metadata and gradients that refer back to tensors, made,
+    # run and dropped at random while the collector runs every few allocations: nothing
+    # crashes, and once the pool is dropped every tensor is freed.
+    rng = np.random.default_rng(0)
+    pool, refs = [], []
+    threshold = gc.get_threshold()
+    gc.set_threshold(3, 1, 1)
+    try:
+        for _ in range(3000):
+            r = rng.random()
+            if r < 0.2 or not pool:
+                pool.append(
+                    flambeau.randn(int(rng.integers(1, 4)), requires_grad=rng.random() < 0.7)
+                )
+                continue
+            a = pool[int(rng.integers(len(pool)))]
+            other = pool[int(rng.integers(len(pool)))]
+            if r < 0.3:
+                pool.append(a * 2.0 if rng.random() < 0.5 else a.exp())
+            elif r < 0.35:
+                pool.append(a[0:1])
+            elif r < 0.4 and a.requires_grad:
+                a.register_hook(lambda g, o=other: g)
+            elif r < 0.45 and a.grad_fn is not None:
+                a.grad_fn.metadata["other"] = other
+            elif r < 0.5 and a.is_leaf:
+                a.grad = flambeau.ones(a.shape)
+                a.grad.owner = other
+            elif r < 0.6 and a.requires_grad:
+                try:
+                    a.sum().backward(retain_graph=rng.random() < 0.5)
+                except RuntimeError:  # a graph already freed
+                    pass
+            elif r < 0.9:
+                refs.append(weakref.ref(pool.pop(int(rng.integers(len(pool))))))
+            if len(pool) > 60:
+                del pool[:30]
+        del a, other
+        pool.clear()
+        gc.collect()
+    finally:
+        gc.set_threshold(*threshold)
+    assert refs and all(r() is None for r in refs)
