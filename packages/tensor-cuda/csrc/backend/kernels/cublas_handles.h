@@ -9,8 +9,9 @@
 // After cudart's headers, so that cuBLAS's quoted includes resolve to the toolkit's.
 #include <cublas_v2.h>
 
-#include <mutex>
 #include <string>
+
+#include "backend/kernels/nvidia_library.h"
 
 namespace flambeau::cuda::kernels {
 
@@ -33,11 +34,7 @@ void set_cublas_library_path(const std::string& path);
 std::string load_cublas();
 
 // A handle bound to (device, stream), locked for the caller while it enqueues.
-struct CublasLease {
-  const CublasApi* api = nullptr;
-  cublasHandle_t handle = nullptr;
-  std::unique_lock<std::mutex> lock;
-};
+using CublasLease = HandleLease<CublasApi, cublasHandle_t>;
 
 // The handle of (device, stream), or false with *error saying why (the library
 // could not be opened, cublasCreate or the workspace failed). The device must be

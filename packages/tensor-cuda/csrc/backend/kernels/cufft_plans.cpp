@@ -11,15 +11,29 @@ namespace flambeau::cuda::kernels {
 
 namespace {
 
-constexpr const char* kSoname = "libcufft.so.12";
 // Plans kept per process (PyTorch's default cuFFT plan cache holds 4096 per device).
 constexpr size_t kMaxCachedPlans = 1024;
 
-std::mutex g_mutex;  // guards everything below
-std::string g_library_path;
-bool g_load_tried = false;
-std::string g_load_error;
-CufftApi g_api;
+bool fetch(void* lib, CufftApi* api) {
+  return fetch_symbol(lib, "cufftCreate", &api->create) &&
+         fetch_symbol(lib, "cufftDestroy", &api->destroy) &&
+         fetch_symbol(lib, "cufftSetAutoAllocation", &api->set_auto_allocation) &&
+         fetch_symbol(lib, "cufftMakePlanMany64", &api->make_plan_many) &&
+         fetch_symbol(lib, "cufftSetWorkArea", &api->set_work_area) &&
+         fetch_symbol(lib, "cufftSetStream", &api->set_stream) &&
+         fetch_symbol(lib, "cufftExecC2C", &api->exec_c2c) &&
+         fetch_symbol(lib, "cufftExecZ2Z", &api->exec_z2z) &&
+         fetch_symbol(lib, "cufftExecR2C", &api->exec_r2c) &&
+         fetch_symbol(lib, "cufftExecD2Z", &api->exec_d2z) &&
+         fetch_symbol(lib, "cufftExecC2R", &api->exec_c2r) &&
+         fetch_symbol(lib, "cufftExecZ2D", &api->exec_z2d);
+}
+
+// Its mutex also guards the plan cache below.
+LazyLibrary<CufftApi>& library() {
+  static auto* lib = new LazyLibrary<CufftApi>("libcufft.so.12", "nvidia-cufft", fetch);
+  return *lib;
+}
 
 using Key = std::tuple<int, int, int, long long, long long, long long, long long, long long,
                        long long, long long, long long, long long, long long, long long, long long,
@@ -44,33 +58,6 @@ struct Plan {
 };
 // Never destroyed, as the handles of cuBLAS and cuSOLVER.
 std::map<Key, std::unique_ptr<Plan>>* g_plans = new std::map<Key, std::unique_ptr<Plan>>();
-
-// Opens the library once; the API or nullptr with g_load_error set.
-const CufftApi* load_locked() {
-  if (g_load_tried) return g_load_error.empty() ? &g_api : nullptr;
-  g_load_tried = true;
-  void* lib = open_nvidia_library(g_library_path, kSoname, "nvidia-cufft", &g_load_error);
-  if (lib == nullptr) return nullptr;
-  CufftApi api;
-  bool ok = fetch_symbol(lib, "cufftCreate", &api.create) &&
-            fetch_symbol(lib, "cufftDestroy", &api.destroy) &&
-            fetch_symbol(lib, "cufftSetAutoAllocation", &api.set_auto_allocation) &&
-            fetch_symbol(lib, "cufftMakePlanMany64", &api.make_plan_many) &&
-            fetch_symbol(lib, "cufftSetWorkArea", &api.set_work_area) &&
-            fetch_symbol(lib, "cufftSetStream", &api.set_stream) &&
-            fetch_symbol(lib, "cufftExecC2C", &api.exec_c2c) &&
-            fetch_symbol(lib, "cufftExecZ2Z", &api.exec_z2z) &&
-            fetch_symbol(lib, "cufftExecR2C", &api.exec_r2c) &&
-            fetch_symbol(lib, "cufftExecD2Z", &api.exec_d2z) &&
-            fetch_symbol(lib, "cufftExecC2R", &api.exec_c2r) &&
-            fetch_symbol(lib, "cufftExecZ2D", &api.exec_z2d);
-  if (!ok) {
-    g_load_error = std::string(kSoname) + " lacks a function flambeau needs: " + dlerror();
-    return nullptr;
-  }
-  g_api = api;
-  return &g_api;
-}
 
 // A new plan for g (no work area of its own), or false with *error.
 bool make_plan(const CufftApi& api, const FftGeometry& g, cufftHandle* plan, size_t* work_bytes,
@@ -101,15 +88,9 @@ CufftLease::~CufftLease() {
   api->destroy(plan);
 }
 
-void set_cufft_library_path(const std::string& path) {
-  std::lock_guard<std::mutex> guard(g_mutex);
-  g_library_path = path;
-}
+void set_cufft_library_path(const std::string& path) { library().set_path(path); }
 
-std::string load_cufft() {
-  std::lock_guard<std::mutex> guard(g_mutex);
-  return load_locked() != nullptr ? std::string() : g_load_error;
-}
+std::string load_cufft() { return library().load(); }
 
 std::string cufft_error(const char* call, cufftResult result) {
   const char* name = "an unknown result";
@@ -147,10 +128,10 @@ std::string cufft_error(const char* call, cufftResult result) {
 
 bool cufft_plan(int device, cudaStream_t stream, const FftGeometry& g, CufftLease* lease,
                 std::string* error) {
-  std::unique_lock<std::mutex> guard(g_mutex);
-  const CufftApi* api = load_locked();
+  std::unique_lock<std::mutex> guard(library().mutex());
+  const CufftApi* api = library().load_locked();
   if (api == nullptr) {
-    *error = g_load_error;
+    *error = library().error();
     return false;
   }
   lease->api = api;

@@ -8,8 +8,9 @@
 // After cudart's headers, so that cuSOLVER's quoted includes resolve to the toolkit's.
 #include <cusolverDn.h>
 
-#include <mutex>
 #include <string>
+
+#include "backend/kernels/nvidia_library.h"
 
 namespace flambeau::cuda::kernels {
 
@@ -50,11 +51,7 @@ void set_cusolver_library_path(const std::string& path);
 std::string load_cusolver();
 
 // A handle bound to (device, stream), locked for the caller while it enqueues.
-struct CusolverLease {
-  const CusolverApi* api = nullptr;
-  cusolverDnHandle_t handle = nullptr;
-  std::unique_lock<std::mutex> lock;
-};
+using CusolverLease = HandleLease<CusolverApi, cusolverDnHandle_t>;
 
 // The handle of (device, stream), or false with *error saying why. The device
 // must be current.
