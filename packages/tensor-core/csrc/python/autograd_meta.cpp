@@ -8,13 +8,16 @@
 namespace flambeau::python::autograd_meta {
 
 TensorAutograd::~TensorAutograd() {
-  // The Python object's deallocator drops the slot under the GIL; a TensorImpl
-  // freed elsewhere holds none. This covers the case no path should reach.
+  // The Python object's deallocator drops the slot with the GIL held (the common
+  // case: the members then let go of their references as usual). Anywhere else, the
+  // references are dropped under the GIL taken here, or, once the interpreter is
+  // gone, abandoned with it.
   if (!grad_fn && !accumulate && !view && !grad && !grad_dtype) return;
-  if (!Py_IsInitialized()) {  // interpreter gone: the references are gone with it
+  if (!Py_IsInitialized()) {
     for (py::object* o : {&grad_fn, &accumulate, &view, &grad, &grad_dtype}) o->release();
     return;
   }
+  if (PyGILState_Check()) return;
   py::gil_scoped_acquire gil;
   grad_fn = accumulate = view = grad = grad_dtype = py::object();
 }
