@@ -26,6 +26,11 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, 
   gemm<T>(1, trans_a, trans_b, m, n, k, alpha, a, lda, 0, b, ldb, 0, beta, c, ldc, 0);
 }
 
+// Readies OpenBLAS for products on `threads` threads at once (see gemm.cpp): gemm
+// calls it; code that calls gemm inside a parallel region of its own calls it first,
+// outside the region, with the region's thread count. Cheap after the first time.
+void prepare_blas_for_threads(int threads);
+
 // OpenBLAS with as many threads as our pool for the scope of a LAPACK call
 // (unless already inside a parallel region), single-threaded again after it.
 class BlasThreadsForLapack {

@@ -2,10 +2,13 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <atomic>
+#include <mutex>
 #include <optional>
 
 #include "core/dtype.h"
 #include "core/interpreter_lock.h"
+#include "core/scratch.h"
 #include "cpu/blas.h"
 #include "cpu/parallel.h"
 
@@ -36,7 +39,44 @@ void blas_call(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const
 
 constexpr int64_t kMinBlockWork = int64_t{1} << 18;  // multiply-adds worth a thread
 
+// One single-precision product that writes the start of the work buffer of the call
+// (128 x 1024 x 320: its packed panels fill ~0.5 MB), about 3 ms.
+void write_blas_buffer() {
+  constexpr int m = 128, n = 1024, k = 320;
+  Scratch<float> a(m * k), b(k * n), c(m * n);
+  scipy_cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a.data(), k, b.data(),
+                    n, 0.0f, c.data(), n);
+}
+
 }  // namespace
+
+// OpenBLAS gives each concurrent call a 32 MB work buffer from a pool that grows on
+// demand, and the wheel's build (NO_WARMUP) leaves a new buffer's pages unfaulted.
+// Its sgemm kernels prefetch ahead of the packed panels, into pages that a product
+// of that size never writes; a software prefetch of an unfaulted page costs a failed
+// page walk every time (dearest under a hypervisor's nested paging), so until some
+// larger product had written those pages, mid-size products ran at a third of their
+// speed for the life of the process (64x192x3136 and 256^3: 10 GFLOP/s against 33 on
+// one Zen core). One product per buffer that writes its start fixes that. The pool
+// hands each of several concurrent callers a buffer of its own, so `threads` threads
+// run that product at the same time, once per new high-water mark of threads.
+void prepare_blas_for_threads(int threads) {
+  static std::atomic<int> prepared{0};
+  if (prepared.load(std::memory_order_acquire) >= threads) return;
+  static std::mutex lock;
+  std::lock_guard<std::mutex> guard(lock);
+  if (prepared.load(std::memory_order_relaxed) >= threads) return;
+  if (threads <= 1 || omp_in_parallel()) {
+    write_blas_buffer();
+  } else {
+#pragma omp parallel num_threads(threads)
+    {
+#pragma omp barrier
+      write_blas_buffer();
+    }
+  }
+  prepared.store(omp_in_parallel() ? 1 : threads, std::memory_order_release);
+}
 
 template <class T>
 void gemm(int64_t batch, bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
@@ -53,6 +93,7 @@ void gemm(int64_t batch, bool ta, bool tb, int64_t m, int64_t n, int64_t k, T al
     return;
   }
   const int threads = get_num_threads();
+  if (!omp_in_parallel()) prepare_blas_for_threads(threads);
   const bool big = batch * m * n * std::max<int64_t>(k, 1) >= kMinBlockWork;
   // Blocks per product: enough to give every thread work when the batch does
   // not, each still worth a thread and at least 8 rows or columns wide.

@@ -52,6 +52,7 @@ void run_tasks(int64_t n, size_t buffer_size, const F& f) {
     for (int64_t t = 0; t < n; ++t) f(t, buffer.data());
     return;
   }
+  prepare_blas_for_threads(threads);
 #pragma omp parallel num_threads(threads)
   {
     Scratch<T> buffer(buffer_size);

@@ -1,6 +1,7 @@
 // Convolution kernels: im2col + one OpenBLAS GEMM per (sample, group). A 1x1
-// kernel with stride 1 and no padding reads the input as its own column matrix.
-// GEMM (blas.h) and im2col/col2im run on our threads.
+// kernel with stride 1 and no padding reads the input as its own column matrix;
+// 3x3 kernels with stride 1 take Winograd's algorithm (conv_winograd.h) where it
+// applies. GEMM (blas.h) and im2col/col2im run on our threads.
 #include <omp.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include "core/interpreter_lock.h"
 #include "core/scratch.h"
 #include "cpu/blas.h"
+#include "cpu/conv_winograd.h"
 #include "cpu/im2col.h"
 #include "cpu/parallel.h"
 #include "dispatch/dispatcher.h"
@@ -47,6 +49,7 @@ struct SampleLoop {
       for (int64_t n = 0; n < batch; ++n) f(n, col.data(), 0);
       return;
     }
+    prepare_blas_for_threads(threads);
 #pragma omp parallel num_threads(threads)
     {
       Scratch<T> col(col_size);
@@ -97,6 +100,7 @@ void forward(const Tensor& out, const Tensor& input, const Tensor& weight, const
   const T *x = input->data_as<T>(), *w = weight->data_as<T>();
   const T* b = bias ? bias->data_as<T>() : nullptr;
   if (rows == 0) return fill_bias<T>(y, bias, g.batch, g.out_channels, cols);
+  if (winograd_applies(g)) return winograd_forward(x, w, b, y, g);
   const int64_t kh_n = g.kernel[1], krow = cg * g.kernel[2];  // by_rows: K of each GEMM
   const int64_t zcols = by_rows ? rows_im2col_height(g) * g.out[2] : 0;
   const Scratch<T> wr = by_rows ? weight_by_kernel_row(w, g) : Scratch<T>();
@@ -131,6 +135,8 @@ void backward_input(const Tensor& grad_input, const Tensor& grad_output, const T
   const bool direct = is_pointwise(g);
   T* gi = grad_input->data_as<T>();
   const T *go = grad_output->data_as<T>(), *w = weight->data_as<T>();
+  if (winograd_applies(g))
+    return winograd_backward_input(go, w, bias ? bias->data_as<T>() : nullptr, gi, g);
   fill_bias<T>(gi, bias, g.batch, g.in_channels, plane);
   if (og == 0 || rows == 0) return;
   SampleLoop(g.batch).run<T>(direct ? 0 : rows * cols, [&](int64_t n, T* col, int) {

@@ -1,0 +1,116 @@
+"""The Winograd F(2x2, 3x3) path of 3x3 stride-1 convolutions (cpu/conv_winograd.cpp):
+forward, the input gradient and the stride-1 transposed convolution (which run on it)
+against float64 references, on the shapes around its edges: odd output sizes (half
+tiles), padding 0 to 2, one tile, channel counts that are not multiples of the GEMM's
+panel width, enough tiles for several cache blocks per sample, and the shapes just
+outside it (fewer than 8 channels, groups, dilation), which take im2col."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import flambeau
+from flambeau_testing.optable.nn_conv import conv_ref, conv_transpose_ref
+
+rng = np.random.default_rng(7)
+F = flambeau.from_numpy
+
+# (N, C_in, C_out, H, W, padding)
+SHAPES = [
+    (2, 8, 8, 5, 5, 1),  # odd output: the last tile row and column are half tiles
+    (3, 16, 24, 7, 9, 0),
+    (1, 9, 10, 6, 4, 2),  # padding 2: tiles that lie mostly in the padding
+    (2, 33, 17, 3, 3, 1),  # channels that do not fill the panels
+    (1, 8, 8, 4, 4, 0),  # a single tile
+    (2, 64, 72, 30, 31, 1),  # several cache blocks per sample
+    (1, 130, 8, 9, 9, 1),  # many input channels: a small block of tiles
+]
+NEAR = [  # the same sizes just outside the Winograd shapes
+    dict(c_in=7, c_out=8),
+    dict(c_in=8, c_out=6),
+    dict(groups=2),
+    dict(dilation=2),
+    dict(stride=(1, 2)),
+]
+
+
+def arrays(n, cin, cout, h, w, dtype, groups=1):
+    x = rng.standard_normal((n, cin, h, w)).astype(dtype)
+    wt = rng.standard_normal((cout, cin // groups, 3, 3)).astype(dtype)
+    b = rng.standard_normal(cout).astype(dtype)
+    return x, wt, b
+
+
+def tolerance(dtype, ref):
+    scale = np.abs(ref).max()
+    return dict(rtol=0, atol=(2e-6 if dtype == np.float32 else 1e-13) * scale)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_forward_matches_reference(shape, dtype):
+    n, cin, cout, h, w, p = shape
+    x, wt, b = arrays(n, cin, cout, h, w, dtype)
+    out = flambeau.conv2d(F(x), F(wt), F(b), padding=p)
+    ref = conv_ref(x, wt, b, padding=p)
+    assert out.dtype == flambeau.from_numpy(x).dtype and tuple(out.shape) == ref.shape
+    np.testing.assert_allclose(out.numpy(), ref, **tolerance(dtype, ref))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_input_gradient_matches_reference(shape, dtype):
+    # The input gradient of conv with padding p is the transposed conv with padding p.
+    n, cin, cout, h, w, p = shape
+    x, wt, _ = arrays(n, cin, cout, h, w, dtype)
+    g = rng.standard_normal(conv_ref(x, wt, padding=p).shape).astype(dtype)
+    gi, _, _ = flambeau.convolution_backward(
+        F(g), F(x), F(wt), None, [1, 1], [p, p], [1, 1], False, [0, 0], 1, [1, 0, 0]
+    )
+    ref = conv_transpose_ref(g, wt, padding=p)
+    assert tuple(gi.shape) == x.shape
+    np.testing.assert_allclose(gi.numpy(), ref, **tolerance(dtype, ref))
+
+
+@pytest.mark.parametrize("shape", SHAPES[:4])
+def test_stride_one_transposed_conv_matches_reference(shape):
+    n, cout, cin, h, w, p = shape  # the transposed conv maps cout channels back to cin
+    g = rng.standard_normal((n, cout, h, w))
+    wt = rng.standard_normal((cout, cin, 3, 3))
+    b = rng.standard_normal(cin)
+    out = flambeau.conv_transpose2d(F(g), F(wt), F(b), padding=min(p, 1))
+    ref = conv_transpose_ref(g, wt, b, padding=min(p, 1))
+    np.testing.assert_allclose(out.numpy(), ref, **tolerance(np.float64, ref))
+
+
+@pytest.mark.parametrize("near", NEAR, ids=lambda d: ",".join(f"{k}={v}" for k, v in d.items()))
+def test_shapes_beside_winograd_match_reference(near):
+    cin, cout, groups = near.get("c_in", 8), near.get("c_out", 8), near.get("groups", 1)
+    x, wt, b = arrays(2, cin, cout, 9, 10, np.float64, groups)
+    kw = dict(padding=1, groups=groups, dilation=near.get("dilation", 1))
+    kw["stride"] = near.get("stride", 1)
+    out = flambeau.conv2d(F(x), F(wt), F(b), **kw)
+    ref = conv_ref(x, wt, b, **kw)
+    np.testing.assert_allclose(out.numpy(), ref, **tolerance(np.float64, ref))
+
+
+def test_gradcheck_through_winograd_in_float64():
+    autograd = pytest.importorskip("flambeau.autograd")
+    x = flambeau.randn(1, 8, 4, 5, dtype=flambeau.float64, requires_grad=True)
+    w = flambeau.randn(8, 8, 3, 3, dtype=flambeau.float64, requires_grad=True)
+    b = flambeau.randn(8, dtype=flambeau.float64, requires_grad=True)
+    assert autograd.gradcheck(lambda x, w, b: flambeau.conv2d(x, w, b, padding=1), (x, w, b))
+
+
+def test_threads_and_one_thread_agree():
+    x, wt, b = arrays(4, 16, 16, 12, 12, np.float32)
+    before = flambeau.get_num_threads()
+    try:
+        flambeau.set_num_threads(1)
+        one = flambeau.conv2d(F(x), F(wt), F(b), padding=1).numpy()
+        flambeau.set_num_threads(max(2, before))
+        many = flambeau.conv2d(F(x), F(wt), F(b), padding=1).numpy()
+    finally:
+        flambeau.set_num_threads(before)
+    np.testing.assert_array_equal(one, many)  # blocks are the same whichever thread runs them
