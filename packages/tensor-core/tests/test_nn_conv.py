@@ -208,6 +208,24 @@ def test_max_pool_propagates_nan_and_indices_point_at_it():
     assert idx.dtype == flambeau.int64
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("size", [(4, 4), (5, 7), (28, 28), (2, 3)])
+def test_max_pool_2x2_matches_reference_with_ties_and_nans(size, dtype):
+    # 2x2 windows with stride 2 take their own loop: check the window-order rules there.
+    x = rng.integers(0, 3, (3, 4) + size).astype(dtype)  # many ties: the first max wins
+    x[0, 0, 0, 1] = x[1, 2, 1, 0] = np.nan
+    x[2, 3, 0, 0] = x[2, 3, 1, 1] = np.nan  # two NaNs in one window: the last one
+    out, idx = flambeau.max_pool2d_with_indices(flambeau.from_numpy(x), 2)
+    ref_out, ref_idx = max_pool_ref(2, indices=True)(x, 2)
+    np.testing.assert_array_equal(out.numpy(), ref_out.astype(dtype))
+    finite = ~np.isnan(ref_out)
+    np.testing.assert_array_equal(idx.numpy()[finite], ref_idx[finite])
+    assert idx.numpy()[0, 0, 0, 0] == 1 and idx.numpy()[1, 2, 0, 0] == size[1]
+    assert idx.numpy()[2, 3, 0, 0] == size[1] + 1
+    # odd sizes: the last row or column is in no window
+    assert tuple(out.shape) == (3, 4, size[0] // 2, size[1] // 2)
+
+
 def test_max_pool_ceil_mode_matches_reference():
     x = rng.standard_normal((2, 3, 9, 7))
     out = flambeau.max_pool2d(flambeau.from_numpy(x), 3, 2, 1, ceil_mode=True)

@@ -1,9 +1,10 @@
 // Winograd F(2x2, 3x3) convolution (see conv_winograd.h). The output is cut into 2x2
 // tiles, the tiles into blocks that fit the L2 cache, and each thread takes whole
-// blocks: the block's input tiles are transformed into V (16 points x tiles x in
-// channels), multiplied by the transformed weights U (per point: in x out channels,
-// packed once per call), and the products M (16 points x tiles x out channels) are
-// transformed back into the output.
+// blocks: the block's input is staged channels-last, its tiles transformed into V
+// (16 points x tiles x in channels, vectorized over channels), multiplied by the
+// transformed weights U (per point: in x out channels, packed once per call), and the
+// products M (16 points x tiles x out channels) transformed back, staged channels-last
+// and written to the output planes.
 //
 // With the transform matrices
 //   B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "core/scratch.h"
+#include "cpu/cpu_capability.h"
 #include "cpu/packed_gemm.h"
 #include "cpu/parallel.h"
 
@@ -66,117 +68,234 @@ std::vector<PackedMatrix<T>> transform_weights(const Plan& p, const Tap& tap) {
   return packed;
 }
 
-// V[x][t - t0][c] = (B^T d B)[x] for the input tiles t0 <= t < t1 of one sample.
+// A block of output tiles: tile rows [ti0, ti1) x tile columns [tj0, tj1), numbered
+// row by row. Its input rows and columns are staged channels-last, zero-padded, so the
+// transforms run over contiguous channels (vectorized) with no bounds checks, and its
+// outputs are staged the same way before going back to the planes.
+struct Block {
+  int64_t ti0, ti1, tj0, tj1;
+  int64_t cols() const { return tj1 - tj0; }
+  int64_t tiles() const { return (ti1 - ti0) * cols(); }
+  int64_t in_rows() const { return 2 * (ti1 - ti0) + 2; }
+  int64_t in_cols() const { return 2 * cols() + 2; }
+};
+
+// How a sample's tiles are cut into blocks of at most `target` tiles: whole tile rows
+// when a row is shorter than that, else pieces of one row.
+struct Blocking {
+  int64_t target, tiles_h, tiles_w, rows_per, per_row, per_sample;
+  Blocking(const Plan& p, int64_t tgt) : target(tgt), tiles_h(p.tiles_h()), tiles_w(p.tiles_w()) {
+    rows_per = tiles_w >= target ? 1 : std::max<int64_t>(1, target / tiles_w);
+    per_row = tiles_w >= target ? (tiles_w + target - 1) / target : 1;
+    per_sample = tiles_w >= target ? tiles_h * per_row : (tiles_h + rows_per - 1) / rows_per;
+  }
+  Block at(int64_t b) const {
+    if (tiles_w >= target) {
+      const int64_t ti = b / per_row, tj0 = b % per_row * target;
+      return {ti, ti + 1, tj0, std::min(tiles_w, tj0 + target)};
+    }
+    return {b * rows_per, std::min(tiles_h, (b + 1) * rows_per), 0, tiles_w};
+  }
+  int64_t max_rows() const { return rows_per; }
+  int64_t max_cols() const { return std::min(tiles_w, target); }
+};
+
+// stage[(r * in_cols + col) * C + c] = the input at the block's row r, column col (0 in
+// the padding): a transpose of the planes' rows the block reads.
 template <class T>
-void transform_input(const Plan& p, const T* in, int64_t t0, int64_t t1, T* v) {
-  const int64_t C = p.in_ch, rows = t1 - t0, plane = p.h * p.w, tw = p.tiles_w();
-  for (int64_t t = t0; t < t1; ++t) {
-    const int64_t r0 = 2 * (t / tw) - p.pad_h, c0 = 2 * (t % tw) - p.pad_w;
-    const bool inside = r0 >= 0 && r0 + 4 <= p.h && c0 >= 0 && c0 + 4 <= p.w;
-    T* dst = v + (t - t0) * C;
+void stage_input(const Plan& p, const T* in, const Block& b, T* stage) {
+  const int64_t C = p.in_ch, plane = p.h * p.w, rows = b.in_rows(), cols = b.in_cols();
+  const int64_t r0 = 2 * b.ti0 - p.pad_h, c0 = 2 * b.tj0 - p.pad_w;
+  const int64_t lo = std::clamp<int64_t>(-c0, 0, cols),
+                hi = std::clamp<int64_t>(p.w - c0, lo, cols);
+  for (int64_t r = 0; r < rows; ++r) {
+    T* dst = stage + r * cols * C;
+    const int64_t row = r0 + r;
+    if (row < 0 || row >= p.h) {
+      std::fill(dst, dst + cols * C, T(0));
+      continue;
+    }
+    std::fill(dst, dst + lo * C, T(0));
+    std::fill(dst + hi * C, dst + cols * C, T(0));
     for (int64_t c = 0; c < C; ++c) {
-      const T* src = in + c * plane;
-      T d[4][4];
-      if (inside) {
-        for (int i = 0; i < 4; ++i)
-          for (int j = 0; j < 4; ++j) d[i][j] = src[(r0 + i) * p.w + c0 + j];
-      } else {
-        for (int i = 0; i < 4; ++i)
-          for (int j = 0; j < 4; ++j) {
-            const int64_t r = r0 + i, col = c0 + j;
-            d[i][j] = r >= 0 && r < p.h && col >= 0 && col < p.w ? src[r * p.w + col] : T(0);
-          }
-      }
-      T bd[4][4];  // B^T d
-      for (int j = 0; j < 4; ++j) {
-        bd[0][j] = d[0][j] - d[2][j];
-        bd[1][j] = d[1][j] + d[2][j];
-        bd[2][j] = d[2][j] - d[1][j];
-        bd[3][j] = d[1][j] - d[3][j];
-      }
-      for (int i = 0; i < 4; ++i) {  // (B^T d) B
-        T* out = dst + c + i * 4 * rows * C;
-        out[0] = bd[i][0] - bd[i][2];
-        out[rows * C] = bd[i][1] + bd[i][2];
-        out[2 * rows * C] = bd[i][2] - bd[i][1];
-        out[3 * rows * C] = bd[i][1] - bd[i][3];
-      }
+      const T* src = in + c * plane + row * p.w + c0;
+      for (int64_t col = lo; col < hi; ++col) dst[col * C + c] = src[col];
     }
   }
 }
 
-// The output tiles t0 <= t < t1 of one sample: A^T M A plus the bias.
+// V[x][t][c] = (B^T d B)[x] for the block's tiles t, from the staged input.
 template <class T>
-void transform_output(const Plan& p, const T* m, const T* bias, int64_t t0, int64_t t1, T* out) {
-  const int64_t O = p.out_ch, rows = t1 - t0, plane = p.out_h * p.out_w, tw = p.tiles_w();
-  const int64_t point = rows * O;  // distance between points in M
-  for (int64_t t = t0; t < t1; ++t) {
-    const int64_t r0 = 2 * (t / tw), c0 = 2 * (t % tw);
-    const bool full = r0 + 2 <= p.out_h && c0 + 2 <= p.out_w;
-    const T* src = m + (t - t0) * O;
-    for (int64_t o = 0; o < O; ++o) {
-      T am[2][4];  // A^T M
-      for (int j = 0; j < 4; ++j) {
-        const T m0 = src[o + j * point], m1 = src[o + (4 + j) * point];
-        const T m2 = src[o + (8 + j) * point], m3 = src[o + (12 + j) * point];
-        am[0][j] = m0 + m1 + m2;
-        am[1][j] = m1 - m2 - m3;
+FLB_MULTIVERSION_BODY void transform_input_body(int64_t C, int64_t block_rows, int64_t block_cols,
+                                                const T* stage, T* v) {
+  const int64_t tiles = block_rows * block_cols, in_cols = 2 * block_cols + 2;
+  const int64_t point = tiles * C, line = in_cols * C;
+  for (int64_t a = 0; a < block_rows; ++a)
+    for (int64_t b = 0; b < block_cols; ++b) {
+      const T* __restrict d = stage + (2 * a * in_cols + 2 * b) * C;
+      T* __restrict out = v + (a * block_cols + b) * C;
+      // Written out element by element: inner loops over the 4x4 tile would keep the
+      // compiler from vectorizing the loop over channels.
+      const T* __restrict d0 = d;
+      const T* __restrict d1 = d + line;
+      const T* __restrict d2 = d + 2 * line;
+      const T* __restrict d3 = d + 3 * line;
+      T* __restrict v0 = out;
+      T* __restrict v1 = out + 4 * point;
+      T* __restrict v2 = out + 8 * point;
+      T* __restrict v3 = out + 12 * point;
+#pragma GCC ivdep
+      for (int64_t c = 0; c < C; ++c) {
+        // rows of B^T d: r0 = d0 - d2, r1 = d1 + d2, r2 = d2 - d1, r3 = d1 - d3 (by column)
+        const T a0 = d0[c] - d2[c], a1 = d0[C + c] - d2[C + c];
+        const T a2 = d0[2 * C + c] - d2[2 * C + c], a3 = d0[3 * C + c] - d2[3 * C + c];
+        const T b0 = d1[c] + d2[c], b1 = d1[C + c] + d2[C + c];
+        const T b2 = d1[2 * C + c] + d2[2 * C + c], b3 = d1[3 * C + c] + d2[3 * C + c];
+        const T e0 = d2[c] - d1[c], e1 = d2[C + c] - d1[C + c];
+        const T e2 = d2[2 * C + c] - d1[2 * C + c], e3 = d2[3 * C + c] - d1[3 * C + c];
+        const T f0 = d1[c] - d3[c], f1 = d1[C + c] - d3[C + c];
+        const T f2 = d1[2 * C + c] - d3[2 * C + c], f3 = d1[3 * C + c] - d3[3 * C + c];
+        // each row times B: (x0 - x2, x1 + x2, x2 - x1, x1 - x3)
+        v0[c] = a0 - a2;
+        v0[point + c] = a1 + a2;
+        v0[2 * point + c] = a2 - a1;
+        v0[3 * point + c] = a1 - a3;
+        v1[c] = b0 - b2;
+        v1[point + c] = b1 + b2;
+        v1[2 * point + c] = b2 - b1;
+        v1[3 * point + c] = b1 - b3;
+        v2[c] = e0 - e2;
+        v2[point + c] = e1 + e2;
+        v2[2 * point + c] = e2 - e1;
+        v2[3 * point + c] = e1 - e3;
+        v3[c] = f0 - f2;
+        v3[point + c] = f1 + f2;
+        v3[2 * point + c] = f2 - f1;
+        v3[3 * point + c] = f1 - f3;
       }
-      const T b = bias ? bias[o] : T(0);
-      T y[2][2];
-      for (int i = 0; i < 2; ++i) {  // (A^T M) A
-        y[i][0] = b + am[i][0] + am[i][1] + am[i][2];
-        y[i][1] = b + am[i][1] - am[i][2] - am[i][3];
-      }
-      T* dst = out + o * plane + r0 * p.out_w + c0;
-      if (full) {
-        dst[0] = y[0][0];
-        dst[1] = y[0][1];
-        dst[p.out_w] = y[1][0];
-        dst[p.out_w + 1] = y[1][1];
-        continue;
-      }
-      for (int i = 0; i < 2 && r0 + i < p.out_h; ++i)
-        for (int j = 0; j < 2 && c0 + j < p.out_w; ++j) dst[i * p.out_w + j] = y[i][j];
     }
-  }
+}
+
+// staged[(r * 2 block_cols + col) * O + o] = (A^T M A) + bias for the block's tiles.
+template <class T>
+FLB_MULTIVERSION_BODY void transform_output_body(int64_t O, int64_t block_rows, int64_t block_cols,
+                                                 const T* m, const T* bias, T* staged) {
+  const int64_t tiles = block_rows * block_cols, point = tiles * O, line = 2 * block_cols * O;
+  for (int64_t a = 0; a < block_rows; ++a)
+    for (int64_t b = 0; b < block_cols; ++b) {
+      const T* __restrict src = m + (a * block_cols + b) * O;
+      T* __restrict dst = staged + (2 * a * 2 * block_cols + 2 * b) * O;
+      T* __restrict y0 = dst;  // the tile's two output rows, channels-last
+      T* __restrict y1 = dst + line;
+#pragma GCC ivdep
+      for (int64_t o = 0; o < O; ++o) {
+        // A^T M: rows m0 + m1 + m2 and m1 - m2 - m3, column by column
+        const T* __restrict s0 = src + o;
+        const T p0 = s0[0] + s0[4 * point] + s0[8 * point];
+        const T p1 = s0[point] + s0[5 * point] + s0[9 * point];
+        const T p2 = s0[2 * point] + s0[6 * point] + s0[10 * point];
+        const T p3 = s0[3 * point] + s0[7 * point] + s0[11 * point];
+        const T q0 = s0[4 * point] - s0[8 * point] - s0[12 * point];
+        const T q1 = s0[5 * point] - s0[9 * point] - s0[13 * point];
+        const T q2 = s0[6 * point] - s0[10 * point] - s0[14 * point];
+        const T q3 = s0[7 * point] - s0[11 * point] - s0[15 * point];
+        const T bo = bias ? bias[o] : T(0);
+        // times A: x0 + x1 + x2 and x1 - x2 - x3
+        y0[o] = bo + p0 + p1 + p2;
+        y0[O + o] = bo + p1 - p2 - p3;
+        y1[o] = bo + q0 + q1 + q2;
+        y1[O + o] = bo + q1 - q2 - q3;
+      }
+    }
+}
+
+#define FLB_WINOGRAD_TRANSFORMS(T, SUFFIX)                                                         \
+  FLB_MULTIVERSION_BODY void transform_input_##SUFFIX##_body(int64_t C, int64_t rows,              \
+                                                             int64_t cols, const T* stage, T* v) { \
+    transform_input_body<T>(C, rows, cols, stage, v);                                              \
+  }                                                                                                \
+  FLB_MULTIVERSION(void, transform_input_##SUFFIX,                                                 \
+                   (int64_t C, int64_t rows, int64_t cols, const T* stage, T* v),                  \
+                   (C, rows, cols, stage, v))                                                      \
+  FLB_MULTIVERSION_BODY void transform_output_##SUFFIX##_body(                                     \
+      int64_t O, int64_t rows, int64_t cols, const T* m, const T* bias, T* staged) {               \
+    transform_output_body<T>(O, rows, cols, m, bias, staged);                                      \
+  }                                                                                                \
+  FLB_MULTIVERSION(void, transform_output_##SUFFIX,                                                \
+                   (int64_t O, int64_t rows, int64_t cols, const T* m, const T* bias, T* staged),  \
+                   (O, rows, cols, m, bias, staged))
+FLB_WINOGRAD_TRANSFORMS(float, f32)
+FLB_WINOGRAD_TRANSFORMS(double, f64)
+#undef FLB_WINOGRAD_TRANSFORMS
+
+void transform_input(int64_t C, int64_t rows, int64_t cols, const float* stage, float* v) {
+  transform_input_f32(C, rows, cols, stage, v);
+}
+void transform_input(int64_t C, int64_t rows, int64_t cols, const double* stage, double* v) {
+  transform_input_f64(C, rows, cols, stage, v);
+}
+void transform_output(int64_t O, int64_t rows, int64_t cols, const float* m, const float* bias,
+                      float* staged) {
+  transform_output_f32(O, rows, cols, m, bias, staged);
+}
+void transform_output(int64_t O, int64_t rows, int64_t cols, const double* m, const double* bias,
+                      double* staged) {
+  transform_output_f64(O, rows, cols, m, bias, staged);
+}
+
+// The staged outputs back to the planes, less the half tiles past an odd edge.
+template <class T>
+void unstage_output(const Plan& p, const T* staged, const Block& b, T* out) {
+  const int64_t O = p.out_ch, plane = p.out_h * p.out_w, line = 2 * b.cols();
+  const int64_t r0 = 2 * b.ti0, c0 = 2 * b.tj0;
+  const int64_t rows = std::min(2 * (b.ti1 - b.ti0), p.out_h - r0);
+  const int64_t cols = std::min(line, p.out_w - c0);
+  for (int64_t o = 0; o < O; ++o)
+    for (int64_t r = 0; r < rows; ++r) {
+      const T* src = staged + r * line * O + o;
+      T* dst = out + o * plane + (r0 + r) * p.out_w + c0;
+      for (int64_t col = 0; col < cols; ++col) dst[col] = src[col * O];
+    }
 }
 
 template <class T>
 void run(const Plan& p, const T* in, const std::vector<PackedMatrix<T>>& u, const T* bias, T* out) {
-  const int64_t C = p.in_ch, O = p.out_ch, tiles = p.tiles();
+  const int64_t C = p.in_ch, O = p.out_ch;
   // Tiles per block: a multiple of the GEMM kernel's 6 rows, V and M within the budget.
-  int64_t block = kBlockBytes / (kPoints * (C + O) * static_cast<int64_t>(sizeof(T)));
-  block = std::max<int64_t>(6, block / 6 * 6);
-  block = std::min(block, tiles);
-  const int64_t per_sample = (tiles + block - 1) / block, blocks = p.batch * per_sample;
-  auto work = [&](T* v, T* m, int64_t lo, int64_t hi) {
-    for (int64_t b = lo; b < hi; ++b) {
-      const int64_t n = b / per_sample, t0 = b % per_sample * block;
-      const int64_t t1 = std::min(tiles, t0 + block), rows = t1 - t0;
-      transform_input(p, in + n * C * p.h * p.w, t0, t1, v);
+  int64_t target = kBlockBytes / (kPoints * (C + O) * static_cast<int64_t>(sizeof(T)));
+  target = std::max<int64_t>(6, target / 6 * 6);
+  const Blocking blocking(p, target);
+  const int64_t most = blocking.max_rows() * blocking.max_cols();
+  const int64_t blocks = p.batch * blocking.per_sample;
+  const size_t v_size = static_cast<size_t>(kPoints * most * C);
+  const size_t m_size = static_cast<size_t>(kPoints * most * O);
+  const size_t in_stage =
+      static_cast<size_t>((2 * blocking.max_rows() + 2) * (2 * blocking.max_cols() + 2) * C);
+  const size_t out_stage = static_cast<size_t>(4 * most * O);
+  auto work = [&](int64_t lo, int64_t hi) {
+    Scratch<T> v(v_size), m(m_size), staged_in(in_stage), staged_out(out_stage);
+    for (int64_t i = lo; i < hi; ++i) {
+      const int64_t n = i / blocking.per_sample;
+      const Block b = blocking.at(i % blocking.per_sample);
+      const int64_t rows = b.tiles();
+      stage_input(p, in + n * C * p.h * p.w, b, staged_in.data());
+      transform_input(C, b.ti1 - b.ti0, b.cols(), staged_in.data(), v.data());
       for (int x = 0; x < kPoints; ++x)
         for (int64_t panel = 0; panel < u[x].panels(); ++panel)
-          packed_panel_product(v + x * rows * C, C, rows, u[x], panel,
+          packed_panel_product(v.data() + x * rows * C, C, rows, u[x], panel,
                                static_cast<const T*>(nullptr), 0,
-                               m + x * rows * O + u[x].panel(panel).first, O);
-      transform_output(p, m, bias, t0, t1, out + n * O * p.out_h * p.out_w);
+                               m.data() + x * rows * O + u[x].panel(panel).first, O);
+      transform_output(O, b.ti1 - b.ti0, b.cols(), m.data(), bias, staged_out.data());
+      unstage_output(p, staged_out.data(), b, out + n * O * p.out_h * p.out_w);
     }
   };
-  const size_t v_size = static_cast<size_t>(kPoints * block * C);
-  const size_t m_size = static_cast<size_t>(kPoints * block * O);
   const int threads =
       omp_in_parallel() ? 1 : static_cast<int>(std::min<int64_t>(get_num_threads(), blocks));
-  if (threads <= 1) {
-    Scratch<T> v(v_size), m(m_size);
-    work(v.data(), m.data(), 0, blocks);
-    return;
-  }
+  if (threads <= 1) return work(0, blocks);
 #pragma omp parallel num_threads(threads)
   {
-    Scratch<T> v(v_size), m(m_size);
     const int64_t id = omp_get_thread_num(), n = omp_get_num_threads();
-    work(v.data(), m.data(), blocks * id / n, blocks * (id + 1) / n);
+    work(blocks * id / n, blocks * (id + 1) / n);
   }
 }
 

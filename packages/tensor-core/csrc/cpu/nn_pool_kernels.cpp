@@ -127,9 +127,57 @@ void max_pool_rows(const Tensor& out, const Tensor& indices, const Tensor& input
                });
 }
 
+// The most common pooling, 2x2 windows with stride 2 that all lie inside the input
+// (2-D, no padding or dilation), without max_pool_rows's per-row set-up, which costs
+// more than the row's few outputs. Same rules: window order, the first of equal maxima,
+// the last NaN.
+bool is_plain_2x2(const PoolGeometry& g) {
+  return g.in[0] == 1 && g.kernel[0] == 1 && g.kernel[1] == 2 && g.kernel[2] == 2 &&
+         g.stride[1] == 2 && g.stride[2] == 2 && g.pad[1] == 0 && g.pad[2] == 0 &&
+         g.dilation[1] == 1 && g.dilation[2] == 1 && 2 * g.out[1] <= g.in[1] &&
+         2 * g.out[2] <= g.in[2];
+}
+
+template <class T>
+void max_pool_2x2(const Tensor& out, const Tensor& indices, const Tensor& input,
+                  const PoolGeometry& g) {
+  const T* x = input->data_as<T>();
+  T* y = out->data_as<T>();
+  int64_t* ix = indices->data_as<int64_t>();
+  const int64_t H = g.in[1], W = g.in[2], oH = g.out[1], oW = g.out[2];
+  parallel_for(0, g.planes * oH, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(oW * 4, 1)),
+               [&](int64_t lo, int64_t hi) {
+                 Scratch<int32_t> taps(static_cast<size_t>(oW));
+                 int32_t* __restrict__ tap = taps.data();  // the winner: 2 * row + column
+                 for (int64_t row = lo; row < hi; ++row) {
+                   const int64_t base = 2 * (row % oH) * W;
+                   const T* top = x + row / oH * H * W + base;
+                   T* __restrict__ best = y + row * oW;
+                   for (int64_t o = 0; o < oW; ++o) {
+                     best[o] = top[2 * o];
+                     tap[o] = 0;
+                   }
+                   // One pass per tap, each a branch-free loop the compiler vectorizes.
+                   for (int32_t k = 1; k < 4; ++k) {
+                     const T* __restrict__ src = top + (k >> 1) * W + (k & 1);
+                     for (int64_t o = 0; o < oW; ++o) {
+                       const T v = src[2 * o], b = best[o];
+                       const bool take = (v > b) | (v != v);
+                       best[o] = take ? v : b;
+                       tap[o] = take ? k : tap[o];
+                     }
+                   }
+                   int64_t* __restrict__ io = ix + row * oW;
+                   for (int64_t o = 0; o < oW; ++o)
+                     io[o] = base + 2 * o + (tap[o] >> 1) * W + (tap[o] & 1);
+                 }
+               });
+}
+
 template <class T>
 void max_pool(const Tensor& out, const Tensor& indices, const Tensor& input,
               const PoolGeometry& g) {
+  if (is_plain_2x2(g)) return max_pool_2x2<T>(out, indices, input, g);
   if (g.in_plane() <= std::numeric_limits<int32_t>::max())
     return max_pool_rows<T, int32_t>(out, indices, input, g);
   max_pool_rows<T, int64_t>(out, indices, input, g);
