@@ -114,3 +114,30 @@ def test_threads_and_one_thread_agree():
     finally:
         flambeau.set_num_threads(before)
     np.testing.assert_array_equal(one, many)  # blocks are the same whichever thread runs them
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("where", ["input", "weight", "grad_output"])
+def test_infinities_and_nans_give_the_direct_sums(where, dtype):
+    # The transforms subtract inputs from one another (inf - inf = NaN): blocks of
+    # non-finite input are summed directly, and non-finite weights take im2col.
+    x, wt, b = arrays(2, 8, 16, 9, 12, dtype)
+    g = rng.standard_normal((2, 16, 9, 12)).astype(dtype)
+    target = {"input": x, "weight": wt, "grad_output": g}[where]
+    flat = target.reshape(-1)
+    flat[rng.choice(flat.size, 4, replace=False)] = [np.inf, np.inf, -np.inf, np.nan]
+    if where == "grad_output":
+        gi, _, _ = flambeau.convolution_backward(
+            F(g), F(x), F(wt), None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1, [1, 0, 0]
+        )
+        got, ref = gi.numpy(), conv_transpose_ref(g, wt, padding=1)
+    else:
+        got = flambeau.conv2d(F(x), F(wt), F(b), padding=1).numpy()
+        ref = conv_ref(x, wt, b, padding=1)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
+    np.testing.assert_array_equal(np.isposinf(got), np.isposinf(ref))
+    np.testing.assert_array_equal(np.isneginf(got), np.isneginf(ref))
+    finite = np.isfinite(ref)
+    assert finite.any()
+    scale = np.abs(ref[finite]).max()
+    np.testing.assert_allclose(got[finite], ref[finite], rtol=0, atol=1e-5 * scale)

@@ -16,6 +16,9 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "core/scratch.h"
@@ -39,17 +42,40 @@ struct Plan {
   int64_t tiles() const { return tiles_h() * tiles_w(); }
 };
 
-// U: per point, G g G^T as an in_ch x out_ch matrix, packed. tap(o, c, a, b) is the
-// weight from input channel c to output channel o at kernel position (a, b).
+// The weights as the kernels use them: U, per point G g G^T as an in_ch x out_ch
+// matrix, packed for the products; and the plain taps (out, in, 3, 3) for blocks whose
+// input is not finite (see direct_block). `finite`: no weight is infinite or NaN (else U
+// is not built and the caller takes im2col, whose sums keep IEEE's results).
+template <class T>
+struct Weights {
+  Scratch<T> taps;
+  std::vector<PackedMatrix<T>> u;
+  bool finite = true;
+};
+
+// tap(o, c, a, b) is the weight from input channel c to output channel o at kernel
+// position (a, b).
 template <class T, class Tap>
-std::vector<PackedMatrix<T>> transform_weights(const Plan& p, const Tap& tap) {
+Weights<T> prepare_weights(const Plan& p, const Tap& tap) {
   const int64_t C = p.in_ch, O = p.out_ch;
+  Weights<T> w{Scratch<T>(static_cast<size_t>(O * C * 9)), {}, true};
+  T* taps = w.taps.data();
+  for (int64_t o = 0; o < O; ++o)
+    for (int64_t c = 0; c < C; ++c)
+      for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b) {
+          const T v = tap(o, c, a, b);
+          taps[((o * C + c) * 3 + a) * 3 + b] = v;
+          w.finite = w.finite && std::isfinite(v);
+        }
+  if (!w.finite) return w;
   Scratch<T> u(static_cast<size_t>(kPoints * C * O));
   for (int64_t o = 0; o < O; ++o)
     for (int64_t c = 0; c < C; ++c) {
+      const T* g = taps + (o * C + c) * 9;
       T gg[4][3];  // G g
       for (int b = 0; b < 3; ++b) {
-        const T g0 = tap(o, c, 0, b), g1 = tap(o, c, 1, b), g2 = tap(o, c, 2, b);
+        const T g0 = g[b], g1 = g[3 + b], g2 = g[6 + b];
         gg[0][b] = g0;
         gg[1][b] = T(0.5) * (g0 + g1 + g2);
         gg[2][b] = T(0.5) * (g0 - g1 + g2);
@@ -61,11 +87,10 @@ std::vector<PackedMatrix<T>> transform_weights(const Plan& p, const Tap& tap) {
         for (int s = 0; s < 4; ++s) u[static_cast<size_t>(((r * 4 + s) * C + c) * O + o)] = row[s];
       }
     }
-  std::vector<PackedMatrix<T>> packed;
-  packed.reserve(kPoints);
+  w.u.reserve(kPoints);
   for (int x = 0; x < kPoints; ++x)
-    packed.emplace_back(u.data() + x * C * O, O, false, C, PackedMatrix<T>::consecutive(O));
-  return packed;
+    w.u.emplace_back(u.data() + x * C * O, O, false, C, PackedMatrix<T>::consecutive(O));
+  return w;
 }
 
 // A block of output tiles: tile rows [ti0, ti1) x tile columns [tj0, tj1), numbered
@@ -100,10 +125,27 @@ struct Blocking {
   int64_t max_cols() const { return std::min(tiles_w, target); }
 };
 
-// stage[(r * in_cols + col) * C + c] = the input at the block's row r, column col (0 in
-// the padding): a transpose of the planes' rows the block reads.
+// No infinity or NaN among p[0, n): all exponent bits set marks both. Integer
+// operations, so that the loop vectorizes.
 template <class T>
-void stage_input(const Plan& p, const T* in, const Block& b, T* stage) {
+bool all_finite(const T* p, int64_t n) {
+  using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+  constexpr Bits kExponent =
+      static_cast<Bits>(sizeof(T) == 4 ? 0x7f800000ull : 0x7ff0000000000000ull);
+  Bits special = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    Bits b;
+    std::memcpy(&b, p + i, sizeof(T));
+    special |= Bits((b & kExponent) == kExponent);
+  }
+  return special == 0;
+}
+
+// stage[(r * in_cols + col) * C + c] = the input at the block's row r, column col (0 in
+// the padding): a transpose of the planes' rows the block reads. Returns whether every
+// value is finite.
+template <class T>
+bool stage_input(const Plan& p, const T* in, const Block& b, T* stage) {
   const int64_t C = p.in_ch, plane = p.h * p.w, rows = b.in_rows(), cols = b.in_cols();
   const int64_t r0 = 2 * b.ti0 - p.pad_h, c0 = 2 * b.tj0 - p.pad_w;
   const int64_t lo = std::clamp<int64_t>(-c0, 0, cols),
@@ -122,6 +164,33 @@ void stage_input(const Plan& p, const T* in, const Block& b, T* stage) {
       for (int64_t col = lo; col < hi; ++col) dst[col * C + c] = src[col];
     }
   }
+  return all_finite(stage, rows * cols * C);
+}
+
+// The block's outputs as direct sums, for an input with infinities or NaNs: the
+// transforms subtract inputs from one another, and inf - inf would turn an output that
+// the direct sum makes infinite (or finite) into NaN.
+template <class T>
+void direct_block(const Plan& p, const T* in, const T* taps, const T* bias, const Block& b,
+                  T* out) {
+  const int64_t C = p.in_ch, plane = p.h * p.w, out_plane = p.out_h * p.out_w;
+  const int64_t r1 = std::min(2 * b.ti1, p.out_h), c1 = std::min(2 * b.tj1, p.out_w);
+  for (int64_t o = 0; o < p.out_ch; ++o)
+    for (int64_t r = 2 * b.ti0; r < r1; ++r)
+      for (int64_t col = 2 * b.tj0; col < c1; ++col) {
+        T sum = bias ? bias[o] : T(0);
+        for (int64_t c = 0; c < C; ++c)
+          for (int64_t a = 0; a < 3; ++a) {
+            const int64_t row = r - p.pad_h + a;
+            if (row < 0 || row >= p.h) continue;
+            for (int64_t k = 0; k < 3; ++k) {
+              const int64_t x = col - p.pad_w + k;
+              if (x >= 0 && x < p.w)
+                sum += taps[((o * C + c) * 3 + a) * 3 + k] * in[c * plane + row * p.w + x];
+            }
+          }
+        out[o * out_plane + r * p.out_w + col] = sum;
+      }
 }
 
 // V[x][t][c] = (B^T d B)[x] for the block's tiles t, from the staged input.
@@ -259,7 +328,8 @@ void unstage_output(const Plan& p, const T* staged, const Block& b, T* out) {
 }
 
 template <class T>
-void run(const Plan& p, const T* in, const std::vector<PackedMatrix<T>>& u, const T* bias, T* out) {
+void run(const Plan& p, const T* in, const Weights<T>& w, const T* bias, T* out) {
+  const std::vector<PackedMatrix<T>>& u = w.u;
   const int64_t C = p.in_ch, O = p.out_ch;
   // Tiles per block: a multiple of the GEMM kernel's 6 rows, V and M within the budget.
   int64_t target = kBlockBytes / (kPoints * (C + O) * static_cast<int64_t>(sizeof(T)));
@@ -278,7 +348,12 @@ void run(const Plan& p, const T* in, const std::vector<PackedMatrix<T>>& u, cons
       const int64_t n = i / blocking.per_sample;
       const Block b = blocking.at(i % blocking.per_sample);
       const int64_t rows = b.tiles();
-      stage_input(p, in + n * C * p.h * p.w, b, staged_in.data());
+      const T* sample = in + n * C * p.h * p.w;
+      T* sample_out = out + n * O * p.out_h * p.out_w;
+      if (!stage_input(p, sample, b, staged_in.data())) {
+        direct_block(p, sample, w.taps.data(), bias, b, sample_out);
+        continue;
+      }
       transform_input(C, b.ti1 - b.ti0, b.cols(), staged_in.data(), v.data());
       for (int x = 0; x < kPoints; ++x)
         for (int64_t panel = 0; panel < u[x].panels(); ++panel)
@@ -286,7 +361,7 @@ void run(const Plan& p, const T* in, const std::vector<PackedMatrix<T>>& u, cons
                                static_cast<const T*>(nullptr), 0,
                                m.data() + x * rows * O + u[x].panel(panel).first, O);
       transform_output(O, b.ti1 - b.ti0, b.cols(), m.data(), bias, staged_out.data());
-      unstage_output(p, staged_out.data(), b, out + n * O * p.out_h * p.out_w);
+      unstage_output(p, staged_out.data(), b, sample_out);
     }
   };
   const int threads =
@@ -311,35 +386,39 @@ bool winograd_applies(const ConvGeometry& g) {
 }
 
 template <class T>
-void winograd_forward(const T* input, const T* weight, const T* bias, T* out,
+bool winograd_forward(const T* input, const T* weight, const T* bias, T* out,
                       const ConvGeometry& g) {
   const Plan p{g.batch,  g.in_channels, g.out_channels, g.in[1], g.in[2],
                g.out[1], g.out[2],      g.pad[1],       g.pad[2]};
-  const auto u = transform_weights<T>(p, [&](int64_t o, int64_t c, int a, int b) {
+  const Weights<T> w = prepare_weights<T>(p, [&](int64_t o, int64_t c, int a, int b) {
     return weight[((o * p.in_ch + c) * 3 + a) * 3 + b];
   });
-  run(p, input, u, bias, out);
+  if (!w.finite) return false;
+  run(p, input, w, bias, out);
+  return true;
 }
 
 template <class T>
-void winograd_backward_input(const T* grad_output, const T* weight, const T* bias, T* grad_input,
+bool winograd_backward_input(const T* grad_output, const T* weight, const T* bias, T* grad_input,
                              const ConvGeometry& g) {
   const Plan p{g.batch, g.out_channels, g.in_channels, g.out[1],    g.out[2],
                g.in[1], g.in[2],        2 - g.pad[1],  2 - g.pad[2]};
   // Output channel o of this convolution is the forward's input channel.
-  const auto u = transform_weights<T>(p, [&](int64_t o, int64_t c, int a, int b) {
+  const Weights<T> w = prepare_weights<T>(p, [&](int64_t o, int64_t c, int a, int b) {
     return weight[((c * p.out_ch + o) * 3 + (2 - a)) * 3 + (2 - b)];
   });
-  run(p, grad_output, u, bias, grad_input);
+  if (!w.finite) return false;
+  run(p, grad_output, w, bias, grad_input);
+  return true;
 }
 
-template void winograd_forward<float>(const float*, const float*, const float*, float*,
+template bool winograd_forward<float>(const float*, const float*, const float*, float*,
                                       const ConvGeometry&);
-template void winograd_forward<double>(const double*, const double*, const double*, double*,
+template bool winograd_forward<double>(const double*, const double*, const double*, double*,
                                        const ConvGeometry&);
-template void winograd_backward_input<float>(const float*, const float*, const float*, float*,
+template bool winograd_backward_input<float>(const float*, const float*, const float*, float*,
                                              const ConvGeometry&);
-template void winograd_backward_input<double>(const double*, const double*, const double*, double*,
+template bool winograd_backward_input<double>(const double*, const double*, const double*, double*,
                                               const ConvGeometry&);
 
 }  // namespace flambeau

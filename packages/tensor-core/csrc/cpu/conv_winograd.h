@@ -16,15 +16,19 @@ namespace flambeau {
 bool winograd_applies(const ConvGeometry& g);
 
 // out = bias + conv(input, weight) (bias may be null). Tensors as in nn_conv_geometry.h.
+// Returns false, having written nothing, when a weight is infinite or NaN: the
+// transforms would turn inf - inf into NaN where the direct sum gives IEEE's result, so
+// the caller computes such a convolution another way. (Blocks of input that are not
+// finite are summed directly here.)
 template <class T>
-void winograd_forward(const T* input, const T* weight, const T* bias, T* out,
+bool winograd_forward(const T* input, const T* weight, const T* bias, T* out,
                       const ConvGeometry& g);
 
 // grad_input = bias + the gradient of winograd_forward's output with respect to its
 // input: a convolution of grad_output with the weight flipped in space and transposed
-// in channels, with padding 2 - pad.
+// in channels, with padding 2 - pad. Returns false as winograd_forward does.
 template <class T>
-void winograd_backward_input(const T* grad_output, const T* weight, const T* bias, T* grad_input,
+bool winograd_backward_input(const T* grad_output, const T* weight, const T* bias, T* grad_input,
                              const ConvGeometry& g);
 
 }  // namespace flambeau

@@ -100,7 +100,7 @@ void forward(const Tensor& out, const Tensor& input, const Tensor& weight, const
   const T *x = input->data_as<T>(), *w = weight->data_as<T>();
   const T* b = bias ? bias->data_as<T>() : nullptr;
   if (rows == 0) return fill_bias<T>(y, bias, g.batch, g.out_channels, cols);
-  if (winograd_applies(g)) return winograd_forward(x, w, b, y, g);
+  if (winograd_applies(g) && winograd_forward(x, w, b, y, g)) return;
   const int64_t kh_n = g.kernel[1], krow = cg * g.kernel[2];  // by_rows: K of each GEMM
   const int64_t zcols = by_rows ? rows_im2col_height(g) * g.out[2] : 0;
   const Scratch<T> wr = by_rows ? weight_by_kernel_row(w, g) : Scratch<T>();
@@ -135,8 +135,9 @@ void backward_input(const Tensor& grad_input, const Tensor& grad_output, const T
   const bool direct = is_pointwise(g);
   T* gi = grad_input->data_as<T>();
   const T *go = grad_output->data_as<T>(), *w = weight->data_as<T>();
-  if (winograd_applies(g))
-    return winograd_backward_input(go, w, bias ? bias->data_as<T>() : nullptr, gi, g);
+  if (winograd_applies(g) &&
+      winograd_backward_input(go, w, bias ? bias->data_as<T>() : nullptr, gi, g))
+    return;
   fill_bias<T>(gi, bias, g.batch, g.in_channels, plane);
   if (og == 0 || rows == 0) return;
   SampleLoop(g.batch).run<T>(direct ? 0 : rows * cols, [&](int64_t n, T* col, int) {
