@@ -129,3 +129,46 @@ def test_graph_is_freed():
     del y
     gc.collect()
     assert ref() is None
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda ts: F.cat(ts, 1),
+        lambda ts: F.stack(tuple(ts), 0),
+        lambda ts: F.hstack(ts),
+        lambda ts: F.block_diag(*ts),
+        lambda ts: F.vstack(ts),
+    ],
+    ids=["cat", "stack", "hstack", "block_diag", "vstack"],
+)
+def test_tensor_list_calls_build_the_same_graph_on_both_paths(op):
+    # One edge per list element (None for an element that needs no gradient).
+    results = {}
+    for on in (True, False):
+        was = _C._autograd_fast_set_enabled(on)
+        try:
+            a, b = leaf(2, 3), leaf(2, 3, seed=1)
+            c = F.ones(2, 3, dtype=F.float64)  # no gradient: its edge is None
+            y = op([a * 2.0, c, b])
+            sig = graph_signature(y)
+            (y * y).sum().backward()
+            results[on] = (sig, a.grad.numpy().copy(), b.grad.numpy().copy())
+        finally:
+            _C._autograd_fast_set_enabled(was)
+    assert results[True][0] == results[False][0]
+    np.testing.assert_allclose(results[True][1], results[False][1])
+    np.testing.assert_allclose(results[True][2], results[False][2])
+
+
+def test_a_tensor_list_call_is_recorded_in_cpp_and_keeps_its_list(path):
+    a, b = leaf(2, 3), leaf(2, 3, seed=1)
+    parts = [a, b]
+    y = F.cat(parts)
+    assert isinstance(y.grad_fn._saved, _C._SavedCall) == path
+    assert [n.variable for n, _ in y.grad_fn.next_functions] == [a, b]
+    parts.append(leaf(5, 3, seed=2))  # editing the list after the call changes nothing
+    parts[0] = leaf(7, 3, seed=3)
+    y.sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), np.ones((2, 3)))
+    np.testing.assert_array_equal(b.grad.numpy(), np.ones((2, 3)))

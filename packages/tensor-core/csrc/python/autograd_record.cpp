@@ -75,13 +75,23 @@ void attach(TensorImpl& t, PyObject* node, Py_ssize_t output_nr) {
   m.output_nr = output_nr;
 }
 
-// The backward of a call whose tensor arguments are the bits of mask.
-const py::object& formula_for(const Plan& plan, uint32_t mask, bool tuple_output) {
-  const uint32_t key = mask | (tuple_output ? 1u << 31 : 0u);
+// The backward of a call whose tensor arguments are the bits of mask, with tensor lists
+// of the given lengths.
+const py::object& formula_for(const Plan& plan, uint32_t mask, bool tuple_output,
+                              const std::vector<int64_t>& lengths) {
+  std::vector<int64_t> key{static_cast<int64_t>(mask | (tuple_output ? 1u << 31 : 0u))};
+  key.insert(key.end(), lengths.begin(), lengths.end());
   for (const auto& [k, f] : plan.formulas)
     if (k == key) return f;
-  plan.formulas.emplace_back(key, plan.formula_for(mask, tuple_output));
+  py::tuple lens(lengths.size());
+  for (size_t k = 0; k < lengths.size(); ++k) lens[k] = py::int_(lengths[k]);
+  plan.formulas.emplace_back(std::move(key), plan.formula_for(mask, tuple_output, lens));
   return plan.formulas.back().second;
+}
+
+// A tensor-list argument as a sequence (a list or a tuple); nullptr for None.
+bool is_list(const Plan& plan, int i, PyObject* arg) {
+  return (plan.lists >> i & 1) && (PyList_Check(arg) || PyTuple_Check(arg));
 }
 
 // The arguments a call keeps for its formula (bit i: argument i), given which are tensors
@@ -233,6 +243,16 @@ py::object new_saved_call(const Plan& plan, PyObject* const* args, uint32_t keep
       d.args[i] = Py_None;
       continue;
     }
+    if (is_list(plan, i, args[i])) {  // kept whole, frozen: later edits of the list don't count
+      d.args[i] = PySequence_Tuple(args[i]);
+      if (!d.args[i]) {
+        Py_DECREF(self);
+        throw py::error_already_set();
+      }
+      for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(d.args[i]); ++j)
+        d.list_geometry.push_back(as_tensor(PyTuple_GET_ITEM(d.args[i], j))->metadata_version());
+      continue;
+    }
     Py_INCREF(args[i]);
     d.args[i] = args[i];
     if (!tensor) continue;
@@ -260,9 +280,15 @@ void check_saved(const SavedData& d, PyObject* op) {
     if (now != d.versions[i]) raise_modified(op, d.args[i], now, d.versions[i]);
   }
   // Every formula reads its tensor inputs' shapes (to undo broadcasting, at least).
+  size_t listed = 0;
   for (int i = 0; i < plan.n_params; ++i) {
     if (is_tensor(d.args[i]) && as_tensor(d.args[i])->metadata_version() != d.geometry[i])
       raise_reshaped(op, d.args[i]);
+    if (!(plan.lists >> i & 1) || !PyTuple_Check(d.args[i])) continue;
+    for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(d.args[i]); ++j) {
+      PyObject* t = PyTuple_GET_ITEM(d.args[i], j);
+      if (as_tensor(t)->metadata_version() != d.list_geometry[listed++]) raise_reshaped(op, t);
+    }
   }
 }
 
@@ -284,6 +310,18 @@ const Plan* PlanSlot::get() const {
 
 bool enabled() { return g_enabled && !t_anomaly && package().node_type != nullptr; }
 
+bool recordable(const Plan& plan, PyObject* const* args) {
+  for (int i = 0; plan.lists && i < plan.n_params; ++i) {
+    if (!(plan.lists >> i & 1) || args[i] == Py_None) continue;
+    if (!PyList_Check(args[i]) && !PyTuple_Check(args[i])) return false;
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(args[i]);
+    PyObject** items = PySequence_Fast_ITEMS(args[i]);
+    for (Py_ssize_t j = 0; j < n; ++j)
+      if (!is_tensor(items[j])) return false;
+  }
+  return true;
+}
+
 py::object record(const Plan& plan, PyObject* const* args, py::object result) {
   if (plan.formula_for.is_none()) return result;  // nothing differentiable comes out
   PyObject* r = result.ptr();
@@ -302,18 +340,31 @@ py::object record(const Plan& plan, PyObject* const* args, py::object result) {
   if (!any_differentiable) return result;
 
   uint32_t mask = 0, grads = 0;
-  PyObject* edges[kMaxParams];
-  int n_edges = 0;
+  std::vector<py::object> edges;
+  edges.reserve(static_cast<size_t>(plan.n_params));
+  std::vector<int64_t> lengths;  // of the tensor lists, in parameter order
   for (int i = 0; i < plan.n_params; ++i) {
+    if (is_list(plan, i, args[i])) {  // one edge per element (recordable() checked them)
+      mask |= 1u << i;
+      const Py_ssize_t n = PySequence_Fast_GET_SIZE(args[i]);
+      PyObject** items = PySequence_Fast_ITEMS(args[i]);
+      for (Py_ssize_t j = 0; j < n; ++j) edges.push_back(edge_of(items[j]));
+      lengths.push_back(n);
+      continue;
+    }
     if (!is_tensor(args[i])) continue;
     mask |= 1u << i;
     if (as_tensor(args[i])->requires_grad()) grads |= 1u << i;
-    edges[n_edges++] = edge_of(args[i]).release().ptr();
+    edges.push_back(edge_of(args[i]));
   }
-  py::tuple next(n_edges);
-  for (int k = 0; k < n_edges; ++k) PyTuple_SET_ITEM(next.ptr(), k, edges[k]);  // steals
+  py::tuple next(edges.size());
+  for (size_t k = 0; k < edges.size(); ++k)
+    PyTuple_SET_ITEM(next.ptr(), static_cast<Py_ssize_t>(k), edges[k].release().ptr());
 
-  py::object saved = new_saved_call(plan, args, keep_mask(plan, mask, grads));
+  // What to keep is decided over the plain tensor arguments; lists count as non-tensors
+  // and are kept (the Python recorder's rule).
+  const uint32_t plain = mask & ~plan.lists;
+  py::object saved = new_saved_call(plan, args, keep_mask(plan, plain, grads) | plan.lists);
   auto& data = reinterpret_cast<SavedCall*>(saved.ptr())->data;
   data.tuple_output = tuple_output;
   // A native formula reads no output it does not declare (the Python path's formulas
@@ -337,7 +388,7 @@ py::object record(const Plan& plan, PyObject* const* args, py::object result) {
   auto* fields = reinterpret_cast<autograd_node::NodeObject*>(node.ptr());
   autograd_node::set_field(fields->name, plan.node_name.ptr());
   autograd_node::set_field(fields->next_functions, next.ptr());
-  autograd_node::set_field(fields->formula, formula_for(plan, mask, tuple_output).ptr());
+  autograd_node::set_field(fields->formula, formula_for(plan, mask, tuple_output, lengths).ptr());
   autograd_node::set_field(fields->saved, saved.ptr());
   fields->n_outputs = n_out;
 
@@ -385,7 +436,7 @@ void register_bindings(py::module_& m, py::object /*tensor_class*/) {
       "_autograd_register_plan",
       [](const std::string& key, py::object node_name, py::tuple param_names, py::tuple defaults,
          bool check_inputs, uint64_t check_outputs, bool view, py::object formula_for,
-         py::object keep_for, py::object native) {
+         py::object keep_for, py::object native, uint32_t lists) {
         if (defaults.size() != param_names.size())
           throw py::value_error("_autograd_register_plan: bad parameter list for " + key);
         if (param_names.size() > static_cast<size_t>(kMaxParams))
@@ -398,6 +449,7 @@ void register_bindings(py::module_& m, py::object /*tensor_class*/) {
         plan.check_inputs = check_inputs;
         plan.check_outputs = check_outputs;
         plan.view = view;
+        plan.lists = lists;
         plan.formula_for = std::move(formula_for);
         plan.keep_for = std::move(keep_for);
         if (!native.is_none()) {
@@ -419,7 +471,7 @@ void register_bindings(py::module_& m, py::object /*tensor_class*/) {
       },
       py::arg("key"), py::arg("node_name"), py::arg("param_names"), py::arg("defaults"),
       py::arg("check_inputs"), py::arg("check_outputs"), py::arg("view"), py::arg("formula_for"),
-      py::arg("keep_for") = py::none(), py::arg("native") = py::none(),
+      py::arg("keep_for") = py::none(), py::arg("native") = py::none(), py::arg("lists") = 0,
       "Register how calls to an operator overload are recorded in C++; False when it has too "
       "many parameters to be (its calls then go to the Python recorder).");
   m.def(

@@ -2,7 +2,7 @@
 //
 // The autograd package owns the graph's semantics; it registers, once, a
 // recording plan for each operator overload whose derivative formula is plain
-// (no in-place target, no tensor list, not a composite). A call that must be
+// (no in-place target, not a composite, not a multi-tensor foreach operator). A call that must be
 // recorded and has a plan runs its kernel here, then this file builds the node
 // the package's Python recorder would have built: an instance of the package's
 // node class holding its edges, its formula and a SavedCall (the call's
@@ -30,10 +30,15 @@ struct Plan {
   bool check_inputs = true;    // the formula reads input values: check their versions
   uint64_t check_outputs = 0;  // bit j: the formula reads output j: check its version
   bool view = false;           // the output is a view of the first input
-  // formula_for(tensor_mask, tuple_output) -> backward(grads, args); None: the
-  // operator is not differentiable and nothing is recorded.
+  // Bit i: parameter i is a tensor list (Tensor[]): each element gets an edge, and the
+  // list is kept whole, as a tuple, with no version checks (as the Python recorder does).
+  uint32_t lists = 0;
+  // formula_for(tensor_mask, tuple_output, list_lengths) -> backward(grads, args); None:
+  // the operator is not differentiable and nothing is recorded. list_lengths: the
+  // lengths of the call's tensor lists, in parameter order (() without lists).
   py::object formula_for;
-  mutable std::vector<std::pair<uint32_t, py::object>> formulas;  // cached by mask
+  // Cached by {tensor mask | tuple bit, list lengths...}.
+  mutable std::vector<std::pair<std::vector<int64_t>, py::object>> formulas;
   // keep_for(tensor_mask, grad_mask) -> bit i: keep argument i for the formula; None:
   // keep every argument. A tensor argument not kept reaches the formula as the package's
   // tensor_meta(shape, dtype, device): x * 3.0 then keeps nothing of x alive.
@@ -58,6 +63,10 @@ class PlanSlot {
   mutable const Plan* plan_ = nullptr;
   mutable uint64_t generation_ = ~uint64_t{0};
 };
+
+// Whether a call's arguments suit the plan: its tensor lists hold tensors only (or are
+// None). Checked before the kernel runs; otherwise the Python recorder takes the call.
+bool recordable(const Plan& plan, PyObject* const* args);
 
 // Off while anomaly detection is on in this thread (nodes then record their
 // creation traceback, which only the Python recorder does) or when switched off.

@@ -34,10 +34,11 @@ struct SavedData {
   const Plan* plan = nullptr;
   PyObject* args[kMaxParams] = {};  // owned
   uint64_t versions[kMaxParams] = {};
-  uint64_t geometry[kMaxParams] = {};  // tensor args' metadata versions
-  uint32_t tensors = 0;                // bit i: args[i] was a tensor at the call
-  uint32_t checked = 0;                // bit i: args[i]'s version is checked at backward
-  std::vector<ArgMeta> dropped;        // tensor arguments not kept (args[i] is then None)
+  uint64_t geometry[kMaxParams] = {};   // tensor args' metadata versions
+  std::vector<uint64_t> list_geometry;  // tensor lists' elements' metadata versions, in order
+  uint32_t tensors = 0;                 // bit i: args[i] was a tensor at the call
+  uint32_t checked = 0;                 // bit i: args[i]'s version is checked at backward
+  std::vector<ArgMeta> dropped;         // tensor arguments not kept (args[i] is then None)
   bool tuple_output = false;
   std::vector<SavedOutput> outputs;
 

@@ -42,7 +42,8 @@ py::object dispatch(const autograd_record::PlanSlot& slot, const ParsedArgs& p, 
     const auto n = static_cast<int>(p.sig->params().size());
     bool plain = n >= plan->n_params;
     for (int i = plan->n_params; plain && i < n; ++i) plain = p.slots[i] == Py_None;  // out=
-    if (plain) return autograd_record::record(*plan, p.slots.data(), run());
+    if (plain && autograd_record::recordable(*plan, p.slots.data()))
+      return autograd_record::record(*plan, p.slots.data(), run());
   }
   return call(name, self, args, kwargs);
 }

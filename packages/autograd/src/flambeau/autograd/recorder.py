@@ -227,6 +227,9 @@ def handle(name: str, args: tuple, kwargs: dict):
     if decompose is not None:
         return _run_composite(decompose, base, args, kwargs, target)
     sch, bound = schema.bind(base, args, kwargs)
+    for p in sch.params:  # kept frozen: editing the caller's list later changes nothing
+        if p.is_tensor_list and isinstance(bound[p.name], list):
+            bound[p.name] = tuple(bound[p.name])
     formula = derivatives.FORMULAS.get(sch.key) or derivatives.FORMULAS.get(sch.name)
     # Edges come from the arguments as they are before the call: an in-place
     # call re-roots its target onto the node recorded here.
@@ -370,21 +373,26 @@ def _run_composite(decompose, base: str, args: tuple, kwargs: dict, target):
 def _plan(name: str, sch: schema.Schema) -> None:
     """Registers how the core records calls to one overload in C++ (autograd_record.h),
     when recording it needs nothing the Python handler alone does: no in-place
-    target, no tensor list, no composite decomposition."""
+    target, no composite decomposition, no multi-tensor foreach operator."""
     if (
         name in _NOT_RECORDED
         or name.endswith("_")
+        or name.startswith("_foreach_")
         or name in derivatives.COMPOSITES
-        or any(p.is_tensor_list for p in sch.params)
     ):
         return
     formula = derivatives.FORMULAS.get(sch.key) or derivatives.FORMULAS.get(sch.name)
     if formula is None or formula.differentiable_outputs is not None:
         return  # the Python handler marks only some outputs differentiable
     names = tuple(p.name for p in sch.params)
+    lists = sum(1 << i for i, p in enumerate(sch.params) if p.is_tensor_list)
 
-    def formula_for(mask: int, tuple_output: bool):
-        inputs = [(n, None) for i, n in enumerate(names) if mask >> i & 1]
+    def formula_for(mask: int, tuple_output: bool, lengths: tuple = ()):
+        # The inputs as handle() lists them: one per tensor, one per list element.
+        inputs, sizes = [], iter(lengths)
+        for i, n in enumerate(names):
+            if mask >> i & 1:
+                inputs += [(n, j) for j in range(next(sizes))] if lists >> i & 1 else [(n, None)]
         return derivatives.bind_formula(sch.key, formula, inputs, tuple_output)
 
     keeps = formula.reads is not None and not formula.nondifferentiable
@@ -401,6 +409,7 @@ def _plan(name: str, sch: schema.Schema) -> None:
         keep_for=_keep_for(names, formula) if keeps else None,
         # A formula compiled in the core: the engine runs it on the recorded call.
         native=formula.fn if isinstance(formula.fn, _C._NativeFormula) else None,
+        lists=lists,
     )
 
 
