@@ -172,3 +172,64 @@ def test_a_tensor_list_call_is_recorded_in_cpp_and_keeps_its_list(path):
     y.sum().backward()
     np.testing.assert_array_equal(a.grad.numpy(), np.ones((2, 3)))
     np.testing.assert_array_equal(b.grad.numpy(), np.ones((2, 3)))
+
+
+def _inplace_chain(a, b):
+    x = a * 1.0
+    x.mul_(b)  # reads the old x: a copy of it is kept
+    x.add_(a, alpha=2.0)
+    x.relu_()  # reads its result
+    y = F.zeros(3, dtype=F.float64)
+    y.add_(x)  # a target that did not require grad joins the graph
+    y.div_(b.detach() + 3.0)
+    return (y * y).sum()
+
+
+def test_in_place_calls_build_the_same_graph_on_both_paths():
+    results = {}
+    for on in (True, False):
+        was = _C._autograd_fast_set_enabled(on)
+        try:
+            a, b = leaf(3), leaf(3, seed=1)
+            out = _inplace_chain(a, b)
+            sig = graph_signature(out)
+            out.backward()
+            results[on] = (sig, a.grad.numpy().copy(), b.grad.numpy().copy())
+        finally:
+            _C._autograd_fast_set_enabled(was)
+    assert results[True][0] == results[False][0]
+    np.testing.assert_allclose(results[True][1], results[False][1])
+    np.testing.assert_allclose(results[True][2], results[False][2])
+    # and against finite differences
+    a0, b0 = leaf(3).detach(), leaf(3, seed=1).detach()
+    eps, num = 1e-6, np.zeros(3)
+    for i in range(3):
+        d = np.zeros(3)
+        d[i] = eps
+        hi = _inplace_chain(a0 + F.tensor(d), b0).item()
+        lo = _inplace_chain(a0 - F.tensor(d), b0).item()
+        num[i] = (hi - lo) / (2 * eps)
+    np.testing.assert_allclose(results[True][1], num, rtol=1e-6, atol=1e-8)
+
+
+def test_in_place_call_is_recorded_in_cpp(path):
+    a = leaf(3)
+    x = a * 1.0
+    first = x.grad_fn
+    x.mul_(a)
+    assert x.grad_fn.name() == "MulBackward0" and x.grad_fn is not first
+    assert isinstance(x.grad_fn._saved, _C._SavedCall) == path
+    assert x.grad_fn.next_functions[0][0] is first  # the old value's history
+    x.sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), 2 * a.detach().numpy())
+
+
+def test_in_place_on_leaves_and_views_keeps_the_python_rules(path):
+    a = leaf(3)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        a.add_(1.0)
+    base = a * 1.0
+    base[1:].mul_(3.0)  # a view: the root's history ends in CopySlices
+    assert base.grad_fn.name() == "CopySlices"
+    base.sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), [1.0, 3.0, 3.0])

@@ -457,16 +457,26 @@ def gen_inplace(ops: list[Op], py_name: str) -> list[str]:
         f"  static const OverloadSet sigs({{{schemas}}});",
         "  ParsedArgs p = sigs.parse(self.ptr(), args.ptr(), kwargs.ptr());",
         *torch_function_check(py_name + "_", True),
-        "  if (FLB_UNLIKELY(autograd_slot::wants(p)))",
-        f'    return autograd_slot::call("{name}_", self, args, kwargs);',
-        "  switch (p.overload) {",
+        "  auto run = [&]() {",
+        "    switch (p.overload) {",
     ]
     for k, op in enumerate(ops):
         args = call_args(op) + ["OutArg::self(p.tensor(0))"]
-        lines.append(f"    case {k}: {{")
-        lines += deterministic_check(op, "      ")
-        lines += [f"      ops::{op.cpp_name}({', '.join(args)});", "      break;", "    }"]
-    lines += ["  }", "  return py::reinterpret_borrow<py::object>(self);"]
+        lines.append(f"      case {k}: {{")
+        lines += deterministic_check(op, "        ")
+        lines += [f"        ops::{op.cpp_name}({', '.join(args)});", "        break;", "      }"]
+    # Recorded with the plan of the out-of-place overload (autograd_record.h).
+    plans = ", ".join(f'autograd_record::PlanSlot("{o.key}")' for o in ops)
+    lines += [
+        "    }",
+        "  };",
+        f"  static const autograd_record::PlanSlot plans[] = {{{plans}}};",
+        "  if (FLB_UNLIKELY(autograd_slot::wants(p)))",
+        f'    return autograd_slot::dispatch_inplace(plans[p.overload], p, "{name}_", self, args, '
+        "kwargs, run);",
+        "  run();",
+        "  return py::reinterpret_borrow<py::object>(self);",
+    ]
     return lines
 
 

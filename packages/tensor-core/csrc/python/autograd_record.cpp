@@ -1,5 +1,6 @@
 #include "python/autograd_record.h"
 
+#include <functional>
 #include <memory>
 #include <new>
 #include <string>
@@ -7,6 +8,7 @@
 
 #include "dispatch/dispatcher.h"
 #include "generated/ops_autograd.h"
+#include "generated/ops_tensor.h"
 #include "python/autograd_meta.h"
 #include "python/autograd_native.h"
 #include "python/autograd_node.h"
@@ -322,57 +324,54 @@ bool recordable(const Plan& plan, PyObject* const* args) {
   return true;
 }
 
-py::object record(const Plan& plan, PyObject* const* args, py::object result) {
-  if (plan.formula_for.is_none()) return result;  // nothing differentiable comes out
-  PyObject* r = result.ptr();
-  bool tuple_output = PyTuple_Check(r);
-  Py_ssize_t n_out = tuple_output ? PyTuple_GET_SIZE(r) : 1;
-  auto output = [&](Py_ssize_t j) { return tuple_output ? PyTuple_GET_ITEM(r, j) : r; };
-  bool any_differentiable = false;
-  for (Py_ssize_t j = 0; j < n_out; ++j) {
-    PyObject* o = output(j);
-    if (!is_tensor(o)) continue;
-    // The op handed back an input (x.to(x.dtype)): it already carries its graph.
-    for (int i = 0; i < plan.n_params; ++i)
-      if (args[i] == o) return result;
-    any_differentiable = any_differentiable || differentiable(as_tensor(o));
-  }
-  if (!any_differentiable) return result;
+namespace {
 
+// The edges of a call's tensor arguments (one per element of a tensor list), in order,
+// and which arguments are tensors (mask) and require grad (grads).
+struct Edges {
   uint32_t mask = 0, grads = 0;
+  py::tuple next;
+  std::vector<int64_t> lengths;  // of the tensor lists, in parameter order
+};
+
+Edges edges_of(const Plan& plan, PyObject* const* args) {
+  Edges e;
   std::vector<py::object> edges;
   edges.reserve(static_cast<size_t>(plan.n_params));
-  std::vector<int64_t> lengths;  // of the tensor lists, in parameter order
   for (int i = 0; i < plan.n_params; ++i) {
     if (is_list(plan, i, args[i])) {  // one edge per element (recordable() checked them)
-      mask |= 1u << i;
+      e.mask |= 1u << i;
       const Py_ssize_t n = PySequence_Fast_GET_SIZE(args[i]);
       PyObject** items = PySequence_Fast_ITEMS(args[i]);
       for (Py_ssize_t j = 0; j < n; ++j) edges.push_back(edge_of(items[j]));
-      lengths.push_back(n);
+      e.lengths.push_back(n);
       continue;
     }
     if (!is_tensor(args[i])) continue;
-    mask |= 1u << i;
-    if (as_tensor(args[i])->requires_grad()) grads |= 1u << i;
+    e.mask |= 1u << i;
+    if (as_tensor(args[i])->requires_grad()) e.grads |= 1u << i;
     edges.push_back(edge_of(args[i]));
   }
-  py::tuple next(edges.size());
+  e.next = py::tuple(edges.size());
   for (size_t k = 0; k < edges.size(); ++k)
-    PyTuple_SET_ITEM(next.ptr(), static_cast<Py_ssize_t>(k), edges[k].release().ptr());
+    PyTuple_SET_ITEM(e.next.ptr(), static_cast<Py_ssize_t>(k), edges[k].release().ptr());
+  return e;
+}
 
-  // What to keep is decided over the plain tensor arguments; lists count as non-tensors
-  // and are kept (the Python recorder's rule).
-  const uint32_t plain = mask & ~plan.lists;
-  py::object saved = new_saved_call(plan, args, keep_mask(plan, plain, grads) | plan.lists);
-  auto& data = reinterpret_cast<SavedCall*>(saved.ptr())->data;
-  data.tuple_output = tuple_output;
+// What the call keeps for its formula: decided over the plain tensor arguments; lists
+// count as non-tensors and are kept (the Python recorder's rule).
+uint32_t kept_args(const Plan& plan, const Edges& e) {
+  return keep_mask(plan, e.mask & ~plan.lists, e.grads) | plan.lists;
+}
+
+// The call's outputs, aliased with their versions now, for the formula.
+void save_outputs(const Plan& plan, SavedData& data, PyObject* const* outputs, Py_ssize_t n_out) {
   // A native formula reads no output it does not declare (the Python path's formulas
   // get every output as "result").
-  const bool keep_outputs = !plan.native || plan.check_outputs != 0;
-  data.outputs.resize(keep_outputs ? n_out : 0);
-  for (Py_ssize_t j = 0; keep_outputs && j < n_out; ++j) {
-    PyObject* o = output(j);
+  const bool keep = !plan.native || plan.check_outputs != 0;
+  data.outputs.resize(keep ? n_out : 0);
+  for (Py_ssize_t j = 0; keep && j < n_out; ++j) {
+    PyObject* o = outputs[j];
     if (is_tensor(o)) {
       Tensor t = as_tensor(o);
       data.outputs[j].tensor = make_view(t, t->sizes(), t->strides(), t->offset());
@@ -381,19 +380,51 @@ py::object record(const Plan& plan, PyObject* const* args, py::object result) {
       data.outputs[j].value = py::reinterpret_borrow<py::object>(o);
     }
   }
+}
 
+// A new node of the package's class for the call.
+py::object new_node(const Plan& plan, const Edges& e, bool tuple_output, const py::object& saved,
+                    Py_ssize_t n_out) {
   PyTypeObject* type = package().node_type;  // a subclass of _C._Node (checked at install)
   auto node = py::reinterpret_steal<py::object>(type->tp_alloc(type, 0));
   if (!node) throw py::error_already_set();
   auto* fields = reinterpret_cast<autograd_node::NodeObject*>(node.ptr());
   autograd_node::set_field(fields->name, plan.node_name.ptr());
-  autograd_node::set_field(fields->next_functions, next.ptr());
-  autograd_node::set_field(fields->formula, formula_for(plan, mask, tuple_output, lengths).ptr());
+  autograd_node::set_field(fields->next_functions, e.next.ptr());
+  autograd_node::set_field(fields->formula,
+                           formula_for(plan, e.mask, tuple_output, e.lengths).ptr());
   autograd_node::set_field(fields->saved, saved.ptr());
   fields->n_outputs = n_out;
+  return node;
+}
 
+}  // namespace
+
+py::object record(const Plan& plan, PyObject* const* args, py::object result) {
+  if (plan.formula_for.is_none()) return result;  // nothing differentiable comes out
+  PyObject* r = result.ptr();
+  bool tuple_output = PyTuple_Check(r);
+  Py_ssize_t n_out = tuple_output ? PyTuple_GET_SIZE(r) : 1;
+  PyObject* const* outputs = tuple_output ? &PyTuple_GET_ITEM(r, 0) : &r;
+  bool any_differentiable = false;
   for (Py_ssize_t j = 0; j < n_out; ++j) {
-    PyObject* o = output(j);
+    PyObject* o = outputs[j];
+    if (!is_tensor(o)) continue;
+    // The op handed back an input (x.to(x.dtype)): it already carries its graph.
+    for (int i = 0; i < plan.n_params; ++i)
+      if (args[i] == o) return result;
+    any_differentiable = any_differentiable || differentiable(as_tensor(o));
+  }
+  if (!any_differentiable) return result;
+
+  const Edges e = edges_of(plan, args);
+  py::object saved = new_saved_call(plan, args, kept_args(plan, e));
+  auto& data = reinterpret_cast<SavedCall*>(saved.ptr())->data;
+  data.tuple_output = tuple_output;
+  save_outputs(plan, data, outputs, n_out);
+  py::object node = new_node(plan, e, tuple_output, saved, n_out);
+  for (Py_ssize_t j = 0; j < n_out; ++j) {
+    PyObject* o = outputs[j];
     if (!is_tensor(o) || !differentiable(as_tensor(o))) continue;
     TensorImpl& t = *autograd_meta::impl_of(o);
     attach(t, node.ptr(), j);
@@ -403,6 +434,41 @@ py::object record(const Plan& plan, PyObject* const* args, py::object result) {
           package().view_info(py::handle(args[0]), py::handle(o));
   }
   return result;
+}
+
+bool inplace_recordable(const Plan& plan, PyObject* const* args) {
+  if (plan.view || plan.lists || plan.formula_for.is_none() || !is_tensor(args[0])) return false;
+  const TensorImpl& t = *autograd_meta::impl_of(args[0]);
+  const autograd_meta::TensorAutograd* m = autograd_meta::find(t);
+  if (m && m->view) return false;  // CopySlices rebases the view's root: Python's
+  // A leaf that requires grad: the Python recorder raises PyTorch's error.
+  return !t.requires_grad() || (m && m->grad_fn);
+}
+
+void record_inplace(const Plan& plan, PyObject* const* call_args,
+                    const std::function<void()>& run) {
+  PyObject* target = call_args[0];
+  TensorImpl& t = *autograd_meta::impl_of(target);
+  // Edges from the arguments as they are before the call; the target is re-rooted onto
+  // the node recorded here.
+  const Edges e = edges_of(plan, call_args);
+  const uint32_t keep = kept_args(plan, e);
+  PyObject* args[kMaxParams];
+  for (int i = 0; i < plan.n_params; ++i) args[i] = call_args[i];
+  py::object old;
+  if (plan.check_inputs && (keep & 1)) {
+    // The formula reads the target's value from before the call: a copy stands for it,
+    // in the graph too (attached where the target's history ends, for double backward).
+    old = py::cast(ops::clone(ops::detach(Tensor(&t)), MemoryFormat::Preserve));
+    if (const autograd_meta::TensorAutograd* m = autograd_meta::find(t); m && m->grad_fn)
+      attach(*autograd_meta::impl_of(old.ptr()), m->grad_fn.ptr(), m->output_nr);
+    args[0] = old.ptr();
+  }
+  py::object saved = new_saved_call(plan, args, keep);  // the versions before the call
+  run();
+  if (!differentiable(Tensor(&t))) return;
+  save_outputs(plan, reinterpret_cast<SavedCall*>(saved.ptr())->data, &target, 1);
+  attach(t, new_node(plan, e, false, saved, 1).ptr(), 0);
 }
 
 void register_bindings(py::module_& m, py::object /*tensor_class*/) {

@@ -2,7 +2,8 @@
 //
 // The autograd package owns the graph's semantics; it registers, once, a
 // recording plan for each operator overload whose derivative formula is plain
-// (no in-place target, not a composite, not a multi-tensor foreach operator). A call that must be
+// (not a composite, not a multi-tensor foreach operator); in-place calls use the plan
+// of their out-of-place overload. A call that must be
 // recorded and has a plan runs its kernel here, then this file builds the node
 // the package's Python recorder would have built: an instance of the package's
 // node class holding its edges, its formula and a SavedCall (the call's
@@ -13,6 +14,7 @@
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -71,6 +73,17 @@ bool recordable(const Plan& plan, PyObject* const* args);
 // Off while anomaly detection is on in this thread (nodes then record their
 // creation traceback, which only the Python recorder does) or when switched off.
 bool enabled();
+
+// Whether an in-place call (its target is args[0]) can be recorded here with the plan of
+// its out-of-place operator: the plan is not a view's and has no tensor list, and the
+// target has no view record (the Python recorder rebases a view's root through
+// CopySlices) and is not a leaf that requires grad (the Python recorder raises).
+bool inplace_recordable(const Plan& plan, PyObject* const* args);
+
+// Records an in-place call: edges and versions from before run() (which calls the
+// kernel), a copy of the target's old value when the formula reads it, then the node,
+// onto which the target is re-rooted.
+void record_inplace(const Plan& plan, PyObject* const* args, const std::function<void()>& run);
 
 // Records the node of a call whose kernel returned `result`. `args` are the
 // call's arguments in table order (plan.n_params of them, defaults filled in).

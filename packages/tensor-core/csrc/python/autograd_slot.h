@@ -48,6 +48,22 @@ py::object dispatch(const autograd_record::PlanSlot& slot, const ParsedArgs& p, 
   return call(name, self, args, kwargs);
 }
 
+// The same for an in-place call (`self` is its target), with the plan of its
+// out-of-place operator; run() calls the kernel. Returns `self`.
+template <class Run>
+py::object dispatch_inplace(const autograd_record::PlanSlot& slot, const ParsedArgs& p,
+                            const char* name, py::handle self, const py::tuple& args,
+                            const py::dict& kwargs, Run&& run) {
+  const autograd_record::Plan* plan = slot.get();
+  if (plan && autograd_record::enabled() && p.varargs_index < 0 && !p.varargs_list &&
+      static_cast<int>(p.sig->params().size()) == plan->n_params &&
+      autograd_record::inplace_recordable(*plan, p.slots.data())) {
+    autograd_record::record_inplace(*plan, p.slots.data(), run);
+    return py::reinterpret_borrow<py::object>(self);
+  }
+  return call(name, self, args, kwargs);
+}
+
 // The same for Python operators (a + b): operands, then the table's defaults.
 template <class Run>
 py::object dispatch_operands(const autograd_record::PlanSlot& slot, const char* name,

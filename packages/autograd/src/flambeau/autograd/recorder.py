@@ -372,8 +372,10 @@ def _run_composite(decompose, base: str, args: tuple, kwargs: dict, target):
 
 def _plan(name: str, sch: schema.Schema) -> None:
     """Registers how the core records calls to one overload in C++ (autograd_record.h),
-    when recording it needs nothing the Python handler alone does: no in-place
-    target, no composite decomposition, no multi-tensor foreach operator."""
+    when recording it needs nothing the Python handler alone does: no composite
+    decomposition, no multi-tensor foreach operator. The core records the overload's
+    in-place calls (add_ for add) with the same plan, unless the target is a view or a
+    leaf (see inplace_recordable)."""
     if (
         name in _NOT_RECORDED
         or name.endswith("_")
