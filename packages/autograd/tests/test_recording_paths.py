@@ -40,21 +40,28 @@ def build(x, w):
     return (h.exp() / 3).mean()
 
 
-def test_same_graph_and_gradients_on_both_paths():
+def same_on_both_paths(fn, *shapes):
+    """Runs fn(*leaves) -> scalar on each recording path; asserts the same graph and the
+    same gradients, and returns the C++ path's gradients."""
     results = {}
     for on in (True, False):
         was = _C._autograd_fast_set_enabled(on)
         try:
-            x, w = leaf(4, 3), leaf(5, 3, seed=1)
-            y = build(x, w)
-            sig = graph_signature(y)
-            y.backward()
-            results[on] = (sig, x.grad.numpy().copy(), w.grad.numpy().copy())
+            leaves = [leaf(*shape, seed=k) for k, shape in enumerate(shapes)]
+            out = fn(*leaves)
+            sig = graph_signature(out)
+            out.backward()
+            results[on] = (sig, [t.grad.numpy().copy() for t in leaves])
         finally:
             _C._autograd_fast_set_enabled(was)
     assert results[True][0] == results[False][0]
-    np.testing.assert_allclose(results[True][1], results[False][1])
-    np.testing.assert_allclose(results[True][2], results[False][2])
+    for ours, theirs in zip(results[True][1], results[False][1]):
+        np.testing.assert_allclose(ours, theirs)
+    return results[True][1]
+
+
+def test_same_graph_and_gradients_on_both_paths():
+    same_on_both_paths(build, (4, 3), (5, 3))
 
 
 def test_recorded_node(path):
@@ -144,21 +151,11 @@ def test_graph_is_freed():
 )
 def test_tensor_list_calls_build_the_same_graph_on_both_paths(op):
     # One edge per list element (None for an element that needs no gradient).
-    results = {}
-    for on in (True, False):
-        was = _C._autograd_fast_set_enabled(on)
-        try:
-            a, b = leaf(2, 3), leaf(2, 3, seed=1)
-            c = F.ones(2, 3, dtype=F.float64)  # no gradient: its edge is None
-            y = op([a * 2.0, c, b])
-            sig = graph_signature(y)
-            (y * y).sum().backward()
-            results[on] = (sig, a.grad.numpy().copy(), b.grad.numpy().copy())
-        finally:
-            _C._autograd_fast_set_enabled(was)
-    assert results[True][0] == results[False][0]
-    np.testing.assert_allclose(results[True][1], results[False][1])
-    np.testing.assert_allclose(results[True][2], results[False][2])
+    def fn(a, b):
+        y = op([a * 2.0, F.ones(2, 3, dtype=F.float64), b])
+        return (y * y).sum()
+
+    same_on_both_paths(fn, (2, 3), (2, 3))
 
 
 def test_a_tensor_list_call_is_recorded_in_cpp_and_keeps_its_list(path):
@@ -186,20 +183,7 @@ def _inplace_chain(a, b):
 
 
 def test_in_place_calls_build_the_same_graph_on_both_paths():
-    results = {}
-    for on in (True, False):
-        was = _C._autograd_fast_set_enabled(on)
-        try:
-            a, b = leaf(3), leaf(3, seed=1)
-            out = _inplace_chain(a, b)
-            sig = graph_signature(out)
-            out.backward()
-            results[on] = (sig, a.grad.numpy().copy(), b.grad.numpy().copy())
-        finally:
-            _C._autograd_fast_set_enabled(was)
-    assert results[True][0] == results[False][0]
-    np.testing.assert_allclose(results[True][1], results[False][1])
-    np.testing.assert_allclose(results[True][2], results[False][2])
+    grad_a, _ = same_on_both_paths(_inplace_chain, (3,), (3,))
     # and against finite differences
     a0, b0 = leaf(3).detach(), leaf(3, seed=1).detach()
     eps, num = 1e-6, np.zeros(3)
@@ -209,7 +193,7 @@ def test_in_place_calls_build_the_same_graph_on_both_paths():
         hi = _inplace_chain(a0 + F.tensor(d), b0).item()
         lo = _inplace_chain(a0 - F.tensor(d), b0).item()
         num[i] = (hi - lo) / (2 * eps)
-    np.testing.assert_allclose(results[True][1], num, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(grad_a, num, rtol=1e-6, atol=1e-8)
 
 
 def test_in_place_call_is_recorded_in_cpp(path):

@@ -193,6 +193,15 @@ void direct_block(const Plan& p, const T* in, const T* taps, const T* bias, cons
       }
 }
 
+// A row (x0, x1, x2, x3) of B^T d times B, to four points `point` apart.
+template <class T>
+FLB_MULTIVERSION_BODY void times_b(T x0, T x1, T x2, T x3, T* out, int64_t point) {
+  out[0] = x0 - x2;
+  out[point] = x1 + x2;
+  out[2 * point] = x2 - x1;
+  out[3 * point] = x1 - x3;
+}
+
 // V[x][t][c] = (B^T d B)[x] for the block's tiles t, from the staged input.
 template <class T>
 FLB_MULTIVERSION_BODY void transform_input_body(int64_t C, int64_t block_rows, int64_t block_cols,
@@ -224,23 +233,10 @@ FLB_MULTIVERSION_BODY void transform_input_body(int64_t C, int64_t block_rows, i
         const T e2 = d2[2 * C + c] - d1[2 * C + c], e3 = d2[3 * C + c] - d1[3 * C + c];
         const T f0 = d1[c] - d3[c], f1 = d1[C + c] - d3[C + c];
         const T f2 = d1[2 * C + c] - d3[2 * C + c], f3 = d1[3 * C + c] - d3[3 * C + c];
-        // each row times B: (x0 - x2, x1 + x2, x2 - x1, x1 - x3)
-        v0[c] = a0 - a2;
-        v0[point + c] = a1 + a2;
-        v0[2 * point + c] = a2 - a1;
-        v0[3 * point + c] = a1 - a3;
-        v1[c] = b0 - b2;
-        v1[point + c] = b1 + b2;
-        v1[2 * point + c] = b2 - b1;
-        v1[3 * point + c] = b1 - b3;
-        v2[c] = e0 - e2;
-        v2[point + c] = e1 + e2;
-        v2[2 * point + c] = e2 - e1;
-        v2[3 * point + c] = e1 - e3;
-        v3[c] = f0 - f2;
-        v3[point + c] = f1 + f2;
-        v3[2 * point + c] = f2 - f1;
-        v3[3 * point + c] = f1 - f3;
+        times_b(a0, a1, a2, a3, v0 + c, point);
+        times_b(b0, b1, b2, b3, v1 + c, point);
+        times_b(e0, e1, e2, e3, v2 + c, point);
+        times_b(f0, f1, f2, f3, v3 + c, point);
       }
     }
 }
@@ -297,19 +293,22 @@ FLB_WINOGRAD_TRANSFORMS(float, f32)
 FLB_WINOGRAD_TRANSFORMS(double, f64)
 #undef FLB_WINOGRAD_TRANSFORMS
 
-void transform_input(int64_t C, int64_t rows, int64_t cols, const float* stage, float* v) {
-  transform_input_f32(C, rows, cols, stage, v);
+// The copies above for T.
+template <class T>
+void transform_input(int64_t C, int64_t rows, int64_t cols, const T* stage, T* v) {
+  if constexpr (std::is_same_v<T, float>) {
+    transform_input_f32(C, rows, cols, stage, v);
+  } else {
+    transform_input_f64(C, rows, cols, stage, v);
+  }
 }
-void transform_input(int64_t C, int64_t rows, int64_t cols, const double* stage, double* v) {
-  transform_input_f64(C, rows, cols, stage, v);
-}
-void transform_output(int64_t O, int64_t rows, int64_t cols, const float* m, const float* bias,
-                      float* staged) {
-  transform_output_f32(O, rows, cols, m, bias, staged);
-}
-void transform_output(int64_t O, int64_t rows, int64_t cols, const double* m, const double* bias,
-                      double* staged) {
-  transform_output_f64(O, rows, cols, m, bias, staged);
+template <class T>
+void transform_output(int64_t O, int64_t rows, int64_t cols, const T* m, const T* bias, T* staged) {
+  if constexpr (std::is_same_v<T, float>) {
+    transform_output_f32(O, rows, cols, m, bias, staged);
+  } else {
+    transform_output_f64(O, rows, cols, m, bias, staged);
+  }
 }
 
 // The staged outputs back to the planes, less the half tiles past an odd edge.
