@@ -66,7 +66,9 @@ void prepare_blas_for_threads(int threads) {
   static std::mutex lock;
   std::lock_guard<std::mutex> guard(lock);
   if (prepared.load(std::memory_order_relaxed) >= threads) return;
-  if (threads <= 1 || omp_in_parallel()) {
+  // Callers are outside parallel regions. One thread needs no region (nor may a forked
+  // child open one: see parallel.cpp).
+  if (threads <= 1) {
     write_blas_buffer();
   } else {
 #pragma omp parallel num_threads(threads)
@@ -75,7 +77,7 @@ void prepare_blas_for_threads(int threads) {
       write_blas_buffer();
     }
   }
-  prepared.store(omp_in_parallel() ? 1 : threads, std::memory_order_release);
+  prepared.store(threads, std::memory_order_release);
 }
 
 template <class T>

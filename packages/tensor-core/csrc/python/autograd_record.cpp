@@ -91,7 +91,7 @@ const py::object& formula_for(const Plan& plan, uint32_t mask, bool tuple_output
   return plan.formulas.back().second;
 }
 
-// A tensor-list argument as a sequence (a list or a tuple); nullptr for None.
+// Whether argument i is a tensor list given as a list or a tuple (not None).
 bool is_list(const Plan& plan, int i, PyObject* arg) {
   return (plan.lists >> i & 1) && (PyList_Check(arg) || PyTuple_Check(arg));
 }

@@ -227,9 +227,6 @@ def handle(name: str, args: tuple, kwargs: dict):
     if decompose is not None:
         return _run_composite(decompose, base, args, kwargs, target)
     sch, bound = schema.bind(base, args, kwargs)
-    for p in sch.params:  # kept frozen: editing the caller's list later changes nothing
-        if p.is_tensor_list and isinstance(bound[p.name], list):
-            bound[p.name] = tuple(bound[p.name])
     formula = derivatives.FORMULAS.get(sch.key) or derivatives.FORMULAS.get(sch.name)
     # Edges come from the arguments as they are before the call: an in-place
     # call re-roots its target onto the node recorded here.
@@ -240,6 +237,8 @@ def handle(name: str, args: tuple, kwargs: dict):
             inputs.append((p.name, None))
             edges.append(grad_edge(v))
         elif p.is_tensor_list and v is not None:
+            # Kept frozen: editing the caller's list later changes nothing.
+            bound[p.name] = v = tuple(v)
             for j, t in enumerate(v):
                 inputs.append((p.name, j))
                 edges.append(grad_edge(t))
