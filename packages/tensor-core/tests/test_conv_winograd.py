@@ -1,6 +1,6 @@
 """The Winograd F(2x2, 3x3) path of 3x3 stride-1 convolutions (cpu/conv_winograd.cpp):
-forward, the input gradient and the stride-1 transposed convolution (which run on it)
-against float64 references, on the shapes around its edges: odd output sizes (half
+forward, the input and weight gradients and the stride-1 transposed convolution (which
+run on it) against float64 references, on the shapes around its edges: odd output sizes (half
 tiles), padding 0 to 2, one tile, channel counts that are not multiples of the GEMM's
 panel width, enough tiles for several cache blocks per sample, and the shapes just
 outside it (fewer than 8 channels, groups, dilation), which take im2col."""
@@ -42,6 +42,21 @@ def arrays(n, cin, cout, h, w, dtype, groups=1):
     return x, wt, b
 
 
+def weight_gradient_ref(g, x, padding):
+    """dW[o, c, a, b] = sum over n, y, x of g[n, o, y, x] xpad[n, c, y + a, x + b], in
+    float64 (padding zeros multiply too, as im2col's columns do)."""
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (padding, padding), (padding, padding)))
+    windows = np.lib.stride_tricks.sliding_window_view(xp, (3, 3), axis=(2, 3))
+    return np.einsum("noyx,ncyxab->ocab", g.astype(np.float64), windows)
+
+
+def weight_gradient(g, x, wt, padding):
+    _, gw, _ = flambeau.convolution_backward(
+        F(g), F(x), F(wt), None, [1, 1], [padding] * 2, [1, 1], False, [0, 0], 1, [0, 1, 0]
+    )
+    return gw.numpy()
+
+
 def tolerance(dtype, ref):
     scale = np.abs(ref).max()
     return dict(rtol=0, atol=(2e-6 if dtype == np.float32 else 1e-13) * scale)
@@ -71,6 +86,20 @@ def test_input_gradient_matches_reference(shape, dtype):
     ref = conv_transpose_ref(g, wt, padding=p)
     assert tuple(gi.shape) == x.shape
     np.testing.assert_allclose(gi.numpy(), ref, **tolerance(dtype, ref))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_weight_gradient_matches_reference(shape, dtype):
+    n, cin, cout, h, w, p = shape
+    x, wt, _ = arrays(n, cin, cout, h, w, dtype)
+    g = rng.standard_normal(conv_ref(x, wt, padding=p).shape).astype(dtype)
+    gw = weight_gradient(g, x, wt, p)
+    ref = weight_gradient_ref(g, x, p)
+    assert gw.dtype == dtype and gw.shape == wt.shape
+    # Sums over every tile of every sample: float32's tolerance scales with their length.
+    atol = (2e-6 * np.sqrt(n * h * w) if dtype == np.float32 else 1e-13) * np.abs(ref).max()
+    np.testing.assert_allclose(gw, ref, rtol=0, atol=atol)
 
 
 @pytest.mark.parametrize("shape", SHAPES[:4])
@@ -116,17 +145,44 @@ def test_threads_and_one_thread_agree():
     np.testing.assert_array_equal(one, many)  # blocks are the same whichever thread runs them
 
 
+def test_weight_gradient_with_one_thread_and_several():
+    # Each thread sums its own blocks: the order of the additions differs, not the result.
+    x, wt, _ = arrays(4, 16, 16, 12, 12, np.float64)
+    g = rng.standard_normal((4, 16, 12, 12))
+    before = flambeau.get_num_threads()
+    try:
+        flambeau.set_num_threads(1)
+        one = weight_gradient(g, x, wt, 1)
+        flambeau.set_num_threads(max(2, before))
+        many = weight_gradient(g, x, wt, 1)
+    finally:
+        flambeau.set_num_threads(before)
+    np.testing.assert_allclose(one, many, rtol=1e-13, atol=1e-13 * np.abs(one).max())
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("where", ["input", "weight", "grad_output"])
+@pytest.mark.parametrize(
+    "where",
+    [
+        "input",
+        "weight",
+        "grad_output",
+        "weight gradient of input",
+        "weight gradient of grad_output",
+    ],
+)
 def test_infinities_and_nans_give_the_direct_sums(where, dtype):
     # The transforms subtract inputs from one another (inf - inf = NaN): blocks of
-    # non-finite input are summed directly, and non-finite weights take im2col.
+    # non-finite input are summed directly, non-finite weights take im2col, and so does
+    # a weight gradient whose input or grad_output is not finite.
     x, wt, b = arrays(2, 8, 16, 9, 12, dtype)
     g = rng.standard_normal((2, 16, 9, 12)).astype(dtype)
-    target = {"input": x, "weight": wt, "grad_output": g}[where]
+    target = {"input": x, "weight": wt, "grad_output": g}[where.split(" of ")[-1]]
     flat = target.reshape(-1)
     flat[rng.choice(flat.size, 4, replace=False)] = [np.inf, np.inf, -np.inf, np.nan]
-    if where == "grad_output":
+    if where.startswith("weight gradient"):
+        got, ref = weight_gradient(g, x, wt, 1), weight_gradient_ref(g, x, 1)
+    elif where == "grad_output":
         gi, _, _ = flambeau.convolution_backward(
             F(g), F(x), F(wt), None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1, [1, 0, 0]
         )

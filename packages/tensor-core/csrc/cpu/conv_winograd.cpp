@@ -13,8 +13,6 @@
 // a 2x2 output tile is A^T [(G g G^T) * (B^T d B)] A for its 4x4 input tile d.
 #include "cpu/conv_winograd.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -22,9 +20,10 @@
 #include <vector>
 
 #include "core/scratch.h"
+#include "cpu/blas.h"
 #include "cpu/cpu_capability.h"
 #include "cpu/packed_gemm.h"
-#include "cpu/parallel.h"
+#include "cpu/thread_tasks.h"
 
 namespace flambeau {
 
@@ -274,6 +273,34 @@ FLB_MULTIVERSION_BODY void transform_output_body(int64_t O, int64_t block_rows, 
     }
 }
 
+// Z[x][t][o] = (A y A^T)[x] for the block's tiles t, from the staged 2x2 tiles y of
+// grad_output (the weight gradient's transform: the transpose of the output's).
+template <class T>
+FLB_MULTIVERSION_BODY void transform_grad_output_body(int64_t O, int64_t block_rows,
+                                                      int64_t block_cols, const T* staged, T* z) {
+  const int64_t tiles = block_rows * block_cols, point = tiles * O, line = 2 * block_cols * O;
+  for (int64_t a = 0; a < block_rows; ++a)
+    for (int64_t b = 0; b < block_cols; ++b) {
+      const T* __restrict y0 = staged + (2 * a * 2 * block_cols + 2 * b) * O;
+      const T* __restrict y1 = y0 + line;
+      T* __restrict out = z + (a * block_cols + b) * O;
+#pragma GCC ivdep
+      for (int64_t o = 0; o < O; ++o) {
+        // A y: rows y0, y0 + y1, y0 - y1, -y1 (by column); then each row times A^T
+        const T u00 = y0[o], u01 = y0[O + o], u10 = y1[o], u11 = y1[O + o];
+        const T rows[4][2] = {
+            {u00, u01}, {u00 + u10, u01 + u11}, {u00 - u10, u01 - u11}, {-u10, -u11}};
+        for (int i = 0; i < 4; ++i) {
+          T* __restrict zi = out + 4 * i * point + o;
+          zi[0] = rows[i][0];
+          zi[point] = rows[i][0] + rows[i][1];
+          zi[2 * point] = rows[i][0] - rows[i][1];
+          zi[3 * point] = -rows[i][1];
+        }
+      }
+    }
+}
+
 #define FLB_WINOGRAD_TRANSFORMS(T, SUFFIX)                                                         \
   FLB_MULTIVERSION_BODY void transform_input_##SUFFIX##_body(int64_t C, int64_t rows,              \
                                                              int64_t cols, const T* stage, T* v) { \
@@ -288,7 +315,14 @@ FLB_MULTIVERSION_BODY void transform_output_body(int64_t O, int64_t block_rows, 
   }                                                                                                \
   FLB_MULTIVERSION(void, transform_output_##SUFFIX,                                                \
                    (int64_t O, int64_t rows, int64_t cols, const T* m, const T* bias, T* staged),  \
-                   (O, rows, cols, m, bias, staged))
+                   (O, rows, cols, m, bias, staged))                                               \
+  FLB_MULTIVERSION_BODY void transform_grad_output_##SUFFIX##_body(                                \
+      int64_t O, int64_t rows, int64_t cols, const T* staged, T* z) {                              \
+    transform_grad_output_body<T>(O, rows, cols, staged, z);                                       \
+  }                                                                                                \
+  FLB_MULTIVERSION(void, transform_grad_output_##SUFFIX,                                           \
+                   (int64_t O, int64_t rows, int64_t cols, const T* staged, T* z),                 \
+                   (O, rows, cols, staged, z))
 FLB_WINOGRAD_TRANSFORMS(float, f32)
 FLB_WINOGRAD_TRANSFORMS(double, f64)
 #undef FLB_WINOGRAD_TRANSFORMS
@@ -308,6 +342,15 @@ void transform_output(int64_t O, int64_t rows, int64_t cols, const T* m, const T
     transform_output_f32(O, rows, cols, m, bias, staged);
   } else {
     transform_output_f64(O, rows, cols, m, bias, staged);
+  }
+}
+
+template <class T>
+void transform_grad_output(int64_t O, int64_t rows, int64_t cols, const T* staged, T* z) {
+  if constexpr (std::is_same_v<T, float>) {
+    transform_grad_output_f32(O, rows, cols, staged, z);
+  } else {
+    transform_grad_output_f64(O, rows, cols, staged, z);
   }
 }
 
@@ -363,14 +406,105 @@ void run(const Plan& p, const T* in, const Weights<T>& w, const T* bias, T* out)
       unstage_output(p, staged_out.data(), b, sample_out);
     }
   };
-  const int threads =
-      omp_in_parallel() ? 1 : static_cast<int>(std::min<int64_t>(get_num_threads(), blocks));
-  if (threads <= 1) return work(0, blocks);
-#pragma omp parallel num_threads(threads)
-  {
-    const int64_t id = omp_get_thread_num(), n = omp_get_num_threads();
-    work(blocks * id / n, blocks * (id + 1) / n);
+  run_tasks(blocks, task_threads(blocks), TaskOrder::kContiguous, false,
+            [&](int, int64_t lo, int64_t hi) { work(lo, hi); });
+}
+
+// stage[(r * 2 cols + col) * O + o] = grad_output at the block's output row r, column
+// col (0 past an odd edge): unstage_output's inverse. Returns whether every value is
+// finite.
+template <class T>
+bool stage_grad_output(const Plan& p, const T* grad_out, const Block& b, T* stage) {
+  const int64_t O = p.out_ch, plane = p.out_h * p.out_w, line = 2 * b.cols();
+  const int64_t r0 = 2 * b.ti0, c0 = 2 * b.tj0, rows = 2 * (b.ti1 - b.ti0);
+  const int64_t cols = std::min(line, p.out_w - c0);
+  for (int64_t r = 0; r < rows; ++r) {
+    T* dst = stage + r * line * O;
+    if (r0 + r >= p.out_h) {
+      std::fill(dst, dst + line * O, T(0));
+      continue;
+    }
+    std::fill(dst + cols * O, dst + line * O, T(0));
+    for (int64_t o = 0; o < O; ++o) {
+      const T* src = grad_out + o * plane + (r0 + r) * p.out_w + c0;
+      for (int64_t col = 0; col < cols; ++col) dst[col * O + o] = src[col];
+    }
   }
+  return all_finite(stage, rows * line * O);
+}
+
+// grad_weight[o, c] = G^T M[o, c] G, where M[o, c][x] = m[(x * O + o) * C + c].
+template <class T>
+void fold_weight_gradient(const T* m, int64_t C, int64_t O, T* grad_weight) {
+  const int64_t point = O * C;
+  for (int64_t o = 0; o < O; ++o)
+    for (int64_t c = 0; c < C; ++c) {
+      const T* s = m + o * C + c;
+      T rows[3][4];  // G^T M: rows m0 + (m1 + m2) / 2, (m1 - m2) / 2, (m1 + m2) / 2 + m3
+      for (int j = 0; j < 4; ++j) {
+        const T m0 = s[j * point], m1 = s[(4 + j) * point], m2 = s[(8 + j) * point],
+                m3 = s[(12 + j) * point];
+        rows[0][j] = m0 + T(0.5) * (m1 + m2);
+        rows[1][j] = T(0.5) * (m1 - m2);
+        rows[2][j] = T(0.5) * (m1 + m2) + m3;
+      }
+      T* out = grad_weight + (o * C + c) * 9;
+      for (int a = 0; a < 3; ++a) {  // times G
+        const T* r = rows[a];
+        out[a * 3] = r[0] + T(0.5) * (r[1] + r[2]);
+        out[a * 3 + 1] = T(0.5) * (r[1] - r[2]);
+        out[a * 3 + 2] = T(0.5) * (r[1] + r[2]) + r[3];
+      }
+    }
+}
+
+// Blocks of tiles per thread: V (16 x tiles x C) and Z (16 x tiles x O) of a block, and
+// per thread the sums M (16 x O x C) over its blocks, added up at the end. The blocks are
+// larger than the forward's: each point's GEMM has the block's tiles as inner dimension.
+template <class T>
+bool run_weight_gradient(const Plan& p, const T* in, const T* grad_out, T* grad_weight) {
+  constexpr int64_t kWeightBlockBytes = int64_t{1} << 20;
+  const int64_t C = p.in_ch, O = p.out_ch, sums = kPoints * O * C;
+  const int64_t target = std::max<int64_t>(
+      6, kWeightBlockBytes / (kPoints * (C + O) * static_cast<int64_t>(sizeof(T))));
+  const Blocking blocking(p, target);
+  const int64_t most = blocking.max_rows() * blocking.max_cols();
+  const int64_t blocks = p.batch * blocking.per_sample;
+  const int threads = task_threads(blocks);
+  Scratch<T> partial(static_cast<size_t>(threads * sums));
+  std::vector<char> finite(static_cast<size_t>(threads), 1);
+  auto work = [&](int slot, int64_t lo, int64_t hi) {
+    Scratch<T> v(static_cast<size_t>(kPoints * most * C)),
+        z(static_cast<size_t>(kPoints * most * O)),
+        staged_in(
+            static_cast<size_t>((2 * blocking.max_rows() + 2) * (2 * blocking.max_cols() + 2) * C)),
+        staged_out(static_cast<size_t>(4 * most * O));
+    T* m = partial.data() + slot * sums;
+    std::fill(m, m + sums, T(0));
+    for (int64_t i = lo; i < hi; ++i) {
+      const int64_t n = i / blocking.per_sample;
+      const Block b = blocking.at(i % blocking.per_sample);
+      const int64_t tiles = b.tiles();
+      if (!stage_input(p, in + n * C * p.h * p.w, b, staged_in.data()) ||
+          !stage_grad_output(p, grad_out + n * O * p.out_h * p.out_w, b, staged_out.data())) {
+        finite[static_cast<size_t>(slot)] = 0;
+        return;
+      }
+      transform_input(C, b.ti1 - b.ti0, b.cols(), staged_in.data(), v.data());
+      transform_grad_output(O, b.ti1 - b.ti0, b.cols(), staged_out.data(), z.data());
+      // M[x] (O x C) += Z[x]^T (O x tiles) V[x] (tiles x C)
+      for (int x = 0; x < kPoints; ++x)
+        gemm<T>(true, false, O, C, tiles, T(1), z.data() + x * tiles * O, O,
+                v.data() + x * tiles * C, C, T(1), m + x * O * C, C);
+    }
+  };
+  run_tasks(blocks, threads, TaskOrder::kContiguous, true, work);
+  if (std::find(finite.begin(), finite.end(), 0) != finite.end()) return false;
+  T* m = partial.data();
+  for (int s = 1; s < threads; ++s)
+    for (int64_t i = 0; i < sums; ++i) m[i] += m[s * sums + i];
+  fold_weight_gradient(m, C, O, grad_weight);
+  return true;
 }
 
 }  // namespace
@@ -411,6 +545,14 @@ bool winograd_backward_input(const T* grad_output, const T* weight, const T* bia
   return true;
 }
 
+template <class T>
+bool winograd_backward_weight(const T* grad_output, const T* input, T* grad_weight,
+                              const ConvGeometry& g) {
+  const Plan p{g.batch,  g.in_channels, g.out_channels, g.in[1], g.in[2],
+               g.out[1], g.out[2],      g.pad[1],       g.pad[2]};
+  return run_weight_gradient(p, input, grad_output, grad_weight);
+}
+
 template bool winograd_forward<float>(const float*, const float*, const float*, float*,
                                       const ConvGeometry&);
 template bool winograd_forward<double>(const double*, const double*, const double*, double*,
@@ -419,5 +561,10 @@ template bool winograd_backward_input<float>(const float*, const float*, const f
                                              const ConvGeometry&);
 template bool winograd_backward_input<double>(const double*, const double*, const double*, double*,
                                               const ConvGeometry&);
+
+template bool winograd_backward_weight<float>(const float*, const float*, float*,
+                                              const ConvGeometry&);
+template bool winograd_backward_weight<double>(const double*, const double*, double*,
+                                               const ConvGeometry&);
 
 }  // namespace flambeau

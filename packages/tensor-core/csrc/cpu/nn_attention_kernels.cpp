@@ -7,18 +7,15 @@
 // Tasks (forward: query blocks; backward: problems, which own their
 // grad_key/grad_value accumulators) run in parallel, each thread with a
 // single-threaded GEMM, as the convolution kernels do.
-#include <omp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
 
-#include "core/interpreter_lock.h"
 #include "core/scratch.h"
 #include "cpu/blas.h"
-#include "cpu/parallel.h"
 #include "cpu/philox_lanes.h"
+#include "cpu/thread_tasks.h"
 #include "cpu/vec_math.h"
 #include "dispatch/dispatcher.h"
 #include "generated/kernels.h"
@@ -30,8 +27,6 @@ namespace {
 
 constexpr int64_t kBlock = 64;  // query rows per block
 
-// C (m x n) = alpha * op(A) op(B) + beta * C, row-major. k == 0 only scales C
-// (OpenBLAS may skip that).
 // out[i] = exp(in[i] - shift) through libmvec; returns the sum.
 float exp_shift_sum(const float* in, float* out, int64_t n, float shift) {
   return vec::exp_shift_sum_f32(in, out, n, shift);
@@ -40,25 +35,15 @@ double exp_shift_sum(const double* in, double* out, int64_t n, double shift) {
   return vec::exp_shift_sum_f64(in, out, n, shift);
 }
 
-// Runs f(task, buffer) for tasks [0, n): on our threads when there are several
-// (each GEMM then runs inline), else in turn with each GEMM using our threads.
+// Runs f(task, buffer) for tasks [0, n), each thread with a buffer of its own; the
+// tasks' costs differ (causal blocks stop at the diagonal), so threads take them in turn.
 template <class T, class F>
-void run_tasks(int64_t n, size_t buffer_size, const F& f) {
-  ReleaseInterpreterLock unlocked;
-  const int threads =
-      n >= 2 && !omp_in_parallel() ? static_cast<int>(std::min<int64_t>(get_num_threads(), n)) : 1;
-  if (threads <= 1) {
-    Scratch<T> buffer(buffer_size);
-    for (int64_t t = 0; t < n; ++t) f(t, buffer.data());
-    return;
-  }
-  prepare_blas_for_threads(threads);
-#pragma omp parallel num_threads(threads)
-  {
-    Scratch<T> buffer(buffer_size);
-#pragma omp for schedule(dynamic, 1)
-    for (int64_t t = 0; t < n; ++t) f(t, buffer.data());
-  }
+void for_each_task(int64_t n, size_t buffer_size, const F& f) {
+  const int threads = task_threads(n);
+  Scratch<T> buffers(static_cast<size_t>(threads) * buffer_size);
+  run_tasks(n, threads, TaskOrder::kDynamic, true, [&](int slot, int64_t lo, int64_t hi) {
+    for (int64_t t = lo; t < hi; ++t) f(t, buffers.data() + slot * buffer_size);
+  });
 }
 
 // The block of query rows [r0, r0 + rows) of problem i: how many key columns
@@ -120,7 +105,7 @@ void forward(const AttentionProblem& p, const Tensor& out, const Tensor& logsume
   const int64_t blocks = (p.L + kBlock - 1) / kBlock;
   T* o = out->data_as<T>();
   T* lse = logsumexp->data_as<T>();
-  run_tasks<T>(p.count * blocks, static_cast<size_t>(kBlock * p.S), [&](int64_t t, T* s) {
+  for_each_task<T>(p.count * blocks, static_cast<size_t>(kBlock * p.S), [&](int64_t t, T* s) {
     Block b(p, t / blocks, t % blocks);
     scores<T>(p, b, s);
     for (int64_t r = 0; r < b.rows; ++r) {
@@ -157,7 +142,7 @@ void backward(const AttentionProblem& p, const Tensor& grad_out, const Tensor& o
   const T *go = grad_out->data_as<T>(), *o = out->data_as<T>(), *lse = logsumexp->data_as<T>();
   T *gq = grad_q->data_as<T>(), *gk = grad_k->data_as<T>(), *gv = grad_v->data_as<T>();
   const size_t block_size = static_cast<size_t>(kBlock * p.S);
-  run_tasks<T>(p.count, 2 * block_size, [&](int64_t i, T* buffer) {
+  for_each_task<T>(p.count, 2 * block_size, [&](int64_t i, T* buffer) {
     T* w = buffer;                // attention weights, then the dropped weights
     T* ds = buffer + block_size;  // grad of the dropped weights, then grad of the scores
     T* gkj = gk + i * p.S * p.E;

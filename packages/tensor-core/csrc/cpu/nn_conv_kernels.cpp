@@ -1,9 +1,8 @@
 // Convolution kernels: im2col + one OpenBLAS GEMM per (sample, group). A 1x1
 // kernel with stride 1 and no padding reads the input as its own column matrix;
 // 3x3 kernels with stride 1 take Winograd's algorithm (conv_winograd.h) where it
-// applies. GEMM (blas.h) and im2col/col2im run on our threads.
-#include <omp.h>
-
+// applies, in the forward and both gradients. GEMM (blas.h) and im2col/col2im run on
+// our threads.
 #include <algorithm>
 #include <vector>
 
@@ -13,6 +12,7 @@
 #include "cpu/conv_winograd.h"
 #include "cpu/im2col.h"
 #include "cpu/parallel.h"
+#include "cpu/thread_tasks.h"
 #include "dispatch/dispatcher.h"
 #include "generated/kernels.h"
 #include "ops/nn_conv_geometry.h"
@@ -27,37 +27,18 @@ bool is_pointwise(const ConvGeometry& g) {
   return true;
 }
 
-// Calls f(n, col, slot) for every sample n. With several samples and threads,
-// samples run in parallel on our threads, each with its own column buffer and a
-// single-threaded GEMM (one GEMM per thread beats threaded GEMMs on a busy
-// machine and for small matrices); else samples run in turn and GEMM and
-// im2col thread themselves. slot < slots() indexes per-thread accumulators.
-struct SampleLoop {
-  int64_t batch;
-  int threads;
-  explicit SampleLoop(int64_t b)
-      : batch(b),
-        threads(b >= 2 && !omp_in_parallel()
-                    ? static_cast<int>(std::min<int64_t>(get_num_threads(), b))
-                    : 1) {}
-  int slots() const { return threads; }
-
-  template <class T, class F>
-  void run(size_t col_size, const F& f) const {
-    if (threads <= 1) {
-      Scratch<T> col(col_size);
-      for (int64_t n = 0; n < batch; ++n) f(n, col.data(), 0);
-      return;
-    }
-    prepare_blas_for_threads(threads);
-#pragma omp parallel num_threads(threads)
-    {
-      Scratch<T> col(col_size);
-#pragma omp for schedule(static)
-      for (int64_t n = 0; n < batch; ++n) f(n, col.data(), omp_get_thread_num());
-    }
-  }
-};
+// Calls f(n, col, slot) for every sample n. With several samples and threads, samples
+// run in parallel on our threads, each with its own column buffer and single-threaded
+// GEMMs (one GEMM per thread beats threaded GEMMs on a busy machine and for small
+// matrices); else samples run in turn and GEMM and im2col thread themselves. `threads`
+// is task_threads(batch); slot < threads indexes per-thread accumulators.
+template <class T, class F>
+void for_each_sample(int64_t batch, int threads, size_t col_size, const F& f) {
+  run_tasks(batch, threads, TaskOrder::kContiguous, true, [&](int slot, int64_t lo, int64_t hi) {
+    Scratch<T> col(col_size);
+    for (int64_t n = lo; n < hi; ++n) f(n, col.data(), slot);
+  });
+}
 
 // Writes bias[c] to every element of channel c of `out` (N, C, plane), or zeros.
 template <class T>
@@ -105,7 +86,7 @@ void forward(const Tensor& out, const Tensor& input, const Tensor& weight, const
   const int64_t zcols = by_rows ? rows_im2col_height(g) * g.out[2] : 0;
   const Scratch<T> wr = by_rows ? weight_by_kernel_row(w, g) : Scratch<T>();
   const size_t col_size = direct ? 0 : static_cast<size_t>(by_rows ? krow * zcols : rows * cols);
-  SampleLoop(g.batch).run<T>(col_size, [&](int64_t n, T* col, int) {
+  for_each_sample<T>(g.batch, task_threads(g.batch), col_size, [&](int64_t n, T* col, int) {
     T* yn = y + n * g.out_channels * cols;
     for (int64_t c = 0; c < g.out_channels; ++c)
       std::fill(yn + c * cols, yn + (c + 1) * cols, b ? b[c] : T(0));
@@ -140,16 +121,17 @@ void backward_input(const Tensor& grad_input, const Tensor& grad_output, const T
     return;
   fill_bias<T>(gi, bias, g.batch, g.in_channels, plane);
   if (og == 0 || rows == 0) return;
-  SampleLoop(g.batch).run<T>(direct ? 0 : rows * cols, [&](int64_t n, T* col, int) {
-    for (int64_t grp = 0; grp < g.groups; ++grp) {
-      T* gis = gi + (n * g.in_channels + grp * cg) * plane;
-      const T* gos = go + (n * g.out_channels + grp * og) * cols;
-      // (rows, cols) = W^T (rows, og) @ grad_output (og, cols)
-      gemm<T>(true, false, rows, cols, og, T(1), w + grp * og * rows, rows, gos, cols,
-              T(direct ? 1 : 0), direct ? gis : col, cols);
-      if (!direct) col2im_add(col, gis, cg, g);
-    }
-  });
+  for_each_sample<T>(g.batch, task_threads(g.batch), direct ? 0 : rows * cols,
+                     [&](int64_t n, T* col, int) {
+                       for (int64_t grp = 0; grp < g.groups; ++grp) {
+                         T* gis = gi + (n * g.in_channels + grp * cg) * plane;
+                         const T* gos = go + (n * g.out_channels + grp * og) * cols;
+                         // (rows, cols) = W^T (rows, og) @ grad_output (og, cols)
+                         gemm<T>(true, false, rows, cols, og, T(1), w + grp * og * rows, rows, gos,
+                                 cols, T(direct ? 1 : 0), direct ? gis : col, cols);
+                         if (!direct) col2im_add(col, gis, cg, g);
+                       }
+                     });
 }
 
 // grad_weight = sum over samples of grad_output @ col^T. Where rows_im2col applies, the
@@ -168,15 +150,16 @@ void backward_weight(const Tensor& grad_weight, const Tensor& grad_output, const
   const int64_t wn = grad_weight->numel();
   T* gw = grad_weight->data_as<T>();
   const T *go = grad_output->data_as<T>(), *x = input->data_as<T>();
+  if (winograd_applies(g) && winograd_backward_weight(go, x, gw, g)) return;
   std::fill(gw, gw + wn, T(0));
   if (og == 0 || rows == 0 || cols == 0) return;
-  SampleLoop loop(g.batch);
+  const int threads = task_threads(g.batch);
   // Per thread slot an accumulator: grad_weight itself for slot 0 (unless by kernel rows,
   // whose layout differs), a buffer of its own for the others.
   const int own = by_rows ? 0 : 1;
-  Scratch<T> partial(static_cast<size_t>((loop.slots() - own) * wn), T(0));
+  Scratch<T> partial(static_cast<size_t>((threads - own) * wn), T(0));
   const size_t col_size = direct ? 0 : static_cast<size_t>(by_rows ? krow * zcols : rows * cols);
-  loop.run<T>(col_size, [&](int64_t n, T* col, int slot) {
+  for_each_sample<T>(g.batch, threads, col_size, [&](int64_t n, T* col, int slot) {
     T* acc = slot < own ? gw : partial.data() + (slot - own) * wn;
     for (int64_t grp = 0; grp < g.groups; ++grp) {
       const T* xs = x + (n * g.in_channels + grp * cg) * plane;
@@ -196,11 +179,11 @@ void backward_weight(const Tensor& grad_weight, const Tensor& grad_output, const
     }
   });
   if (!by_rows) {
-    for (int s = 1; s < loop.slots(); ++s)
+    for (int s = 1; s < threads; ++s)
       for (int64_t i = 0; i < wn; ++i) gw[i] += partial[(s - 1) * wn + i];
     return;
   }
-  for (int s = 1; s < loop.slots(); ++s)
+  for (int s = 1; s < threads; ++s)
     for (int64_t i = 0; i < wn; ++i) partial[i] += partial[s * wn + i];
   const T* p = partial.data();  // weight_by_kernel_row's order: group, kh, o, c, kw
   for (int64_t grp = 0; grp < g.groups; ++grp)
