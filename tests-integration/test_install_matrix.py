@@ -51,7 +51,12 @@ for module in json.loads(sys.argv[1]):
         errors[module] = None
     except ImportError as e:
         errors[module] = str(e)
-print(json.dumps({"file": flambeau.__file__, "errors": errors}))
+try:  # without flambeau-autograd nothing is recorded, and asking for a gradient says why
+    flambeau.ones(2, requires_grad=True).sum().backward()
+    backward = None
+except Exception as e:
+    backward = f"{type(e).__name__}: {e}"
+print(json.dumps({"file": flambeau.__file__, "errors": errors, "backward": backward}))
 """
 
 
@@ -70,6 +75,11 @@ def check(python: Path, installed: set[str], cwd: Path) -> str:
             problems.append(f"ImportError for {module} does not name {dist}: {error}")
         elif dist not in installed and "pip install ./packages/" not in error:
             problems.append(f"ImportError for {module} does not say how to install: {error}")
+    backward = report["backward"]
+    if "flambeau-autograd" in installed and backward is not None:
+        problems.append(f"backward() failed although flambeau-autograd is installed: {backward}")
+    elif "flambeau-autograd" not in installed and "flambeau-autograd" not in str(backward):
+        problems.append(f"backward() without flambeau-autograd does not name it: {backward}")
     assert not problems, "\n".join(problems)
     return report["file"]
 

@@ -42,17 +42,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def replay(seed: int, index: int, ops_pattern: str | None) -> None:
-    import re
-
     import flambeau
 
     from .generate import generate
-    from .table import load_ops
+    from .table import select_ops
 
-    ops = load_ops(flambeau.ops_table())
-    if ops_pattern:
-        pattern = re.compile(ops_pattern)
-        ops = [op for op in ops if pattern.fullmatch(op.key) or pattern.fullmatch(op.name)]
+    try:
+        ops = select_ops(flambeau.ops_table(), ops_pattern)
+    except ValueError as e:
+        sys.exit(f"flambeau_fuzz: {e}")
     print(generate(ops, seed, index).program(consume=True), end="")
 
 

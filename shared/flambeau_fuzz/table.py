@@ -81,3 +81,17 @@ def load_ops(rows: list[dict]) -> list[Op]:
         )
         for r in rows
     ]
+
+
+def select_ops(rows: list[dict], pattern: str | None) -> list[Op]:
+    """load_ops(rows), only the operators whose name or name.overload fully matches the
+    regex `pattern` (all of them without one). Raises ValueError when none does, so a
+    mistyped --ops fails at once instead of every worker failing on its first call."""
+    ops = load_ops(rows)
+    if not pattern:
+        return ops
+    regex = re.compile(pattern)
+    chosen = [op for op in ops if regex.fullmatch(op.key) or regex.fullmatch(op.name)]
+    if not chosen:
+        raise ValueError(f"--ops {pattern!r} matches no operator's name or name.overload")
+    return chosen

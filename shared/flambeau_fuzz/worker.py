@@ -20,7 +20,7 @@ import warnings
 from . import sanitizer
 from .generate import CONSUME, PREAMBLE, Case, generate
 from .outcomes import classify, describe
-from .table import load_ops
+from .table import select_ops
 
 SLOW_CALL = 1.0  # seconds: reported, so that slow arguments can be spotted before they hang
 
@@ -37,13 +37,7 @@ class Worker:
         if self.logs and stat.S_ISREG(os.fstat(2).st_mode):
             self.logs.append("/proc/self/fd/2")  # UBSan reports to stderr whatever log_path says
         self.log_sizes = [self._size(path) for path in self.logs]
-        ops = load_ops(flambeau.ops_table())
-        if config.get("ops"):
-            import re
-
-            pattern = re.compile(config["ops"])
-            ops = [op for op in ops if pattern.fullmatch(op.key) or pattern.fullmatch(op.name)]
-        self.ops = ops
+        self.ops = select_ops(flambeau.ops_table(), config.get("ops"))
         # The reproducer's own definition of consume(), so the two cannot drift apart.
         self.globals: dict = {}
         exec(PREAMBLE + CONSUME.rsplit("\n", 1)[0], self.globals)
