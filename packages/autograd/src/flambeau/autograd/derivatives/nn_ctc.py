@@ -31,7 +31,7 @@ class _Layout:
     labels, padded with blanks to L = 2 max(target_lengths) + 1 states), where each state
     is entered from, and masks (valid states, live frames)."""
 
-    def __init__(self, a, T, N):
+    def __init__(self, a, T, N, device):
         il, tl = _lengths(a["input_lengths"]), _lengths(a["target_lengths"])
         blank, targets = a["blank"], a["targets"]
         self.il, self.T, self.N = il, T, N
@@ -70,15 +70,16 @@ class _Layout:
                     )
                 ]
             )
-        self.ext = F.tensor(ext, dtype=F.int64)
-        self.into, self.out_of = F.tensor(into, dtype=F.int64), F.tensor(out_of, dtype=F.int64)
-        states = F.arange(L).reshape(1, L)
-        n = F.tensor([2 * t + 1 for t in tl], dtype=F.int64).reshape(N, 1)
+        on = dict(dtype=F.int64, device=device)  # the layout lives where log_probs does
+        self.ext = F.tensor(ext, **on)
+        self.into, self.out_of = F.tensor(into, **on), F.tensor(out_of, **on)
+        states = F.arange(L, device=device).reshape(1, L)
+        n = F.tensor([2 * t + 1 for t in tl], **on).reshape(N, 1)
         self.valid = states < n  # (N, L)
         self.first = states < n.clamp_max(2)  # where alpha starts
         self.last = (states >= n - 2) & self.valid  # where beta starts
-        self.frames = F.arange(T).reshape(T, 1, 1)
-        self.lengths = F.tensor(il, dtype=F.int64).reshape(1, N, 1)
+        self.frames = F.arange(T, device=device).reshape(T, 1, 1)
+        self.lengths = F.tensor(il, **on).reshape(1, N, 1)
         self.live = self.frames < self.lengths  # (T, N, 1)
 
     def at_labels(self, lp):
@@ -108,7 +109,8 @@ def _alpha(lpe, lay, neg):
     steps += [neg.expand(tuple(lpe.shape[1:]))] * (T - frames)
     alpha = F.stack(steps, 1)
     # Near log(0) is log(0), with no gradient (a constant -inf, as the kernel's).
-    return F.where(alpha > _NEG / 2, alpha, F.full((), float("-inf"), dtype=alpha.dtype))
+    log0 = F.full((), float("-inf"), dtype=alpha.dtype, device=alpha.device)
+    return F.where(alpha > _NEG / 2, alpha, log0)
 
 
 def _beta(lpe, lay, neg):
@@ -135,19 +137,19 @@ def _backward(grad, lp, nll, la, lay, zero_infinity):
     exp(alpha + beta + nll - lp)) * grad, zero past input_lengths and, with zero_infinity,
     for infinite losses."""
     T, N, C = lp.shape
-    neg = F.full((), _NEG, dtype=lp.dtype)
+    neg = F.full((), _NEG, dtype=lp.dtype, device=lp.device)
     lpe = lay.at_labels(lp)
     lb = _beta(lpe, lay, neg)
-    zero = nll == float("inf") if zero_infinity else F.zeros(N, dtype=F.bool)
-    nl = F.where(zero, F.zeros((), dtype=nll.dtype), nll).reshape(1, N, 1)
+    zero = nll == float("inf") if zero_infinity else F.zeros(N, dtype=F.bool, device=lp.device)
+    nl = F.where(zero, F.zeros((), dtype=nll.dtype, device=nll.device), nll).reshape(1, N, 1)
     la = la[:, :, : lay.L].transpose(0, 1).to(lp.dtype)  # (T, N, L)
     la = F.where(lay.live & lay.valid, la, neg)
     term = F.exp(la + lb + nl - lpe)
-    onehot = (lay.ext.unsqueeze(-1) == F.arange(C)).to(lp.dtype)  # (N, L, C)
+    onehot = (lay.ext.unsqueeze(-1) == F.arange(C, device=lp.device)).to(lp.dtype)  # (N, L, C)
     post = F.matmul(term.transpose(0, 1), onehot).transpose(0, 1)
     out = (F.exp(lp) - post) * grad.to(lp.dtype).reshape(1, -1, 1)
     keep = lay.live & ~zero.reshape(1, N, 1)
-    return F.where(keep, out, F.zeros((), dtype=out.dtype))
+    return F.where(keep, out, F.zeros((), dtype=out.dtype, device=out.device))
 
 
 @formula("_ctc_loss", "_ctc_loss.Tensor", needs_result=True)
@@ -165,9 +167,9 @@ def _ctc_loss(g, a):
         )
     if g_alpha is not None and max(_lengths(a["input_lengths"]), default=0) > 0:
         # log_alpha used directly, or double backward (log_alpha is constant without input)
-        lay = _Layout(a, lp.shape[0], lp.shape[1])
+        lay = _Layout(a, lp.shape[0], lp.shape[1], lp.device)
         g_alpha = g_alpha[:, :, : lay.L]
-        neg = F.full((), _NEG, dtype=lp.dtype)
+        neg = F.full((), _NEG, dtype=lp.dtype, device=lp.device)
         grads += _vjp(lambda x: (_alpha(lay.at_labels(x), lay, neg),), [lp], [g_alpha])
     grads = [x for x in grads if x is not None]
     if not grads:
@@ -178,7 +180,7 @@ def _ctc_loss(g, a):
 @formula("_ctc_loss_backward", "_ctc_loss_backward.Tensor")
 def _ctc_loss_backward(g, a):
     lp = a["log_probs"]
-    lay = _Layout(a, lp.shape[0], lp.shape[1])
+    lay = _Layout(a, lp.shape[0], lp.shape[1], lp.device)
     names = ("grad", "log_probs", "neg_log_likelihood", "log_alpha")
 
     def fn(grad, lp, nll, la):
@@ -199,10 +201,12 @@ def _ctc_loss_composite(call, a):
         lp, targets = call("unsqueeze", lp, 1), call("unsqueeze", targets, 0)
     nll = call("_ctc_loss", lp, targets, il, tl, a["blank"], a["zero_infinity"])[0]
     if a["zero_infinity"]:
-        nll = call("where", nll == float("inf"), F.zeros((), dtype=nll.dtype), nll)
+        zero = F.zeros((), dtype=nll.dtype, device=nll.device)
+        nll = call("where", nll == float("inf"), zero, nll)
     if reduction == 1:
+        # target_lengths may be a list or a CPU tensor beside a device's log_probs
         lengths = tl if isinstance(tl, F.Tensor) else F.tensor(list(tl))
-        lengths = lengths.to(nll.dtype).clamp_min(1)
+        lengths = lengths.to(device=nll.device, dtype=nll.dtype).clamp_min(1)
         return call("mean", call("div", nll, lengths))
     if reduction == 2:
         return call("sum", nll)
