@@ -1,7 +1,7 @@
 """The nn group's CUDA kernels (reductions, triangles, ranges, convolution, resampling,
-attention, recurrent cells and layers) are registered when the plugin is imported, with
-no GPU needed: the core then dispatches those operators to cuda instead of raising
-NotImplementedError (tests/gpu/ checks their results on a device)."""
+attention, recurrent cells and layers, the CTC loss) are registered when the plugin is
+imported, with no GPU needed: the core then dispatches those operators to cuda instead of
+raising NotImplementedError (tests/gpu/ checks their results on a device)."""
 
 from __future__ import annotations
 
@@ -39,6 +39,9 @@ NN_KERNELS = [
     "_nonzero_count",
     "nonzero",
     "masked_select",
+    # the CTC loss (ctc_ops.cu)
+    "_ctc_loss",
+    "_ctc_loss_backward",
 ]
 
 

@@ -277,13 +277,31 @@ SPECIAL_UNARY = {
     "i1e": (flambeau.special.i1e, lambda x: x * 6),
     "modified_bessel_i0": (flambeau.special.modified_bessel_i0, lambda x: x * 6),
     "modified_bessel_i1": (flambeau.special.modified_bessel_i1, lambda x: x * 6),
+    # bessel_functions.h: the series, Hankel and trapezoid ranges
+    "bessel_j0": (flambeau.special.bessel_j0, lambda x: x * 5),
+    "bessel_j1": (flambeau.special.bessel_j1, lambda x: x * 5),
+    "bessel_y0": (flambeau.special.bessel_y0, lambda x: x.abs() * 5),
+    "bessel_y1": (flambeau.special.bessel_y1, lambda x: x.abs() * 5),
+    "modified_bessel_k0": (flambeau.special.modified_bessel_k0, lambda x: x.abs() * 4),
+    "modified_bessel_k1": (flambeau.special.modified_bessel_k1, lambda x: x.abs() * 4),
+    "scaled_modified_bessel_k0": (
+        flambeau.special.scaled_modified_bessel_k0,
+        lambda x: x.abs() * 4,
+    ),
+    "scaled_modified_bessel_k1": (
+        flambeau.special.scaled_modified_bessel_k1,
+        lambda x: x.abs() * 4,
+    ),
+    "airy_ai": (flambeau.special.airy_ai, lambda x: x * 4),
     "polygamma1": (lambda x: flambeau.polygamma(1, x), lambda x: x.abs() + 0.1),
     "polygamma3": (lambda x: flambeau.polygamma(3, x), lambda x: x.abs() + 0.1),
 }
 
 
 def _special_tolerance(dtype):
-    """Computed in double with the same algorithm; float64 differs by CUDA's libm."""
+    """Computed in double with the same algorithm; float64 differs by CUDA's libm (the
+    Bessel and Airy functions, bessel_functions.h's algorithms, by under 1e-13 on these
+    ranges: the CPU's libstdc++ error)."""
     return (1e-10, 1e-12) if dtype == flambeau.float64 else (None, None)
 
 
@@ -403,6 +421,15 @@ ELEMENTWISE_MATH_OPS = {
     "special_i1e",
     "special_modified_bessel_i0",
     "special_modified_bessel_i1",
+    "special_bessel_j0",
+    "special_bessel_j1",
+    "special_bessel_y0",
+    "special_bessel_y1",
+    "special_modified_bessel_k0",
+    "special_modified_bessel_k1",
+    "special_scaled_modified_bessel_k0",
+    "special_scaled_modified_bessel_k1",
+    "special_airy_ai",
     "special_chebyshev_polynomial_t",
     "special_hermite_polynomial_h",
     "special_laguerre_polynomial_l",

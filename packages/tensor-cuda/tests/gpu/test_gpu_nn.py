@@ -3,9 +3,12 @@ operators (every ForeachOp the optimizers use), layer norm and group norm forwar
 backward (16-bit floats with float statistics), batch norm in evaluation and training
 mode (composed by the core), max/avg pooling and their adaptive forms with indices and
 gradients (ceil_mode, padding, dilation, count_include_pad, divisor_override),
-max_unpool, the pointwise losses and nll_loss (weight, ignore_index, every reduction,
+max_unpool, the pointwise losses, nll_loss (weight, ignore_index, every reduction,
 (N, C, d1, d2) inputs) with their gradients; a bad target raises RuntimeError with
-the CPU's message."""
+the CPU's message. The CTC loss: _ctc_loss's nll and log_alpha, _ctc_loss_backward,
+ctc_loss for every reduction with zero_infinity (padded and concatenated targets, int32
+and int64 lengths, a blank other than 0, empty targets, no frames, an infinite loss),
+its autograd gradient, and sequences longer than a block."""
 
 from __future__ import annotations
 
@@ -283,3 +286,94 @@ def test_nll_loss_bad_target_raises_the_cpu_message():
     with pytest.raises(RuntimeError, match=r"Target 7 is out of bounds \(4 classes\)"):
         F.nll_loss(logp, flambeau.tensor([0, 7, 9]).to(DEVICE))
     assert_close(logp + 1, flambeau.ones(3, 4))  # the device is still usable
+
+
+# ---- CTC loss ---------------------------------------------------------------------
+
+
+def _ctc_problem(dtype, padded, blank, T=30, C=7, seed=5):
+    """log_probs (T, 5, C) and targets (padded (5, S) or concatenated) with repeated
+    labels, an empty target, a sample with no frames and one whose labels cannot fit its
+    frames (an infinite loss); the lengths as lists."""
+    g = flambeau.Generator().manual_seed(seed)
+    lp = F.log_softmax(flambeau.randn((T, 5, C), generator=g), dim=2).to(dtype)
+    il, tl = [T, T - 5, 12, 4, 0], [8, 0, 5, 6, 0]
+    others = [c for c in range(C) if c != blank]
+    labels = [[others[(3 * b + i // 2) % len(others)] for i in range(n)] for b, n in enumerate(tl)]
+    if padded:
+        S = max(tl) + 1
+        tg = flambeau.tensor([lab + [blank] * (S - len(lab)) for lab in labels])
+    else:
+        tg = flambeau.tensor([v for lab in labels for v in lab], dtype=flambeau.int64)
+    return lp, tg, il, tl
+
+
+@pytest.mark.parametrize("padded, blank", [(True, 0), (False, 3)])
+@pytest.mark.parametrize("dtype", COMPUTE)
+def test_ctc_loss_forward_and_kernels_match_the_cpu(dtype, padded, blank):
+    lp, tg, il, tl = _ctc_problem(dtype, padded, blank)
+    lpd, tgd = lp.to(DEVICE), tg.to(DEVICE)
+    nll, alpha = flambeau._ctc_loss(lp, tg, il, tl, blank)
+    got_nll, got_alpha = flambeau._ctc_loss(lpd, tgd, il, tl, blank)
+    assert_close(got_nll, nll)
+    assert_close(got_alpha, alpha)
+    assert got_nll[3].item() == float("inf") and got_nll[4].item() == 0
+    w = sample(dtype, (5,), seed=6)
+    for zero_infinity in (False, True):
+        want = flambeau._ctc_loss_backward(w, lp, tg, il, tl, nll, alpha, blank, zero_infinity)
+        got = flambeau._ctc_loss_backward(
+            w.to(DEVICE), lpd, tgd, il, tl, got_nll, got_alpha, blank, zero_infinity
+        )
+        assert_close(got, want)
+    i32 = (flambeau.tensor(il, dtype=flambeau.int32), flambeau.tensor(tl, dtype=flambeau.int32))
+    # Lengths as lists, host int32 tensors and device int64 tensors; targets on the host too.
+    for lengths, targets in (
+        ((il, tl), tgd),
+        (i32, tgd),
+        (tuple(x.long().to(DEVICE) for x in i32), tg),
+    ):
+        for reduction in ("none", "mean", "sum"):
+            for zero_infinity in (False, True):
+                kw = {"blank": blank, "reduction": reduction, "zero_infinity": zero_infinity}
+                want = F.ctc_loss(lp, tg, il, tl, **kw)
+                assert_close(F.ctc_loss(lpd, targets, *lengths, **kw), want)
+    # Every target empty: padded (5, 0) targets.
+    empty, none = flambeau.zeros((5, 0), dtype=flambeau.int64), [0] * 5
+    want = F.ctc_loss(lp, empty, il, none, blank=blank, reduction="none")
+    assert_close(F.ctc_loss(lpd, empty.to(DEVICE), il, none, blank=blank, reduction="none"), want)
+
+
+@pytest.mark.parametrize("zero_infinity", [False, True])
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize(
+    "padded, blank, index", [(True, 0, flambeau.int64), (False, 3, flambeau.int32)]
+)
+@pytest.mark.parametrize("dtype", COMPUTE)
+def test_ctc_loss_gradient_matches_the_cpu(dtype, padded, blank, index, reduction, zero_infinity):
+    # The lengths as tensors on the loss's device (see the list case below).
+    lp, tg, il, tl = _ctc_problem(dtype, padded, blank)
+    ilt, tlt = flambeau.tensor(il, dtype=index), flambeau.tensor(tl, dtype=index)
+    kw = {"blank": blank, "reduction": reduction, "zero_infinity": zero_infinity}
+    want = _grads(lambda x: F.ctc_loss(x, tg, ilt, tlt, **kw), lp)
+    ild, tld, tgd = ilt.to(DEVICE), tlt.to(DEVICE), tg.to(DEVICE)
+    got = _grads(lambda x: F.ctc_loss(x, tgd, ild, tld, **kw), lp.to(DEVICE))
+    for g, w in zip(got, want):
+        assert_close(g, w)
+
+
+@pytest.mark.parametrize("dtype", COMPUTE)
+def test_ctc_loss_mean_gradient_with_list_lengths(dtype):
+    lp, tg, il, tl = _ctc_problem(dtype, True, 0)
+    _compare(lambda x: F.ctc_loss(x, tg, il, tl, zero_infinity=True), lp)
+
+
+@pytest.mark.parametrize("dtype", COMPUTE)
+def test_ctc_loss_long_sequences_match_the_cpu(dtype):
+    # More states (601) and classes (300) than a block has threads.
+    g = flambeau.Generator().manual_seed(9)
+    T, C = 700, 300
+    lp = F.log_softmax(flambeau.randn((T, 2, C), generator=g), dim=2).to(dtype)
+    tg = flambeau.randint(1, C, (2, 300), generator=g)
+    il, tl = [700, 500], [300, 120]
+    _compare(lambda x: F.ctc_loss(x, tg, il, tl, reduction="sum"), lp)
+    _compare(lambda x: F.ctc_loss(x, tg, il, tl, reduction="none"), lp)

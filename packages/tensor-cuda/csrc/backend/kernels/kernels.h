@@ -197,6 +197,12 @@ enum class LossOp {
 flb_status pointwise_loss(void* ctx, const flb_kernel_call* call);
 flb_status nll_loss_forward(void* ctx, const flb_kernel_call* call);
 flb_status nll_loss_backward(void* ctx, const flb_kernel_call* call);
+// The CTC loss (ctc_ops.cu, recursions in ctc_math.h): _ctc_loss (tensors [nll,
+// log_alpha, log_probs, targets, offsets, input_lengths, target_lengths]; ints [blank])
+// and _ctc_loss_backward (tensors [grad, grad_out, log_probs, targets, offsets,
+// input_lengths, target_lengths, nll, log_alpha]; ints [blank, zero_infinity]).
+flb_status ctc_loss_forward(void* ctx, const flb_kernel_call* call);
+flb_status ctc_loss_backward(void* ctx, const flb_kernel_call* call);
 // embedding_bag and embedding_dense_backward (embedding_ops.cu).
 flb_status embedding_bag(void* ctx, const flb_kernel_call* call);
 flb_status embedding_dense_backward(void* ctx, const flb_kernel_call* call);
@@ -269,8 +275,9 @@ enum class MathOp {
 flb_status math(void* ctx, const flb_kernel_call* call);
 flb_status frexp_kernel(void* ctx, const flb_kernel_call* call);
 // Special functions computed in double and rounded once, as the CPU's
-// (special_ops.cu, special_functions.h): tensors [out, x] or [out, a, b];
-// mvlgamma: scalars [p]; polygamma: scalars [n].
+// (special_ops.cu, special_functions.h, bessel_functions.h): tensors [out, x] or
+// [out, a, b] (the binary ones from kIgamma on); mvlgamma: scalars [p]; polygamma:
+// scalars [n].
 enum class SpecialOp {
   kLgamma,
   kDigamma,
@@ -287,6 +294,15 @@ enum class SpecialOp {
   kI0e,
   kI1,
   kI1e,
+  kBesselJ0,
+  kBesselJ1,
+  kBesselY0,
+  kBesselY1,
+  kModifiedBesselK0,
+  kModifiedBesselK1,
+  kScaledModifiedBesselK0,
+  kScaledModifiedBesselK1,
+  kAiryAi,
   kIgamma,
   kIgammac,
   kZeta,

@@ -174,6 +174,8 @@ const Registration kEntries[] = {
     {"binary_cross_entropy_with_logits", pointwise_loss, &kLoss[9], kFloat},
     {"nll_loss_forward", nll_loss_forward, nullptr, kFloat},
     {"nll_loss_backward", nll_loss_backward, nullptr, kFloat},
+    {"_ctc_loss", ctc_loss_forward, nullptr, kCompute},
+    {"_ctc_loss_backward", ctc_loss_backward, nullptr, kCompute},
     {"embedding_bag", embedding_bag, nullptr, kFloat},
     {"embedding_dense_backward", embedding_dense_backward, nullptr, kFloat},
     // ---- nn group: reductions, triangles, ranges, convolution, resampling

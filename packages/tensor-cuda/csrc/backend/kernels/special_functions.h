@@ -6,10 +6,10 @@
 // g++ against values of the CPU backend. libm's functions are called unqualified
 // (CUDA's device overloads, or math.h's on the host); lgamma stands for glibc's
 // lgamma_r (the same value), and std::hermite and std::legendre for the loops they
-// evaluate; std::cyl_bessel_i is replaced by its power series (see bessel_i). Not
-// here: the Bessel functions J, Y and K and airy_ai, which the CPU takes from
-// libstdc++'s std::cyl_bessel_j, cyl_neumann and cyl_bessel_k (no device form;
-// their series cancel badly for moderate x).
+// evaluate; std::cyl_bessel_i is replaced by its power series (see bessel_i). The
+// Bessel functions J, Y and K and airy_ai, which the CPU takes from libstdc++'s
+// std::cyl_bessel_j, cyl_neumann and cyl_bessel_k (no device form), are in
+// bessel_functions.h, with algorithms of their own.
 #pragma once
 #include <math.h>
 

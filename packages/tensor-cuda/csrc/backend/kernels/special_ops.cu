@@ -4,13 +4,17 @@
 // erfinv, mvlgamma (scalars [p]), polygamma (scalars [n]), special_entr,
 // special_erfcx, special_ndtr, special_ndtri, special_log_ndtr,
 // special_spherical_bessel_j0, i0 (and special_modified_bessel_i0), special_i0e,
-// special_i1 (and special_modified_bessel_i1), special_i1e; binary: igamma, igammac, special_zeta
+// special_i1 (and special_modified_bessel_i1), special_i1e; and, with bessel_functions.h's
+// algorithms (the CPU takes them from libstdc++), special_bessel_j0/j1/y0/y1,
+// special_modified_bessel_k0/k1, special_scaled_modified_bessel_k0/k1, special_airy_ai;
+// binary: igamma, igammac, special_zeta
 // and the orthogonal polynomials special_{,shifted_}chebyshev_polynomial_{t,u,v,w},
 // special_hermite_polynomial_{h,he}, special_laguerre_polynomial_l,
 // special_legendre_polynomial_p (tensors [out, x, n]).
 #include <cstdint>
 #include <type_traits>
 
+#include "backend/kernels/bessel_functions.h"
 #include "backend/kernels/call_args.cuh"
 #include "backend/kernels/elementwise.cuh"
 #include "backend/kernels/kernels.h"
@@ -54,6 +58,24 @@ __device__ __noinline__ double unary_special(SpecialOp op, double x, int64_t n) 
       return special::modified_bessel_i1(x);
     case SpecialOp::kI1e:
       return special::bessel_i1e(x);
+    case SpecialOp::kBesselJ0:
+      return special::bessel_j0(x);
+    case SpecialOp::kBesselJ1:
+      return special::bessel_j1(x);
+    case SpecialOp::kBesselY0:
+      return special::bessel_y0(x);
+    case SpecialOp::kBesselY1:
+      return special::bessel_y1(x);
+    case SpecialOp::kModifiedBesselK0:
+      return special::modified_bessel_k0(x);
+    case SpecialOp::kModifiedBesselK1:
+      return special::modified_bessel_k1(x);
+    case SpecialOp::kScaledModifiedBesselK0:
+      return special::scaled_modified_bessel_k0(x);
+    case SpecialOp::kScaledModifiedBesselK1:
+      return special::scaled_modified_bessel_k1(x);
+    case SpecialOp::kAiryAi:
+      return special::airy_ai(x);
     default:
       return x;
   }
