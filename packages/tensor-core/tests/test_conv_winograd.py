@@ -26,6 +26,13 @@ SHAPES = [
     (2, 64, 72, 30, 31, 1),  # several cache blocks per sample
     (1, 130, 8, 9, 9, 1),  # many input channels: a small block of tiles
 ]
+# The weight gradient takes Winograd from 16 channels a side and 24 tiles per GEMM.
+WEIGHT_SHAPES = [
+    (2, 16, 24, 13, 11, 1),  # odd output: half tiles
+    (1, 24, 16, 12, 12, 2),  # padding 2
+    (3, 17, 20, 14, 11, 0),  # no padding, channels off the panel width
+    (2, 256, 256, 14, 14, 1),  # deep: blocks of 28 tiles (SHAPES has several per sample)
+]
 NEAR = [  # the same sizes just outside the Winograd shapes
     dict(c_in=7, c_out=8),
     dict(c_in=8, c_out=6),
@@ -89,7 +96,7 @@ def test_input_gradient_matches_reference(shape, dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("shape", WEIGHT_SHAPES + SHAPES)
 def test_weight_gradient_matches_reference(shape, dtype):
     n, cin, cout, h, w, p = shape
     x, wt, _ = arrays(n, cin, cout, h, w, dtype)
@@ -175,7 +182,7 @@ def test_infinities_and_nans_give_the_direct_sums(where, dtype):
     # The transforms subtract inputs from one another (inf - inf = NaN): blocks of
     # non-finite input are summed directly, non-finite weights take im2col, and so does
     # a weight gradient whose input or grad_output is not finite.
-    x, wt, b = arrays(2, 8, 16, 9, 12, dtype)
+    x, wt, b = arrays(2, 16, 16, 9, 12, dtype)  # 30 tiles: Winograd's weight gradient too
     g = rng.standard_normal((2, 16, 9, 12)).astype(dtype)
     target = {"input": x, "weight": wt, "grad_output": g}[where.split(" of ")[-1]]
     flat = target.reshape(-1)

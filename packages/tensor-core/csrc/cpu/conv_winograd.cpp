@@ -469,6 +469,10 @@ bool run_weight_gradient(const Plan& p, const T* in, const T* grad_out, T* grad_
       6, kWeightBlockBytes / (kPoints * (C + O) * static_cast<int64_t>(sizeof(T))));
   const Blocking blocking(p, target);
   const int64_t most = blocking.max_rows() * blocking.max_cols();
+  // Where im2col is faster (measured, docs/design/convolution-algorithms.rst): GEMMs over
+  // fewer than 24 tiles (small images, or deep channels: 512 on 7x7 gives 16), or fewer
+  // than 16 channels on a side, where the transforms cost more than the products save.
+  if (std::min(most, p.tiles()) < 24 || C < 16 || O < 16) return false;
   const int64_t blocks = p.batch * blocking.per_sample;
   const int threads = task_threads(blocks);
   Scratch<T> partial(static_cast<size_t>(threads * sums));

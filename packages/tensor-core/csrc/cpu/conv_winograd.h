@@ -34,9 +34,11 @@ bool winograd_backward_input(const T* grad_output, const T* weight, const T* bia
 // grad_weight = the gradient of winograd_forward's output with respect to its weight:
 // per point of the 4x4 transform, (A grad_output A^T)^T (B^T input B) summed over every
 // tile of every sample as one GEMM per point with the tiles as inner dimension, then
-// G^T M G back to 3x3 taps. Returns false, having written nothing, when the input or
-// grad_output holds an infinity or NaN (the transforms' differences would turn the direct
-// sums' infinities into NaN).
+// G^T M G back to 3x3 taps. Returns false, having written nothing, where im2col is
+// faster (fewer than 16 channels on a side; deep channels on small images, whose blocks
+// of tiles are too short for the GEMMs) and when the input or grad_output holds an
+// infinity or NaN (the transforms' differences would turn the direct sums' infinities
+// into NaN).
 template <class T>
 bool winograd_backward_weight(const T* grad_output, const T* input, T* grad_weight,
                               const ConvGeometry& g);
