@@ -6,7 +6,7 @@ NotImplementedError (tests/gpu/ checks their results on a device)."""
 
 from __future__ import annotations
 
-from test_plugin import run
+from test_plugin import cuda_kernels
 
 GROUP_KERNELS = [
     "bincount",
@@ -28,13 +28,6 @@ GROUP_KERNELS = [
 
 
 def test_counting_sampling_and_window_kernels_are_registered_for_cuda(install_dir):  # noqa: F811
-    out = run(
-        install_dir,
-        """
-        import json
-        import flambeau, flambeau_cuda
-        print(json.dumps(sorted(flambeau._C._operators_with_kernel("cuda"))))
-    """,
-    )
-    missing = sorted(set(GROUP_KERNELS) - set(out))
+    out = cuda_kernels(install_dir)
+    missing = sorted(set(GROUP_KERNELS) - out)
     assert not missing, missing

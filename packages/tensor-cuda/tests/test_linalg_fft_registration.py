@@ -6,7 +6,7 @@ tests/gpu/test_gpu_linalg_fft.py checks the results on a device."""
 
 from __future__ import annotations
 
-from test_plugin import run
+from test_plugin import cuda_kernels, run
 
 REGISTERED = [
     "linalg_getrf",
@@ -27,17 +27,10 @@ NOT_REGISTERED = ["linalg_sytrs", "linalg_gelsd", "linalg_geev"]
 
 
 def test_linalg_and_fft_kernels_are_registered_for_cuda(install_dir):  # noqa: F811
-    out = run(
-        install_dir,
-        """
-        import json
-        import flambeau, flambeau_cuda
-        print(json.dumps(sorted(flambeau._C._operators_with_kernel("cuda"))))
-    """,
-    )
-    missing = sorted(set(REGISTERED) - set(out))
+    out = cuda_kernels(install_dir)
+    missing = sorted(set(REGISTERED) - out)
     assert not missing, missing
-    assert not set(NOT_REGISTERED) & set(out), sorted(set(NOT_REGISTERED) & set(out))
+    assert not set(NOT_REGISTERED) & out, sorted(set(NOT_REGISTERED) & out)
 
 
 def test_cusolver_and_cufft_open_lazily_with_every_entry_point(install_dir):  # noqa: F811

@@ -5,7 +5,7 @@ raising NotImplementedError (tests/gpu/ checks their results on a device)."""
 
 from __future__ import annotations
 
-from test_plugin import run
+from test_plugin import cuda_kernels
 
 NN_KERNELS = [
     "all",
@@ -46,13 +46,6 @@ NN_KERNELS = [
 
 
 def test_nn_kernels_are_registered_for_cuda(install_dir):  # noqa: F811
-    out = run(
-        install_dir,
-        """
-        import json
-        import flambeau, flambeau_cuda
-        print(json.dumps(sorted(flambeau._C._operators_with_kernel("cuda"))))
-    """,
-    )
-    missing = sorted(set(NN_KERNELS) - set(out))
+    out = cuda_kernels(install_dir)
+    missing = sorted(set(NN_KERNELS) - out)
     assert not missing, missing

@@ -37,6 +37,21 @@ def run(install_dir, code: str) -> dict:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
+def cuda_kernels(install_dir) -> set[str]:
+    """The operators that have a kernel for cuda once the plugin is imported (no GPU
+    needed): what the registration tests check their kernel lists against."""
+    return set(
+        run(
+            install_dir,
+            """
+            import json
+            import flambeau, flambeau_cuda
+            print(json.dumps(sorted(flambeau._C._operators_with_kernel("cuda"))))
+        """,
+        )
+    )
+
+
 @pytest.fixture(scope="module")
 def gpu_present(install_dir):
     return run(

@@ -7,7 +7,7 @@ on a device)."""
 
 from __future__ import annotations
 
-from test_plugin import run
+from test_plugin import cuda_kernels
 
 SPECIAL_KERNELS = [
     "lgamma",
@@ -48,13 +48,6 @@ SPECIAL_KERNELS = [
 
 
 def test_special_function_kernels_are_registered_for_cuda(install_dir):  # noqa: F811
-    out = run(
-        install_dir,
-        """
-        import json
-        import flambeau, flambeau_cuda
-        print(json.dumps(sorted(flambeau._C._operators_with_kernel("cuda"))))
-    """,
-    )
-    missing = sorted(set(SPECIAL_KERNELS) - set(out))
+    out = cuda_kernels(install_dir)
+    missing = sorted(set(SPECIAL_KERNELS) - out)
     assert not missing, missing

@@ -328,30 +328,25 @@ FLB_WINOGRAD_TRANSFORMS(double, f64)
 #undef FLB_WINOGRAD_TRANSFORMS
 
 // The copies above for T.
+template <class T, class F32, class F64, class... Args>
+void for_type(F32 f32, F64 f64, Args... args) {
+  if constexpr (std::is_same_v<T, float>) {
+    f32(args...);
+  } else {
+    f64(args...);
+  }
+}
 template <class T>
 void transform_input(int64_t C, int64_t rows, int64_t cols, const T* stage, T* v) {
-  if constexpr (std::is_same_v<T, float>) {
-    transform_input_f32(C, rows, cols, stage, v);
-  } else {
-    transform_input_f64(C, rows, cols, stage, v);
-  }
+  for_type<T>(transform_input_f32, transform_input_f64, C, rows, cols, stage, v);
 }
 template <class T>
 void transform_output(int64_t O, int64_t rows, int64_t cols, const T* m, const T* bias, T* staged) {
-  if constexpr (std::is_same_v<T, float>) {
-    transform_output_f32(O, rows, cols, m, bias, staged);
-  } else {
-    transform_output_f64(O, rows, cols, m, bias, staged);
-  }
+  for_type<T>(transform_output_f32, transform_output_f64, O, rows, cols, m, bias, staged);
 }
-
 template <class T>
 void transform_grad_output(int64_t O, int64_t rows, int64_t cols, const T* staged, T* z) {
-  if constexpr (std::is_same_v<T, float>) {
-    transform_grad_output_f32(O, rows, cols, staged, z);
-  } else {
-    transform_grad_output_f64(O, rows, cols, staged, z);
-  }
+  for_type<T>(transform_grad_output_f32, transform_grad_output_f64, O, rows, cols, staged, z);
 }
 
 // The staged outputs back to the planes, less the half tiles past an odd edge.
