@@ -176,7 +176,11 @@ class Pass {
         auto& [node, edge] = stack.back();
         const py::tuple& next = states_.at(node).next;
         if (edge < PyTuple_GET_SIZE(next.ptr())) {
-          PyObject* nxt = PyTuple_GET_ITEM(PyTuple_GET_ITEM(next.ptr(), edge++), 0);
+          // (no side effect inside the macros: with assertions on, CPython's
+          // PyTuple_GET_ITEM evaluates its argument twice)
+          PyObject* pair = PyTuple_GET_ITEM(next.ptr(), edge);
+          ++edge;
+          PyObject* nxt = PyTuple_GET_ITEM(pair, 0);
           if (nxt != Py_None && entered.insert(nxt).second) stack.emplace_back(nxt, 0);
           continue;
         }
