@@ -478,8 +478,7 @@ bool run_weight_gradient(const Plan& p, const T* in, const T* grad_out, T* grad_
         staged_in(
             static_cast<size_t>((2 * blocking.max_rows() + 2) * (2 * blocking.max_cols() + 2) * C)),
         staged_out(static_cast<size_t>(4 * most * O));
-    T* m = partial.data() + slot * sums;
-    std::fill(m, m + sums, T(0));
+    T* m = partial.data() + slot * sums;  // (Scratch starts zeroed)
     for (int64_t i = lo; i < hi; ++i) {
       const int64_t n = i / blocking.per_sample;
       const Block b = blocking.at(i % blocking.per_sample);
