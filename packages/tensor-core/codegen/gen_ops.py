@@ -388,6 +388,11 @@ def torch_function_check(py_name: str, method: bool, args: str = "args, kwargs")
     ]
 
 
+def profiled(op_name: str, args: str) -> str:
+    """Times the call while a profile is active, as PyTorch's aten::<name> (python/profiler.h)."""
+    return f'  profiler::OpScope profiled("aten::{op_name}", {args});'
+
+
 def gen_group(name: str, ops: list[Op], method: bool, py_name: str) -> list[str]:
     """A pybind11 lambda body dispatching a group of overloads."""
     with_out = [o.entry.get("out", False) and not method for o in ops]
@@ -404,6 +409,7 @@ def gen_group(name: str, ops: list[Op], method: bool, py_name: str) -> list[str]
     lines += [
         f"  static const OverloadSet sigs({{{schemas}}});",
         f"  ParsedArgs p = sigs.parse({self_arg}, args.ptr(), kwargs.ptr());",
+        profiled(py_name, "p"),
     ]
     lines += torch_function_check(py_name, method)
     lines += autocast_check(ops, method)
@@ -456,6 +462,7 @@ def gen_inplace(ops: list[Op], py_name: str) -> list[str]:
     lines = [
         f"  static const OverloadSet sigs({{{schemas}}});",
         "  ParsedArgs p = sigs.parse(self.ptr(), args.ptr(), kwargs.ptr());",
+        profiled(py_name + "_", "p"),
         *torch_function_check(py_name + "_", True),
         "  auto run = [&]() {",
         "    switch (p.overload) {",
@@ -505,8 +512,8 @@ def gen_dunder(op: Op, dunder: str) -> list[str]:
         ]
         operands = ["b", "a"] if reflected else ["a", "b"]
         slot_args = "py::make_tuple(other, self)" if reflected else "py::make_tuple(self, other)"
-    head = tf_check + head
     slot_name = op.name + ("_" if inplace else "")
+    head = [profiled(slot_name, f"{{{operand_ptrs.replace(', nullptr', '')}}}")] + tf_check + head
     call_list = operands + rest
     if op.has_out:
         call_list.append("OutArg::self(a)" if inplace else "OutArg::none()")
@@ -598,6 +605,7 @@ def main() -> None:
         '#include "generated/ops.h"',
         '#include "python/autocast.h"',
         '#include "python/binding_support.h"',
+        '#include "python/profiler.h"',
         '#include "python/deterministic.h"',
         '#include "python/torch_function.h"',
         "namespace flambeau::python {",

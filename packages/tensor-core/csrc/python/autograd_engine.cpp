@@ -13,6 +13,7 @@
 #include "python/autograd_native.h"
 #include "python/autograd_node.h"
 #include "python/autograd_saved.h"
+#include "python/profiler.h"
 #include "python/registry.h"
 
 namespace flambeau::python::autograd_engine {
@@ -238,6 +239,7 @@ class Pass {
 
   void step(State& s) {
     PyObject* node = s.node.ptr();
+    const profiler::NodeScope evaluating(node, /*evaluate_function=*/true);
     const autograd_node::NodeObject& f = fields_of(node);
     std::vector<py::object> grads = std::move(s.grads);
     grads.resize(static_cast<size_t>(s.n_outputs));
@@ -265,7 +267,11 @@ class Pass {
     }
     if (!run) return;
 
-    py::object input_grads = backward(s, grads);
+    py::object input_grads;
+    {
+      const profiler::NodeScope applying(node, /*evaluate_function=*/false);
+      input_grads = backward(s, grads);
+    }
     if (f.hooks) {
       py::tuple g(grads.size());
       for (size_t i = 0; i < grads.size(); ++i) g[i] = grads[i];

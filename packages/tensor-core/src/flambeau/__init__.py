@@ -158,6 +158,7 @@ _LAZY_SUBMODULES = frozenset(
         "linalg",
         "mps",
         "mtia",
+        "profiler",
         "return_types",
         "serialization",
         "sparse",

@@ -9,8 +9,9 @@ from __future__ import annotations
 import weakref
 
 import flambeau as _F
+from flambeau.profiler._types import DeviceType, ProfilerActivity, ProfilerState, kineto_available
 
-from . import forward_ad, functional, graph  # noqa: F401
+from . import forward_ad, functional, graph, profiler, profiler_util  # noqa: F401
 from . import tensor_flags as _tensor_flags
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .engine import install as _install_engine
@@ -27,7 +28,6 @@ from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .graph import AccumulateGrad, GradientEdge, Node, RemovableHandle
 from .nested_io import NestedIOFunction
 from .overrides import handle_torch_function, has_torch_function, is_tensor_like
-from .profiler_types import DeviceType, ProfilerActivity, ProfilerState, kineto_available
 from .recorder import accumulate_node as _accumulate_node
 from .recorder import install as _install
 from .variable import Variable

@@ -1,8 +1,4 @@
-"""The profiler's enumerations that PyTorch also exposes in torch.autograd.
-
-flambeau has no profiler yet (``kineto_available()`` is False); the names exist so that
-programs which read them (``ProfilerActivity.CPU``) run, with PyTorch's members.
-"""
+"""The profiler's enumerations, which PyTorch exposes in torch.profiler and torch.autograd."""
 
 from __future__ import annotations
 
@@ -12,18 +8,19 @@ __all__ = ["DeviceType", "ProfilerActivity", "ProfilerState", "kineto_available"
 
 
 def kineto_available() -> bool:
-    """False: flambeau is not built with the Kineto profiler.
+    """True: the profiler that PyTorch builds on Kineto (``flambeau.profiler.profile``) is
+    available; flambeau's own recorder stands in for Kineto and records CPU activity.
 
-    >>> flambeau.autograd.kineto_available()
-    False
+    >>> flambeau.profiler.kineto_available()
+    True
     """
-    return False
+    return True
 
 
 class DeviceType(enum.IntEnum):
     """Device types, numbered as in PyTorch (c10::DeviceType).
 
-    >>> flambeau.autograd.DeviceType.CUDA
+    >>> flambeau.profiler.DeviceType.CUDA
     <DeviceType.CUDA: 1>
     """
 
@@ -53,7 +50,7 @@ class DeviceType(enum.IntEnum):
 class ProfilerActivity(enum.IntEnum):
     """What a profiler would record.
 
-    >>> [a.name for a in flambeau.autograd.ProfilerActivity][:3]
+    >>> [a.name for a in flambeau.profiler.ProfilerActivity][:3]
     ['CPU', 'XPU', 'CUDA']
     """
 
@@ -68,7 +65,8 @@ class ProfilerActivity(enum.IntEnum):
 class ProfilerState(enum.IntEnum):
     """The profiler's modes.
 
-    >>> flambeau.autograd.ProfilerState.Disabled
+    >>> from flambeau.profiler._types import ProfilerState
+    >>> ProfilerState.Disabled
     <ProfilerState.Disabled: 0>
     """
 

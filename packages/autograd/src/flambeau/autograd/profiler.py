@@ -1,0 +1,226 @@
+"""torch.autograd.profiler: the profiler's older interface, over flambeau.profiler's
+recorder (the same events, tables and traces).
+
+>>> with flambeau.autograd.profiler.profile() as prof:
+...     y = flambeau.ones(3) * 2
+>>> [e.name for e in prof.function_events]
+['aten::ones', 'aten::mul']
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import flambeau
+from flambeau.profiler._events import EventList, FunctionEvent, FunctionEventAvg
+from flambeau.profiler._recording import Recording, record_function
+from flambeau.profiler._trace import write_chrome_trace
+from flambeau.profiler._types import DeviceType, ProfilerActivity, ProfilerState, kineto_available
+
+__all__ = [
+    "DeviceType",
+    "EventList",
+    "FunctionEvent",
+    "FunctionEventAvg",
+    "ProfilerActivity",
+    "ProfilerState",
+    "emit_itt",
+    "emit_nvtx",
+    "kineto_available",
+    "profile",
+    "record_function",
+]
+
+
+class profile:
+    """Records the operators run inside it (PyTorch's legacy autograd profiler); read
+    the results from ``function_events``, ``key_averages()`` or ``table()`` after it
+    exits. Only CPU activity is recorded.
+
+    >>> with flambeau.autograd.profiler.profile(record_shapes=True) as prof:
+    ...     y = flambeau.ones(2, 3).sum()
+    >>> prof.function_events[-1].input_shapes[0]
+    [2, 3]
+    """
+
+    def __init__(
+        self,
+        enabled: bool = True,
+        *,
+        use_cuda: bool = False,
+        use_device=None,
+        record_shapes: bool = False,
+        with_flops: bool = False,
+        profile_memory: bool = False,
+        with_stack: bool = False,
+        with_modules: bool = False,
+        use_kineto: bool = False,
+        use_cpu: bool = True,
+        experimental_config=None,
+        acc_events: bool = False,
+        custom_trace_id_callback=None,
+        post_processing_timeout_s=None,
+        activity_filters=None,
+    ):
+        self.enabled = enabled
+        if not enabled:
+            return
+        if use_cuda:
+            warnings.warn(
+                "The attribute `use_cuda` will be deprecated soon, please use "
+                "``use_device = 'cuda'`` instead.",
+                FutureWarning,
+                stacklevel=2,
+            )
+            use_device = "cuda"
+        if use_device is not None:
+            warnings.warn(
+                f"flambeau's profiler records CPU activity only; {use_device} activity is not "
+                "recorded",
+                stacklevel=2,
+            )
+        if not use_cpu and not use_kineto:
+            raise AssertionError("Device-only events supported only with Kineto (use_kineto=True)")
+        self.use_cpu = use_cpu
+        self.use_device = use_device
+        self.record_shapes = record_shapes
+        self.with_flops = with_flops
+        self.profile_memory = profile_memory
+        self.with_stack = with_stack
+        self.with_modules = with_modules
+        self.entered = False
+        self.function_events: EventList | None = None
+        self._recording: Recording | None = None
+        self._start_ns = 0
+
+    def __enter__(self) -> profile:
+        if not self.enabled:
+            return self
+        if self.entered:
+            raise RuntimeError("Profiler context manager is not reentrant")
+        self.entered = True
+        if self.use_cpu:
+            self._recording = Recording(
+                record_shapes=self.record_shapes,
+                profile_memory=self.profile_memory,
+                with_stack=self.with_stack,
+                with_flops=self.with_flops,
+            )
+            self._recording.start()
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        if not self.enabled:
+            return False
+        if self._recording is not None:
+            self.function_events = self._recording.stop()
+            self._start_ns = self._recording.start_ns
+            self._recording = None
+        else:
+            self.function_events = EventList(profile_memory=self.profile_memory)
+        return False
+
+    def _finished(self) -> EventList:
+        if self.function_events is None:
+            raise RuntimeError("Profiler didn't finish running")
+        return self.function_events
+
+    def events(self) -> EventList:
+        """The recorded events."""
+        return self._finished()
+
+    def table(self, sort_by=None, row_limit=100, max_src_column_width=75,
+              max_name_column_width=55, max_shapes_column_width=80, header=None,
+              top_level_events_only=False, time_unit=None) -> str:  # fmt: skip
+        """The events as a text table (see ``EventList.table``)."""
+        return self._finished().table(
+            sort_by=sort_by,
+            row_limit=row_limit,
+            max_src_column_width=max_src_column_width,
+            max_name_column_width=max_name_column_width,
+            max_shapes_column_width=max_shapes_column_width,
+            header=header,
+            top_level_events_only=top_level_events_only,
+            time_unit=time_unit,
+        )
+
+    def export_chrome_trace(self, path) -> None:
+        """Writes the events as a Chrome trace."""
+        write_chrome_trace(self._finished(), path, base_time_ns=self._start_ns)
+
+    def export_stacks(self, path, metric: str = "self_cpu_time_total") -> None:
+        """Writes the events' stacks in folded form (needs ``with_stack=True``)."""
+        if not self.with_stack:
+            raise RuntimeError("export_stacks() needs a profile created with with_stack=True")
+        self._finished().export_stacks(path, metric)
+
+    def key_averages(self, group_by_input_shape=False, group_by_stack_n=0,
+                     group_by_overload_name=False) -> EventList:  # fmt: skip
+        """The events grouped by name (see ``EventList.key_averages``)."""
+        return self._finished().key_averages(
+            group_by_input_shapes=group_by_input_shape,
+            group_by_stack_n=group_by_stack_n,
+            group_by_overload_name=group_by_overload_name,
+        )
+
+    def total_average(self) -> FunctionEventAvg:
+        """Every event summed into one row."""
+        return self._finished().total_average()
+
+    @property
+    def self_cpu_time_total(self) -> float:
+        """The sum of the events' self times, in microseconds."""
+        return self._finished().self_cpu_time_total
+
+    def __str__(self) -> str:
+        return self.table()
+
+
+class emit_nvtx:
+    """PyTorch's NVTX ranges for Nsight: they need CUDA, which flambeau's profiler does
+    not drive; entering raises an error saying so.
+
+    >>> with flambeau.autograd.profiler.emit_nvtx(enabled=False):
+    ...     pass
+    """
+
+    def __init__(self, enabled: bool = True, record_shapes: bool = False):
+        self.enabled = enabled
+        self.record_shapes = record_shapes
+
+    def __enter__(self):
+        if self.enabled:
+            if not flambeau.cuda.is_available():
+                raise AssertionError("Torch not compiled with CUDA enabled")
+            raise RuntimeError(
+                "emit_nvtx: flambeau's profiler records CPU events only and cannot emit NVTX "
+                "ranges; use flambeau.profiler.profile"
+            )
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        return False
+
+
+class emit_itt:
+    """PyTorch's ITT ranges for Intel VTune: flambeau is not built with ITT; entering
+    raises an error saying so.
+
+    >>> with flambeau.autograd.profiler.emit_itt(enabled=False):
+    ...     pass
+    """
+
+    def __init__(self, enabled: bool = True, record_shapes: bool = False):
+        self.enabled = enabled
+        self.record_shapes = record_shapes
+
+    def __enter__(self):
+        if self.enabled:
+            raise RuntimeError(
+                "emit_itt: flambeau is not built with ITT (Intel VTune) support; use "
+                "flambeau.profiler.profile"
+            )
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        return False
