@@ -36,6 +36,7 @@ PUBLIC_MODULES = {
         "flambeau.sparse",
         "flambeau.futures",
         "flambeau.profiler",
+        "flambeau.version",
     ],
     "flambeau-autograd": [
         "flambeau.autograd",

@@ -50,4 +50,7 @@ NAMESPACES = [
     Namespace("accelerator", 0.95),
     Namespace("amp", 0.95),
     Namespace("sparse", 0.80),
+    Namespace("profiler", 0.90),
+    Namespace("autograd.profiler", 0.85),
+    Namespace("version", 0.95),
 ]

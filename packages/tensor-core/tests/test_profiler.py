@@ -317,3 +317,26 @@ def test_supported_activities_and_kineto():
     assert profiler.supported_activities() == {profiler.ProfilerActivity.CPU}
     assert profiler.kineto_available()
     assert ProfilerAction.RECORD_AND_SAVE.value == 3
+
+
+def test_step_tracker_counts_each_iteration_once_across_requesters():
+    tracker = profiler.KinetoStepTracker
+    tracker.init_step_count("test-a")
+    tracker.init_step_count("test-b")
+    start = tracker.current_step()
+    assert tracker.increment_step("test-a") == start + 1
+    assert tracker.increment_step("test-b") == start + 1  # the same iteration
+    assert tracker.increment_step("test-b") == start + 2
+    assert tracker.erase_step_count("test-a") and tracker.erase_step_count("test-b")
+    assert not tracker.erase_step_count("test-a")
+    assert profiler.RecordScope.USER_SCOPE == 7
+
+
+def test_optimizer_names_come_from_flambeau_optim():
+    optim = pytest.importorskip("flambeau.optim")
+    assert profiler.Optimizer is optim.Optimizer
+    assert profiler.register_optimizer_step_post_hook is (
+        optim.optimizer.register_optimizer_step_post_hook
+    )
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        profiler.nope  # noqa: B018

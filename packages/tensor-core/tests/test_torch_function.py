@@ -1,12 +1,19 @@
 """The __torch_function__ protocol: Tensor subclasses take over the operators called on them."""
 
+import threading
+
 import numpy as np
 import pytest
 
 import flambeau as F
 from flambeau.overrides import (
+    BaseTorchFunctionMode,
+    DisableTorchFunction,
     DisableTorchFunctionSubclass,
+    TorchFunctionMode,
     _disabled_torch_function_impl,
+    _get_current_function_mode,
+    _get_current_function_mode_stack,
     handle_torch_function,
     has_torch_function,
 )
@@ -200,3 +207,100 @@ def test_save_and_load_a_subclass(tmp_path):
     back = F.load(tmp_path / "a.pt", weights_only=False)["x"]
     assert type(back) is Tagged
     np.testing.assert_allclose(back.as_subclass(F.Tensor).numpy(), [1.0, 2.0, 3.0])
+
+
+# ---- TorchFunctionMode ---------------------------------------------------------------
+
+
+class Recording(TorchFunctionMode):
+    def __init__(self, tag="", log=None):
+        super().__init__()
+        self.tag = tag
+        self.log = [] if log is None else log
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.log.append(self.tag + func.__name__)
+        return func(*args, **(kwargs or {}))
+
+
+def test_mode_sees_factories_functions_methods_operators_and_indexing():
+    x = F.ones(2, 2)
+    with Recording() as mode:
+        F.zeros(3)
+        F.add(x, 1)
+        x.sum()
+        _ = x @ x
+        _ = x[0]
+        x[1] = 5.0
+    assert mode.log == ["zeros", "add", "sum", "__matmul__", "__getitem__", "__setitem__"]
+    assert x.tolist() == [[1.0, 1.0], [5.0, 5.0]]
+    # Results are what the functions return.
+    with BaseTorchFunctionMode():
+        assert (F.ones(2) * 3).tolist() == [3.0, 3.0]
+
+
+def test_modes_nest_innermost_first_and_are_off_inside_their_handler():
+    log = []
+    with Recording("outer:", log), Recording("inner:", log):
+        F.ones(1)
+    # inner handles the call; its func(...) goes to outer; outer's runs it.
+    assert log == ["inner:ones", "outer:ones"]
+    assert _get_current_function_mode() is None
+    assert _get_current_function_mode_stack() == []
+
+
+def test_mode_stack_is_popped_on_error_and_is_per_thread():
+    with pytest.raises(ValueError):
+        with Recording():
+            raise ValueError
+    assert _get_current_function_mode() is None
+    seen = []
+    with Recording() as mode:
+        t = threading.Thread(target=lambda: seen.append(F.ones(1)))
+        t.start()
+        t.join()
+        assert _get_current_function_mode() is mode
+    assert mode.log == [] and len(seen) == 1
+
+
+def test_mode_declining_raises_type_error():
+    class Declines(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            return NotImplemented
+
+    with Declines(), pytest.raises(TypeError, match="no implementation found"):
+        F.ones(1)
+
+
+def test_mode_runs_before_subclasses_and_disabling():
+    class Sub(F.Tensor):
+        __slots__ = ()
+
+    s = F.ones(2).as_subclass(Sub)
+    log = []
+
+    class Types(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            log.append(types)
+            return func(*args, **(kwargs or {}))
+
+    with Types():
+        out = s + 1
+        assert has_torch_function((F.ones(1),))
+    assert log == [(Sub,), ()] and type(out) is Sub  # (): ones() has no subclass argument
+    with Recording() as mode:
+        with DisableTorchFunctionSubclass():
+            F.ones(1)  # modes still run
+        with DisableTorchFunction():
+            F.ones(1)  # nothing runs
+            assert type(s + 1) is F.Tensor
+    assert mode.log == ["ones"]
+
+
+def test_abstract_mode_and_push():
+    with pytest.raises(NotImplementedError, match="must define __torch_function__"):
+        with TorchFunctionMode():
+            F.ones(1)
+    with pytest.warns(UserWarning, match="no longer necessary"):
+        mode = Recording.push()
+    assert isinstance(mode, Recording)

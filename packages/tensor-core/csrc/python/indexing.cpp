@@ -281,9 +281,12 @@ py::object basic_step(py::handle self, const py::tuple& basic) {
   return py::cast(basic_index(t, classify(basic.ptr(), &advanced)));
 }
 
-// Indexing with or into a Tensor subclass that overrides __torch_function__.
+// Indexing with or into a Tensor subclass that overrides __torch_function__, or under a
+// TorchFunctionMode.
 bool index_wants_torch_function(std::initializer_list<py::handle> objects) {
-  if (FLB_LIKELY(!torch_function::g_any_override) || torch_function::t_disabled) return false;
+  if (FLB_LIKELY(!torch_function::g_any_override && torch_function::t_modes == 0)) return false;
+  if (torch_function::mode_active()) return true;
+  if (torch_function::t_disabled || torch_function::t_all_disabled) return false;
   for (py::handle h : objects) {
     if (torch_function::overrides(h.ptr())) return true;
     if (PyTuple_Check(h.ptr()))

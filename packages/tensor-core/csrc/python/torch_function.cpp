@@ -6,6 +6,8 @@ namespace flambeau::python::torch_function {
 
 bool g_any_override = false;
 thread_local int t_disabled = 0;
+thread_local int t_all_disabled = 0;
+thread_local int t_modes = 0;
 
 namespace {
 // Registered subclasses; never freed (the types are kept alive here), so the
@@ -80,7 +82,16 @@ void register_bindings(py::module_& m) {
   m.def(
       "_torch_function_disable", [](int delta) { return t_disabled += delta; }, py::arg("delta"),
       "Add delta to this thread's DisableTorchFunctionSubclass depth; returns the new depth.");
-  m.def("_torch_function_enabled", [] { return t_disabled == 0; });
+  m.def("_torch_function_enabled", [] { return t_disabled == 0 && t_all_disabled == 0; });
+  m.def(
+      "_torch_function_all_disable", [](int delta) { return t_all_disabled += delta; },
+      py::arg("delta"),
+      "Add delta to this thread's DisableTorchFunction depth (modes and subclasses); returns "
+      "the new depth.");
+  m.def(
+      "_torch_function_mode_depth", [](int delta) { return t_modes += delta; }, py::arg("delta"),
+      "Add delta to this thread's TorchFunctionMode stack depth; returns the new depth.");
+  m.def("_is_torch_function_mode_enabled", [] { return mode_active(); });
 }
 
 }  // namespace flambeau::python::torch_function

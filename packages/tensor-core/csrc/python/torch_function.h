@@ -3,8 +3,9 @@
 // (flambeau/_torch_function.py) registers each subclass whose __torch_function__
 // is not the disabled one; a binding whose tensor arguments include an instance
 // of such a class hands its call to the Python handler, which calls the
-// classes' __torch_function__ in PyTorch's order. While no such class exists,
-// the check costs one branch.
+// classes' __torch_function__ in PyTorch's order. A TorchFunctionMode on this
+// thread's mode stack (flambeau/overrides.py) takes every call, tensors or not.
+// While no such class or mode exists, the check costs two loads and a branch.
 #pragma once
 #include <pybind11/pybind11.h>
 
@@ -14,18 +15,25 @@ namespace flambeau::python::torch_function {
 
 namespace py = pybind11;
 
-extern bool g_any_override;          // an overriding subclass has been defined
-extern thread_local int t_disabled;  // DisableTorchFunctionSubclass nesting depth
+extern bool g_any_override;              // an overriding subclass has been defined
+extern thread_local int t_disabled;      // DisableTorchFunctionSubclass nesting depth
+extern thread_local int t_all_disabled;  // DisableTorchFunction (modes too) nesting depth
+extern thread_local int t_modes;         // TorchFunctionMode stack depth on this thread
 
 bool overrides(PyObject* o);  // o is an instance of a registered subclass
 bool wants_slow(const ParsedArgs& p);
 
+inline bool mode_active() { return t_modes > 0 && t_all_disabled == 0; }
+
 inline bool wants(const ParsedArgs& p) {
-  return g_any_override && t_disabled == 0 && wants_slow(p);
+  if (__builtin_expect(!g_any_override && t_modes == 0, 1)) return false;
+  return mode_active() || (t_disabled == 0 && t_all_disabled == 0 && wants_slow(p));
 }
 // For Python operators: the operands as given (other may be a number).
 inline bool wants_operands(PyObject* self, PyObject* other) {
-  return g_any_override && t_disabled == 0 && (overrides(self) || (other && overrides(other)));
+  if (__builtin_expect(!g_any_override && t_modes == 0, 1)) return false;
+  return mode_active() || (t_disabled == 0 && t_all_disabled == 0 &&
+                           (overrides(self) || (other && overrides(other))));
 }
 
 // Calls handler(name, is_method, args, kwargs), `self` prepended to args when given.

@@ -162,6 +162,7 @@ _LAZY_SUBMODULES = frozenset(
         "return_types",
         "serialization",
         "sparse",
+        "version",
         "special",
         "testing",
         "utils",

@@ -14,14 +14,26 @@ run at full speed and return plain tensors.
 
 Functions written in Python can take part with ``has_torch_function`` and
 ``handle_torch_function``, as in PyTorch.
+
+A ``TorchFunctionMode`` entered as a context manager takes every call on its thread,
+tensors or not (factories included): the innermost mode's ``__torch_function__`` runs
+first, with itself popped off the stack so that the calls it makes go to the modes
+below it (or run), then the subclasses'.
 """
 
 from __future__ import annotations
 
+import contextlib
+import threading
+import warnings
+
 from flambeau import _C
 
 __all__ = [
+    "BaseTorchFunctionMode",
+    "DisableTorchFunction",
     "DisableTorchFunctionSubclass",
+    "TorchFunctionMode",
     "handle_torch_function",
     "has_torch_function",
     "has_torch_function_unary",
@@ -53,6 +65,140 @@ class DisableTorchFunctionSubclass:
     def __exit__(self, *exc):
         _C._torch_function_disable(-1)
         return False
+
+
+class DisableTorchFunction:
+    """Within it, neither subclasses' ``__torch_function__`` nor modes are called (this
+    thread).
+
+    >>> class Sub(flambeau.Tensor):
+    ...     __slots__ = ()
+    >>> x = flambeau.ones(2).as_subclass(Sub)
+    >>> with flambeau.overrides.DisableTorchFunction():
+    ...     print(type(x + 1).__name__)
+    Tensor
+    """
+
+    def __enter__(self):
+        _C._torch_function_all_disable(1)
+        return self
+
+    def __exit__(self, *exc):
+        _C._torch_function_all_disable(-1)
+        return False
+
+
+# ---- modes ---------------------------------------------------------------------------
+
+_modes = threading.local()  # .stack: this thread's TorchFunctionMode stack, innermost last
+
+
+def _get_current_function_mode_stack() -> list:
+    """This thread's modes, outermost first."""
+    return list(getattr(_modes, "stack", ()))
+
+
+def _get_current_function_mode():
+    """The innermost mode of this thread, or None."""
+    stack = getattr(_modes, "stack", None)
+    return stack[-1] if stack else None
+
+
+def _push_mode(mode) -> None:
+    if not hasattr(_modes, "stack"):
+        _modes.stack = []
+    _modes.stack.append(mode)
+    _C._torch_function_mode_depth(1)
+
+
+def _pop_mode():
+    stack = getattr(_modes, "stack", None)
+    if not stack:
+        raise RuntimeError("Trying to pop from an empty mode stack")
+    _C._torch_function_mode_depth(-1)
+    return stack.pop()
+
+
+@contextlib.contextmanager
+def _pop_mode_temporarily():
+    mode = _pop_mode()
+    try:
+        yield mode
+    finally:
+        _push_mode(mode)
+
+
+def _is_torch_function_mode_enabled() -> bool:
+    return _C._is_torch_function_mode_enabled()
+
+
+class TorchFunctionMode:
+    """A context manager that takes every flambeau function and Tensor method called on
+    its thread while it is entered: subclasses define ``__torch_function__(self, func,
+    types, args=(), kwargs=None)``. Modes nest; inside its ``__torch_function__`` a mode
+    is off, so calling ``func`` runs it (or hands it to the next mode down).
+
+    >>> from flambeau.overrides import TorchFunctionMode
+    >>> class Log(TorchFunctionMode):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.calls = []
+    ...     def __torch_function__(self, func, types, args=(), kwargs=None):
+    ...         self.calls.append(func.__name__)
+    ...         return func(*args, **(kwargs or {}))
+    >>> with Log() as log:
+    ...     y = flambeau.ones(2) + 1
+    >>> log.calls
+    ['ones', '__add__']
+    """
+
+    inner: TorchFunctionMode
+
+    def __init__(self):
+        pass
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        raise NotImplementedError(
+            f"{type(self).__name__} must define __torch_function__(self, func, types, args, kwargs)"
+        )
+
+    def __enter__(self):
+        _push_mode(self)
+        return self
+
+    def __exit__(self, exc_type, exc_val, exc_tb):
+        _pop_mode()
+        return False
+
+    @classmethod
+    def push(cls, *args, **kwargs):
+        """Deprecated: a new mode, to be entered with ``with``.
+
+        >>> import warnings
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     mode = flambeau.overrides.BaseTorchFunctionMode.push()
+        >>> type(mode).__name__
+        'BaseTorchFunctionMode'
+        """
+        warnings.warn(
+            "`Mode.push()` is no longer necessary and can be replaced with just `with Mode()`",
+            stacklevel=2,
+        )
+        return cls(*args, **kwargs)
+
+
+class BaseTorchFunctionMode(TorchFunctionMode):
+    """A mode whose ``__torch_function__`` runs the function: a base for modes that
+    observe or adjust some calls and pass the rest through.
+
+    >>> with flambeau.overrides.BaseTorchFunctionMode():
+    ...     flambeau.ones(2).sum()
+    tensor(2.)
+    """
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
 
 
 def _disabled_torch_function_impl(cls, func, types, args=(), kwargs=None):
@@ -99,6 +245,8 @@ def has_torch_function(relevant_args) -> bool:
     >>> has_torch_function((x, 1.0)), has_torch_function((x, x.as_subclass(Sub)))
     (False, True)
     """
+    if _C._is_torch_function_mode_enabled():
+        return True
     return _C._torch_function_enabled() and any(_overriding(type(a)) for a in relevant_args)
 
 
@@ -175,6 +323,13 @@ def handle_torch_function(public_api, relevant_args, *args, **kwargs):
     """
     overloaded = _overloaded_args(relevant_args)
     types = tuple(type(a) for a in overloaded)
+    if _C._is_torch_function_mode_enabled():
+        with _pop_mode_temporarily() as mode:
+            result = mode.__torch_function__(public_api, types, args, kwargs)
+        if result is not NotImplemented:
+            return result
+    if not _C._torch_function_enabled():
+        overloaded = []  # within DisableTorchFunctionSubclass only modes take part
     for arg in overloaded:
         result = arg.__torch_function__(public_api, types, args, kwargs)
         if result is not NotImplemented:
@@ -252,4 +407,5 @@ def install() -> None:
     Tensor.__init_subclass__ = classmethod(_register_subclass)
     _C._disabled_torch_function_impl = _disabled_torch_function_impl
     _C.DisableTorchFunctionSubclass = DisableTorchFunctionSubclass
+    _C.DisableTorchFunction = DisableTorchFunction
     _C._set_torch_function_handler(_dispatch)

@@ -12,16 +12,21 @@ from __future__ import annotations
 import warnings
 
 import flambeau
+from flambeau.futures import Future
 from flambeau.profiler._events import EventList, FunctionEvent, FunctionEventAvg
 from flambeau.profiler._recording import Recording, record_function
+from flambeau.profiler._steps import KinetoStepTracker
 from flambeau.profiler._trace import write_chrome_trace
 from flambeau.profiler._types import DeviceType, ProfilerActivity, ProfilerState, kineto_available
 
 __all__ = [
     "DeviceType",
+    "EnforceUnique",
     "EventList",
     "FunctionEvent",
     "FunctionEventAvg",
+    "Future",
+    "KinetoStepTracker",
     "ProfilerActivity",
     "ProfilerState",
     "emit_itt",
@@ -224,3 +229,24 @@ class emit_itt:
 
     def __exit__(self, *exc) -> bool:
         return False
+
+
+class EnforceUnique:
+    """Raises if the same key is seen twice.
+
+    >>> seen = flambeau.autograd.profiler.EnforceUnique()
+    >>> seen.see("a", 1)
+    >>> seen.see("a", 1)
+    Traceback (most recent call last):
+    ...
+    RuntimeError: duplicate key: ('a', 1)
+    """
+
+    def __init__(self):
+        self.seen = set()
+
+    def see(self, *key) -> None:
+        """Records key; RuntimeError if it was seen before."""
+        if key in self.seen:
+            raise RuntimeError("duplicate key: " + str(key))
+        self.seen.add(key)

@@ -20,6 +20,7 @@ from flambeau.profiler._events import EventList, FunctionEvent, FunctionEventAvg
 from flambeau.profiler._profile import profile, supported_activities, tensorboard_trace_handler
 from flambeau.profiler._recording import record_function
 from flambeau.profiler._schedule import ProfilerAction, schedule
+from flambeau.profiler._steps import KinetoStepTracker, RecordScope
 from flambeau.profiler._types import DeviceType, ProfilerActivity, kineto_available
 
 __all__ = [
@@ -27,12 +28,31 @@ __all__ = [
     "EventList",
     "FunctionEvent",
     "FunctionEventAvg",
+    "KinetoStepTracker",
+    "Optimizer",
     "ProfilerAction",
     "ProfilerActivity",
+    "RecordScope",
     "kineto_available",
     "profile",
     "record_function",
+    "register_optimizer_step_post_hook",
     "schedule",
     "supported_activities",
     "tensorboard_trace_handler",
 ]
+
+
+def __getattr__(name):
+    # torch.profiler names the optimizer base class and its global step hook; they live in
+    # flambeau-optim, which the core does not depend on, so they load on first access.
+    if name in ("Optimizer", "register_optimizer_step_post_hook"):
+        try:
+            from flambeau.optim import optimizer
+        except ModuleNotFoundError as e:
+            raise ModuleNotFoundError(
+                f"flambeau.profiler.{name} is provided by the distribution 'flambeau-optim', "
+                "which is not installed"
+            ) from e
+        return getattr(optimizer, name)
+    raise AttributeError(f"module 'flambeau.profiler' has no attribute {name!r}")

@@ -9,6 +9,7 @@ import warnings
 
 from flambeau.profiler._recording import Recording, record_function
 from flambeau.profiler._schedule import ProfilerAction, _always_record
+from flambeau.profiler._steps import KinetoStepTracker
 from flambeau.profiler._trace import write_chrome_trace
 from flambeau.profiler._types import ProfilerActivity
 
@@ -130,6 +131,7 @@ class profile:
         """
         self._end_step_range()
         previous = self.current_action
+        KinetoStepTracker.increment_step("ProfilerStep")
         self.step_num += 1
         self.current_action = self.schedule(self.step_num)
         self._enter_action(previous, self.current_action)
