@@ -581,3 +581,17 @@ def test_elementwise_result_keeps_the_memory_order_of_a_dense_input():
     flambeau.add(a, b, out=out)
     assert out.is_contiguous()
     np.testing.assert_array_equal(out.numpy(), x.T + y.T)
+
+
+@pytest.mark.parametrize("name", ["sin", "cos"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sin_and_cos_stay_within_unit_bounds(name, dtype):
+    # The vectorized libm can round one ulp past 1 (sinf(777.5442f) was -1.0000001f).
+    x = np.random.default_rng(7).uniform(-1e4, 1e4, 1 << 20).astype(dtype)
+    x[:3] = [777.5442, np.nan, np.inf]
+    out = getattr(flambeau, name)(flambeau.from_numpy(x)).numpy()
+    finite = np.isfinite(x)
+    assert np.all(np.abs(out[finite]) <= 1)
+    assert np.isnan(out[~finite]).all()
+    np.testing.assert_allclose(out[finite], getattr(np, name)(x[finite].astype(np.float64)),
+                               atol=4 * np.finfo(dtype).eps)  # fmt: skip

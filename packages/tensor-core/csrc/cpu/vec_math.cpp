@@ -82,8 +82,19 @@ FLB_VEC_LIBM(log1p)
 FLB_VEC_LIBM(log2)
 FLB_VEC_LIBM(log10)
 FLB_VEC_LIBM(sqrt)
-FLB_VEC_LIBM(sin)
-FLB_VEC_LIBM(cos)
+// libmvec's vector sinf can land one ulp past +-1 (sinf(777.5442f) = -1.0000001f), which
+// breaks asin(sin(x)) and any bound a caller relies on: results are held to [-1, 1], NaN
+// kept (the comparisons are false for NaN).
+#define FLB_UNIT(T, v)                         \
+  ({                                           \
+    T u = (v);                                 \
+    u > T(1) ? T(1) : (u < T(-1) ? T(-1) : u); \
+  })
+FLB_VEC_LOOP(sin_f32, float, FLB_UNIT(float, sinf(x)))
+FLB_VEC_LOOP(sin_f64, double, FLB_UNIT(double, sin(x)))
+FLB_VEC_LOOP(cos_f32, float, FLB_UNIT(float, cosf(x)))
+FLB_VEC_LOOP(cos_f64, double, FLB_UNIT(double, cos(x)))
+#undef FLB_UNIT
 FLB_VEC_LIBM(tan)
 FLB_VEC_LIBM(asin)
 FLB_VEC_LIBM(acos)
