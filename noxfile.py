@@ -92,6 +92,7 @@ TEST_DEPS = [
     # tensor-cuda (COMPONENT_SUITES): its allocator's test harness and the plugin's build.
     "pybind11", "scikit-build-core", "cmake", "ninja", *DEVICE_RUNTIME_DEPS,
     "pyyaml",  # tensor-core's tests/test_kernel_table.py reads the kernel table
+    "tensorboard", "pillow",  # flambeau.utils.tensorboard's tests/test_tensorboard*.py
 ]  # fmt: skip
 # Build backends ask for these dynamically (scikit-build-core: cmake, ninja; setuptools
 # before 70.1: wheel), a step that --no-build-isolation skips.
@@ -400,7 +401,7 @@ def docs(session: nox.Session) -> None:
     Autodoc reads the installed wheels. The doctests (guides and API pages) train small
     models and start processes: about a minute.
     """
-    install_wheels(session, "sphinx", "furo", "numpy", "safetensors")
+    install_wheels(session, "sphinx", "furo", "numpy", "safetensors", "tensorboard", "pillow")
     # -E: the API pages come from the installed wheels, which Sphinx does not track.
     build = ["sphinx-build", "-W", "--keep-going", "-E"]
     session.run(*build, "-b", "html", "docs", "docs/_build/html")

@@ -235,3 +235,27 @@ def test_user_subclass_gets_hooks_and_its_own_grad_mode():
     opt.register_step_post_hook(lambda o, args, kwargs: seen.append(True))
     opt.step()
     assert seen == [True] and opt.grad_mode is True
+
+
+def test_global_step_hooks_run_around_every_optimizer_in_pytorch_order():
+    from flambeau.optim.optimizer import (
+        register_optimizer_step_post_hook,
+        register_optimizer_step_pre_hook,
+    )
+
+    p = flambeau.ones(2, requires_grad=True)
+    p.grad = flambeau.ones(2)
+    opt = flambeau.optim.SGD([p], lr=0.5)
+    order = []
+    opt.register_step_pre_hook(lambda o, a, k: order.append("own pre"))
+    opt.register_step_post_hook(lambda o, a, k: order.append("own post"))
+    pre = register_optimizer_step_pre_hook(lambda o, a, k: order.append("global pre"))
+    post = register_optimizer_step_post_hook(lambda o, a, k: order.append("global post"))
+    opt.step()
+    assert order == ["global pre", "own pre", "own post", "global post"]
+    assert p.tolist() == [0.5, 0.5]
+    pre.remove()
+    post.remove()
+    order.clear()
+    flambeau.optim.Adam([p]).step()
+    assert order == []

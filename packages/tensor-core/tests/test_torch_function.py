@@ -304,3 +304,15 @@ def test_abstract_mode_and_push():
     with pytest.warns(UserWarning, match="no longer necessary"):
         mode = Recording.push()
     assert isinstance(mode, Recording)
+
+
+def test_tensor_methods_are_hashable_as_in_pytorch():
+    # __torch_function__ tables and torchvision key dicts and sets on Tensor methods.
+    handled = {F.Tensor.add: "add", F.Tensor.__getitem__: "getitem", F.Tensor.clone: "clone"}
+    assert handled[F.Tensor.add] == "add" and F.Tensor.sub not in handled
+    assert F.Tensor.add is F.Tensor.add and hash(F.Tensor.add) == hash(F.Tensor.add)
+    assert F.Tensor.add.__doc__ and F.Tensor.add.__name__ == "add"
+    x = F.ones(2)
+    assert F.Tensor.add(x, 1).tolist() == [2.0, 2.0] and x.add(2).tolist() == [3.0, 3.0]
+    methods = {getattr(F.Tensor, n) for n in dir(F.Tensor) if callable(getattr(F.Tensor, n))}
+    assert F.Tensor.mul in methods

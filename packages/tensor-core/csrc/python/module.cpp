@@ -15,6 +15,7 @@
 #include "python/autograd_meta.h"
 #include "python/binding_support.h"
 #include "python/device_bindings.h"
+#include "python/hashable_methods.h"
 #include "python/registry.h"
 #include "python/torch_function.h"
 
@@ -392,4 +393,5 @@ PYBIND11_MODULE(_C, m) {
 
   register_generated_ops(m, tensor);
   run_registered_bindings(m, tensor);
+  make_methods_hashable(tensor);  // after every binding: pybind11 chains overloads by type
 }

@@ -59,6 +59,7 @@ from flambeau._deterministic import (  # noqa: E402,F401
     use_deterministic_algorithms,
 )
 from flambeau._device_module import get_device_module  # noqa: E402,F401
+from flambeau._dlpack import from_dlpack, to_dlpack  # noqa: E402,F401
 from flambeau._dtype_aliases import *  # noqa: E402,F403
 from flambeau._dtype_info import finfo, iinfo  # noqa: E402,F401
 from flambeau._errors import AcceleratorError, OutOfMemoryError  # noqa: E402,F401
@@ -72,7 +73,7 @@ from flambeau._grad_mode import (  # noqa: E402,F401
     set_grad_enabled,
 )
 from flambeau._hash_tensor import hash_tensor  # noqa: E402,F401
-from flambeau._interop import compiled_with_cxx11_abi, to_dlpack  # noqa: E402,F401
+from flambeau._interop import compiled_with_cxx11_abi  # noqa: E402,F401
 from flambeau._legacy_constructors import typename  # noqa: E402,F401
 from flambeau._legacy_linalg import *  # noqa: E402,F403
 from flambeau._lobpcg import lobpcg  # noqa: E402,F401
@@ -154,6 +155,8 @@ _LAZY_SUBMODULES = frozenset(
         "cuda",
         "fft",
         "futures",
+        "hub",
+        "jit",
         "library",
         "linalg",
         "mps",
@@ -161,10 +164,12 @@ _LAZY_SUBMODULES = frozenset(
         "profiler",
         "return_types",
         "serialization",
+        "signal",
         "sparse",
         "version",
         "special",
         "testing",
+        "types",
         "utils",
         "xpu",
     }

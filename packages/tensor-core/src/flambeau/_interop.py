@@ -1,5 +1,5 @@
-"""What other libraries and C++ extensions exchange with flambeau: ``to_dlpack`` (the legacy
-DLPack export) and ``compiled_with_cxx11_abi`` (which libstdc++ ABI the core's C++ uses)."""
+"""What C++ extensions need to know of the core: ``compiled_with_cxx11_abi`` (which
+libstdc++ ABI the core's C++ uses). DLPack exchange is in ``flambeau._dlpack``."""
 
 from __future__ import annotations
 
@@ -7,23 +7,8 @@ import functools
 import mmap
 
 from flambeau import _C
-from flambeau._arg_checks import check_tensor
 
-__all__ = ["compiled_with_cxx11_abi", "to_dlpack"]
-
-
-def to_dlpack(tensor):
-    """A DLPack capsule ("dltensor") sharing ``tensor``'s memory, for ``from_dlpack`` of
-    flambeau or another library; consume it once. The data is exported whether or not the
-    tensor requires grad (the capsule carries no graph).
-
-    >>> x = flambeau.tensor([1.0, 2.0])
-    >>> y = flambeau.from_dlpack(flambeau.to_dlpack(x))
-    >>> y.data_ptr() == x.data_ptr()
-    True
-    """
-    check_tensor("_to_dlpack", "data", 1, tensor)
-    return tensor.detach().__dlpack__()
+__all__ = ["compiled_with_cxx11_abi"]
 
 
 @functools.cache

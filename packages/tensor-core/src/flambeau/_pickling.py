@@ -26,6 +26,9 @@ def _rebuild(array, dtype_name: str, requires_grad: bool):
 
 
 def _reduce_ex(self, protocol):
+    from flambeau.utils.hooks import warn_if_has_hooks
+
+    warn_if_has_hooks(self)  # backward hooks are not pickled
     name = str(self.dtype).removeprefix("flambeau.")
     t = self.detach().cpu().contiguous()
     if name in _CARRIER:

@@ -13,7 +13,11 @@ _disabled_torch_function_impl`` (as ``nn.Parameter`` does) opts out: operations 
 run at full speed and return plain tensors.
 
 Functions written in Python can take part with ``has_torch_function`` and
-``handle_torch_function``, as in PyTorch.
+``handle_torch_function`` (or the ``wrap_torch_function`` decorator), as in PyTorch; an
+override calls the function underneath, skipping one level of the protocol, with
+``redispatch_function``. The tables ``get_overridable_functions``,
+``get_ignored_functions``, ``get_testing_overrides`` and ``resolve_name`` are read from
+flambeau's operators (flambeau/_override_tables.py).
 
 A ``TorchFunctionMode`` entered as a context manager takes every call on its thread,
 tensors or not (factories included): the innermost mode's ``__torch_function__`` runs
@@ -24,22 +28,37 @@ below it (or run), then the subclasses'.
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 import warnings
 
 from flambeau import _C
+from flambeau._override_tables import (
+    get_default_nowrap_functions,
+    get_ignored_functions,
+    get_overridable_functions,
+    get_testing_overrides,
+    resolve_name,
+)
 
 __all__ = [
     "BaseTorchFunctionMode",
     "DisableTorchFunction",
     "DisableTorchFunctionSubclass",
     "TorchFunctionMode",
+    "get_default_nowrap_functions",
+    "get_ignored_functions",
+    "get_overridable_functions",
+    "get_testing_overrides",
     "handle_torch_function",
     "has_torch_function",
     "has_torch_function_unary",
     "has_torch_function_variadic",
     "is_tensor_like",
     "is_tensor_method_or_property",
+    "redispatch_function",
+    "resolve_name",
+    "wrap_torch_function",
 ]
 
 Tensor = _C.Tensor
@@ -245,6 +264,8 @@ def has_torch_function(relevant_args) -> bool:
     >>> has_torch_function((x, 1.0)), has_torch_function((x, x.as_subclass(Sub)))
     (False, True)
     """
+    if _take_skip():
+        return False  # redispatch_function: this check is the one level skipped
     if _C._is_torch_function_mode_enabled():
         return True
     return _C._torch_function_enabled() and any(_overriding(type(a)) for a in relevant_args)
@@ -323,7 +344,7 @@ def handle_torch_function(public_api, relevant_args, *args, **kwargs):
     """
     overloaded = _overloaded_args(relevant_args)
     types = tuple(type(a) for a in overloaded)
-    if _C._is_torch_function_mode_enabled():
+    if _C._is_torch_function_mode_enabled() and _get_current_function_mode() is not None:
         with _pop_mode_temporarily() as mode:
             result = mode.__torch_function__(public_api, types, args, kwargs)
         if result is not NotImplemented:
@@ -354,6 +375,103 @@ def is_tensor_method_or_property(func) -> bool:
     return name is not None and getattr(Tensor, name, None) is func
 
 
+def wrap_torch_function(dispatcher):
+    """A decorator that makes a Python function take part in the protocol:
+    ``dispatcher`` (called with the same arguments) returns the arguments to look at,
+    and when one overrides ``__torch_function__`` (or a mode is on) the call goes there.
+
+    >>> from flambeau.overrides import wrap_torch_function
+    >>> def dispatcher(a):  # the function's own signature
+    ...     return (a,)
+    >>> @wrap_torch_function(dispatcher)
+    ... def double(a):
+    ...     return a * 2
+    >>> class Tagged:
+    ...     @classmethod
+    ...     def __torch_function__(cls, func, types, args=(), kwargs=None):
+    ...         return f"Tagged handled {func.__name__}"
+    >>> double(flambeau.ones(2)), double(Tagged())
+    (tensor([2., 2.]), 'Tagged handled double')
+    """
+
+    def decorate(func):
+        @functools.wraps(func)
+        def wrapped(*args, **kwargs):
+            relevant_args = dispatcher(*args, **kwargs)
+            if has_torch_function(relevant_args):
+                return handle_torch_function(wrapped, relevant_args, *args, **kwargs)
+            return func(*args, **kwargs)
+
+        return wrapped
+
+    return decorate
+
+
+# ---- redispatch_function: skipping one level of the protocol -------------------------
+
+_skip = threading.local()  # .pending: the next check on this thread is skipped
+
+
+def _take_skip() -> bool:
+    """Whether this check is the one redispatch_function skips (it is then used up)."""
+    if getattr(_skip, "pending", False):
+        _skip.pending = False
+        _C._torch_function_mode_depth(-1)
+        return True
+    return False
+
+
+def redispatch_function(func, types, args, kwargs):
+    """Calls ``func(*args, **kwargs)`` with the next ``__torch_function__`` check skipped
+    (``types`` is not used): what an override calls to run the function underneath while
+    still seeing the operations it makes. The check skipped is the function's own
+    (``has_torch_function``, or the operator's); RuntimeError if ``func`` made none.
+
+    An operator runs as on plain tensors (its result is not re-classed); a Python
+    function's own operations go through the protocol as usual. A mode that wants to
+    see them re-enters itself (``with self:``) around the call.
+
+    >>> from flambeau.overrides import handle_torch_function, has_torch_function
+    >>> class Logged(flambeau.Tensor):
+    ...     __slots__ = ()
+    ...     @classmethod
+    ...     def __torch_function__(cls, func, types, args=(), kwargs=None):
+    ...         print("calling", func.__name__)
+    ...         return flambeau.overrides.redispatch_function(func, types, args, kwargs)
+    >>> def scaled_mul(a, b):
+    ...     if has_torch_function((a, b)):
+    ...         return handle_torch_function(scaled_mul, (a, b), a, b)
+    ...     return a * b + 1
+    >>> x = flambeau.tensor([3.0]).as_subclass(Logged)
+    >>> y = flambeau.tensor([4.0]).as_subclass(Logged)
+    >>> scaled_mul(x, y)  # a * b is a plain tensor, so + 1 is not seen
+    calling scaled_mul
+    calling __mul__
+    tensor([13.])
+    """
+    kwargs = kwargs or {}
+    if _C._torch_function_all_disable(0) > 0:
+        return func(*args, **kwargs)  # within DisableTorchFunction nothing is checked
+    if getattr(_skip, "pending", False):
+        raise RuntimeError(
+            "you cannot skip two levels of __torch_function__, you need to run one level of "
+            "__torch_function__ before being able to skip again."
+        )
+    _skip.pending = True
+    _C._torch_function_mode_depth(1)  # so that the core hands the next call here as well
+    try:
+        result = func(*args, **kwargs)
+    except BaseException:
+        _take_skip()
+        raise
+    if _take_skip():
+        raise RuntimeError(
+            f"redispatch_function called on a function that doesn't use has_torch_function: "
+            f"{getattr(func, '__qualname__', func)!r} made no __torch_function__ check"
+        )
+    return result
+
+
 def _flatten(args, kwargs):
     for a in (*args, *kwargs.values()):
         if isinstance(a, (list, tuple)):
@@ -365,6 +483,9 @@ def _flatten(args, kwargs):
 def _dispatch(name, is_method, args, kwargs):
     """The core's bindings call this when an argument overrides __torch_function__."""
     func = getattr(Tensor, name) if is_method else getattr(_C, name)
+    if _take_skip():  # redispatch_function: run it, this once without the protocol
+        with DisableTorchFunction():
+            return func(*args, **kwargs)
     relevant = list(_flatten(args, kwargs))
     if name.startswith("__"):
         # A Python operator may answer NotImplemented (x == None): Python then tries the
@@ -393,6 +514,8 @@ def _default_torch_function(cls, func, types, args=(), kwargs=None):
         return NotImplemented
     with DisableTorchFunctionSubclass():
         ret = func(*args, **(kwargs or {}))
+    if getattr(func, "__name__", None) == "__get__" and func in get_default_nowrap_functions():
+        return ret  # a stored tensor (x.grad): wrapping it would break `x.grad is x.grad`
     return _convert(ret, cls)
 
 

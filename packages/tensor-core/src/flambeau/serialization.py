@@ -45,6 +45,7 @@ from collections import OrderedDict
 import flambeau as F
 from flambeau import _C
 from flambeau.overrides import DisableTorchFunctionSubclass
+from flambeau.utils.hooks import warn_if_has_hooks
 
 
 class _ZipfileOnFirstUse:
@@ -213,6 +214,7 @@ class _Encoder:
             return {"$type": "float", "repr": repr(obj)}
         if isinstance(obj, F.Tensor):
             if type(obj) is F.Tensor:
+                warn_if_has_hooks(obj)  # backward hooks are not saved
                 return {"$type": "tensor", "id": self._tensor(obj)}
             if obj.layout is not F.strided:
                 return self._sparse(obj)

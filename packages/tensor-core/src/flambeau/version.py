@@ -25,7 +25,7 @@ xpu = None
 
 
 def _cuda_release() -> str | None:
-    """"13.0" from the runtime wheel beside an installed CUDA plugin, else None."""
+    """The CUDA release ("13.0") of the runtime wheel beside an installed CUDA plugin, or None."""
     try:
         metadata.version("flambeau-tensor-cuda")
         runtime = metadata.version("nvidia-cuda-runtime")

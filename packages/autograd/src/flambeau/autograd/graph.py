@@ -8,14 +8,13 @@ that require grad end in an ``AccumulateGrad`` node that adds into ``.grad``.
 
 from __future__ import annotations
 
-import itertools
 import sys
 import traceback
+from collections import OrderedDict
 from collections.abc import Callable
 
 import flambeau as F
-
-_ids = itertools.count()
+from flambeau.utils.hooks import RemovableHandle
 
 
 def zeros_for_none(grads, like) -> tuple:
@@ -39,35 +38,6 @@ def backward_name(op: str) -> str:
     'MseLossBackward0'
     """
     return "".join(word.capitalize() for word in op.split("_")) + "Backward0"
-
-
-class RemovableHandle:
-    """Returned by hook registration; ``remove()`` unregisters the hook.
-
-    >>> x = flambeau.tensor([1.0, 2.0], requires_grad=True)
-    >>> handle = x.register_hook(lambda grad: grad * 10)
-    >>> (x * 1).sum().backward()
-    >>> x.grad
-    tensor([10., 10.])
-    >>> handle.remove()
-    >>> x.grad = None
-    >>> (x * 1).sum().backward()
-    >>> x.grad
-    tensor([1., 1.])
-    """
-
-    def __init__(self, hooks: dict):
-        self._hooks = hooks
-        self.id = next(_ids)
-
-    def remove(self) -> None:
-        self._hooks.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
 
 
 class Node(F._C._Node):
@@ -98,7 +68,7 @@ class Node(F._C._Node):
     def _own(self, attr: str) -> dict:
         table = getattr(self, attr, None)
         if not isinstance(table, dict):  # none yet, or the shared empty mapping
-            table = {}
+            table = OrderedDict()  # a RemovableHandle refers to its table weakly
             setattr(self, attr, table)
         return table
 
@@ -127,7 +97,7 @@ class Node(F._C._Node):
         return handle
 
     def _register_tensor_hook(self, output_nr: int, fn: Callable) -> RemovableHandle:
-        hooks = self._own("_tensor_hooks").setdefault(output_nr, {})
+        hooks = self._own("_tensor_hooks").setdefault(output_nr, OrderedDict())
         handle = RemovableHandle(hooks)
         hooks[handle.id] = fn
         return handle
@@ -215,7 +185,7 @@ class AccumulateGrad(Node):
     def __init__(self, leaf):
         super().__init__("AccumulateGrad", (), 1)
         self.variable = leaf
-        self._post_hooks: dict[int, Callable] = {}
+        self._post_hooks: dict[int, Callable] = OrderedDict()
 
     def register_post_accumulate_grad_hook(self, fn) -> RemovableHandle:
         handle = RemovableHandle(self._post_hooks)

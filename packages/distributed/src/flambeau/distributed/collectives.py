@@ -3,6 +3,8 @@ tensors' own memory (see _buffers.py) and completed by process_group.complete.""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 import flambeau
@@ -19,11 +21,12 @@ from ._buffers import (
 )
 from ._runtime import mpi
 from .process_group import resolve_group
-from .reduce_op import RedOpType, ReduceOp, as_red_op
+from .reduce_op import RedOpType, ReduceOp, as_red_op, supports_complex
 
 __all__ = [
     "all_gather",
     "all_gather_into_tensor",
+    "all_gather_single",
     "all_reduce",
     "all_to_all",
     "all_to_all_single",
@@ -33,15 +36,20 @@ __all__ = [
     "monitored_barrier",
     "reduce",
     "reduce_scatter",
+    "reduce_scatter_single",
     "reduce_scatter_tensor",
     "scatter",
 ]
 
 
 def _warn_not_member(op: str) -> None:
-    import warnings
-
     warnings.warn(f"Running {op} on a rank which does not belong to the given group.", stacklevel=3)
+
+
+def check_complex_op(tensors, red: RedOpType, op_name: str = "all_reduce") -> None:
+    """PyTorch's refusal of MIN, MAX, PRODUCT and bitwise reductions of complex tensors."""
+    if any(t.is_complex() for t in tensors) and not supports_complex(red):
+        raise ValueError(f"{op_name} does not support {red} on complex tensors")
 
 
 def _from_bytes(chunk: np.ndarray, like):
@@ -84,6 +92,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
     pg = resolve_group(group)
     if pg is None:
         return _warn_not_member("all_reduce")
+    check_complex_op([tensor], red)
     desc = pg.begin("all_reduce", tensor.dtype, tensor.numel(), redop=int(red))
     st = Staged(tensor, reduction=True)
     req = pg.comm.Iallreduce(mpi().IN_PLACE, as_typed(st.tensor), mpi_op(red, st.tensor.dtype))
@@ -182,14 +191,15 @@ def all_gather(tensor_list, tensor, group=None, async_op: bool = False):
     return pg.complete([req], desc, lambda: _copy_chunks(out, tensor_list), tensor_list, async_op)
 
 
-def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op: bool = False):
-    """Every rank's `input_tensor`, concatenated (or stacked) in rank order, into
-    `output_tensor`.
+def all_gather_single(output_tensor, input_tensor, group=None, async_op: bool = False):
+    """Every rank's `input_tensor`, concatenated (or stacked) in rank order along the
+    first dimension, into `output_tensor` (world size times as many elements; the
+    inputs have one size on every rank).
 
     >>> import flambeau.distributed as dist
     >>> dist.init_process_group()  # one rank here
     >>> out = flambeau.zeros(2 * dist.get_world_size())
-    >>> dist.all_gather_into_tensor(out, flambeau.tensor([1.0, 2.0]))
+    >>> dist.all_gather_single(out, flambeau.tensor([1.0, 2.0]))
     >>> out
     tensor([1., 2.])
     >>> dist.destroy_process_group()
@@ -198,18 +208,42 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op: bo
     check_tensor(input_tensor, "input_tensor")
     pg = resolve_group(group)
     if pg is None:
-        return _warn_not_member("all_gather_into_tensor")
+        return _warn_not_member("all_gather_single")
     if output_tensor.dtype != input_tensor.dtype:
-        raise ValueError("all_gather_into_tensor: output and input must have the same dtype")
+        raise ValueError("all_gather_single: output and input must have the same dtype")
     if output_tensor.numel() != input_tensor.numel() * pg.size():
         raise ValueError(
-            "all_gather_into_tensor: output tensor size must be equal to world_size times "
+            "all_gather_single: output tensor size must be equal to world_size times "
             "input tensor size"
         )
-    desc = pg.begin("all_gather_into_tensor", input_tensor.dtype, input_tensor.numel())
+    desc = pg.begin("all_gather_single", input_tensor.dtype, input_tensor.numel())
     st = Staged(output_tensor, fill=False)
     req = pg.comm.Iallgather(as_bytes(input_tensor.contiguous()), as_bytes(st.tensor))
     return pg.complete([req], desc, st.finish, [output_tensor], async_op)
+
+
+def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op: bool = False):
+    """:func:`all_gather_single` under its former name, deprecated in PyTorch 2.13 (a
+    FutureWarning says so).
+
+    >>> import warnings
+    >>> import flambeau.distributed as dist
+    >>> dist.init_process_group()  # one rank here
+    >>> out = flambeau.zeros(2 * dist.get_world_size())
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", FutureWarning)
+    ...     dist.all_gather_into_tensor(out, flambeau.tensor([1.0, 2.0]))
+    >>> out
+    tensor([1., 2.])
+    >>> dist.destroy_process_group()
+    """
+    warnings.warn(
+        "`torch.distributed.all_gather_into_tensor` is deprecated. "
+        "Please use `torch.distributed.all_gather_single` instead.",
+        FutureWarning,
+        stacklevel=2,
+    )
+    return all_gather_single(output_tensor, input_tensor, group, async_op)
 
 
 def gather(tensor, gather_list=None, dst=None, group=None, async_op: bool = False, group_dst=None):
@@ -327,13 +361,14 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op: bo
     return pg.complete([req], desc, finish, [output], async_op)
 
 
-def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op: bool = False):
-    """Reduce `input` (world_size chunks) over the group; chunk i into `output` of rank i.
+def reduce_scatter_single(output, input, op=ReduceOp.SUM, group=None, async_op: bool = False):
+    """Reduce `input` (world size chunks, concatenated or stacked along the first
+    dimension) over the group; chunk i of the result into `output` of group rank i.
 
     >>> import flambeau.distributed as dist
     >>> dist.init_process_group()  # one rank here
     >>> out = flambeau.zeros(2)
-    >>> dist.reduce_scatter_tensor(out, flambeau.tensor([1.0, 2.0]))
+    >>> dist.reduce_scatter_single(out, flambeau.tensor([1.0, 2.0]))
     >>> out
     tensor([1., 2.])
     >>> dist.destroy_process_group()
@@ -343,15 +378,15 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op: 
     red = as_red_op(op)
     pg = resolve_group(group)
     if pg is None:
-        return _warn_not_member("reduce_scatter_tensor")
+        return _warn_not_member("reduce_scatter_single")
     if input.dtype != output.dtype:
-        raise ValueError("reduce_scatter_tensor: input and output must have the same dtype")
+        raise ValueError("reduce_scatter_single: input and output must have the same dtype")
     if input.numel() != output.numel() * pg.size():
         raise ValueError(
-            "reduce_scatter_tensor: input tensor must be the same size as output size times "
+            "reduce_scatter_single: input tensor must be the same size as output size times "
             "world size"
         )
-    desc = pg.begin("reduce_scatter_tensor", output.dtype, output.numel(), redop=int(red))
+    desc = pg.begin("reduce_scatter_single", output.dtype, output.numel(), redop=int(red))
     src = Staged(input, reduction=True)
     st = Staged(output, reduction=True, fill=False)
     req = pg.comm.Ireduce_scatter_block(
@@ -364,6 +399,30 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op: 
         st.finish()
 
     return pg.complete([req], desc, finish, [output], async_op)
+
+
+def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op: bool = False):
+    """:func:`reduce_scatter_single` under its former name, deprecated in PyTorch 2.13 (a
+    FutureWarning says so).
+
+    >>> import warnings
+    >>> import flambeau.distributed as dist
+    >>> dist.init_process_group()  # one rank here
+    >>> out = flambeau.zeros(2)
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", FutureWarning)
+    ...     dist.reduce_scatter_tensor(out, flambeau.tensor([1.0, 2.0]))
+    >>> out
+    tensor([1., 2.])
+    >>> dist.destroy_process_group()
+    """
+    warnings.warn(
+        "`torch.distributed.reduce_scatter_tensor` is deprecated. "
+        "Please use `torch.distributed.reduce_scatter_single` instead.",
+        FutureWarning,
+        stacklevel=2,
+    )
+    return reduce_scatter_single(output, input, op, group, async_op)
 
 
 def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op: bool = False):

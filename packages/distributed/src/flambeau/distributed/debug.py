@@ -53,6 +53,10 @@ OPS = [
     "gather_object",
     "scatter_object_list",
     "ddp_bucket_all_reduce",
+    "all_gather_single",
+    "reduce_scatter_single",
+    "all_reduce_coalesced",
+    "all_gather_coalesced",
 ]
 _DTYPES: list = []  # dtype codes, filled on first use
 

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-__all__ = ["DistError", "DistBackendError", "DistNetworkError", "DistStoreError"]
+__all__ = [
+    "DistError",
+    "DistBackendError",
+    "DistNetworkError",
+    "DistStoreError",
+    "QueueEmptyError",
+]
 
 
 class DistError(RuntimeError):
@@ -25,18 +31,44 @@ class DistBackendError(DistError):
 
 
 class DistNetworkError(DistError):
-    """A network error (raised by rendezvous in PyTorch; kept for compatible handlers).
+    """A network error: a :class:`TCPStore` that cannot reach its server (none listening
+    in time, or the connection lost), or a server that cannot listen on its port.
 
     >>> import flambeau.distributed as dist
-    >>> issubclass(dist.DistNetworkError, dist.DistError)
-    True
+    >>> from datetime import timedelta
+    >>> server = dist.TCPStore("127.0.0.1", 0, is_master=True)  # on a free port
+    >>> port = server.port
+    >>> del server  # its server stops
+    >>> try:  # nobody listens there any more
+    ...     dist.TCPStore("127.0.0.1", port, timeout=timedelta(seconds=0.2))
+    ... except dist.DistNetworkError:
+    ...     print("no server")
+    no server
     """
 
 
 class DistStoreError(DistError):
-    """An error of a key-value store (kept for compatible handlers).
+    """An error of a key-value store: above all a key that did not appear before the
+    store's timeout (:meth:`Store.get`, :meth:`Store.wait`).
 
     >>> import flambeau.distributed as dist
-    >>> issubclass(dist.DistStoreError, dist.DistError)
-    True
+    >>> from datetime import timedelta
+    >>> store = dist.HashStore()
+    >>> try:
+    ...     store.wait(["never set"], timedelta(seconds=0.05))
+    ... except dist.DistStoreError as e:
+    ...     print(e)
+    wait timeout after 50ms, keys: never set
+    """
+
+
+class QueueEmptyError(DistStoreError):
+    """Raised by ``Store.queue_pop(key, block=False)`` when the queue is empty.
+
+    >>> import flambeau.distributed as dist
+    >>> try:
+    ...     dist.HashStore().queue_pop("jobs", block=False)
+    ... except dist.QueueEmptyError as e:
+    ...     print(e)
+    queue is empty
     """

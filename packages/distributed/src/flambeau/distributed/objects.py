@@ -8,6 +8,7 @@ tensor collectives; only the pickled bytes are new.
 from __future__ import annotations
 
 import pickle
+import warnings
 
 import numpy as np
 
@@ -18,7 +19,9 @@ __all__ = [
     "all_gather_object",
     "broadcast_object_list",
     "gather_object",
+    "recv_object_list",
     "scatter_object_list",
+    "send_object_list",
 ]
 
 
@@ -159,3 +162,120 @@ def scatter_object_list(
     spec = [send, ([int(c) for c in counts], _offsets(counts))] if send is not None else None
     Operation(pg, [pg.comm.Iscatterv(spec, mine, root=root)], desc).drive()
     scatter_object_output_list[0] = _loads(mine)
+
+
+def _peer_group_rank(pg, global_rank, group_rank, what: str) -> int:
+    """PyTorch's checks of a send's or receive's peer: exactly one of the two ranks,
+    and not this process."""
+    if global_rank is None and group_rank is None:
+        raise ValueError("Must specify global_rank or group_rank")
+    if global_rank is not None and group_rank is not None:
+        raise ValueError("Can't specify both group_rank and global_rank")
+    peer = group_rank if group_rank is not None else pg.group_rank(global_rank)
+    if group_rank is not None:
+        pg.global_rank(group_rank)  # in range
+    if peer == pg.rank():
+        raise ValueError(
+            f"Invalid {what} rank: {what} rank should not be the same as the rank of the "
+            "current process."
+        )
+    return peer
+
+
+def _object_tensors(object_list, device):
+    import flambeau
+
+    blobs = [pickle.dumps(obj) for obj in object_list]
+    sizes = flambeau.tensor([len(b) for b in blobs], dtype=flambeau.int64)
+    data = flambeau.from_numpy(np.frombuffer(b"".join(blobs), dtype=np.uint8).copy())
+    if device is not None:
+        sizes, data = sizes.to(device), data.to(device)
+    return sizes, data
+
+
+def send_object_list(
+    object_list, dst=None, group=None, device=None, group_dst=None, use_batch: bool = False
+) -> None:
+    """Send the picklable objects of `object_list` to rank `dst` (or group rank
+    `group_dst`), which receives them with :func:`recv_object_list` into a list of the
+    same length. As in PyTorch the objects are pickled and sent as two tensors (their
+    sizes, then their bytes) through :func:`send`; unpickling runs code the sender
+    chose, so use it only between ranks you trust.
+
+    >>> import flambeau.distributed as dist
+    >>> dist.init_process_group()  # one rank here: it cannot send to itself
+    >>> try:
+    ...     dist.send_object_list(["foo", 12, {1: 2}], dst=0)
+    ... except ValueError as e:
+    ...     print(e)
+    Invalid destination rank: destination rank should not be the same as the rank of ...
+    >>> dist.destroy_process_group()
+    """
+    from .p2p import P2POp, batch_isend_irecv, isend, send
+
+    pg = resolve_group(group)
+    if pg is None:
+        warnings.warn(
+            "Running send_object_list on a rank which does not belong to the given group.",
+            stacklevel=2,
+        )
+        return
+    peer = _peer_group_rank(pg, dst, group_dst, "destination")
+    sizes, data = _object_tensors(object_list, device)
+    for tensor in (sizes, data):
+        if use_batch:
+            batch_isend_irecv([P2POp(isend, tensor, group=group, group_peer=peer)]).pop().wait()
+        else:
+            send(tensor, group=group, group_dst=peer)
+
+
+def recv_object_list(
+    object_list, src=None, group=None, device=None, group_src=None, use_batch: bool = False
+) -> int:
+    """Receive into `object_list` the objects rank `src` (or group rank `group_src`) sent
+    with :func:`send_object_list` (a list of as many items); returns the sender's
+    global rank (-1 on a rank outside `group`). Unpickles what was sent: use it only
+    between ranks you trust.
+
+    >>> import flambeau.distributed as dist
+    >>> dist.init_process_group()  # one rank here: no one else to receive from
+    >>> objs = [None, None, None]
+    >>> try:
+    ...     dist.recv_object_list(objs, src=0)
+    ... except ValueError as e:
+    ...     print(e)
+    Invalid source rank: source rank should not be the same as the rank of the ...
+    >>> dist.destroy_process_group()
+    """
+    import flambeau
+
+    from .p2p import P2POp, batch_isend_irecv, irecv, recv
+
+    pg = resolve_group(group)
+    if pg is None:
+        warnings.warn(
+            "Running recv_object_list on a rank which does not belong to the given group.",
+            stacklevel=2,
+        )
+        return -1
+    peer = _peer_group_rank(pg, src, group_src, "source")
+
+    def receive(tensor) -> int:
+        if use_batch:
+            op = P2POp(irecv, tensor, group=group, group_peer=peer)
+            batch_isend_irecv([op]).pop().wait()
+            return pg.global_rank(peer)
+        return recv(tensor, group=group, group_src=peer)
+
+    sizes = flambeau.empty(len(object_list), dtype=flambeau.int64, device=device)
+    sender = receive(sizes)
+    counts = [int(n) for n in sizes.tolist()]
+    data = flambeau.empty(sum(counts), dtype=flambeau.uint8, device=device)
+    if receive(data) != sender:
+        raise AssertionError("Mismatch in return ranks for object sizes and objects.")
+    raw = data.cpu().numpy().tobytes()
+    offset = 0
+    for i, n in enumerate(counts):
+        object_list[i] = pickle.loads(raw[offset : offset + n])
+        offset += n
+    return sender

@@ -14,24 +14,28 @@ import signal
 import sys
 import threading
 from datetime import timedelta
+from typing import NewType
 
 import numpy as np
 
-from . import debug, node_memory
+from . import debug, node_memory, rendezvous
 from ._runtime import communication_thread, mpi, threads_supported
 from .errors import DistBackendError
 from .liveness import Liveness, install_excepthook
+from .store import PrefixStore
 from .work import Engine, InlineEngine, Operation, Work
 
 __all__ = [
     "Backend",
     "GroupMember",
+    "GroupName",
     "ProcessGroup",
     "default_pg_timeout",
     "destroy_process_group",
     "get_backend",
     "get_global_rank",
     "get_group_rank",
+    "get_pg_count",
     "get_process_group_ranks",
     "get_rank",
     "get_world_size",
@@ -42,6 +46,8 @@ __all__ = [
 ]
 
 default_pg_timeout = timedelta(minutes=30)  # PyTorch's default
+
+GroupName = NewType("GroupName", str)  # the name of a process group, as PyTorch types it
 
 
 class Backend(str):
@@ -58,6 +64,24 @@ class Backend(str):
     UCC = "ucc"
     MPI = "mpi"
     XCCL = "xccl"
+    FAKE = "fake"
+
+    backend_list = [UNDEFINED, GLOO, NCCL, XCCL, UCC, MPI, FAKE]
+    # PyTorch's tables (BackendConfig, get_default_backend_for_device read them).
+    default_device_backend_map: dict[str, str] = {
+        "cpu": GLOO,
+        "cuda": NCCL,
+        "xpu": XCCL,
+        "mps": GLOO,
+    }
+    backend_capability: dict[str, list[str]] = {
+        GLOO: ["cpu", "cuda"],
+        NCCL: ["cuda"],
+        XCCL: ["xpu"],
+        UCC: ["cpu", "cuda"],
+        MPI: ["cpu", "cuda"],
+        FAKE: ["cpu", "cuda", "hpu", "xpu"],
+    }
 
     def __new__(cls, name: str):
         if not isinstance(name, str):
@@ -226,6 +250,7 @@ class _World:
         self.backend: str | None = None
         self.broken = False
         self.created = 0  # groups made by new_group, counted alike on every rank
+        self.store = None  # the default group's store, when init_process_group got one
         self.lock = threading.Lock()
 
     def check_usable(self) -> None:
@@ -323,6 +348,14 @@ def init_process_group(
     not needed; `world_size` must then equal the number of processes started, and
     `rank`, when given, renumbers them (each process must give a different one).
 
+    A `store` (a :class:`TCPStore`, :class:`FileStore`, ...) needs `world_size` and
+    `rank`, as in PyTorch (AssertionError otherwise), and excludes `init_method`. It
+    carries nothing here, since MPI connects the ranks (PyTorch's MPI backend ignores
+    its store too): it is checked and kept as the default group's store, under the
+    prefix ``default_pg`` as PyTorch keeps it. An `init_method` whose scheme has a
+    handler from :func:`register_rendezvous_handler` is handed to it, and the
+    ``(store, rank, world_size)`` it yields are used so.
+
     >>> import flambeau.distributed as dist
     >>> dist.init_process_group("gloo")  # each process a launcher started; here just one
     >>> dist.is_initialized(), dist.get_rank(), dist.get_world_size()
@@ -340,6 +373,14 @@ def init_process_group(
         raise TypeError(
             f"Expected timeout argument to be of type datetime.timedelta, got {timeout}"
         )
+    if store is None and rendezvous.registered_handler(init_method) is not None:
+        store, rank, world_size = rendezvous.rendezvous(init_method, rank, world_size, timeout)
+        init_method = None
+    if store is not None:
+        if not world_size > 0:
+            raise AssertionError("world_size must be positive if using store")
+        if not rank >= 0:
+            raise AssertionError("rank must be non-negative if using store")
     world_size = _rendezvous_world_size(init_method, world_size)
     MPI = mpi()
     world = MPI.COMM_WORLD
@@ -366,6 +407,7 @@ def init_process_group(
     comm.Set_errhandler(MPI.ERRORS_RETURN)
     _world.broken = False
     _world.backend = "mpi"
+    _world.store = None if store is None else PrefixStore("default_pg", store)
     _world.liveness = Liveness(comm)
     _world.engine = Engine() if communication_thread() and threads_supported() else InlineEngine()
     pg = ProcessGroup(comm, list(range(size)), timeout, _world, group_name or "0")
@@ -461,6 +503,8 @@ def destroy_process_group(group=None) -> None:
         _world.groups = []
         _world.engine = None
         _world.backend = None
+        _world.store = None
+        _world.created = 0
         GroupMember.WORLD = None
         return
     if group == GroupMember.NON_GROUP_MEMBER:
@@ -481,6 +525,35 @@ def is_initialized() -> bool:
     False
     """
     return _world.default is not None
+
+
+def get_pg_count() -> int:
+    """The number of process groups made since :func:`init_process_group`: the default
+    group and one for each :func:`new_group` call (on every rank, member or not); 0
+    before init and after :func:`destroy_process_group`.
+
+    >>> import flambeau.distributed as dist
+    >>> dist.init_process_group()
+    >>> _ = dist.new_group([0])
+    >>> dist.get_pg_count()
+    2
+    >>> dist.destroy_process_group()
+    >>> dist.get_pg_count()
+    0
+    """
+    return 0 if _world.default is None else 1 + _world.created
+
+
+def _get_default_store():
+    """The store of the default group (init_process_group's `store` under the prefix
+    ``default_pg``); ValueError before init or when init_process_group had none."""
+    _default()
+    if _world.store is None:
+        raise ValueError(
+            "the default process group has no store: init_process_group was given none "
+            "(MPI brought the ranks together)"
+        )
+    return _world.store
 
 
 def get_backend(group=None) -> str:

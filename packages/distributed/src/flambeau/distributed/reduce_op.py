@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 
-__all__ = ["ReduceOp", "RedOpType"]
+__all__ = ["ReduceOp", "RedOpType", "supports_complex"]
 
 
 class RedOpType(enum.IntEnum):
@@ -74,3 +74,27 @@ def as_red_op(op) -> RedOpType:
         except ValueError:
             pass
     raise TypeError(f"expected a ReduceOp, got {op!r}")
+
+
+# Complex tensors are reduced as pairs of reals: right for sums and averages, but an
+# order (MIN, MAX), a product or a bitwise operation on the parts would be garbage.
+_NOT_FOR_COMPLEX = {
+    RedOpType.MAX,
+    RedOpType.MIN,
+    RedOpType.PRODUCT,
+    RedOpType.BAND,
+    RedOpType.BOR,
+    RedOpType.BXOR,
+}
+
+
+def supports_complex(reduceOp) -> bool:  # noqa: N803 (PyTorch's argument name)
+    """Whether the reduction `reduceOp` is defined on complex tensors: SUM, AVG and
+    PREMUL_SUM are; MIN, MAX, PRODUCT and the bitwise ones are not (collectives raise
+    ValueError for them on complex tensors).
+
+    >>> import flambeau.distributed as dist
+    >>> dist.supports_complex(dist.ReduceOp.SUM), dist.supports_complex(dist.ReduceOp.MAX)
+    (True, False)
+    """
+    return as_red_op(reduceOp) not in _NOT_FOR_COMPLEX

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from flambeau import serialization as _serialization
 
-from . import functional, init, parallel, parameter, utils  # noqa: F401
+from . import (  # noqa: F401
+    attention,
+    common_types,
+    functional,
+    init,
+    parallel,
+    parameter,
+    utils,
+)
 from .modules import *  # noqa: F403
 from .modules import __all__ as _modules_all
 from .parallel import DataParallel
@@ -46,6 +54,7 @@ __all__ = [
     "UninitializedBuffer",
     "DataParallel",
     "factory_kwargs",
+    "attention",
     "functional",
     "init",
     "parallel",

@@ -8,6 +8,9 @@ import math
 
 import flambeau
 from flambeau._arg_checks import check_tensor as _check_tensor
+from flambeau.overrides import handle_torch_function, has_torch_function_variadic
+
+from ._sdpa_cpu_backend import check_cpu_backend
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
@@ -34,7 +37,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
 
     A bool attn_mask marks with True the positions that may be attended; a float one is added
     to the scores. is_causal masks out the upper triangle (and excludes attn_mask). The core's
-    fused operator (flash-attention style forward and backward kernels).
+    fused operator (flash-attention style forward and backward kernels) computes it whichever
+    backend is enabled; with the math backend disabled (flambeau.nn.attention.sdpa_kernel),
+    CPU inputs that PyTorch's flash kernel cannot take raise PyTorch's RuntimeError.
 
     >>> import flambeau.nn.functional as F
     >>> q = flambeau.tensor([[[1.0, 0.0]]])
@@ -46,10 +51,24 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     tensor([[[10.0000,  0.0000],
              [ 3.3024,  6.6976]]])
     """
+    if has_torch_function_variadic(query, key, value, attn_mask):
+        return handle_torch_function(
+            scaled_dot_product_attention,
+            (query, key, value, attn_mask),
+            query,
+            key,
+            value,
+            attn_mask=attn_mask,
+            dropout_p=dropout_p,
+            is_causal=is_causal,
+            scale=scale,
+            enable_gqa=enable_gqa,
+        )
     _check_tensor("scaled_dot_product_attention", "query", 1, query)
     _check_tensor("scaled_dot_product_attention", "key", 2, key)
     _check_tensor("scaled_dot_product_attention", "value", 3, value)
     _check_tensor("scaled_dot_product_attention", "attn_mask", 4, attn_mask, optional=True)
+    check_cpu_backend(query, key, value, attn_mask, dropout_p, enable_gqa)
     return flambeau.scaled_dot_product_attention(
         query,
         key,

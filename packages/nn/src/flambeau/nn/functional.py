@@ -1556,3 +1556,6 @@ from ._functional_stochastic import *  # noqa: E402,F401,F403
 from ._functional_stochastic import __all__ as _stochastic_all  # noqa: E402
 
 __all__ += [*_losses_all, *_shuffle_norm_all, *_stochastic_all]
+
+# torch.nn.functional.grad is torch.nn.grad; imported last, as it needs nn.modules.
+from . import grad  # noqa: E402,F401

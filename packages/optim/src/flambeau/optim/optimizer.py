@@ -9,6 +9,7 @@ from typing import Any
 
 import flambeau
 from flambeau.autograd import enable_grad, no_grad
+from flambeau.utils.hooks import RemovableHandle
 
 
 class _RequiredParameter:
@@ -20,25 +21,49 @@ class _RequiredParameter:
 
 required = _RequiredParameter()
 
+# Hooks of every optimizer's step (register_optimizer_step_pre_hook/_post_hook): the
+# global pre hooks run before an optimizer's own, the global post hooks after.
+_global_optimizer_pre_hooks: OrderedDict = OrderedDict()
+_global_optimizer_post_hooks: OrderedDict = OrderedDict()
 
-class _Handle:
-    """Removes a registered hook (what ``register_step_*_hook`` returns)."""
 
-    _next_id = 0
+def register_optimizer_step_pre_hook(hook) -> RemovableHandle:
+    """Registers hook(optimizer, args, kwargs) to run before every optimizer's step; it
+    may return (new_args, new_kwargs). Returns a handle whose remove() unregisters it.
 
-    def __init__(self, hooks: OrderedDict):
-        self._hooks = hooks
-        self.id = _Handle._next_id
-        _Handle._next_id += 1
+    >>> from flambeau.optim.optimizer import register_optimizer_step_pre_hook
+    >>> seen = []
+    >>> handle = register_optimizer_step_pre_hook(lambda opt, args, kwargs: seen.append(opt))
+    >>> p = flambeau.ones(1, requires_grad=True)
+    >>> p.grad = flambeau.ones(1)
+    >>> opt = flambeau.optim.SGD([p], lr=0.1)
+    >>> opt.step()
+    >>> handle.remove()
+    >>> seen == [opt]
+    True
+    """
+    handle = RemovableHandle(_global_optimizer_pre_hooks)
+    _global_optimizer_pre_hooks[handle.id] = hook
+    return handle
 
-    def remove(self) -> None:
-        self._hooks.pop(self.id, None)
 
-    def __enter__(self):
-        return self
+def register_optimizer_step_post_hook(hook) -> RemovableHandle:
+    """Registers hook(optimizer, args, kwargs) to run after every optimizer's step.
+    Returns a handle whose remove() unregisters it.
 
-    def __exit__(self, *exc):
-        self.remove()
+    >>> from flambeau.optim.optimizer import register_optimizer_step_post_hook
+    >>> steps = []
+    >>> handle = register_optimizer_step_post_hook(lambda opt, a, k: steps.append(1))
+    >>> p = flambeau.ones(1, requires_grad=True)
+    >>> p.grad = flambeau.ones(1)
+    >>> flambeau.optim.SGD([p], lr=0.1).step()
+    >>> handle.remove()
+    >>> steps
+    [1]
+    """
+    handle = RemovableHandle(_global_optimizer_post_hooks)
+    _global_optimizer_post_hooks[handle.id] = hook
+    return handle
 
 
 def _with_hooks(step, no_grad_step: bool):
@@ -48,7 +73,10 @@ def _with_hooks(step, no_grad_step: bool):
 
     @functools.wraps(step)
     def wrapper(self, *args, **kwargs):
-        for hook in list(self._optimizer_step_pre_hooks.values()):
+        pre_hooks = chain(
+            _global_optimizer_pre_hooks.values(), self._optimizer_step_pre_hooks.values()
+        )
+        for hook in list(pre_hooks):
             result = hook(self, args, kwargs)
             if result is not None:
                 if not (isinstance(result, tuple) and len(result) == 2):
@@ -63,7 +91,10 @@ def _with_hooks(step, no_grad_step: bool):
         else:
             out = step(self, *args, **kwargs)
         self._opt_called = True
-        for hook in list(self._optimizer_step_post_hooks.values()):
+        post_hooks = chain(
+            self._optimizer_step_post_hooks.values(), _global_optimizer_post_hooks.values()
+        )
+        for hook in list(post_hooks):
             hook(self, args, kwargs)
         return out
 
@@ -195,15 +226,15 @@ class Optimizer:
 
     # -- hooks ------------------------------------------------------------------------------
 
-    def register_step_pre_hook(self, hook) -> _Handle:
+    def register_step_pre_hook(self, hook) -> RemovableHandle:
         """hook(optimizer, args, kwargs) -> None or (args, kwargs), run before each step."""
-        handle = _Handle(self._optimizer_step_pre_hooks)
+        handle = RemovableHandle(self._optimizer_step_pre_hooks)
         self._optimizer_step_pre_hooks[handle.id] = hook
         return handle
 
-    def register_step_post_hook(self, hook) -> _Handle:
+    def register_step_post_hook(self, hook) -> RemovableHandle:
         """hook(optimizer, args, kwargs), run after each step."""
-        handle = _Handle(self._optimizer_step_post_hooks)
+        handle = RemovableHandle(self._optimizer_step_post_hooks)
         self._optimizer_step_post_hooks[handle.id] = hook
         return handle
 

@@ -23,8 +23,8 @@ A backend that fails to load never breaks ``import flambeau`` or CPU work: the
 failure is recorded and raised, chained to its cause, when its device is named.
 
 PyTorch's per-library settings live in submodules, as in ``torch.backends``: ``cpu``,
-``cuda``, ``cudnn``, ``mkl``, ``mkldnn``, ``mps``, ``openmp`` and ``opt_einsum``; each
-says what its settings do in flambeau.
+``cuda``, ``cudnn``, ``mkl``, ``mkldnn``, ``mps``, ``nnpack``, ``openmp`` and
+``opt_einsum``; each says what its settings do in flambeau.
 """
 
 from __future__ import annotations
@@ -299,7 +299,7 @@ def _upgrade_hint(req: str, installed: str, plugin: str) -> str:
 # Submodules holding them, imported on first access (``import flambeau.backends.cudnn``
 # works as well).
 _SETTINGS_MODULES = frozenset(
-    {"cpu", "cuda", "cudnn", "mkl", "mkldnn", "mps", "openmp", "opt_einsum"}
+    {"cpu", "cuda", "cudnn", "mkl", "mkldnn", "mps", "nnpack", "openmp", "opt_einsum"}
 )
 
 

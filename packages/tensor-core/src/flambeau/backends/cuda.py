@@ -2,25 +2,72 @@
 
 CUDA comes from a backend plugin (device type ``"cuda"``); the core itself has no CUDA
 code. These settings keep PyTorch's defaults and checks so programs that set them run
-unchanged, and a CUDA plugin may read them. On the CPU they change nothing: flambeau's
-float32 matmuls always compute in full precision and its attention always runs the
-math kernel. ``matmul.allow_tf32`` is tied to ``flambeau.set_float32_matmul_precision``
-as in PyTorch (True means a precision other than "highest").
+unchanged, and a CUDA plugin may read them. On the CPU the matmul settings change
+nothing (flambeau's float32 matmuls always compute in full precision); the attention
+switches (``enable_flash_sdp``, ``enable_math_sdp``...) decide, as PyTorch's do on the
+CPU, which inputs ``scaled_dot_product_attention`` accepts: see flambeau.nn.attention.
+``matmul.allow_tf32`` is tied to ``flambeau.set_float32_matmul_precision`` as in PyTorch
+(True means a precision other than "highest").
+
+What only CUDA code can answer (may a fused attention kernel run these inputs, the
+cuFFT plan caches, cuBLAS's workspaces) the CUDA plugin answers when it can; otherwise
+each gives PyTorch's answer on a build without CUDA (False, or PyTorch's exception).
 """
 
 from __future__ import annotations
 
-from flambeau import backends as _backends
-from flambeau.backends._flags import BoolFlag
+import warnings
 
-__all__ = ["is_built", "matmul"]
+from flambeau import backends as _backends
+from flambeau.backends import _sdp
+from flambeau.backends._cuda_libraries import (
+    _BlasBackend,
+    _LinalgBackend,
+    _ROCmFABackend,
+    blas_workspace_size,
+    cublas_workspace_size,
+    cublaslt_workspace_size,
+    preferred_blas_library,
+    preferred_linalg_library,
+    preferred_rocm_fa_library,
+)
+from flambeau.backends._cufft_plan_cache import (
+    cufft_plan_cache,
+    cuFFTPlanCache,
+    cuFFTPlanCacheManager,
+)
+from flambeau.backends._flags import BoolFlag
+from flambeau.backends._sdp import ENABLED as _sdp_enabled
+from flambeau.backends._sdp import SDPBackend
+from flambeau.backends._sdpa_params import (
+    SDPAParams,
+    can_use_cudnn_attention,
+    can_use_efficient_attention,
+    can_use_flash_attention,
+    is_ck_sdpa_available,
+    is_flash_attention_available,
+)
+
+__all__ = ["is_built", "matmul", "SDPAParams", "SDPBackend"]
+__all__ += ["cuFFTPlanCache", "cuFFTPlanCacheManager", "cufft_plan_cache"]
+__all__ += ["preferred_blas_library", "preferred_linalg_library", "preferred_rocm_fa_library"]
+__all__ += ["blas_workspace_size", "cublas_workspace_size", "cublaslt_workspace_size"]
 __all__ += ["cudnn_sdp_enabled", "enable_cudnn_sdp", "enable_flash_sdp", "enable_math_sdp"]
 __all__ += ["enable_mem_efficient_sdp", "flash_sdp_enabled", "math_sdp_enabled"]
-__all__ += ["mem_efficient_sdp_enabled"]
+__all__ += ["mem_efficient_sdp_enabled", "sdp_kernel"]
+__all__ += ["allow_fp16_bf16_reduction_math_sdp", "fp16_bf16_reduction_math_sdp_allowed"]
+__all__ += ["can_use_cudnn_attention", "can_use_efficient_attention", "can_use_flash_attention"]
+__all__ += ["is_ck_sdpa_available", "is_flash_attention_available"]
+# PyTorch's enums of torch._C, for preferred_*_library.
+_enums = (_BlasBackend, _LinalgBackend, _ROCmFABackend)
 
 
 def is_built() -> bool:
-    """Whether a CUDA backend plugin is installed (which does not mean a GPU is present)."""
+    """Whether a CUDA backend plugin is installed (which does not mean a GPU is present).
+
+    >>> flambeau.backends.cuda.is_built()  # no CUDA plugin here
+    False
+    """
     return "cuda" in _backends._installed()
 
 
@@ -88,38 +135,145 @@ class _Matmul:
 
 matmul = _Matmul()
 
-# Which scaled_dot_product_attention kernels a CUDA plugin may use (the CPU always runs
-# the math kernel, whatever these say).
-_sdp = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True}
+# Which scaled_dot_product_attention kernels may run (flambeau.backends._sdp: on the CPU
+# flambeau.nn.functional applies PyTorch's rule; a CUDA plugin may read them).
 
 
 def flash_sdp_enabled() -> bool:
-    return _sdp["flash"]
+    """Whether the flash attention backend of scaled_dot_product_attention is enabled.
+
+    >>> flambeau.backends.cuda.flash_sdp_enabled()
+    True
+    """
+    return _sdp_enabled["flash"]
 
 
 def enable_flash_sdp(enabled: bool) -> None:
-    _sdp["flash"] = bool(enabled)
+    """Enables or disables the flash attention backend (RuntimeError for a non-bool).
+
+    >>> flambeau.backends.cuda.enable_flash_sdp(False)
+    >>> flambeau.backends.cuda.flash_sdp_enabled()
+    False
+    >>> flambeau.backends.cuda.enable_flash_sdp(True)
+    """
+    _sdp_enabled["flash"] = _sdp.check_bool(enabled, "set_sdp_use_flash")
 
 
 def mem_efficient_sdp_enabled() -> bool:
-    return _sdp["mem_efficient"]
+    """Whether the memory-efficient attention backend is enabled.
+
+    >>> flambeau.backends.cuda.mem_efficient_sdp_enabled()
+    True
+    """
+    return _sdp_enabled["mem_efficient"]
 
 
 def enable_mem_efficient_sdp(enabled: bool) -> None:
-    _sdp["mem_efficient"] = bool(enabled)
+    """Enables or disables the memory-efficient attention backend (RuntimeError for a
+    non-bool).
+
+    >>> flambeau.backends.cuda.enable_mem_efficient_sdp(1)
+    Traceback (most recent call last):
+      ...
+    RuntimeError: set_sdp_use_mem_efficient expects a bool, but got int
+    """
+    _sdp_enabled["mem_efficient"] = _sdp.check_bool(enabled, "set_sdp_use_mem_efficient")
 
 
 def math_sdp_enabled() -> bool:
-    return _sdp["math"]
+    """Whether the math backend of scaled_dot_product_attention is enabled.
+
+    >>> flambeau.backends.cuda.math_sdp_enabled()
+    True
+    """
+    return _sdp_enabled["math"]
 
 
 def enable_math_sdp(enabled: bool) -> None:
-    _sdp["math"] = bool(enabled)
+    """Enables or disables the math backend (RuntimeError for a non-bool).
+
+    >>> flambeau.backends.cuda.enable_math_sdp(True)
+    >>> flambeau.backends.cuda.math_sdp_enabled()
+    True
+    """
+    _sdp_enabled["math"] = _sdp.check_bool(enabled, "set_sdp_use_math")
 
 
 def cudnn_sdp_enabled() -> bool:
-    return _sdp["cudnn"]
+    """Whether the cuDNN attention backend is enabled.
+
+    >>> flambeau.backends.cuda.cudnn_sdp_enabled()
+    True
+    """
+    return _sdp_enabled["cudnn"]
 
 
 def enable_cudnn_sdp(enabled: bool) -> None:
-    _sdp["cudnn"] = bool(enabled)
+    """Enables or disables the cuDNN attention backend (RuntimeError for a non-bool).
+
+    >>> flambeau.backends.cuda.enable_cudnn_sdp(True)
+    >>> flambeau.backends.cuda.cudnn_sdp_enabled()
+    True
+    """
+    _sdp_enabled["cudnn"] = _sdp.check_bool(enabled, "set_sdp_use_cudnn")
+
+
+def allow_fp16_bf16_reduction_math_sdp(enabled: bool) -> None:
+    """Lets the math backend reduce float16/bfloat16 inputs in their own precision
+    (RuntimeError for a non-bool). A setting for a CUDA plugin: flambeau's CPU attention
+    kernel does not read it.
+
+    >>> cuda = flambeau.backends.cuda
+    >>> cuda.allow_fp16_bf16_reduction_math_sdp(True)
+    >>> cuda.fp16_bf16_reduction_math_sdp_allowed()
+    True
+    >>> cuda.allow_fp16_bf16_reduction_math_sdp(False)
+    """
+    _sdp.MATH_REDUCTION["fp16_bf16"] = _sdp.check_bool(
+        enabled, "set_math_sdp_allow_fp16_bf16_reduction"
+    )
+
+
+def fp16_bf16_reduction_math_sdp_allowed() -> bool:
+    """Whether the math backend may reduce float16/bfloat16 inputs in their own precision
+    (False by default).
+
+    >>> flambeau.backends.cuda.fp16_bf16_reduction_math_sdp_allowed()
+    False
+    """
+    return _sdp.MATH_REDUCTION["fp16_bf16"]
+
+
+def sdp_kernel(
+    enable_flash: bool = True,
+    enable_math: bool = True,
+    enable_mem_efficient: bool = True,
+    enable_cudnn: bool = True,
+):
+    """Deprecated (FutureWarning): only the backends asked for are enabled inside the
+    ``with`` block, the others (the overrideable backend too) disabled; the previous
+    flags come back after it. :func:`flambeau.nn.attention.sdpa_kernel` replaces it.
+
+    >>> import warnings
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", FutureWarning)
+    ...     with flambeau.backends.cuda.sdp_kernel(enable_flash=False):
+    ...         print(flambeau.backends.cuda.flash_sdp_enabled())
+    False
+    >>> flambeau.backends.cuda.flash_sdp_enabled()
+    True
+    """
+    warnings.warn(
+        "`torch.backends.cuda.sdp_kernel()` is deprecated. In the future, this context "
+        "manager will be removed. Please see `torch.nn.attention.sdpa_kernel()` for the new "
+        "context manager, with updated signature.",
+        FutureWarning,
+        stacklevel=2,
+    )
+    wanted = (
+        (SDPBackend.FLASH_ATTENTION, enable_flash),
+        (SDPBackend.EFFICIENT_ATTENTION, enable_mem_efficient),
+        (SDPBackend.MATH, enable_math),
+        (SDPBackend.CUDNN_ATTENTION, enable_cudnn),
+    )
+    return _sdp.only_enabled([backend for backend, enabled in wanted if enabled])

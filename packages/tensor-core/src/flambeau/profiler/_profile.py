@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import time
 import warnings
 
@@ -240,6 +239,8 @@ def tensorboard_trace_handler(dir_name: str, worker_name: str | None = None,
     """
 
     def handler(prof) -> None:
+        import socket
+
         os.makedirs(dir_name, exist_ok=True)
         name = worker_name or f"{socket.gethostname()}_{os.getpid()}"
         file_name = f"{name}.{time.time_ns()}.pt.trace.json" + (".gz" if use_gzip else "")

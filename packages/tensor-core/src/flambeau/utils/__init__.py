@@ -1,4 +1,4 @@
-"""flambeau.utils: helpers beside the tensor API (``deterministic``).
+"""flambeau.utils: helpers beside the tensor API (``deterministic``, ``hooks``, ``dlpack``).
 
 Sibling distributions add subpackages and modules here (flambeau-data's ``flambeau.utils.
 data``, flambeau-autograd's ``flambeau.utils.checkpoint``), so the package path is
@@ -15,8 +15,17 @@ from flambeau.utils import deterministic  # noqa: E402,F401
 def __getattr__(name):
     # flambeau.utils.data (flambeau-data), flambeau.utils.checkpoint (flambeau-autograd) and
     # flambeau.utils.cpp_extension (flambeau-cpp-extension) load on first access, as
-    # flambeau.nn does.
-    if name in ("data", "checkpoint", "cpp_extension"):
+    # flambeau.nn does; so do the core's flambeau.utils.benchmark, hooks and dlpack.
+    # flambeau.utils.tensorboard too, which needs the optional tensorboard package.
+    if name in (
+        "data",
+        "checkpoint",
+        "cpp_extension",
+        "benchmark",
+        "hooks",
+        "dlpack",
+        "tensorboard",
+    ):
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")

@@ -218,6 +218,20 @@ class DistributedDataParallel(Module, Joinable):
             )
         self.reducer.register_comm_hook(state, hook)
 
+    def _register_builtin_comm_hook(self, comm_hook_type) -> None:
+        """Register a built-in hook by its :class:`~flambeau.distributed.BuiltinCommHookType`
+        (``ALLREDUCE`` or ``FP16_COMPRESS``), on the default group."""
+        from ..algorithms.ddp_comm_hooks import default_hooks
+        from ..comm_hook_type import BuiltinCommHookType
+
+        hooks = {
+            BuiltinCommHookType.ALLREDUCE: default_hooks.allreduce_hook,
+            BuiltinCommHookType.FP16_COMPRESS: default_hooks.fp16_compress_hook,
+        }
+        if comm_hook_type not in hooks:
+            raise TypeError(f"expected a BuiltinCommHookType, got {comm_hook_type!r}")
+        self.reducer.register_comm_hook(None, hooks[BuiltinCommHookType(comm_hook_type)])
+
     def _get_ddp_logging_data(self) -> dict:
         """Figures of the last iteration: bucket sizes, and when the all-reduces started
         and ended relative to backward (perf_counter seconds)."""

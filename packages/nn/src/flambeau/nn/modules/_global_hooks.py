@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from ._hooks import RemovableHandle
+from flambeau.utils.hooks import RemovableHandle
 
 __all__ = [
     "register_module_forward_pre_hook",

@@ -7,12 +7,12 @@ from collections import OrderedDict, namedtuple
 
 import flambeau
 from flambeau import Tensor, no_grad
+from flambeau.utils.hooks import BackwardHook, RemovableHandle
 
 from ..parameter import Buffer, Parameter, is_lazy
 from . import _global_hooks as G
 from ._global_hooks import *  # noqa: F403  (torch.nn.modules.module's register_module_*)
 from ._global_hooks import _has_any_global_hook  # noqa: F401
-from ._hooks import BackwardHook, RemovableHandle
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 

@@ -1,7 +1,8 @@
 """flambeau.nn.utils: gradient clipping, parameter vectors, parametrizations, weight and
-spectral norm hooks, conv/linear + batch-norm fusion, memory formats, skip_init."""
+spectral norm hooks, conv/linear + batch-norm fusion, memory formats, skip_init, and
+stateless.functional_call (deprecated: flambeau.func.functional_call)."""
 
-from . import parametrizations, parametrize, rnn  # noqa: F401
+from . import parametrizations, parametrize, rnn, stateless  # noqa: F401
 from .clip_grad import (
     clip_grad_norm,
     clip_grad_norm_,
@@ -46,4 +47,5 @@ __all__ = [
     "parametrize",
     "parametrizations",
     "rnn",
+    "stateless",
 ]

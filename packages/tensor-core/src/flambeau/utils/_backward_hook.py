@@ -1,52 +1,14 @@
-"""Hook handles and the machinery behind full backward hooks."""
+"""BackwardHook: the machinery behind nn.Module's full backward hooks (flambeau.utils.hooks
+exports it, as torch.utils.hooks does). It needs flambeau.autograd, imported when a hook
+first wraps tensors that require grad."""
 
 from __future__ import annotations
 
 import functools
-import itertools
-import weakref
-from collections import OrderedDict
+import sys
+import warnings
 
 import flambeau
-
-_ids = itertools.count()
-
-
-class RemovableHandle:
-    """Returned by hook registration; ``remove()`` takes the hook out of every table it is in."""
-
-    def __init__(self, hooks_dict, *, extra_dict=None):
-        self.hooks_dict_ref = weakref.ref(hooks_dict)
-        self.id = next(_ids)
-        extra = [] if extra_dict is None else extra_dict
-        extra = extra if isinstance(extra, list) else [extra]
-        self.extra_dict_ref = tuple(weakref.ref(d) for d in extra)
-
-    def remove(self) -> None:
-        for ref in (self.hooks_dict_ref, *self.extra_dict_ref):
-            table = ref()
-            if table is not None and self.id in table:
-                del table[self.id]
-
-    def __getstate__(self):
-        # The tables travel with the module that owns them; pickle keeps them the same objects.
-        tables = tuple(ref() for ref in (self.hooks_dict_ref, *self.extra_dict_ref))
-        return (self.id, tables)
-
-    def __setstate__(self, state) -> None:
-        global _ids
-        self.id, tables = state
-        # Ids made from now on must not collide with the loaded one.
-        _ids = itertools.count(max(next(_ids), self.id + 1))
-        hooks, *extra = [OrderedDict() if t is None else t for t in tables]
-        self.hooks_dict_ref = weakref.ref(hooks)
-        self.extra_dict_ref = tuple(weakref.ref(d) for d in extra)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
 
 
 @functools.cache
@@ -85,6 +47,23 @@ def _wrap(tensors, name, on_grads):
     return out
 
 
+_NO_INPUT_GRAD = (
+    "Full backward hook is firing when gradients are computed with respect to module outputs "
+    "since no inputs require gradients. See "
+    "https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html"
+    "#torch.nn.Module.register_full_backward_hook for more details."
+)
+
+
+def _caller_outside_flambeau() -> int:
+    """The stacklevel, for its caller's warnings.warn, of the innermost frame outside
+    flambeau's packages: the user's ``backward()``, through the autograd engine."""
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("flambeau"):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def _tensor_positions(values):
     return [i for i, v in enumerate(values) if isinstance(v, flambeau.Tensor)]
 
@@ -95,12 +74,22 @@ class BackwardHook:
     The positional tensor inputs and the outputs are routed through identity nodes:
     the output node sees grad_output (and runs the pre-hooks, which may replace it),
     the input node sees grad_input (and runs the hooks, which may replace it).
+    ``hook(module, grad_input, grad_output)`` and ``pre_hook(module, grad_output)`` get
+    tuples with None where an argument or output is not a tensor.
+
+    >>> from flambeau.utils.hooks import BackwardHook
+    >>> calls = []
+    >>> hook = BackwardHook("double", [lambda m, gin, gout: calls.append((m, gin, gout))], [])
+    >>> (x,) = hook.setup_input_hook((flambeau.ones(2, requires_grad=True),))
+    >>> hook.setup_output_hook(x * 2).sum().backward()
+    >>> calls
+    [('double', (tensor([2., 2.]),), (tensor([1., 1.]),))]
     """
 
-    def __init__(self, module, hooks, pre_hooks):
+    def __init__(self, module, user_hooks, user_pre_hooks):
         self.module = module
-        self.hooks = hooks
-        self.pre_hooks = pre_hooks
+        self.user_hooks = user_hooks
+        self.user_pre_hooks = user_pre_hooks
         self.grad_outputs = None
         self.n_inputs = 0
         self.input_positions = []
@@ -126,7 +115,7 @@ class BackwardHook:
         return tuple(new_args)
 
     def _run_hooks(self, grad_input):
-        for hook in self.hooks:
+        for hook in self.user_hooks:
             result = hook(self.module, grad_input, self.grad_outputs)
             if result is None:
                 continue
@@ -140,14 +129,14 @@ class BackwardHook:
         return grad_input
 
     def _on_input_grads(self, grads):
-        if not self.hooks:
+        if not self.user_hooks:
             return None
         grad_input = self._run_hooks(self._pack(self.input_positions, grads, self.n_inputs))
         return tuple(grad_input[i] for i in self.input_positions)
 
     def _on_output_grads(self, grads):
         grad_outputs = self._pack(self.output_positions, grads, self.n_outputs)
-        for hook in self.pre_hooks:
+        for hook in self.user_pre_hooks:
             result = hook(self.module, grad_outputs)
             if result is None:
                 continue
@@ -159,10 +148,24 @@ class BackwardHook:
                 )
             grad_outputs = result
         self.grad_outputs = grad_outputs
-        if not self.inputs_wrapped and self.hooks:
-            # No input requires grad: the hooks run now, with grad_input all None.
-            self._run_hooks((None,) * self.n_inputs)
+        if not self.inputs_wrapped:
+            warnings.warn(_NO_INPUT_GRAD, stacklevel=_caller_outside_flambeau())
+            self._run_hooks_without_input_grads()
         return tuple(grad_outputs[i] for i in self.output_positions)
+
+    def _run_hooks_without_input_grads(self):
+        """No input requires grad: the hooks run now, with grad_input all None, and may
+        return nothing else."""
+        grad_input = (None,) * self.n_inputs
+        for hook in self.user_hooks:
+            result = hook(self.module, grad_input, self.grad_outputs)
+            if result is not None and not (
+                isinstance(result, tuple) and all(g is None for g in result)
+            ):
+                raise RuntimeError(
+                    "Backward hook for Modules where no input requires gradient should always "
+                    "return None or None for all gradients."
+                )
 
     def setup_output_hook(self, result):
         single = isinstance(result, flambeau.Tensor)
