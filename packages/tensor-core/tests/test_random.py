@@ -468,3 +468,28 @@ def test_each_device_has_its_own_default_generator_seeded_by_manual_seed():
     assert flambeau.Generator._default_for(cuda1).initial_seed() == 5
     assert later.initial_seed() == 123 and flambeau.default_generator.initial_seed() == 123
     assert flambeau.Generator._default_for(flambeau.device("cpu")).initial_seed() == 123
+
+
+@pytest.mark.parametrize(
+    "sample",
+    [
+        lambda t: t.uniform_(),
+        lambda t: t.normal_(),
+        lambda t: t.bernoulli_(0.5),
+        lambda t: t.random_(0, 5),
+        lambda t: t.exponential_(),
+        lambda t: t.geometric_(0.5),
+        lambda t: t.cauchy_(),
+        lambda t: t.log_normal_(),
+    ],
+)
+def test_in_place_samplers_refuse_overlapping_elements(sample):
+    # An expanded view's elements share memory: PyTorch refuses to sample into it.
+    t = F.zeros(1).expand(3)
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        sample(t)
+    assert t.tolist() == [0.0, 0.0, 0.0]
+    # Non-overlapping strided views still sample in place.
+    base = F.zeros(4, 3)
+    sample(base[:, :2])
+    assert base[:, 2].tolist() == [0.0] * 4
