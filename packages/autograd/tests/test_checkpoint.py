@@ -387,6 +387,40 @@ def test_checkpoint_sequential(reentrant):
     assert counts == [2, 2, 1, 1, 1]
 
 
+@pytest.mark.parametrize("reentrant", VARIANTS)
+def test_recomputation_runs_under_the_forwards_autocast_state(reentrant):
+    # As in PyTorch, the recomputation in backward (which runs outside the autocast block)
+    # reuses the autocast settings the forward had, so a bfloat16 forward recomputes in
+    # bfloat16. Small integers keep every product exact in bfloat16.
+    x = F.tensor([[1.0, 2.0], [3.0, -1.0]], requires_grad=True)
+    w = F.tensor([[1.0, 0.0, 2.0], [-1.0, 1.0, 1.0]], requires_grad=True)
+    seen = []
+
+    def f(a):
+        h = a @ w
+        seen.append(h.dtype)
+        return h.float().square()
+
+    with F.autocast(device_type="cpu", dtype=F.bfloat16):
+        out = ck.checkpoint(f, x, use_reentrant=reentrant)
+    assert out.dtype == F.float32
+    out.sum().backward()
+    assert seen == [F.bfloat16, F.bfloat16]
+    xa = np.array([[1.0, 2.0], [3.0, -1.0]])
+    wa = np.array([[1.0, 0.0, 2.0], [-1.0, 1.0, 1.0]])
+    h = xa @ wa  # d(sum h^2)/dh = 2h
+    np.testing.assert_array_equal(x.grad.numpy(), 2 * h @ wa.T)
+    np.testing.assert_array_equal(w.grad.numpy(), xa.T @ (2 * h))
+    assert x.grad.dtype == F.float32 and w.grad.dtype == F.float32
+    # A forward run with autocast off recomputes with it off, even inside an autocast block.
+    seen.clear()
+    x.grad = w.grad = None
+    out = ck.checkpoint(f, x, use_reentrant=reentrant)
+    with F.autocast(device_type="cpu", dtype=F.bfloat16):
+        out.sum().backward()
+    assert seen == [F.float32, F.float32]
+
+
 def test_checkpoint_sequential_arguments():
     x = F.randn(2, requires_grad=True)
     with pytest.raises(ValueError, match="Unexpected keyword arguments: extra"):

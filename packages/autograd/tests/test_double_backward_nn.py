@@ -68,3 +68,29 @@ def test_fused_cells_second_derivative_through_gates(cell):
         return op(ig, hg, state, bi, bh)[0]
 
     check(fn, (ig, hg, state, bi, bh))
+
+
+@pytest.mark.parametrize(
+    "act",
+    [
+        F.relu,
+        lambda z: F.nn.functional.leaky_relu(z, 0.2),
+        lambda z: F.nn.functional.hardtanh(z, -1.0, 1.0),
+        lambda z: F.nn.functional.hardsigmoid(z),
+        lambda z: F.nn.functional.softshrink(z, 0.5),
+        lambda z: F.nn.functional.hardshrink(z, 0.5),
+        lambda z: F.threshold(z, 0.1, 0.0),
+    ],
+    ids=["relu", "leaky_relu", "hardtanh", "hardsigmoid", "softshrink", "hardshrink", "threshold"],
+)
+def test_piecewise_linear_backwards_give_their_input_a_zero_gradient(act):
+    # d/dx act(2x + b) = 2 act'(2x + b), piecewise constant in b: its gradient with respect
+    # to b is zero, and PyTorch returns zeros (self: zeros_like(grad)), not None, so a bias
+    # in front of a ReLU gets a zero gradient from a gradient penalty and optimizers step it.
+    pytest.importorskip("flambeau.nn")
+    x = F.tensor([-2.0, -0.1, 0.2, 0.4, 3.0], requires_grad=True)
+    b = F.tensor([0.05, 0.05, 0.05, 0.05, 0.05], requires_grad=True)
+    (gx,) = F.autograd.grad(act(2 * x + b).sum(), x, create_graph=True)
+    (gb,) = F.autograd.grad(gx.square().sum(), b)
+    assert gb is not None
+    np.testing.assert_array_equal(gb.numpy(), np.zeros(5))

@@ -222,6 +222,20 @@ def test_custom_function():
     assert autograd.gradcheck(Cube.apply, (t([0.5, -1.5]),))
 
 
+def test_custom_function_node_has_a_class_of_its_own():
+    # As PyTorch's FunctionMeta: grad_fn is an instance of a per-Function subclass of
+    # BackwardCFunction named after the Function (graph printers such as torchviz show
+    # type(grad_fn).__name__), whose _forward_cls is the Function.
+    y = Cube.apply(t([2.0]))
+    node_cls = type(y.grad_fn)
+    assert node_cls.__name__ == "CubeBackward"
+    assert node_cls is Cube._backward_cls
+    assert node_cls.__module__ == "flambeau.autograd.function"
+    assert issubclass(node_cls, autograd.function.BackwardCFunction)
+    assert y.grad_fn._forward_cls is Cube
+    assert type(TwoOutputs.apply(t([1.0]))[0].grad_fn).__name__ == "TwoOutputsBackward"
+
+
 class TwoOutputs(autograd.Function):
     @staticmethod
     def forward(ctx, x):
@@ -341,6 +355,40 @@ def test_like_constructors_have_no_derivative():
     y = (F.zeros_like(x) + F.ones_like(x) + F.full_like(x, 2.0)) * x
     y.sum().backward()
     assert x.grad.tolist() == [3.0, 3.0, 3.0]
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda a, o: a.view_as(o),
+        lambda a, o: a.reshape_as(o),
+        lambda a, o: a[:3].expand_as(o),
+        lambda a, o: a.double().type_as(o),
+        lambda a, o: a.double().to(o),
+    ],
+    ids=["view_as", "reshape_as", "expand_as", "type_as", "to_other"],
+)
+def test_an_argument_lending_only_its_shape_or_dtype_is_not_an_input(op):
+    # As in PyTorch (where these are self.view(other.shape), self.to(other.dtype), ...):
+    # `other` requiring grad does not make the result require grad, so the result can be
+    # written in place and saved without a version check (nn.utils.prune's global pruning
+    # builds its masks with view_as of a weight that requires grad).
+    other = (F.ones(2, 3, requires_grad=True) * 2)[:, :3]
+    a = F.arange(6.0)
+    out = op(a, other)
+    assert not out.requires_grad and out.grad_fn is None
+    assert out.shape == (2, 3) or out.shape == (6,)
+    if 0 not in out.stride():  # (an expanded tensor cannot be written in place)
+        out.mul_(0.5)  # not part of any graph: in place is fine
+    # With `a` requiring grad, the gradient reaches `a` only.
+    a = F.arange(6.0, requires_grad=True)
+    out = op(a, other)
+    assert out.requires_grad
+    (out * 3).sum().backward()
+    expanded = 0 in out.stride()  # a[:3] read twice
+    expected = [6.0, 6.0, 6.0, 0.0, 0.0, 0.0] if expanded else [3.0] * 6
+    assert a.grad.tolist() == expected
+    assert other.grad is None
 
 
 def test_grad_modes_are_also_top_level():

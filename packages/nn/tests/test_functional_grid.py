@@ -244,6 +244,26 @@ def test_grid_sample_gradcheck_3d_and_nearest(padding):
     assert g2.grad is not None and not np_of(g2.grad).any()
 
 
+@pytest.mark.parametrize(
+    ("padding", "border_grads"),
+    [("zeros", [-3.0, 1.0]), ("border", [0.0, 0.0]), ("reflection", [0.0, 0.0])],
+)
+def test_grid_gradient_is_zero_at_clipped_borders(padding, border_grads):
+    # Pixels [0, 1, 3] in a row, align_corners=True: x = 1 and x = -1 land exactly on the
+    # last and first pixel. PyTorch's sampler counts the borders as out of bounds when it
+    # clips (border and reflection padding), so the gradient there is 0; with zero padding
+    # nothing is clipped and the one-sided slope toward the next tap is used (0 - 3 past
+    # the right edge, 1 - 0 from the left edge). Inside, at x = 0.5 (pixel 1.5), the
+    # slope is 3 - 1 = 2, times d(pixel)/dx = (3 - 1) / 2 = 1.
+    x = f64([[[[0.0, 1.0, 3.0]]]])
+    grid = f64([[[[1.0, 0.0], [-1.0, 0.0], [0.5, 0.0]]]], requires_grad=True)
+    out = F.grid_sample(x, grid, "bilinear", padding, True)
+    assert np_of(out).ravel().tolist() == [3.0, 0.0, 2.0]
+    out.sum().backward()
+    assert np_of(grid.grad)[0, 0, :, 0].tolist() == [*border_grads, 2.0]
+    assert np_of(grid.grad)[0, 0, :, 1].tolist() == [0.0, 0.0, 0.0]
+
+
 def test_grid_sample_learns_a_translation():
     """The grid gradient drives an affine transform towards the one that produced the target."""
     yy, xx = np.meshgrid(np.linspace(-1, 1, 12), np.linspace(-1, 1, 12), indexing="ij")

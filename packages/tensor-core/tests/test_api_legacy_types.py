@@ -137,6 +137,13 @@ def test_default_device():
     torch.set_default_device(None)
     with pytest.raises(RuntimeError, match="default device"):
         torch.set_default_device("cuda")
+    # A device is a context manager making itself the default in the block (PyTorch 2.x):
+    # the CPU, which already is; another device raises as set_default_device does.
+    with torch.device("cpu") as d:
+        assert d == torch.device("cpu") and torch.zeros(1).device == torch.device("cpu")
+    with pytest.raises(RuntimeError, match="default device"):
+        with torch.device("cuda"):
+            pass
 
 
 def test_runtime_settings():
@@ -305,3 +312,25 @@ def test_is_inference_mode_enabled():
             assert not torch.is_inference_mode_enabled()
         assert torch.is_inference_mode_enabled()
     assert not torch.is_inference_mode_enabled()
+
+
+def test_in_reversed_and_split_with_sizes():
+    # As PyTorch's Tensor.__contains__: any entry equal to the element, for any shape
+    # (iterating rows instead would ask for the truth of a multi-element row).
+    a = np.array([[1, 2], [5, 6]])
+    x = torch.tensor(a)
+    assert 5 in x and 7 not in x and 2.0 in x
+    assert torch.tensor([5, 6]) in x and torch.tensor([6, 5]) not in x
+    assert True not in torch.tensor([False])
+    with pytest.raises(RuntimeError, match="only supports Tensor or scalar"):
+        "a" in x  # noqa: B015
+    # reversed() flips the first dim, as Tensor.__reversed__ does; a 0-d tensor is kept.
+    r = reversed(x)
+    assert isinstance(r, torch.Tensor)
+    np.testing.assert_array_equal(r.numpy(), a[::-1])
+    s = torch.tensor(3.0)
+    assert reversed(s) is s
+    pieces = x.split_with_sizes([1, 1], dim=-1)
+    assert [p.numpy().tolist() for p in pieces] == [[[1], [5]], [[2], [6]]]
+    with pytest.raises(RuntimeError, match="to sum exactly to 2"):
+        x.split_with_sizes([1])

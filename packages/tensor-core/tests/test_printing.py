@@ -113,10 +113,15 @@ def test_set_printoptions_precision_and_sci_mode():
     assert repr(F.tensor([1.5])) == "tensor([1.50e+00])"
     F.set_printoptions(profile="default", sci_mode=True)
     assert repr(F.tensor([1.5])) == "tensor([1.5000e+00])"
-    # As in PyTorch, the width is chosen before sci_mode overrides the notation.
+    # As in PyTorch 2.13, a sci_mode set with set_printoptions decides the notation before
+    # the width is measured: forcing fixed point leaves no room for the scientific strings
+    # ("1.0000e-05" would be 10 wide; "0.0000" is 6).
     F.set_printoptions(sci_mode=False)
-    assert repr(F.tensor([1e-5, 1.0])) == "tensor([    0.0000,     1.0000])"
+    assert repr(F.tensor([1e-5, 1.0])) == "tensor([0.0000, 1.0000])"
     assert repr(F.tensor([0.25, 1.0])) == "tensor([0.2500, 1.0000])"
+    assert repr(F.tensor([100.5, 1e-9, 3.0])) == "tensor([100.5000,   0.0000,   3.0000])"
+    F.set_printoptions(sci_mode=True)
+    assert repr(F.tensor([1.0, 2.0])) == "tensor([1.0000e+00, 2.0000e+00])"
 
 
 def test_threshold_edgeitems_linewidth():

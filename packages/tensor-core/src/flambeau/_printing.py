@@ -132,24 +132,25 @@ class _Formatter:
                 self.width = max(self.width, len(str(v)))
             return
         finite = [v for v in values if v != 0 and math.isfinite(v)]
-        if finite:
-            magnitudes = [abs(v) for v in finite]
-            lo, hi = min(magnitudes), max(magnitudes)
-            self.int_mode = all(v == math.ceil(v) for v in finite)
-            if self.int_mode:
-                self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8
-                strs = (
-                    [f"{v:.{precision}e}" for v in finite]
-                    if self.sci_mode
-                    else [f"{v:.0f}." for v in finite]
-                )
-            else:
-                self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4
-                fmt = "e" if self.sci_mode else "f"
-                strs = [f"{v:.{precision}{fmt}}" for v in finite]
-            self.width = max(self.width, max(len(s) for s in strs))
-        if PRINT_OPTS.sci_mode is not None:
-            self.sci_mode = PRINT_OPTS.sci_mode
+        if not finite:
+            return
+        magnitudes = [abs(v) for v in finite]
+        lo, hi = min(magnitudes), max(magnitudes)
+        self.int_mode = all(v == math.ceil(v) for v in finite)
+        # A sci_mode set with set_printoptions decides before the widths are measured, so
+        # that forcing fixed point does not leave the width of the scientific strings.
+        self.sci_mode = (
+            (hi / lo > 1000.0 or hi > 1.0e8 or (not self.int_mode and lo < 1.0e-4))
+            if PRINT_OPTS.sci_mode is None
+            else PRINT_OPTS.sci_mode
+        )
+        if self.sci_mode:
+            strs = [f"{v:.{precision}e}" for v in finite]
+        elif self.int_mode:
+            strs = [f"{v:.0f}." for v in finite]
+        else:
+            strs = [f"{v:.{precision}f}" for v in finite]
+        self.width = max(self.width, max(len(s) for s in strs))
 
     def format(self, value) -> str:
         precision = PRINT_OPTS.precision

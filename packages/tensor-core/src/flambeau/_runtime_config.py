@@ -53,6 +53,27 @@ def set_default_device(device) -> None:
         )
 
 
+def _device_enter(self):
+    """``with flambeau.device("cpu"):`` makes the device the factories' default in the
+    block, as PyTorch's device context manager does; the CPU already is, and another
+    device raises as set_default_device does.
+
+    >>> with flambeau.device("cpu"):
+    ...     flambeau.zeros(1).device
+    device(type='cpu')
+    """
+    set_default_device(self)
+    return self
+
+
+def _device_exit(self, *exc) -> None:
+    return None
+
+
+_C.device.__enter__ = _device_enter
+_C.device.__exit__ = _device_exit
+
+
 def is_warn_always_enabled() -> bool:
     """Whether :func:`set_warn_always` turned on repeating warnings that normally show once
     per process. False until it is set.

@@ -1,6 +1,7 @@
 """Tensor attributes and small methods of PyTorch's Tensor that need no kernel: device and
 layout predicates, ``get_device``, ``dim_order``, the ``new_*`` factories,
-``sum_to_size``, ``apply_``/``map_``, ``put``/``put_`` and ``index_reduce_``.
+``sum_to_size``, ``apply_``/``map_``, ``put``/``put_``, ``index_reduce_``,
+``split_with_sizes``, and ``in``/``reversed()`` of a tensor.
 
 flambeau tensors are dense, strided, unquantized and never inference tensors, so the
 predicates for other layouts and devices are plain False; a tensor on a plugin device
@@ -10,6 +11,7 @@ answers ``is_<its type>`` by its device.
 from __future__ import annotations
 
 import builtins
+import numbers
 import warnings
 
 from flambeau import _C
@@ -258,8 +260,51 @@ def _fill_diagonal_(self, fill_value, wrap=False):
     return _put_(self, index, _C.full((len(flat),), fill_value, dtype=self.dtype))
 
 
+def _contains(self, element) -> bool:
+    """``element in tensor``: whether any entry equals `element` (a scalar, or a tensor
+    broadcast against the tensor), as PyTorch's Tensor.__contains__.
+
+    >>> 5 in flambeau.tensor([[1, 2], [5, 6]])
+    True
+    """
+    if isinstance(element, (_C.Tensor, numbers.Number)):
+        return builtins.bool((element == self).any().item())
+    raise RuntimeError(
+        f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element)}."
+    )
+
+
+def _reversed(self):
+    """``reversed(tensor)``: the tensor flipped along its first dim (a 0-d tensor itself).
+
+    >>> reversed(flambeau.tensor([1, 2, 3]))
+    tensor([3, 2, 1])
+    """
+    return self if self.dim() == 0 else self.flip(0)
+
+
+def _split_with_sizes(self, split_sizes, dim=0):
+    """Splits along `dim` into pieces of the given sizes, which must add up to its size.
+
+    >>> flambeau.arange(5).split_with_sizes([2, 3])
+    (tensor([0, 1]), tensor([2, 3, 4]))
+    """
+    sizes = [builtins.int(s) for s in split_sizes]
+    dim = wrap_dim(dim, self.dim())
+    if builtins.sum(sizes) != self.shape[dim] or builtins.any(s < 0 for s in sizes):
+        raise RuntimeError(
+            "split_with_sizes expects split_sizes to sum exactly to "
+            f"{self.shape[dim]} (input tensor's size at dimension {dim}), but got "
+            f"split_sizes={sizes}"
+        )
+    return self.split(sizes, dim)
+
+
 def install() -> None:
     T = _C.Tensor
+    T.__contains__ = _contains
+    T.__reversed__ = _reversed
+    T.split_with_sizes = _split_with_sizes
     for name in _ALWAYS_FALSE:
         setattr(T, name, property(lambda self: False))
     T.is_neg = lambda self: False  # flambeau negates eagerly: no lazy negative bit

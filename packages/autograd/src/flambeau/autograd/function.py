@@ -191,6 +191,17 @@ class Function:
     tensor([1.0000, 2.7183])
     """
 
+    def __init_subclass__(cls, **kwargs):
+        # As PyTorch's FunctionMeta: each Function subclass gets its own node class,
+        # named after it, so type(y.grad_fn).__name__ is "ExpBackward" (what graph
+        # printers such as torchviz show) and grad_fn._forward_cls is the Function.
+        super().__init_subclass__(**kwargs)
+        cls._backward_cls = type(
+            f"{cls.__name__}Backward",
+            (BackwardCFunction,),
+            {"_forward_cls": cls, "__module__": BackwardCFunction.__module__},
+        )
+
     @staticmethod
     def forward(*args, **kwargs):
         raise NotImplementedError(
@@ -300,7 +311,7 @@ class Function:
         ctx._pack_saved()
         outputs = result if isinstance(result, tuple) else (result,)
         edges = [grad_edge(a) if isinstance(a, F.Tensor) else (None, 0) for a in args]
-        node = BackwardCFunction(
+        node = cls._backward_cls(
             cls,
             ctx,
             edges,

@@ -230,9 +230,18 @@ def handle(name: str, args: tuple, kwargs: dict):
     formula = derivatives.FORMULAS.get(sch.key) or derivatives.FORMULAS.get(sch.name)
     # Edges come from the arguments as they are before the call: an in-place
     # call re-roots its target onto the node recorded here.
+    nondiff = () if formula is None else formula.nondiff_inputs
+    if nondiff and not any(
+        _requires_grad(bound[p.name])
+        for p in sch.params
+        if (p.is_tensor or p.is_tensor_list) and p.name not in nondiff
+    ):
+        return _call(name, args, kwargs)  # only an argument of which the shape is read
     inputs, edges = [], []
     for p in sch.params:
         v = bound[p.name]
+        if p.name in nondiff:
+            continue
         if p.is_tensor and isinstance(v, Tensor):
             inputs.append((p.name, None))
             edges.append(grad_edge(v))
@@ -246,7 +255,9 @@ def handle(name: str, args: tuple, kwargs: dict):
     if formula is not None and formula.reads is not None:
         # Only what the wanted gradients read is kept (y = x * 3.0 keeps nothing of x).
         keep = formula.kept(
-            p.name for p in sch.params if p.is_tensor and _requires_grad(bound[p.name])
+            p.name
+            for p in sch.params
+            if p.is_tensor and p.name not in nondiff and _requires_grad(bound[p.name])
         )
     first_kept = keep is None or sch.params[0].name in keep
     if inplace and formula is not None and formula.needs_input and first_kept:
@@ -385,6 +396,8 @@ def _plan(name: str, sch: schema.Schema) -> None:
     formula = derivatives.FORMULAS.get(sch.key) or derivatives.FORMULAS.get(sch.name)
     if formula is None or formula.differentiable_outputs is not None:
         return  # the Python handler marks only some outputs differentiable
+    if any(p.name in formula.nondiff_inputs for p in sch.params):
+        return  # the Python handler leaves out the arguments that are not inputs
     names = tuple(p.name for p in sch.params)
     lists = sum(1 << i for i, p in enumerate(sch.params) if p.is_tensor_list)
 

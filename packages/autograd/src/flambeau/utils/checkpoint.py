@@ -299,6 +299,37 @@ class _RandomState:
             yield
 
 
+class _AutocastState:
+    """The autocast settings a forward ran under (for its device type and the CPU), to run
+    its recomputation under the same: a bfloat16 forward recomputes in bfloat16."""
+
+    def __init__(self, device_type: str):
+        self.device_type = device_type
+        cache = flambeau.is_autocast_cache_enabled()
+        self.device_kwargs = None
+        if device_type != "cpu" and flambeau.amp.is_autocast_available(device_type):
+            self.device_kwargs = {
+                "enabled": flambeau.is_autocast_enabled(device_type),
+                "dtype": flambeau.get_autocast_dtype(device_type),
+                "cache_enabled": cache,
+            }
+        self.cpu_kwargs = {
+            "enabled": flambeau.is_autocast_enabled("cpu"),
+            "dtype": flambeau.get_autocast_dtype("cpu"),
+            "cache_enabled": cache,
+        }
+
+    @contextlib.contextmanager
+    def restored(self):
+        with contextlib.ExitStack() as stack:
+            if self.device_kwargs is not None:
+                stack.enter_context(
+                    flambeau.amp.autocast(device_type=self.device_type, **self.device_kwargs)
+                )
+            stack.enter_context(flambeau.amp.autocast("cpu", **self.cpu_kwargs))
+            yield
+
+
 # -- the reentrant variant ------------------------------------------------------------------
 
 
@@ -317,7 +348,9 @@ class CheckpointFunction(Function):
     def forward(ctx, run_function, preserve_rng_state, *args):
         check_backward_validity(args)
         ctx.run_function = run_function
-        ctx.random_state = _RandomState(preserve_rng_state, _infer_device_type(*args), args)
+        device_type = _infer_device_type(*args)
+        ctx.random_state = _RandomState(preserve_rng_state, device_type, args)
+        ctx.autocast_state = _AutocastState(device_type)
         ctx.inputs = [None if isinstance(a, flambeau.Tensor) else a for a in args]
         ctx.tensor_indices = [i for i, a in enumerate(args) if isinstance(a, flambeau.Tensor)]
         ctx.save_for_backward(*(args[i] for i in ctx.tensor_indices))
@@ -338,7 +371,7 @@ class CheckpointFunction(Function):
             inputs[i] = tensor
         with ctx.random_state.restored():
             detached = detach_variable(tuple(inputs))
-            with enable_grad():
+            with enable_grad(), ctx.autocast_state.restored():
                 outputs = ctx.run_function(*detached)
         if isinstance(outputs, flambeau.Tensor):
             outputs = (outputs,)
@@ -621,13 +654,15 @@ def _checkpoint_without_reentrant(
         raise ValueError(
             f"determinism_check should be one of {list(_METADATA)}, but got {determinism_check}"
         )
-    random_state = _RandomState(preserve, _infer_device_type(*args), args)
+    device_type = _infer_device_type(*args)
+    random_state = _RandomState(preserve, device_type, args)
     forward_context, recompute_context = context_fn()
     if not flambeau.is_grad_enabled():
         return function(*args, **kwargs)
+    autocast_state = _AutocastState(device_type)
 
     def recompute(*inputs):
-        with random_state.restored(), recompute_context:
+        with random_state.restored(), autocast_state.restored(), recompute_context:
             function(*inputs, **kwargs)
 
     frame = _Frame(

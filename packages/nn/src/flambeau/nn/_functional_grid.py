@@ -144,7 +144,10 @@ def _pad_coordinate(coord, size: int, padding_mode: str, align_corners: bool):
             coord = _reflect(coord, 0, 2 * (size - 1))
         else:
             coord = _reflect(coord, -1, 2 * size - 1)
-    coord = flambeau.clamp(coord, 0, size - 1)
+    # Clipped to the input; as in PyTorch's sampler, the borders count as out of bounds
+    # for the gradient: a coordinate at or past one gets none (clamp's would be 1 there).
+    inside = (coord > 0) & (coord < size - 1)
+    coord = flambeau.where(inside, coord, flambeau.clamp(coord.detach(), 0, size - 1))
     # A NaN coordinate reads pixel 0, as PyTorch's sampler does.
     return flambeau.nan_to_num(coord, nan=0.0)
 

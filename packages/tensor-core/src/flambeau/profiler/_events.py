@@ -24,6 +24,7 @@ _OPERATOR, _USER_RANGE, _BACKWARD_NODE = 0, 1, 2
 class Interval:
     """A span of time in microseconds.
 
+    >>> from flambeau.profiler._events import Interval
     >>> Interval(2.0, 5.0).elapsed_us()
     3.0
     """
@@ -35,6 +36,7 @@ class Interval:
     def elapsed_us(self) -> float:
         """end - start.
 
+        >>> from flambeau.profiler._events import Interval
         >>> Interval(0.0, 1.5).elapsed_us()
         1.5
         """
@@ -206,7 +208,7 @@ class FunctionEventAvg(_Times):
     def add(self, other) -> FunctionEventAvg:
         """Adds an event (or an average) to this one; returns self.
 
-        >>> FunctionEventAvg().count
+        >>> flambeau.profiler.FunctionEventAvg().count
         0
         """
         if self.key is None:

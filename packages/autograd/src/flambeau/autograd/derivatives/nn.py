@@ -172,7 +172,10 @@ def _leaky_relu(g, a):
 @formula("leaky_relu_backward")
 def _leaky_relu_backward(g, a):
     return {
-        "grad_output": F.leaky_relu_backward(g, a["self"], a["negative_slope"], a["self_is_result"])
+        "grad_output": F.leaky_relu_backward(
+            g, a["self"], a["negative_slope"], a["self_is_result"]
+        ),
+        "self": F.zeros_like(g),  # piecewise linear: flat in x (PyTorch's zeros_like(grad))
     }
 
 
@@ -198,7 +201,10 @@ def _hardtanh(g, a):
 
 @formula("hardtanh_backward")
 def _hardtanh_backward(g, a):
-    return {"grad_output": F.hardtanh_backward(g, a["self"], a["min_val"], a["max_val"])}
+    return {
+        "grad_output": F.hardtanh_backward(g, a["self"], a["min_val"], a["max_val"]),
+        "self": F.zeros_like(g),
+    }
 
 
 @formula("hardswish")
@@ -222,7 +228,7 @@ def _hardsigmoid(g, a):
 
 @formula("hardsigmoid_backward")
 def _hardsigmoid_backward(g, a):
-    return {"grad_output": F.hardsigmoid_backward(g, a["self"])}
+    return {"grad_output": F.hardsigmoid_backward(g, a["self"]), "self": F.zeros_like(g)}
 
 
 @formula("log_sigmoid")
@@ -244,7 +250,10 @@ def _softshrink(g, a):
 
 @formula("softshrink_backward")
 def _softshrink_backward(g, a):
-    return {"grad_output": F.softshrink_backward(g, a["self"], a["lambd"])}
+    return {
+        "grad_output": F.softshrink_backward(g, a["self"], a["lambd"]),
+        "self": F.zeros_like(g),
+    }
 
 
 @formula("hardshrink")
@@ -254,7 +263,7 @@ def _hardshrink(g, a):
 
 @formula("hardshrink_backward")
 def _hardshrink_backward(g, a):
-    return {"grad_out": F.hardshrink_backward(g, a["self"], a["lambd"])}
+    return {"grad_out": F.hardshrink_backward(g, a["self"], a["lambd"]), "self": F.zeros_like(g)}
 
 
 @formula("threshold")
@@ -264,7 +273,13 @@ def _threshold(g, a):
 
 @formula("threshold_backward")
 def _threshold_backward(g, a):
-    return {"grad_output": F.threshold_backward(g, a["self"], a["threshold"])}
+    # As PyTorch's derivatives (self: zeros_like(grad)), the piecewise-constant masks of
+    # these backwards give their input a zero gradient, not none: a bias feeding a ReLU
+    # gets zeros from a gradient penalty's backward (and optimizers step it), not None.
+    return {
+        "grad_output": F.threshold_backward(g, a["self"], a["threshold"]),
+        "self": F.zeros_like(g),
+    }
 
 
 @composite("selu")

@@ -29,6 +29,10 @@ class Formula:
     # wanted gradient reads; the others become TensorMeta (shape, dtype, device). An input
     # missing from the mapping reads every argument.
     reads: dict[str, tuple[str, ...]] | None = None
+    # Tensor arguments of which only the shape, dtype or device are used (view_as's and
+    # type_as's other): never differentiated, so, as in PyTorch, one requiring grad does
+    # not make the output require grad. Calls passing them are recorded in Python.
+    nondiff_inputs: tuple[str, ...] = ()
 
     def reads_output(self, i: int) -> bool:
         n = self.needs_result
@@ -52,14 +56,24 @@ class Formula:
 FORMULAS: dict[str, Formula] = {}
 
 
-def formula(*names, needs_input=True, needs_result=False, differentiable_outputs=None, reads=None):
+def formula(
+    *names,
+    needs_input=True,
+    needs_result=False,
+    differentiable_outputs=None,
+    reads=None,
+    nondiff_inputs=(),
+):
     """Registers fn(g, a) as the derivative formula of the operators `names`.
 
     reads: {input: (argument, ...)}, for each differentiable input the arguments whose
     values (not only shape, dtype or device) its gradient reads; arguments that no wanted
     gradient reads are not kept by the graph, and reach the formula as TensorMeta. The
     formula must then compute only the wanted gradients (``needs_grad``). Names are
-    checked against the operators' parameters."""
+    checked against the operators' parameters.
+
+    nondiff_inputs: the tensor arguments that are not inputs of the derivative (see
+    Formula.nondiff_inputs)."""
     if reads is not None:
         _check_reads(names, reads)
         reads = {k: tuple(v) for k, v in reads.items()}
@@ -67,7 +81,13 @@ def formula(*names, needs_input=True, needs_result=False, differentiable_outputs
     def register(fn):
         for n in names:
             FORMULAS[n] = Formula(
-                fn, needs_input, False, needs_result, differentiable_outputs, reads
+                fn,
+                needs_input,
+                False,
+                needs_result,
+                differentiable_outputs,
+                reads,
+                tuple(nondiff_inputs),
             )
         return fn
 

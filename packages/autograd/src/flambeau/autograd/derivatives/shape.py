@@ -22,7 +22,8 @@ from .registry import composite, formula, nondifferentiable
     "expand",
     "expand_as",
     needs_input=False,
-    reads={"self": (), "input": (), "other": ()},  # only shapes
+    reads={"self": (), "input": ()},  # only shapes
+    nondiff_inputs=("other",),  # view_as, reshape_as, expand_as: only other's shape
 )
 def _reshape_back(g, a):
     first = first_name(a)
@@ -308,7 +309,8 @@ def _triu(g, a):
     "bfloat16",
     "cpu",
     needs_input=False,
-    reads={"self": (), "other": ()},  # only the first's dtype
+    reads={"self": ()},  # only the first's dtype
+    nondiff_inputs=("other",),  # type_as, to(other): only other's dtype and device
 )
 def _to(g, a):
     first = first_name(a)
