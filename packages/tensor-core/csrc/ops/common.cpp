@@ -130,13 +130,17 @@ Tensor prepare_out(const OutArg& out, IntList shape, ScalarType result, Device d
   } else {
     resize_out(t, shape);
   }
-  for (int64_t d = 0; d < t->dim(); ++d) {
-    FLB_CHECK(t->strides()[d] != 0 || t->sizes()[d] <= 1, op,
-              ": unsupported operation: more than one element of the written-to tensor "
-              "refers to a single memory location");
-  }
+  check_no_internal_overlap(t, op);
   t->bump_version();
   return t;
+}
+
+void check_no_internal_overlap(const Tensor& t, const char* op) {
+  for (int64_t d = 0; d < t->dim(); ++d)
+    FLB_CHECK(t->strides()[d] != 0 || t->sizes()[d] <= 1, op ? op : "", op ? ": " : "",
+              "unsupported operation: more than one element of the written-to tensor refers to "
+              "a single memory location. Please clone() the tensor before performing the "
+              "operation.");
 }
 
 // Strides laying out `t`'s dims in the same memory order as t, when t covers its

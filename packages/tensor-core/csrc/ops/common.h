@@ -40,6 +40,11 @@ Tensor to_dtype(const Tensor& t, ScalarType dtype);
 Tensor expand_to(const Tensor& t, IntList shape, const char* op);
 // Makes `t` have `sizes`: reuses its storage when large enough, else allocates.
 void resize_out(const Tensor& t, IntList sizes);
+
+// PyTorch's refusal to write into a tensor whose elements share memory (a stride of 0
+// over a dim of more than one element, as an expanded view has); op prefixes the
+// message when given.
+void check_no_internal_overlap(const Tensor& t, const char* op = nullptr);
 // Checks an out=/in-place destination, resizing out= as needed. Returns the
 // tensor the result goes to.
 Tensor prepare_out(const OutArg& out, IntList shape, ScalarType result, Device device,

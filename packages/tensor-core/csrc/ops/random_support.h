@@ -10,13 +10,9 @@ namespace flambeau {
 template <class F>
 void fill_contiguous(const Tensor& self, const F& fill) {
   if (self->numel() == 0) return;
-  // As PyTorch: an in-place sampler on a tensor whose elements share memory (an expanded
-  // view) has no meaning (which draw wins?), so it is refused, not filled through a copy.
-  for (int64_t d = 0; d < self->dim(); ++d)
-    FLB_CHECK(self->strides()[d] != 0 || self->sizes()[d] <= 1,
-              "unsupported operation: more than one element of the written-to tensor refers to "
-              "a single memory location. Please clone() the tensor before performing the "
-              "operation.");
+  // An in-place sampler into shared elements (an expanded view) has no meaning (which
+  // draw wins?): refused, as PyTorch, rather than filled through a full-size copy.
+  check_no_internal_overlap(self);
   Tensor dst =
       self->is_contiguous() ? self : flambeau::empty(self->sizes(), self->dtype(), self->device());
   Tensor target = dst;

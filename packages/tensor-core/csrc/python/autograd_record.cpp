@@ -347,7 +347,7 @@ Edges edges_of(const Plan& plan, PyObject* const* args) {
       e.lengths.push_back(n);
       continue;
     }
-    if (!is_tensor(args[i])) continue;
+    if (!is_tensor(args[i]) || (plan.nondiff >> i & 1)) continue;
     e.mask |= 1u << i;
     if (as_tensor(args[i])->requires_grad()) e.grads |= 1u << i;
     edges.push_back(edge_of(args[i]));
@@ -418,6 +418,7 @@ py::object record(const Plan& plan, PyObject* const* args, py::object result) {
   if (!any_differentiable) return result;
 
   const Edges e = edges_of(plan, args);
+  if (plan.nondiff && e.grads == 0) return result;  // only a shape-lending argument did
   py::object saved = new_saved_call(plan, args, kept_args(plan, e));
   auto& data = reinterpret_cast<SavedCall*>(saved.ptr())->data;
   data.tuple_output = tuple_output;
@@ -437,7 +438,8 @@ py::object record(const Plan& plan, PyObject* const* args, py::object result) {
 }
 
 bool inplace_recordable(const Plan& plan, PyObject* const* args) {
-  if (plan.view || plan.lists || plan.formula_for.is_none() || !is_tensor(args[0])) return false;
+  if (plan.view || plan.lists || plan.nondiff || plan.formula_for.is_none() || !is_tensor(args[0]))
+    return false;
   const TensorImpl& t = *autograd_meta::impl_of(args[0]);
   const autograd_meta::TensorAutograd* m = autograd_meta::find(t);
   if (m && m->view) return false;  // CopySlices rebases the view's root: Python's
@@ -502,7 +504,7 @@ void register_bindings(py::module_& m, py::object /*tensor_class*/) {
       "_autograd_register_plan",
       [](const std::string& key, py::object node_name, py::tuple param_names, py::tuple defaults,
          bool check_inputs, uint64_t check_outputs, bool view, py::object formula_for,
-         py::object keep_for, py::object native, uint32_t lists) {
+         py::object keep_for, py::object native, uint32_t lists, uint32_t nondiff) {
         if (defaults.size() != param_names.size())
           throw py::value_error("_autograd_register_plan: bad parameter list for " + key);
         if (param_names.size() > static_cast<size_t>(kMaxParams))
@@ -516,6 +518,7 @@ void register_bindings(py::module_& m, py::object /*tensor_class*/) {
         plan.check_outputs = check_outputs;
         plan.view = view;
         plan.lists = lists;
+        plan.nondiff = nondiff;
         plan.formula_for = std::move(formula_for);
         plan.keep_for = std::move(keep_for);
         if (!native.is_none()) {
@@ -538,6 +541,7 @@ void register_bindings(py::module_& m, py::object /*tensor_class*/) {
       py::arg("key"), py::arg("node_name"), py::arg("param_names"), py::arg("defaults"),
       py::arg("check_inputs"), py::arg("check_outputs"), py::arg("view"), py::arg("formula_for"),
       py::arg("keep_for") = py::none(), py::arg("native") = py::none(), py::arg("lists") = 0,
+      py::arg("nondiff") = 0,
       "Register how calls to an operator overload are recorded in C++; False when it has too "
       "many parameters to be (its calls then go to the Python recorder).");
   m.def(

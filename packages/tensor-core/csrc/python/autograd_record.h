@@ -35,6 +35,9 @@ struct Plan {
   // Bit i: parameter i is a tensor list (Tensor[]): each element gets an edge, and the
   // list is kept whole, as a tuple, with no version checks (as the Python recorder does).
   uint32_t lists = 0;
+  // Bit i: tensor parameter i lends only its shape, dtype or device (view_as's other):
+  // no edge, and its requiring grad alone records nothing, as PyTorch.
+  uint32_t nondiff = 0;
   // formula_for(tensor_mask, tuple_output, list_lengths) -> backward(grads, args); None:
   // the operator is not differentiable and nothing is recorded. list_lengths: the
   // lengths of the call's tensor lists, in parameter order (() without lists).

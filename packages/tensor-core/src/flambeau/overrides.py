@@ -64,7 +64,22 @@ __all__ = [
 Tensor = _C.Tensor
 
 
-class DisableTorchFunctionSubclass:
+class _Disabling:
+    """A context manager that raises one of this thread's disabling depths (_depth: the
+    core's counter function) while it is entered."""
+
+    _depth = None
+
+    def __enter__(self):
+        type(self)._depth(1)
+        return self
+
+    def __exit__(self, *exc):
+        type(self)._depth(-1)
+        return False
+
+
+class DisableTorchFunctionSubclass(_Disabling):
     """Within it, subclasses' ``__torch_function__`` is not called (this thread).
 
     >>> class Sub(flambeau.Tensor):
@@ -77,16 +92,10 @@ class DisableTorchFunctionSubclass:
     Tensor
     """
 
-    def __enter__(self):
-        _C._torch_function_disable(1)
-        return self
-
-    def __exit__(self, *exc):
-        _C._torch_function_disable(-1)
-        return False
+    _depth = staticmethod(_C._torch_function_disable)
 
 
-class DisableTorchFunction:
+class DisableTorchFunction(_Disabling):
     """Within it, neither subclasses' ``__torch_function__`` nor modes are called (this
     thread).
 
@@ -98,13 +107,7 @@ class DisableTorchFunction:
     Tensor
     """
 
-    def __enter__(self):
-        _C._torch_function_all_disable(1)
-        return self
-
-    def __exit__(self, *exc):
-        _C._torch_function_all_disable(-1)
-        return False
+    _depth = staticmethod(_C._torch_function_all_disable)
 
 
 # ---- modes ---------------------------------------------------------------------------

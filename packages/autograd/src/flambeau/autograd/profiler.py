@@ -9,14 +9,12 @@ recorder (the same events, tables and traces).
 
 from __future__ import annotations
 
-import warnings
-
 import flambeau
 from flambeau.futures import Future
 from flambeau.profiler._events import EventList, FunctionEvent, FunctionEventAvg
 from flambeau.profiler._recording import Recording, record_function
+from flambeau.profiler._results import ProfileResults, warn_unrecorded
 from flambeau.profiler._steps import KinetoStepTracker
-from flambeau.profiler._trace import write_chrome_trace
 from flambeau.profiler._types import DeviceType, ProfilerActivity, ProfilerState, kineto_available
 
 __all__ = [
@@ -37,7 +35,7 @@ __all__ = [
 ]
 
 
-class profile:
+class profile(ProfileResults):
     """Records the operators run inside it (PyTorch's legacy autograd profiler); read
     the results from ``function_events``, ``key_averages()`` or ``table()`` after it
     exits. Only CPU activity is recorded.
@@ -47,6 +45,13 @@ class profile:
     >>> prof.function_events[-1].input_shapes[0]
     [2, 3]
     """
+
+    _not_recorded = "Profiler didn't finish running"
+
+    @property
+    def function_events(self) -> EventList | None:
+        """The recorded events (None until the profile exits)."""
+        return self._events
 
     def __init__(
         self,
@@ -71,19 +76,8 @@ class profile:
         if not enabled:
             return
         if use_cuda:
-            warnings.warn(
-                "The attribute `use_cuda` will be deprecated soon, please use "
-                "``use_device = 'cuda'`` instead.",
-                FutureWarning,
-                stacklevel=2,
-            )
             use_device = "cuda"
-        if use_device is not None:
-            warnings.warn(
-                f"flambeau's profiler records CPU activity only; {use_device} activity is not "
-                "recorded",
-                stacklevel=2,
-            )
+        warn_unrecorded(use_device or "", use_cuda=use_cuda)
         if not use_cpu and not use_kineto:
             raise AssertionError("Device-only events supported only with Kineto (use_kineto=True)")
         self.use_cpu = use_cpu
@@ -94,9 +88,7 @@ class profile:
         self.with_stack = with_stack
         self.with_modules = with_modules
         self.entered = False
-        self.function_events: EventList | None = None
         self._recording: Recording | None = None
-        self._start_ns = 0
 
     def __enter__(self) -> profile:
         if not self.enabled:
@@ -118,64 +110,25 @@ class profile:
         if not self.enabled:
             return False
         if self._recording is not None:
-            self.function_events = self._recording.stop()
+            self._events = self._recording.stop()
             self._start_ns = self._recording.start_ns
             self._recording = None
         else:
-            self.function_events = EventList(profile_memory=self.profile_memory)
+            self._events = EventList(profile_memory=self.profile_memory)
         return False
 
-    def _finished(self) -> EventList:
-        if self.function_events is None:
-            raise RuntimeError("Profiler didn't finish running")
-        return self.function_events
-
-    def events(self) -> EventList:
-        """The recorded events."""
-        return self._finished()
-
-    def table(self, sort_by=None, row_limit=100, max_src_column_width=75,
-              max_name_column_width=55, max_shapes_column_width=80, header=None,
-              top_level_events_only=False, time_unit=None) -> str:  # fmt: skip
-        """The events as a text table (see ``EventList.table``)."""
-        return self._finished().table(
-            sort_by=sort_by,
-            row_limit=row_limit,
-            max_src_column_width=max_src_column_width,
-            max_name_column_width=max_name_column_width,
-            max_shapes_column_width=max_shapes_column_width,
-            header=header,
-            top_level_events_only=top_level_events_only,
-            time_unit=time_unit,
-        )
-
-    def export_chrome_trace(self, path) -> None:
-        """Writes the events as a Chrome trace."""
-        write_chrome_trace(self._finished(), path, base_time_ns=self._start_ns)
-
-    def export_stacks(self, path, metric: str = "self_cpu_time_total") -> None:
-        """Writes the events' stacks in folded form (needs ``with_stack=True``)."""
-        if not self.with_stack:
-            raise RuntimeError("export_stacks() needs a profile created with with_stack=True")
-        self._finished().export_stacks(path, metric)
-
-    def key_averages(self, group_by_input_shape=False, group_by_stack_n=0,
-                     group_by_overload_name=False) -> EventList:  # fmt: skip
-        """The events grouped by name (see ``EventList.key_averages``)."""
-        return self._finished().key_averages(
-            group_by_input_shapes=group_by_input_shape,
-            group_by_stack_n=group_by_stack_n,
-            group_by_overload_name=group_by_overload_name,
-        )
+    def table(self, *args, **kwargs) -> str:
+        """The events as a text table; the arguments are ``EventList.table``'s."""
+        return self.events().table(*args, **kwargs)
 
     def total_average(self) -> FunctionEventAvg:
         """Every event summed into one row."""
-        return self._finished().total_average()
+        return self.events().total_average()
 
     @property
     def self_cpu_time_total(self) -> float:
         """The sum of the events' self times, in microseconds."""
-        return self._finished().self_cpu_time_total
+        return self.events().self_cpu_time_total
 
     def __str__(self) -> str:
         return self.table()

@@ -396,10 +396,11 @@ def _plan(name: str, sch: schema.Schema) -> None:
     formula = derivatives.FORMULAS.get(sch.key) or derivatives.FORMULAS.get(sch.name)
     if formula is None or formula.differentiable_outputs is not None:
         return  # the Python handler marks only some outputs differentiable
-    if any(p.name in formula.nondiff_inputs for p in sch.params):
-        return  # the Python handler leaves out the arguments that are not inputs
     names = tuple(p.name for p in sch.params)
     lists = sum(1 << i for i, p in enumerate(sch.params) if p.is_tensor_list)
+    nondiff = sum(1 << i for i, n in enumerate(names) if n in formula.nondiff_inputs)
+    if nondiff and lists:
+        return  # the core skips shape-lending arguments among plain tensors only
 
     def formula_for(mask: int, tuple_output: bool, lengths: tuple = ()):
         # The inputs as handle() lists them: one per tensor, one per list element.
@@ -424,6 +425,7 @@ def _plan(name: str, sch: schema.Schema) -> None:
         # A formula compiled in the core: the engine runs it on the recorded call.
         native=formula.fn if isinstance(formula.fn, _C._NativeFormula) else None,
         lists=lists,
+        nondiff=nondiff,
     )
 
 

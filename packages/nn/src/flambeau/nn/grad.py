@@ -29,7 +29,10 @@ def _stand_in(like, size):
     return like.new_empty(1).expand(tuple(size))
 
 
-def _convolution_grad(which, grad_output, input, weight, stride, padding, dilation, groups):
+def _convolution_grad(which, widen, grad_output, input, weight, stride, padding, dilation, groups):
+    """convolution_backward's one gradient `which`; widen turns an int option into a
+    tuple of the convolution's spatial rank (_single, _pair, _triple)."""
+    stride, padding, dilation = widen(stride), widen(padding), widen(dilation)
     output_mask = [which == _INPUT, which == _WEIGHT, False]
     grads = flambeau.convolution_backward(
         grad_output,
@@ -62,14 +65,7 @@ def conv1d_input(input_size, weight, grad_output, stride=1, padding=0, dilation=
     """
     input = _stand_in(grad_output, input_size)
     return _convolution_grad(
-        _INPUT,
-        grad_output,
-        input,
-        weight,
-        _single(stride),
-        _single(padding),
-        _single(dilation),
-        groups,
+        _INPUT, _single, grad_output, input, weight, stride, padding, dilation, groups
     )
 
 
@@ -88,14 +84,7 @@ def conv1d_weight(input, weight_size, grad_output, stride=1, padding=0, dilation
     """
     weight = _stand_in(grad_output, weight_size)
     return _convolution_grad(
-        _WEIGHT,
-        grad_output,
-        input,
-        weight,
-        _single(stride),
-        _single(padding),
-        _single(dilation),
-        groups,
+        _WEIGHT, _single, grad_output, input, weight, stride, padding, dilation, groups
     )
 
 
@@ -114,7 +103,7 @@ def conv2d_input(input_size, weight, grad_output, stride=1, padding=0, dilation=
     """
     input = _stand_in(grad_output, input_size)
     return _convolution_grad(
-        _INPUT, grad_output, input, weight, _pair(stride), _pair(padding), _pair(dilation), groups
+        _INPUT, _pair, grad_output, input, weight, stride, padding, dilation, groups
     )
 
 
@@ -133,7 +122,7 @@ def conv2d_weight(input, weight_size, grad_output, stride=1, padding=0, dilation
     """
     weight = _stand_in(grad_output, weight_size)
     return _convolution_grad(
-        _WEIGHT, grad_output, input, weight, _pair(stride), _pair(padding), _pair(dilation), groups
+        _WEIGHT, _pair, grad_output, input, weight, stride, padding, dilation, groups
     )
 
 
@@ -152,14 +141,7 @@ def conv3d_input(input_size, weight, grad_output, stride=1, padding=0, dilation=
     """
     input = _stand_in(grad_output, input_size)
     return _convolution_grad(
-        _INPUT,
-        grad_output,
-        input,
-        weight,
-        _triple(stride),
-        _triple(padding),
-        _triple(dilation),
-        groups,
+        _INPUT, _triple, grad_output, input, weight, stride, padding, dilation, groups
     )
 
 
@@ -178,12 +160,5 @@ def conv3d_weight(input, weight_size, grad_output, stride=1, padding=0, dilation
     """
     weight = _stand_in(grad_output, weight_size)
     return _convolution_grad(
-        _WEIGHT,
-        grad_output,
-        input,
-        weight,
-        _triple(stride),
-        _triple(padding),
-        _triple(dilation),
-        groups,
+        _WEIGHT, _triple, grad_output, input, weight, stride, padding, dilation, groups
     )

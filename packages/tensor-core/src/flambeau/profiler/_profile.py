@@ -7,9 +7,9 @@ import time
 import warnings
 
 from flambeau.profiler._recording import Recording, record_function
+from flambeau.profiler._results import ProfileResults, warn_unrecorded
 from flambeau.profiler._schedule import ProfilerAction, _always_record
 from flambeau.profiler._steps import KinetoStepTracker
-from flambeau.profiler._trace import write_chrome_trace
 from flambeau.profiler._types import ProfilerActivity
 
 __all__ = ["profile", "supported_activities", "tensorboard_trace_handler"]
@@ -26,7 +26,7 @@ def supported_activities() -> set:
     return {ProfilerActivity.CPU}
 
 
-class profile:
+class profile(ProfileResults):
     """Records the operators a program runs, with their times (and on request input
     shapes, memory, Python stacks and flop counts), for tables and Chrome traces.
 
@@ -41,6 +41,10 @@ class profile:
     >>> row.count
     1
     """
+
+    _not_recorded = (
+        "nothing has been recorded yet: the profile must stop (or its schedule save a cycle) first"
+    )
 
     def __init__(
         self,
@@ -60,23 +64,14 @@ class profile:
         custom_trace_id_callback=None,
         post_processing_timeout_s: float | None = None,
     ):
-        if use_cuda is not None:
-            warnings.warn(
-                "The attribute `use_cuda` will be deprecated soon, please use "
-                "``use_device = 'cuda'`` instead.",
-                FutureWarning,
-                stacklevel=2,
-            )
         requested = set(activities) if activities else supported_activities()
         unrecorded = {a for a in requested if a not in supported_activities()}
         if use_cuda:
             unrecorded.add(ProfilerActivity.CUDA)
-        if unrecorded:
-            names = ", ".join(sorted(getattr(a, "name", str(a)) for a in unrecorded))
-            warnings.warn(
-                f"flambeau's profiler records CPU activity only; {names} activity is not recorded",
-                stacklevel=2,
-            )
+        warn_unrecorded(
+            ", ".join(sorted(getattr(a, "name", str(a)) for a in unrecorded)),
+            use_cuda=use_cuda is not None,
+        )
         self.activities = requested
         self.schedule = schedule or _always_record
         self.record_steps = schedule is not None  # ProfilerStep#N ranges, as PyTorch
@@ -92,7 +87,6 @@ class profile:
         self.step_num = 0
         self.current_action = self.schedule(self.step_num)
         self._recording: Recording | None = None
-        self._events = None
         self._step_range: record_function | None = None
         self._metadata: dict[str, str] = {}
 
@@ -182,36 +176,6 @@ class profile:
             self._step_range = None
 
     # ---- results -------------------------------------------------------------------
-
-    def events(self):
-        """The events of the last saved recording (an EventList)."""
-        if self._events is None:
-            raise RuntimeError(
-                "profile.events(): nothing has been recorded yet: the profile must stop (or "
-                "its schedule save a cycle) first"
-            )
-        return self._events
-
-    def key_averages(self, group_by_input_shape=False, group_by_stack_n=0,
-                     group_by_overload_name=False):  # fmt: skip
-        """The events grouped by name (see ``EventList.key_averages``)."""
-        return self.events().key_averages(
-            group_by_input_shapes=group_by_input_shape,
-            group_by_stack_n=group_by_stack_n,
-            group_by_overload_name=group_by_overload_name,
-        )
-
-    def export_chrome_trace(self, path) -> None:
-        """Writes the last recording as a Chrome trace (gzip-compressed if path ends in
-        .gz)."""
-        write_chrome_trace(self.events(), path, base_time_ns=self._start_ns,
-                           metadata=self._metadata)  # fmt: skip
-
-    def export_stacks(self, path, metric: str = "self_cpu_time_total") -> None:
-        """Writes the events' stacks in folded form (needs ``with_stack=True``)."""
-        if not self.with_stack:
-            raise RuntimeError("export_stacks() needs a profile created with with_stack=True")
-        self.events().export_stacks(path, metric)
 
     def add_metadata(self, key: str, value: str) -> None:
         """Adds a string to the trace's metadata."""

@@ -31,7 +31,7 @@ class Formula:
     reads: dict[str, tuple[str, ...]] | None = None
     # Tensor arguments of which only the shape, dtype or device are used (view_as's and
     # type_as's other): never differentiated, so, as in PyTorch, one requiring grad does
-    # not make the output require grad. Calls passing them are recorded in Python.
+    # not make the output require grad (the core's plans skip them: Plan::nondiff).
     nondiff_inputs: tuple[str, ...] = ()
 
     def reads_output(self, i: int) -> bool:
