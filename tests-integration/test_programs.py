@@ -25,13 +25,7 @@ TIMEOUT_S = 300
 # Programs that stop at a piece of PyTorch's API flambeau does not have yet: the gaps, and
 # the text of the errors they raise, in the order the program meets them (a failure with
 # none of these texts is a real failure).
-KNOWN_GAPS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "ppo.py": (
-        "Tensor.__setitem__ does not drop the value's leading size-1 dims as PyTorch does "
-        "(advantages[t] = a (1, N) value into an (N,) row)",
-        ("copy_: cannot broadcast shape (1, 8) to (8,)",),
-    ),
-}
+KNOWN_GAPS: dict[str, tuple[str, tuple[str, ...]]] = {}
 
 
 class KnownGap(Exception):

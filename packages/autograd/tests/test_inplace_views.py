@@ -34,12 +34,20 @@ def setitem_on_view(x, v):
     return b.sin()
 
 
+def setitem_value_with_leading_ones(x, v):
+    b = x.clone()
+    b[1] = v  # v is (1, 1, 4): its leading 1-dims are dropped, as PyTorch does
+    b[F.tensor([0, 2])] = v * 2
+    return b.sin()
+
+
 @pytest.mark.parametrize(
     "fn, shapes",
     [
         (through_row, [(2, 3), (3,)]),
         (through_column_then_sibling, [(3, 3)]),
         (setitem_on_view, [(3, 4), (2,)]),
+        (setitem_value_with_leading_ones, [(3, 4), (1, 1, 4)]),
     ],
 )
 def test_gradients_match_finite_differences(fn, shapes):

@@ -98,6 +98,40 @@ def test_linspace_logspace():
         torch.linspace(0, 1, -1)
 
 
+def test_linspace_counts_from_both_ends_with_one_rounding_per_element():
+    # PyTorch's rule: the first half is start + i * step, the second end - (n-1-i) * step,
+    # each a fused multiply-add in the element type (step itself rounded once).
+    start, end, n = np.float32(-3.3), np.float32(10.7), 11
+    step = np.float32((end - start) / np.float32(n - 1))
+    expected = [
+        np.float32(float(start) + float(step) * i)
+        if i < n // 2
+        else np.float32(float(end) - float(step) * (n - 1 - i))
+        for i in range(n)
+    ]
+    got = torch.linspace(-3.3, 10.7, n).numpy()
+    np.testing.assert_array_equal(got, expected)
+    assert got[3] == np.float32(0.9)  # two roundings gave 0.89999986
+    assert got[-1] == end and got[0] == start
+
+
+def test_logspace_steps_the_exponent_in_double_and_ints_in_float():
+    start, end, n = np.float32(0.3), np.float32(1.7), 9
+    step = float(np.float32(end - start)) / (n - 1)
+    exps = [
+        float(start) + step * i if i < n // 2 else float(end) - step * (n - 1 - i) for i in range(n)
+    ]
+    np.testing.assert_array_equal(
+        torch.logspace(0.3, 1.7, n).numpy(), np.array([10.0**e for e in exps], np.float32)
+    )
+    # Integer outputs: exponents and base in float32, truncated toward zero.
+    fstep = np.float32(np.float32(5 - 0) / np.float32(3))
+    ints = [int(np.float32(1.5) ** (np.float32(0) + fstep * np.float32(i))) for i in range(2)]
+    ints += [int(np.float32(1.5) ** (np.float32(5) - fstep * np.float32(3 - i))) for i in (2, 3)]
+    assert torch.logspace(0, 5, 4, base=1.5, dtype=torch.int64).tolist() == ints
+    assert torch.logspace(2, 9, 1, base=3).tolist() == [9.0]  # one step: base ** start
+
+
 def test_eye():
     np.testing.assert_array_equal(torch.eye(3).numpy(), np.eye(3))
     np.testing.assert_array_equal(torch.eye(2, 3, dtype=torch.int32).numpy(), np.eye(2, 3))

@@ -92,6 +92,45 @@ def test_xpu_calls_that_need_the_device_assert_as_pytorch(no_plugins, name):
         flambeau.xpu.set_device(0)
 
 
+CUDA_REFUSED = [*XPU_REFUSED, "default_stream", "mem_get_info", "ipc_collect"]
+
+
+@pytest.mark.parametrize("name", CUDA_REFUSED)
+def test_cuda_calls_that_need_the_device_assert_as_pytorch(no_plugins, name):
+    with pytest.raises(AssertionError, match=rf"flambeau\.cuda\.{name}\(\) needs a CUDA device"):
+        getattr(flambeau.cuda, name)()
+
+
+def test_cuda_names_exist_without_a_backend_as_in_pytorchs_cpu_build(no_plugins):
+    cuda = flambeau.cuda
+    # Classes exist (isinstance checks work) and refuse construction.
+    for name in ("Stream", "Event", "ExternalStream", "CUDAGraph"):
+        cls = getattr(cuda, name)
+        assert isinstance(cls, type) and not isinstance(object(), cls)
+        with pytest.raises(RuntimeError, match=f"flambeau.cuda.{name} requires CUDA support"):
+            cls()
+    # Contexts naming no device change nothing; naming one raises on entry.
+    with cuda.device(None), cuda.device(-1), cuda.stream(None), cuda.device_of(flambeau.ones(1)):
+        pass
+    guard = cuda.device(0)
+    with pytest.raises(RuntimeError, match="needs a CUDA device"):
+        guard.__enter__()
+    with pytest.raises(ValueError, match="Expected a cuda device, but got: cpu"):
+        cuda.set_device("cpu")
+    assert cuda.set_device(-1) is None and cuda.set_stream(None) is None
+    with pytest.raises(RuntimeError, match="needs a CUDA device"):
+        cuda.set_device("cuda:0")
+    # Counters and reports say no memory is in use.
+    assert cuda.reset_peak_memory_stats() is None and cuda.memory_snapshot() == []
+    assert cuda.is_current_stream_capturing() is False and cuda.get_gencode_flags() == ""
+    assert "No CUDA memory" in cuda.memory_summary()
+    with pytest.raises(RuntimeError, match="NVTX functions not installed"):
+        cuda.nvtx.range_push("step")
+    with pytest.raises(RuntimeError, match="NVTX functions not installed"):
+        with cuda.nvtx.range("step {}", 1):
+            pass
+
+
 def test_mps_answers_as_pytorch_without_mps(no_plugins):
     assert flambeau.mps.manual_seed("anything") is None  # not even converted
     for name in ("seed", "empty_cache", "synchronize", "get_rng_state", "current_allocated_memory"):

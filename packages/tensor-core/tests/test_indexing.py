@@ -227,6 +227,19 @@ def test_setitem_broadcasts_and_casts():
         t[[0, 1]] = torch.zeros(3, 3)
 
 
+def test_setitem_drops_leading_ones_of_the_value():
+    # PyTorch views the value without its leading size-1 dims before broadcasting, so a
+    # (1, 1, n) value fills an (n,) row, through basic and advanced indexing alike.
+    t = torch.zeros(3, 4)
+    t[1] = torch.arange(4.0).reshape(1, 1, 4)
+    t[[0, 2]] = torch.full((1, 1, 1, 4), 2.0)
+    t[0:1, 0] = torch.full((1, 1, 1), 9.0)
+    expected = np.array([[9, 2, 2, 2], [0, 1, 2, 3], [2, 2, 2, 2]], np.float32)
+    np.testing.assert_array_equal(t.numpy(), expected)
+    with pytest.raises(RuntimeError, match="broadcast"):
+        t[0] = torch.zeros(2, 4)  # only size-1 dims are dropped
+
+
 def test_mask_select_on_views():
     a = arange_np(6, 5)[::2, 1:]
     t = torch.from_numpy(arange_np(6, 5))[::2, 1:]

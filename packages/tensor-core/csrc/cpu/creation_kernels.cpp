@@ -2,6 +2,7 @@
 // Arithmetic follows PyTorch's CPU kernels (accumulate in double for floats and
 // int64 for integers; linspace fills from both ends toward the middle).
 #include <cmath>
+#include <type_traits>
 
 #include "cpu/parallel.h"
 #include "dispatch/dispatcher.h"
@@ -47,7 +48,15 @@ void fill_space(const Tensor& out, const Scalar& start, const Scalar& end, F&& f
   }
   parallel_for(0, steps, kGrainSize, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
-      S v = i < halfway ? a + step * static_cast<S>(i) : z - step * static_cast<S>(steps - i - 1);
+      const S from_a = static_cast<S>(i), from_z = static_cast<S>(steps - i - 1);
+      // Real steps are fused multiply-adds (one rounding), as PyTorch's vectorized kernel
+      // computes them: a + 3 * step may differ by an ulp otherwise.
+      S v;
+      if constexpr (std::is_floating_point_v<S>) {
+        v = i < halfway ? std::fma(step, from_a, a) : std::fma(-step, from_z, z);
+      } else {
+        v = i < halfway ? a + step * from_a : z - step * from_z;
+      }
       p[i] = convert<T>(f(v));
     }
   });
@@ -60,6 +69,35 @@ void linspace_kernel(const Tensor& out, const Scalar& start, const Scalar& end) 
   });
 }
 
+// Real logspace steps its exponent in double, except for integer outputs, which step in
+// float; the difference end - start is taken in the element type first. This is
+// PyTorch's arithmetic, so results agree to the bit.
+template <class T>
+void fill_real_logspace(const Tensor& out, const Scalar& start, const Scalar& end, double base) {
+  using E = std::conditional_t<std::is_integral_v<T>, float, double>;
+  const int64_t steps = out->numel();
+  const T a = start.to<T>(), z = end.to<T>();
+  const E b = static_cast<E>(base);
+  const E ea = static_cast<E>(static_cast<compute_t<T>>(a));
+  const E ez = static_cast<E>(static_cast<compute_t<T>>(z));
+  const E diff = static_cast<E>(static_cast<compute_t<T>>(
+      convert<T>(static_cast<compute_t<T>>(z) - static_cast<compute_t<T>>(a))));
+  const E step = steps > 1 ? diff / static_cast<E>(steps - 1) : E(0);
+  const int64_t halfway = steps / 2;
+  T* p = out->data_as<T>();
+  if (steps == 1) {  // PyTorch fills base ** start, in double
+    p[0] = convert<T>(std::pow(base, start.to<double>()));
+    return;
+  }
+  parallel_for(0, steps, kGrainSize, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) {
+      const E v =
+          i < halfway ? ea + step * static_cast<E>(i) : ez - step * static_cast<E>(steps - i - 1);
+      p[i] = convert<T>(std::pow(b, v));
+    }
+  });
+}
+
 void logspace_kernel(const Tensor& out, const Scalar& start, const Scalar& end, double base) {
   visit_dtype<kSpaceTypes>(out->dtype(), "logspace", [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -67,8 +105,7 @@ void logspace_kernel(const Tensor& out, const Scalar& start, const Scalar& end, 
     if constexpr (is_complex_t<S>::value) {
       fill_space<T>(out, start, end, [base](S v) { return std::pow(S(base), v); });
     } else {
-      fill_space<T>(out, start, end,
-                    [base](S v) { return static_cast<S>(std::pow(base, static_cast<double>(v))); });
+      fill_real_logspace<T>(out, start, end, base);
     }
   });
 }

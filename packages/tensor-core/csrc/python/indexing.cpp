@@ -315,6 +315,17 @@ py::object getitem(py::handle self, py::handle index) {
   return py::cast(ops::index(v, split.indices));
 }
 
+// A value's leading size-1 dims are dropped before it is broadcast to the
+// destination, as PyTorch does: t[0] = v of shape (1, n) fills an (n,) row.
+Tensor without_leading_ones(const Tensor& v) {
+  size_t lead = 0;
+  while (lead < v->sizes().size() && v->sizes()[lead] == 1) ++lead;
+  if (lead == 0) return v;
+  DimVector sizes(v->sizes()), strides(v->strides());
+  for (size_t i = 0; i < lead; ++i) sizes.erase(0), strides.erase(0);
+  return make_view(v, sizes, strides, v->offset());
+}
+
 void setitem(py::handle self, py::handle index, py::handle value) {
   if (FLB_UNLIKELY(index_wants_torch_function({self, index, value}))) {
     torch_function::call("__setitem__", true, self, py::make_tuple(index, value), py::dict());
@@ -332,6 +343,7 @@ void setitem(py::handle self, py::handle index, py::handle value) {
         "tensor, not ",
         Py_TYPE(value.ptr())->tp_name);
   }
+  if (v) v = without_leading_ones(v);
   bool advanced;
   std::vector<Item> items = classify(index.ptr(), &advanced);
   if (!advanced) {

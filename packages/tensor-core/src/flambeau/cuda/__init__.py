@@ -8,19 +8,21 @@ on first use.
 
 from flambeau import _device_facade
 from flambeau._errors import AcceleratorError, OutOfMemoryError  # noqa: F401 - as torch.cuda's
+from flambeau.cuda import _no_backend
 
-# Without a backend, what PyTorch answers without CUDA, so that a program that seeds or
-# frees CUDA unconditionally runs on CPU; anything else (synchronize, Stream, ...) is the
-# plugin's, and an AttributeError naming it without one.
-_facade = _device_facade.DeviceFacade("cuda", "CUDA", _device_facade.CUDA_LIKE, refused={})
+# Without a backend, what PyTorch's CPU build has: a program that seeds or frees CUDA
+# unconditionally, or names its classes, runs on CPU; calls that need a device raise.
+_facade = _device_facade.DeviceFacade(
+    "cuda", "CUDA", _no_backend.ANSWERS, refused=_no_backend.REFUSED
+)
 
 is_available = _facade.is_available
 device_count = _facade.device_count
 
 
 def __getattr__(name):
-    if name == "amp":  # the core's own submodule (deprecated spellings of flambeau.amp)
+    if name in ("amp", "nvtx"):  # the core's own submodules, with or without a backend
         import importlib
 
-        return importlib.import_module(f"{__name__}.amp")
+        return importlib.import_module(f"{__name__}.{name}")
     return _facade.module_getattr(name)

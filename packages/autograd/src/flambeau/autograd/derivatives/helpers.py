@@ -22,6 +22,8 @@ def sum_to(g, shape):
     lead = g.dim() - len(shape)
     if lead > 0:
         g = g.sum(dim=tuple(range(lead)))
+    elif lead < 0:  # assignment drops a value's leading 1-dims (t[0] = v of shape (1, n))
+        return sum_to(g, shape[-lead:]).reshape(shape)
     dims = tuple(i for i, s in enumerate(shape) if s == 1 and g.shape[i] != 1)
     if dims:
         g = g.sum(dim=dims, keepdim=True)
