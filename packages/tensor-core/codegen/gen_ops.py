@@ -12,9 +12,10 @@ Reads ops/*.yaml (the one declaration of every operator) and writes:
 Table entry keys: func (schema), category, doc, variants (function/method),
 inplace (bool), out (bool), dunder (list), python_name (optional),
 nondeterministic (device types whose kernels are not deterministic),
-nondeterministic_if (the argument condition under which they are not) and
+nondeterministic_if (the argument condition under which they are not),
 autocast (how autocast casts the floating-point arguments: lower_precision_fp,
-fp32 or promote). Any other key is an error.
+fp32 or promote) and view (the outputs are views of the first input: PyTorch's
+``_base``). Any other key is an error.
 """
 
 from __future__ import annotations
@@ -196,6 +197,8 @@ def cpp_literal(p: Param) -> str:
 
 def py_return(op: Op, call: str, ret_names: str) -> list[str]:
     rtype = op.returns[0][0]
+    if op.entry.get("view"):
+        call = view_marked(op, call)
     if len(op.returns) > 1:
         return [f"return make_return({ret_names}, {call});"]
     if rtype == "()":
@@ -205,6 +208,17 @@ def py_return(op: Op, call: str, ret_names: str) -> list[str]:
     if rtype == "Tensor[]":
         return [f"return tensors_to_tuple({call});"]
     return [f"return py::cast({call});"]
+
+
+def view_marked(op: Op, call: str) -> str:
+    """The call with its outputs marked as views of its first input (``view: true``)."""
+    rtype = op.returns[0][0]
+    if len(op.returns) != 1 or rtype not in ("Tensor", "Tensor[]"):
+        raise SystemExit(f"{op.name}: a view operator returns Tensor or Tensor[]")
+    if not op.params or op.params[0].base_type != "Tensor":
+        raise SystemExit(f"{op.name}: a view operator's first parameter is its base Tensor")
+    base = call_args(op)[0]
+    return f"{'mark_views' if rtype == 'Tensor[]' else 'mark_view'}({call}, {base})"
 
 
 def call_args(op: Op, offset: int = 0) -> list[str]:
@@ -234,6 +248,7 @@ ENTRY_KEYS = frozenset(
         "nondeterministic_if",
         "autocast",
         "factory",
+        "view",
     }
 )
 
@@ -705,6 +720,7 @@ def params_json(op: Op) -> dict:
         "nondeterministic": nondeterministic_devices(op),
         "nondeterministic_if": op.entry.get("nondeterministic_if"),
         "autocast": autocast_policy(op),
+        "view": bool(op.entry.get("view", False)),
         "params": [
             {"name": p.name, "type": p.type, "default": p.default, "kwonly": p.kwonly}
             for p in op.params

@@ -72,6 +72,38 @@ def test_view_shares_storage(name, fn):
         np.testing.assert_array_equal(a.numpy(), expected)
 
 
+# Cases that return their input itself: no new tensor, so no view (PyTorch's answers).
+SELF_RETURNING = {"contiguous", "to_same", "float_same", "cpu"}
+
+
+@pytest.mark.parametrize("name,fn", VIEWS, ids=[v[0] for v in VIEWS])
+def test_views_know_their_base(name, fn):
+    root = torch.zeros(60)
+    a = root.view(3, 4, 5)
+    assert a._is_view() and a._base is root
+    v = fn(a)
+    if name in SELF_RETURNING:
+        assert v is a
+        return
+    # A view of a view has the first one's base: chains end in one hop, as in PyTorch.
+    assert v._is_view() and v._base is root
+    assert not root._is_view() and root._base is None
+
+
+def test_tensors_that_are_not_views_have_no_base():
+    a = torch.arange(6.0)
+    for t in (a, a.clone(), a.detach(), a[[0, 1]], a[a > 2], a.view(torch.int32), a + 1):
+        assert not t._is_view() and t._base is None
+    assert a.t()._is_view() and a.t().reshape(6)._base is a  # views of views, as PyTorch
+    nc = a.view(2, 3).t()
+    assert not nc.reshape(6)._is_view()  # reshape had to copy
+    with torch.inference_mode():
+        assert not a[1:]._is_view()  # inference mode tracks no views, as in PyTorch
+    p = torch.nn.Parameter(torch.ones(2, 2)) if hasattr(torch, "nn") else None
+    if p is not None:
+        assert p[0]._base is p
+
+
 def test_view_write_through_data():
     a = base(3, 4)
     a.t()[1, 2] = 100.0

@@ -235,4 +235,17 @@ Tensor make_view(const Tensor& base, IntList sizes, IntList strides, int64_t off
   return t;
 }
 
+Tensor mark_view(Tensor out, const Tensor& input) {
+  if (out && out.get() != input.get() && out->storage().get() == input->storage().get() &&
+      !inference_mode_enabled()) {
+    out->set_view_base(input->view_base() ? input->view_base() : input.get());
+  }
+  return out;
+}
+
+std::vector<Tensor> mark_views(std::vector<Tensor> outs, const Tensor& input) {
+  for (Tensor& out : outs) out = mark_view(std::move(out), input);
+  return outs;
+}
+
 }  // namespace flambeau

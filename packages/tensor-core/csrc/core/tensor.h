@@ -3,6 +3,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/dtype.h"
 #include "core/error.h"
@@ -80,6 +81,11 @@ class TensorImpl : public RefCounted {
   // formulas read a recorded input's geometry at backward.
   uint64_t metadata_version() const { return metadata_version_; }
 
+  // The tensor this one is a view of (PyTorch's `_base`), set by view operators:
+  // always a tensor that is not itself a view, so chains of views end in one hop.
+  TensorImpl* view_base() const { return view_base_.get(); }
+  void set_view_base(TensorImpl* base) { view_base_ = base; }
+
   AutogradMeta* autograd_meta() const { return autograd_meta_.get(); }
   void set_autograd_meta(std::unique_ptr<AutogradMeta> m) { autograd_meta_ = std::move(m); }
   std::unique_ptr<AutogradMeta> take_autograd_meta() { return std::move(autograd_meta_); }
@@ -93,6 +99,7 @@ class TensorImpl : public RefCounted {
   uint64_t version_bias_ = 0;  // wraps modulo 2^64 like the sum it is added to
   uint64_t metadata_version_ = 0;
   std::unique_ptr<AutogradMeta> autograd_meta_;
+  Ref<TensorImpl> view_base_;
   ScalarType dtype_;
   bool contiguous_ = true;
   bool requires_grad_ = false;
@@ -118,5 +125,10 @@ size_t checked_nbytes(IntList sizes, ScalarType dtype, const char* op);
 Tensor empty(IntList sizes, ScalarType dtype, Device device = {});
 Tensor empty_strided(IntList sizes, IntList strides, ScalarType dtype, Device device = {});
 Tensor make_view(const Tensor& base, IntList sizes, IntList strides, int64_t offset);
+// What a view operator returns: out, marked as a view of input's base (or of input)
+// when it shares input's storage and is not input itself. Outside inference mode only,
+// as in PyTorch.
+Tensor mark_view(Tensor out, const Tensor& input);
+std::vector<Tensor> mark_views(std::vector<Tensor> outs, const Tensor& input);
 
 }  // namespace flambeau

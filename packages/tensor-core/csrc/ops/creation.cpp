@@ -180,7 +180,7 @@ std::vector<Tensor> meshgrid(const std::vector<Tensor>& tensors,
   for (size_t i = 0; i < n; ++i) {
     DimVector v(n, 1);
     v[pos[i]] = tensors[i]->numel();
-    out.push_back(expand(reshape(tensors[i], v), shape));
+    out.push_back(mark_view(expand(reshape(tensors[i], v), shape), tensors[i]));  // _base
   }
   return out;
 }

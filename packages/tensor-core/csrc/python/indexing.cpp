@@ -305,7 +305,7 @@ py::object getitem(py::handle self, py::handle index) {
   if (!advanced) {
     if (FLB_UNLIKELY(autograd_slot::wants_tensors(t)))
       return autograd_slot::call("__getitem__", self, py::make_tuple(index), py::dict());
-    return py::cast(basic_index(t, items));
+    return py::cast(mark_view(basic_index(t, items), t));
   }
   Split split = split_advanced(items, t->dim());
   py::object view = basic_step(self, split.basic);

@@ -371,6 +371,7 @@ PYBIND11_MODULE(_C, m) {
       d["nondeterministic"] = nondeterministic;
       d["nondeterministic_if"] = parsed["nondeterministic_if"];
       d["autocast"] = parsed["autocast"];
+      d["view"] = parsed["view"];
       out.append(d);
     }
     return out;

@@ -114,6 +114,16 @@ void bind_tensor(py::module_& m, py::object cls_obj) {
       .def("_storage_nbytes", [](const Tensor& t) { return t->storage()->nbytes(); })
       .def("_is_view_of",
            [](const Tensor& a, const Tensor& b) { return a->storage() == b->storage(); })
+      .def_property_readonly(
+          "_base",
+          [](const Tensor& t) -> py::object {
+            TensorImpl* base = t->view_base();
+            return base ? py::cast(Tensor(base)) : py::none();
+          },
+          "The tensor this one is a view of (made by a view operator), else None.")
+      .def(
+          "_is_view", [](const Tensor& t) { return t->view_base() != nullptr; },
+          "Whether a view operator made this tensor from another (its _base).")
       .def_property(
           "requires_grad", [](const Tensor& t) { return t->requires_grad(); },
           [](const Tensor& t, bool r) {

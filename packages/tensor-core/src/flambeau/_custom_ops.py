@@ -98,6 +98,7 @@ class OperatorEntry:
             ],
             "nondeterministic": [],
             "nondeterministic_if": None,
+            "view": False,
             "autocast": None,
             "devices": sorted(self.kernels),
             "has_autograd": self.backward is not None,

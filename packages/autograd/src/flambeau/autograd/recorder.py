@@ -17,13 +17,11 @@ from .tensor_flags import RAW_METHODS, raw_set_requires_grad
 from .tensor_meta import TensorMeta
 
 Tensor = _C.Tensor
-# Operators whose output is a view of their first input.
+# Operators whose output is a view of their first input: the table's views (`view: true`)
+# and the two that share storage outside the table, indexing and detach.
 VIEW_OPS = frozenset(
-    "view view_as reshape reshape_as flatten unflatten squeeze unsqueeze transpose swapaxes "
-    "swapdims t permute movedim moveaxis expand expand_as narrow select unbind split chunk "
-    "tensor_split diagonal unfold as_strided detach __getitem__ ravel view_as_real "
-    "view_as_complex real imag".split()
-)
+    name for name, rows in schema.table().items() if any(row["view"] for row in rows)
+) | {"__getitem__", "detach"}
 
 
 def is_differentiable(t) -> bool:
