@@ -164,10 +164,11 @@ void bind_device(py::module_& m) {
                                return d.index < 0 ? py::none()
                                                   : py::cast(static_cast<int>(d.index));
                              })
+      // Devices equal devices only: device("cpu") == "cpu" is False, as in PyTorch.
       .def("__eq__",
-           [](const Device& a, const py::object& b) {
-             if (!is_device(b.ptr()) && !py::isinstance<py::str>(b)) return false;
-             return a == device_from_py(b.ptr(), "device.__eq__", "other");
+           [](const Device& a, const py::object& b) -> py::object {
+             if (!is_device(b.ptr())) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+             return py::bool_(a == py::cast<Device>(b));
            })
       .def("__hash__", [](const Device& d) { return std::hash<int>()(d.type * 1000 + d.index); })
       .def("__str__", &Device::str)
