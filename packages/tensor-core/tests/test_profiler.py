@@ -61,6 +61,32 @@ def test_methods_operators_and_in_place_calls_use_pytorch_names():
     ]
 
 
+def test_indexing_assignment_and_item_are_recorded_as_pytorch_names_them():
+    x = flambeau.arange(6.0).reshape(2, 3)
+    rows, ones = flambeau.tensor([1, 0]), flambeau.ones(3)
+    with profile(record_shapes=True) as prof:
+        x[0]
+        x[:, 1:]
+        x[rows]
+        x[0] = 7.0
+        x[1] = ones
+        x[x > 6] = 0.0
+        value = x[1, 2].item()
+    assert names(prof.events()) == [
+        "aten::select",
+        "aten::slice",
+        "aten::index",
+        "aten::fill_",
+        "aten::copy_",
+        "aten::gt",
+        "aten::index_put_",
+        "aten::select",
+        "aten::item",
+    ]
+    assert prof.events()[0].input_shapes == [[2, 3]]
+    assert value == 1.0
+
+
 def test_nothing_is_recorded_outside_a_profile():
     flambeau.ones(2) + 1
     with record_function("not profiled"):

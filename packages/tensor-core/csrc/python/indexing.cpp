@@ -10,6 +10,7 @@
 #include "generated/ops_indexing.h"
 #include "generated/ops_tensor.h"
 #include "python/binding_support.h"
+#include "python/profiler.h"
 #include "python/registry.h"
 #include "python/torch_function.h"
 
@@ -296,6 +297,15 @@ bool index_wants_torch_function(std::initializer_list<py::handle> objects) {
   return false;
 }
 
+// Whether an index is ints alone (x[1], x[1, 2]): PyTorch's profile shows aten::select.
+bool only_ints(PyObject* index) {
+  if (PyLong_Check(index)) return true;
+  if (!PyTuple_Check(index)) return false;
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(index); ++i)
+    if (!PyLong_Check(PyTuple_GET_ITEM(index, i))) return false;
+  return true;
+}
+
 py::object getitem(py::handle self, py::handle index) {
   if (FLB_UNLIKELY(index_wants_torch_function({self, index})))
     return torch_function::call("__getitem__", true, self, py::make_tuple(index), py::dict());
@@ -305,6 +315,8 @@ py::object getitem(py::handle self, py::handle index) {
   if (!advanced) {
     if (FLB_UNLIKELY(autograd_slot::wants_tensors(t)))
       return autograd_slot::call("__getitem__", self, py::make_tuple(index), py::dict());
+    profiler::OpScope profiled(only_ints(index.ptr()) ? "aten::select" : "aten::slice",
+                               {self.ptr()});
     return py::cast(mark_view(basic_index(t, items), t));
   }
   Split split = split_advanced(items, t->dim());
@@ -312,6 +324,7 @@ py::object getitem(py::handle self, py::handle index) {
   Tensor v = py::cast<Tensor>(view);
   if (FLB_UNLIKELY(autograd_slot::wants_tensors(v)))  // records the `index` operator
     return g_module.attr("index")(view, indices_to_py(split.indices));
+  profiler::OpScope profiled("aten::index", {view.ptr()});
   return py::cast(ops::index(v, split.indices));
 }
 
@@ -347,6 +360,7 @@ void setitem(py::handle self, py::handle index, py::handle value) {
   bool advanced;
   std::vector<Item> items = classify(index.ptr(), &advanced);
   if (!advanced) {
+    profiler::OpScope profiled(v ? "aten::copy_" : "aten::fill_", {self.ptr(), value.ptr()});
     Tensor view = basic_index(t, items);
     if (v) {
       ops::copy_(view, v, false);
@@ -355,6 +369,7 @@ void setitem(py::handle self, py::handle index, py::handle value) {
     }
     return;
   }
+  profiler::OpScope profiled("aten::index_put_", {self.ptr(), value.ptr()});
   Split split = split_advanced(items, t->dim());
   bool unused;
   Tensor view = basic_index(t, classify(split.basic.ptr(), &unused));

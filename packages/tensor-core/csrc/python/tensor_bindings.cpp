@@ -4,6 +4,7 @@
 
 #include "generated/ops_tensor.h"
 #include "python/binding_support.h"
+#include "python/profiler.h"
 #include "python/registry.h"
 
 namespace flambeau::python {
@@ -134,7 +135,11 @@ void bind_tensor(py::module_& m, py::object cls_obj) {
           })
       .def("_set_data", &set_data, py::arg("value"),
            "Re-points self at value's storage, geometry and dtype (the `data` setter).")
-      .def("item", &item)
+      .def("item",
+           [](py::handle self) {
+             profiler::OpScope profiled("aten::item", {self.ptr()});
+             return item(py::cast<Tensor>(self));
+           })
       .def("__len__",
            [](const Tensor& t) {
              FLB_CHECK_T(TypeError, t->dim() > 0, "len() of a 0-d tensor");
