@@ -238,6 +238,13 @@ def test_setitem_drops_leading_ones_of_the_value():
     np.testing.assert_array_equal(t.numpy(), expected)
     with pytest.raises(RuntimeError, match="broadcast"):
         t[0] = torch.zeros(2, 4)  # only size-1 dims are dropped
+    # A value of the destination's own shape is copied as it is: assigning a size-1 view
+    # to itself (what x[i] += v does) is a full overlap, allowed as in PyTorch.
+    x = torch.arange(3.0).reshape(3, 1)
+    x[1] = x[1]
+    img = torch.zeros(1, 1, 4, 4)
+    img[0, :, 1, 2] += 5.0
+    assert x.flatten().tolist() == [0.0, 1.0, 2.0] and img.sum().item() == 5.0
 
 
 def test_mask_select_on_views():

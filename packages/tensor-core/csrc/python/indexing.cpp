@@ -356,14 +356,16 @@ void setitem(py::handle self, py::handle index, py::handle value) {
         "tensor, not ",
         Py_TYPE(value.ptr())->tp_name);
   }
-  if (v) v = without_leading_ones(v);
   bool advanced;
   std::vector<Item> items = classify(index.ptr(), &advanced);
   if (!advanced) {
     profiler::OpScope profiled(v ? "aten::copy_" : "aten::fill_", {self.ptr(), value.ptr()});
     Tensor view = basic_index(t, items);
     if (v) {
-      ops::copy_(view, v, false);
+      // As PyTorch's copy_to: a value of the view's own shape is copied as it is (so
+      // x[1] = x[1] is a full overlap, allowed); another is broadcast after its
+      // leading 1-dims are dropped.
+      ops::copy_(view, v->sizes() == view->sizes() ? v : without_leading_ones(v), false);
     } else {
       ops::fill_(view, scalar_from_py(value.ptr(), "__setitem__", "value"));
     }
@@ -375,7 +377,7 @@ void setitem(py::handle self, py::handle index, py::handle value) {
   Tensor view = basic_index(t, classify(split.basic.ptr(), &unused));
   // Assignment converts the value to the destination's dtype.
   Tensor values =
-      v ? to_dtype(v, view->dtype())
+      v ? to_dtype(without_leading_ones(v), view->dtype())
         : scalar_tensor(scalar_from_py(value.ptr(), "__setitem__", "value"), view->dtype());
   ops::index_put(view, split.indices, values, false, OutArg::self(view));
 }

@@ -1,9 +1,13 @@
 """``flambeau.cuda``: CUDA devices come from a backend plugin distribution.
 
 The CUDA backend is a plugin like any other (device type ``"cuda"``, entry point
-group ``flambeau.backends``). Without one installed no CUDA device is available;
-with one, these functions and any other attribute come from its module, loaded
-on first use.
+group ``flambeau.backends``). With one installed, every attribute comes from its
+module, loaded on first use. Without one, the module has the names PyTorch's CPU
+build has: seeding, freeing the cache and the memory counters answer as without a
+GPU; ``Stream``, ``Event`` and ``CUDAGraph`` are classes that refuse construction;
+``device(None)``, ``stream(None)`` and ``device_of`` a CPU tensor change nothing;
+calls that need a device (``synchronize``, ``current_device``, ...) raise
+AssertionError, as PyTorch's "not compiled with CUDA".
 """
 
 from flambeau import _device_facade
