@@ -10,7 +10,7 @@ import threading
 import tracemalloc
 import zipfile
 import zlib
-from collections import OrderedDict
+from collections import Counter, OrderedDict, namedtuple
 
 import numpy as np
 import pytest
@@ -187,6 +187,47 @@ def test_objects_with_slots():
     with serialization.safe_globals([Slotted]):
         out = roundtrip(s)
     assert out.a == 1 and out.b.tolist() == [0.0]
+
+
+Pair = namedtuple("Pair", "first second")
+
+
+class Tagged(dict):
+    """A dict subclass with an attribute of its own."""
+
+
+class Stack(list):
+    pass
+
+
+def test_subclasses_of_containers_keep_their_contents():
+    # Their contents live outside __getstate__: saved as pickle keeps them, never dropped.
+    tagged = Tagged(w=F.ones(2), n=3)
+    tagged.note = "kept"
+    stack = Stack([F.zeros(1), 5])
+    stack.depth = 2
+    obj = {"pair": Pair(F.arange(3), "b"), "tagged": tagged, "stack": stack}
+    with serialization.safe_globals([Pair, Tagged, Stack]):
+        out = roundtrip(obj)
+    assert type(out["pair"]) is Pair and out["pair"].second == "b"
+    assert out["pair"].first.tolist() == [0, 1, 2]
+    assert type(out["tagged"]) is Tagged and out["tagged"].note == "kept"
+    assert sorted(out["tagged"]) == ["n", "w"] and out["tagged"]["w"].tolist() == [1.0, 1.0]
+    assert type(out["stack"]) is Stack and out["stack"].depth == 2
+    assert out["stack"][0].tolist() == [0.0] and out["stack"][1] == 5
+    assert roundtrip(obj, weights_only=False)["tagged"]["n"] == 3
+
+
+def test_a_counter_loads_with_weights_only_as_in_pytorch():
+    # PyTorch's weights-only loader allows collections.Counter (MultiStepLR's milestones).
+    counts = Counter({30: 1, 80: 2})
+    out = roundtrip({"milestones": counts})
+    assert type(out["milestones"]) is Counter and out["milestones"] == counts
+    assert Counter not in serialization.get_safe_globals()
+    buf = io.BytesIO()
+    F.save({"milestones": counts}, buf, _use_torch_format=True)
+    buf.seek(0)
+    assert F.load(buf, weights_only=True)["milestones"] == counts
 
 
 def test_save_refuses_what_could_not_be_loaded():
@@ -427,6 +468,25 @@ def test_bad_tensor_records_are_refused(record, message):
 def test_bad_records_are_refused(root, message):
     with pytest.raises(serialization.UnpicklingError, match=message):
         F.load(archive(manifest_of(root, [tensor_record()], [{"nbytes": 16}]), FOUR_FLOATS))
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        ({"items": [["k", 1]]}, "items for an object that is not a dict"),
+        ({"list": [1]}, "elements for an object that is not a list"),
+        ({"items": [["k"]]}, "malformed 'object' record"),
+        ({"args": "x"}, "malformed 'object' record"),
+    ],
+)
+def test_container_contents_must_fit_the_object(extra, message):
+    state = {"$type": "dict", "items": [["x", 1]]}
+    record = {"$type": "object", "class": "test_serialization:Point", "state": state}
+    with (
+        serialization.safe_globals([Point]),
+        pytest.raises(serialization.UnpicklingError, match=message),
+    ):
+        F.load(archive(manifest_of({**record, **extra})))
 
 
 def test_storage_size_and_presence_are_checked():

@@ -4,6 +4,7 @@ never returns a value."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import flambeau as F
@@ -101,3 +102,50 @@ def test_tensor_methods_added_later_are_blocked():
         ):
             continue
         assert any(name in k.__dict__ for k in sparse_classes), name
+
+
+@pytest.mark.parametrize("s", _sparse_tensors())
+def test_functions_over_lists_of_sparse_tensors_raise_pytorchs_error(s):
+    # The sparse tensor is inside a list: the error names the operator and the layout.
+    backend = "SparseCPU" if s.layout is F.sparse_coo else "SparseCsrCPU"
+    with pytest.raises(NotImplementedError, match=f"Could not run 'aten::stack' .*'{backend}'"):
+        F.stack([s, s])
+
+
+def test_foreach_over_sparse_tensors_runs_one_tensor_at_a_time():
+    """PyTorch's slow path of the _foreach_* operators: the per-tensor operator at each
+    position (what SGD with momentum does with the sparse gradients of an embedding)."""
+    idx = [[0, 2, 2]]
+    rows = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    expected = np.zeros((4, 2))
+    np.add.at(expected, idx[0], rows)  # the repeated row 2 sums
+
+    grads = [F.sparse_coo_tensor(idx, F.tensor(rows.tolist()), (4, 2)) for _ in range(2)]
+    params = [F.zeros(4, 2), F.ones(4, 2)]
+    assert F._foreach_add_(params, grads, alpha=-0.5) is None
+    np.testing.assert_allclose(params[0].numpy(), -0.5 * expected)
+    np.testing.assert_allclose(params[1].numpy(), 1 - 0.5 * expected)
+
+    bufs = [g.clone() for g in grads]
+    F._foreach_mul_(bufs, 0.9)
+    F._foreach_add_(bufs, grads, alpha=0.5)
+    for b in bufs:
+        assert b.is_sparse
+        np.testing.assert_allclose(b.to_dense().numpy(), 1.4 * expected, rtol=1e-6)
+
+    summed = F._foreach_add(grads, bufs, alpha=2.0)
+    assert isinstance(summed, tuple) and len(summed) == 2 and all(t.is_sparse for t in summed)
+    np.testing.assert_allclose(summed[1].to_dense().numpy(), 3.8 * expected, rtol=1e-6)
+    negated = F._foreach_neg(grads)
+    np.testing.assert_allclose(negated[0].to_dense().numpy(), -expected)
+
+    # A scalar per position, and addcmul's value taken from the positional scalar.
+    dense = [F.zeros(4, 2), F.zeros(4, 2)]
+    F._foreach_add_(dense, grads, alpha=1.0)
+    F._foreach_addcmul_(dense, [F.ones(4, 2)] * 2, [F.ones(4, 2)] * 2, [2.0, 3.0])
+    np.testing.assert_allclose(dense[0].numpy(), expected + 2)
+    np.testing.assert_allclose(dense[1].numpy(), expected + 3)
+
+    # What a sparse tensor cannot do still raises PyTorch's error, per tensor.
+    with pytest.raises(RuntimeError, match=r"add\(sparse, dense\) is not supported"):
+        F._foreach_add(grads, 1.0)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import struct
 import sys
 import zipfile
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 
 import flambeau as F
 from flambeau import serialization as _S
@@ -170,6 +170,8 @@ class _PickleWriter:
             self.call("torch", "Size", tuple(obj))
         elif t is F.device:
             self.call("torch", "device", str(obj))
+        elif t is Counter:  # as pickle reduces it (an LR scheduler's milestones)
+            self.call("collections", "Counter", dict(obj))
         elif t is set:  # (torch.load refuses frozensets)
             self.call("builtins", "set", list(obj))
         elif t is complex:

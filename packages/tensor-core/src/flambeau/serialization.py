@@ -40,7 +40,7 @@ import pickle
 import struct
 import sys
 import types
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 
 import flambeau as F
 from flambeau import _C
@@ -96,6 +96,10 @@ class UnpicklingError(RuntimeError, pickle.UnpicklingError):
 # Allowed classes and functions by "module:qualname", or by the dotted name given
 # with them as (obj, "module.name") for a checkpoint that names them otherwise.
 _safe_classes: dict[str, object] = {}
+
+# Classes weights_only loading always allows, as PyTorch's own allowlist does
+# (MultiStepLR keeps its milestones in a Counter); not among the safe globals.
+_ALWAYS_SAFE = {"collections:Counter": Counter}
 
 # The functions and classes that save writes as references to be found by name again.
 _GLOBAL_KINDS = (type, types.FunctionType, types.BuiltinFunctionType)
@@ -289,7 +293,18 @@ class _Encoder:
                 f"flambeau.save: class {_class_name(cls)} cannot be found again by its name "
                 "(local or nested in a function), so it could not be loaded"
             )
-        return {"$type": "object", "class": _class_name(cls), "state": self.encode(state)}
+        record = {"$type": "object", "class": _class_name(cls), "state": self.encode(state)}
+        # Subclasses of the built-in containers hold their contents outside their state,
+        # as pickle's protocol 2 keeps them: __new__'s arguments (a namedtuple's fields),
+        # a dict's items, a list's elements.
+        if isinstance(obj, tuple):
+            args = obj.__getnewargs__() if hasattr(obj, "__getnewargs__") else tuple(obj)
+            record["args"] = [self.encode(a) for a in args]
+        elif isinstance(obj, dict):
+            record["items"] = [[self.encode(k), self.encode(v)] for k, v in obj.items()]
+        elif isinstance(obj, list):
+            record["list"] = [self.encode(v) for v in obj]
+        return record
 
     def _global(self, obj) -> str:
         """A function or class (an activation stored on a layer) is saved by its name."""
@@ -578,7 +593,7 @@ class _Decoder:
             if kind == "device":
                 return self.device(x["name"])
             if kind == "object":
-                return self.object(x["class"], x["state"])
+                return self.object(x["class"], x["state"], x)
             if kind == "sparse":
                 return self.sparse(x)
             if kind == "global":
@@ -626,10 +641,10 @@ class _Decoder:
             )
         return found
 
-    def object(self, name, state):
+    def object(self, name, state, record=None):
         if not isinstance(name, str):
             raise self.fail("malformed object record")
-        cls = _safe_classes.get(name)
+        cls = _safe_classes.get(name) or _ALWAYS_SAFE.get(name)
         if cls is None and not self.weights_only:
             cls = _resolve(name)
         if cls is None or not isinstance(cls, type):
@@ -649,10 +664,12 @@ class _Decoder:
             if any("__new__" in klass.__dict__ for klass in own):
                 return cls(data, grad)
             return data.as_subclass(cls).requires_grad_(grad)
-        obj = cls.__new__(cls)
+        record = record or {}
+        args = [self.decode(a) for a in _list(record.get("args", []))]
+        obj = cls.__new__(cls, *args)
         if hasattr(obj, "__setstate__"):
             obj.__setstate__(state)
-            return obj
+            return self.fill(obj, record)
         # object.__getstate__'s forms: None, __dict__, or (__dict__ or None, slots).
         attrs, slots = state if isinstance(state, tuple) and len(state) == 2 else (state, None)
         try:
@@ -662,6 +679,22 @@ class _Decoder:
                 setattr(obj, k, v)
         except (AttributeError, TypeError, ValueError) as e:  # state of the wrong shape
             raise self.fail(f"cannot restore the state of {name} ({e})") from e
+        return self.fill(obj, record)
+
+    def fill(self, obj, record):
+        """A dict or list subclass's contents, put back as pickle does (obj[k] = v,
+        obj.extend); a record that holds contents the object cannot take is malformed."""
+        items, elements = record.get("items"), record.get("list")
+        if items is not None:
+            if not isinstance(obj, dict):
+                raise TypeError("items for an object that is not a dict")
+            for pair in _list(items):
+                k, v = _list(pair)
+                obj[self.decode(k)] = self.decode(v)
+        if elements is not None:
+            if not isinstance(obj, list):
+                raise TypeError("elements for an object that is not a list")
+            obj.extend(self.decode(v) for v in _list(elements))
         return obj
 
     def tensor(self, i) -> F.Tensor:

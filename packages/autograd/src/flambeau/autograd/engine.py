@@ -103,7 +103,10 @@ def _dense(t) -> bool:
 def _new_grad(g, leaf, owned=False):
     """A leaf's first gradient, laid out as the gradient layout policy says: g itself
     when the engine holds the only reference to it and its storage (owned) and it is
-    laid out so already, as PyTorch's AccumulateGrad takes it; else a copy."""
+    laid out so already, as PyTorch's AccumulateGrad takes it; else a copy. A sparse
+    gradient (nn.Embedding(sparse=True), ...) stays sparse, as in PyTorch."""
+    if g.is_sparse:
+        return g if owned else g.clone()
     like = leaf if engine_settings.is_grad_layout_policy_enforced() else g
     dense = _dense(like)
     if owned and g.device == leaf.device:
@@ -131,6 +134,10 @@ def _accumulate(node: AccumulateGrad, g, create_graph, owned=False):
         leaf.grad = g if create_graph else _new_grad(g, leaf, owned)
     elif create_graph:
         leaf.grad = leaf.grad + g
+    elif leaf.grad.is_sparse and not g.is_sparse:
+        # As PyTorch's AccumulateGrad: a dense gradient onto a sparse one gives a dense
+        # .grad (sparse + sparse and dense + sparse accumulate in place).
+        leaf.grad = g + leaf.grad
     else:
         leaf.grad.add_(g)
     for hook in list(node._post_hooks.values()):

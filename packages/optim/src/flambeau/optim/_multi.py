@@ -28,6 +28,8 @@ def with_grads(optimizer, group: dict, make_state) -> tuple[list, list, list[dic
     for p in group["params"]:
         if p.grad is None:
             continue
+        if p.grad.is_sparse and optimizer._sparse_grad_error is not None:
+            raise RuntimeError(optimizer._sparse_grad_error.format(type(optimizer).__name__))
         params.append(p)
         grads.append(p.grad)
         states.append(optimizer._init_state(p, make_state) if make_state is not None else {})
@@ -73,7 +75,12 @@ class GroupwiseOptimizer(Optimizer):
     Subclasses give ``_new_state(group)``, a function from a parameter to its
     initial state (or None for a group that keeps none), and
     ``_update(group, params, grads, states)`` over lists.
+
+    ``_sparse_grad_error`` is PyTorch's error for a sparse gradient (``{}`` is the class's
+    name); None in an optimizer that takes sparse gradients (SGD, Adagrad).
     """
+
+    _sparse_grad_error: str | None = "{} does not support sparse gradients"
 
     def step(self, closure=None):
         loss = _closure_loss(closure)

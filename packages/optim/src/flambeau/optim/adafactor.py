@@ -85,6 +85,8 @@ class Adafactor(Optimizer):
                     continue
                 if p.is_complex():
                     raise RuntimeError("Adafactor does not support complex parameters")
+                if p.grad.is_sparse:
+                    raise RuntimeError("Adafactor does not support sparse gradients")
                 self._update(group, p, p.grad, self._init_state(p, self._new_state))
         return loss
 

@@ -29,6 +29,11 @@ class Adam(M.GroupwiseOptimizer):
     tensor([ 0.9000, -1.9000], requires_grad=True)
     """
 
+    # AdamW's error names Adam too, as in PyTorch.
+    _sparse_grad_error = (
+        "Adam does not support sparse gradients, please consider SparseAdam instead"
+    )
+
     def __init__(
         self,
         params,

@@ -166,7 +166,10 @@ class LBFGS(Optimizer):
 
     def _flat_grad(self):
         parts = [
-            p.new_zeros(p.numel()) if p.grad is None else p.grad.reshape(-1) for p in self._params
+            p.new_zeros(p.numel())
+            if p.grad is None
+            else (p.grad.to_dense() if p.grad.is_sparse else p.grad).reshape(-1)
+            for p in self._params
         ]
         return flambeau.cat(parts, 0)
 

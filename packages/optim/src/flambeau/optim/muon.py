@@ -114,6 +114,8 @@ class Muon(Optimizer):
                     continue
                 if p.is_complex():
                     raise RuntimeError("Muon does not support complex parameters")
+                if p.grad.is_sparse:
+                    raise RuntimeError("Muon does not support sparse gradients")
                 grad = p.grad
                 state = self._init_state(p, lambda q: {"momentum_buffer": M.zeros_like(q)})
                 buf = state["momentum_buffer"]

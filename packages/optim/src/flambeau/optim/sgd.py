@@ -9,7 +9,8 @@ from . import _multi as M
 
 class SGD(M.GroupwiseOptimizer):
     """Stochastic gradient descent, with optional momentum (heavy ball or Nesterov),
-    dampening and weight decay.
+    dampening and weight decay. Sparse gradients (nn.Embedding(sparse=True)) update only
+    the rows they name, as in PyTorch (weight decay does not combine with them).
 
     >>> p = flambeau.tensor([1.0, -2.0], requires_grad=True)
     >>> opt = flambeau.optim.SGD([p], lr=0.1, momentum=0.9)
@@ -18,6 +19,8 @@ class SGD(M.GroupwiseOptimizer):
     >>> p
     tensor([ 0.8000, -1.6000], requires_grad=True)
     """
+
+    _sparse_grad_error = None
 
     def __init__(
         self,

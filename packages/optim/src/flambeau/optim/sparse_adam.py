@@ -1,11 +1,10 @@
 """SparseAdam: Adam for sparse gradients, updating only the rows a gradient touches.
 
-As in PyTorch it requires sparse gradients and refuses dense ones (use Adam). flambeau
-has no sparse tensor layout of its own yet, so any gradient a flambeau computation
-produces is dense and step() raises; a sparse gradient is anything following PyTorch's
-sparse COO interface (``is_sparse``, ``coalesce()``, ``_indices()``, ``_values()``).
-For the rows it names, the moments and the parameter update as Adam's do; the other
-rows, and their moments, are left as they are ("lazy" Adam).
+As in PyTorch it requires sparse gradients and refuses dense ones (use Adam): those of
+nn.Embedding(sparse=True) and nn.EmbeddingBag(sparse=True), sparse COO tensors (or
+anything following their interface: ``is_sparse``, ``coalesce()``, ``_indices()``,
+``_values()``). For the rows a gradient names, the moments and the parameter update as
+Adam's do; the other rows, and their moments, are left as they are ("lazy" Adam).
 """
 
 from __future__ import annotations

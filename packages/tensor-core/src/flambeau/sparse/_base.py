@@ -118,13 +118,59 @@ class SparseTensorBase(Tensor):
         name = getattr(func, "__name__", None)
         impl = cls._OPS.get(name)
         if impl is None:
-            device = next(a.device for a in args if isinstance(a, SparseTensorBase))
+            if name is not None and name.startswith("_foreach_"):
+                return foreach_one_by_one(name, args, kwargs or {})
+            device = next(_sparse_arguments(args, kwargs or {})).device
             raise unsupported(name or repr(func), cls._backend(device))
         return impl(*args, **(kwargs or {}))
 
     @classmethod
     def _backend(cls, device) -> str:
         return cls._BACKEND_PREFIX + device.type.upper()
+
+
+def _sparse_arguments(args, kwargs):
+    """The sparse tensors among the arguments, lists and tuples of tensors included."""
+    for a in (*args, *kwargs.values()):
+        for t in a if isinstance(a, (list, tuple)) else (a,):
+            if isinstance(t, SparseTensorBase):
+                yield t
+
+
+# _foreach_* positional scalars that the per-tensor method takes as a keyword.
+_FOREACH_VALUE_AT = {"addcmul": 3, "addcmul_": 3, "addcdiv": 3, "addcdiv_": 3}
+
+
+def foreach_one_by_one(name: str, args, kwargs):
+    """A _foreach_* operator with sparse tensors in its lists: PyTorch's slow path, the
+    per-tensor operator at each position of the lists (Tensor.add_ for _foreach_add_),
+    a list argument giving each position its own element and any other argument shared.
+    In-place variants return None, the others a tuple of results (as the dense ones)."""
+    op = name[len("_foreach_") :]
+    n = len(next(a for a in (*args, *kwargs.values()) if isinstance(a, (list, tuple))))
+    value_at = _FOREACH_VALUE_AT.get(op)
+
+    def at(a, i):
+        return a[i] if isinstance(a, (list, tuple)) else a
+
+    results = []
+    for i in range(n):
+        call_args = [at(a, i) for a in args]
+        call_kwargs = {k: at(v, i) for k, v in kwargs.items()}
+        if value_at is not None and len(call_args) > value_at:
+            call_kwargs["value"] = call_args.pop(value_at)
+        first = call_args[0]
+        if isinstance(first, Tensor):
+            results.append(getattr(first, op)(*call_args[1:], **call_kwargs))
+        else:  # a scalar first operand (_foreach_pow(2.0, tensors)): the function
+            results.append(getattr(_flambeau(), op)(*call_args, **call_kwargs))
+    return None if op.endswith("_") else tuple(results)
+
+
+def _flambeau():
+    import flambeau
+
+    return flambeau
 
 
 def call_sparse(name: str, args, kwargs):

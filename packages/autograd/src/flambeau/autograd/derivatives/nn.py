@@ -361,14 +361,35 @@ def _alpha_dropout(call, a):
 # ---- embeddings ---------------------------------------------------------------
 
 
+def _sparse_rows_grad(rows, idx, pad, num_weights):
+    """The sparse COO gradient of a weight whose rows idx received the gradient rows (one
+    per index), as PyTorch's embedding_sparse_backward: uncoalesced (a row named twice
+    appears twice), padding_idx's entries left out, int64 indices of shape (1, nnz)."""
+    dim = rows.shape[-1]
+    idx = idx.reshape(-1).to(F.int64)
+    rows = rows.reshape(-1, dim)
+    if pad is not None and pad >= 0:
+        keep = idx != pad
+        idx, rows = idx[keep], rows[keep]
+    return F.sparse_coo_tensor(idx.unsqueeze(0), rows, (num_weights, dim))
+
+
+def _refuse_sparse_freq(a):
+    if a["scale_grad_by_freq"]:
+        raise RuntimeError(
+            "embedding_backward: scale_grad_by_freq not supported with sparse gradients"
+        )
+
+
 @formula("embedding")
 def _embedding(g, a):
-    if a["sparse"]:
-        raise RuntimeError("embedding: sparse gradients are not supported; use sparse=False")
     w = a["weight"]
     pad = a["padding_idx"]
     if pad is not None and pad < 0:
         pad = -1 if pad == -1 else pad + w.shape[0]
+    if a["sparse"]:
+        _refuse_sparse_freq(a)
+        return {"weight": _sparse_rows_grad(g, a["indices"], pad, w.shape[0])}
     return {
         "weight": F.embedding_dense_backward(
             g, a["indices"], w.shape[0], pad, a["scale_grad_by_freq"]
@@ -395,15 +416,19 @@ def _embedding_bag(g, a):
     go = _first(g)
     if go is None:
         return {}
-    if a["sparse"]:
-        raise RuntimeError("embedding_bag: sparse gradients are not supported; use sparse=False")
     w, idx = a["weight"], a["indices"]
     _, offset2bag, bag_size, max_indices = a["results"]
     pad = a["padding_idx"]
     pad = -1 if pad is None else (pad + w.shape[0] if pad < 0 else pad)
     psw = a["per_sample_weights"]
-    out = {
-        "weight": F._embedding_bag_backward(
+    if a["sparse"]:  # sum and mean only: F.embedding_bag refuses sparse max
+        _refuse_sparse_freq(a)
+        bags = {**a, "padding_idx": pad, "offset2bag": offset2bag, "bag_size": bag_size}
+        scale = _bag_scale(bags, idx, go.dtype, with_psw=True)
+        rows = F.embedding(go, offset2bag) * scale.unsqueeze(-1)
+        out = {"weight": _sparse_rows_grad(rows, idx, pad, w.shape[0])}
+    else:
+        weight_grad = F._embedding_bag_backward(
             go,
             idx,
             a["offsets"],
@@ -417,7 +442,7 @@ def _embedding_bag(g, a):
             psw,
             pad,
         )
-    }
+        out = {"weight": weight_grad}
     if psw is not None:
         # d out[bag(i)] / d psw[i] = weight[indices[i]] (zero for padding)
         rows = F.embedding(w, idx) * F.embedding(go, offset2bag)
