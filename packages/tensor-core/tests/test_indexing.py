@@ -245,6 +245,10 @@ def test_setitem_drops_leading_ones_of_the_value():
     img = torch.zeros(1, 1, 4, 4)
     img[0, :, 1, 2] += 5.0
     assert x.flatten().tolist() == [0.0, 1.0, 2.0] and img.sum().item() == 5.0
+    # A 0-dim value fills with its number, so it may overlap the destination.
+    r = torch.arange(4.0)
+    r[0:2] = r[1]
+    assert r.tolist() == [1.0, 1.0, 2.0, 3.0]
 
 
 def test_mask_select_on_views():

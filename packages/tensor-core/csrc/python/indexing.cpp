@@ -363,9 +363,17 @@ void setitem(py::handle self, py::handle index, py::handle value) {
     Tensor view = basic_index(t, items);
     if (v) {
       // As PyTorch's copy_to: a value of the view's own shape is copied as it is (so
-      // x[1] = x[1] is a full overlap, allowed); another is broadcast after its
-      // leading 1-dims are dropped.
-      ops::copy_(view, v->sizes() == view->sizes() ? v : without_leading_ones(v), false);
+      // x[1] = x[1] is a full overlap, allowed); for another, broadcast to the view,
+      // leading 1-dims are dropped; a CPU 0-dim value fills the view with its number
+      // (so it may overlap it: x[0:2] = x[0]).
+      if (v->sizes() == view->sizes()) {
+        ops::copy_(view, v, false);
+      } else if (v->dim() == 0 && v->device().is_cpu()) {
+        py::object number = value.attr("item")();
+        ops::fill_(view, scalar_from_py(number.ptr(), "__setitem__", "value"));
+      } else {
+        ops::copy_(view, without_leading_ones(v), false);
+      }
     } else {
       ops::fill_(view, scalar_from_py(value.ptr(), "__setitem__", "value"));
     }
