@@ -493,3 +493,14 @@ def test_in_place_samplers_refuse_overlapping_elements(sample):
     base = F.zeros(4, 3)
     sample(base[:, :2])
     assert base[:, 2].tolist() == [0.0] * 4
+
+
+def test_randint_with_one_possible_value_fills_and_advances_the_generator_alike():
+    # A range of one draws nothing but reserves the same counters, so the values after
+    # it are the ones any other range of the same size would leave.
+    one, other = flambeau.Generator().manual_seed(3), flambeau.Generator().manual_seed(3)
+    assert flambeau.randint(5, 6, (1000,), generator=one).unique().tolist() == [5]
+    flambeau.randint(0, 7, (1000,), generator=other)
+    assert flambeau.equal(one.get_state(), other.get_state())
+    big = flambeau.randint_like(flambeau.zeros(1, dtype=flambeau.int8).expand(2**24), -1, high=0)
+    assert big.unique().tolist() == [-1]

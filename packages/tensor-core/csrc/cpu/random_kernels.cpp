@@ -4,6 +4,7 @@
 // the work across threads gives the same numbers.
 #include "ops/random_kernels.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -74,6 +75,11 @@ void random_kernel(const Tensor& out, Generator& gen, int64_t from, uint64_t ran
     const int64_t n = out->numel();
     const uint64_t key = gen.seed(), base = gen.reserve(blocks_for(uint64_t(n) * k));
     T* data = out->data_as<T>();
+    if (range == 1) {  // one possible value: the same output and generator state, no draws
+      const T only = convert<T>(from);
+      for_range(n, [&](int64_t lo, int64_t hi) { std::fill(data + lo, data + hi, only); });
+      return;
+    }
     for_range(n, [&](int64_t lo, int64_t hi) {
       Lanes l(key, base);
       for (int64_t i = lo; i < hi; ++i) {
