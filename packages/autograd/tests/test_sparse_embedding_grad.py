@@ -130,3 +130,25 @@ def test_a_first_sparse_gradient_the_engine_does_not_own_is_copied():
     w.grad.mul_(10)
     np.testing.assert_allclose(held.to_dense().numpy()[1], [2.0, 3.0])
     np.testing.assert_allclose(w.grad.to_dense().numpy()[1], [20.0, 30.0])
+
+
+def test_sparse_and_dense_uses_of_one_weight_sum_to_a_dense_gradient():
+    # A tied embedding: looked up (sparse gradient) and used as a dense matrix in the
+    # same graph. PyTorch's engine sums the two into a dense gradient, whichever comes
+    # first.
+    idx = F.tensor([1, 2, 1])
+    for dense_first in (False, True):
+        w = weight()
+        looked_up = emb(w, idx).sum()
+        dense = (w * 2).sum()
+        (dense + looked_up if dense_first else looked_up + dense).backward()
+        assert not w.grad.is_sparse and w.grad.layout is F.strided
+        np.testing.assert_allclose(w.grad.numpy(), scatter([1, 2, 1], np.ones((3, 2))) + 2)
+    w = weight()
+    h = emb(w, idx)
+    (h @ w.t()).sum().backward()  # the output projection of a tied language model
+    # sum(h @ w.T) = (sum of h's rows) . (sum of w's rows): each looked-up row gets the
+    # sum of w's rows, every row of w gets the sum of h's rows.
+    wn = W.astype(np.float64)
+    expected = scatter([1, 2, 1], np.tile(wn.sum(0), (3, 1))) + wn[[1, 2, 1]].sum(0)
+    np.testing.assert_allclose(w.grad.numpy(), expected, rtol=1e-6)

@@ -201,6 +201,9 @@ def py_return(op: Op, call: str, ret_names: str) -> list[str]:
         call = view_marked(op, call)
     if len(op.returns) > 1:
         return [f"return make_return({ret_names}, {call});"]
+    if rtype == "()" and op.params and op.params[0].base_type == "Tensor[]":
+        # In-place list operators (_foreach_add_) hand back the very list they were given.
+        return [f"{call};", "return py::reinterpret_borrow<py::object>(p.raw(0));"]
     if rtype == "()":
         return [f"{call};", "return py::none();"]
     if rtype == "Scalar":
@@ -403,6 +406,17 @@ def torch_function_check(py_name: str, method: bool, args: str = "args, kwargs")
     ]
 
 
+def parsed(self_arg: str, py_name: str, method: bool) -> list[str]:
+    """Binds the call to the group's overloads (python/arg_parser.h). A call that binds to
+    none because an argument is a tensor-like of another type (fx's Proxy) goes to that
+    type's ``__torch_function__``, as in PyTorch."""
+    return [
+        f"  ParsedArgs p = sigs.parse({self_arg}, args.ptr(), kwargs.ptr(), true);",
+        "  if (FLB_UNLIKELY(p.tensor_like))",
+        *torch_function_check(py_name, method)[1:],
+    ]
+
+
 def profiled(op_name: str, args: str) -> str:
     """Times the call while a profile is active, as PyTorch's aten::<name> (python/profiler.h)."""
     return f'  profiler::OpScope profiled("aten::{op_name}", {args});'
@@ -423,7 +437,7 @@ def gen_group(name: str, ops: list[Op], method: bool, py_name: str) -> list[str]
         ]
     lines += [
         f"  static const OverloadSet sigs({{{schemas}}});",
-        f"  ParsedArgs p = sigs.parse({self_arg}, args.ptr(), kwargs.ptr());",
+        *parsed(self_arg, py_name, method),
         profiled(py_name, "p"),
     ]
     lines += torch_function_check(py_name, method)
@@ -476,7 +490,7 @@ def gen_inplace(ops: list[Op], py_name: str) -> list[str]:
     )
     lines = [
         f"  static const OverloadSet sigs({{{schemas}}});",
-        "  ParsedArgs p = sigs.parse(self.ptr(), args.ptr(), kwargs.ptr());",
+        *parsed("self.ptr()", py_name + "_", True),
         profiled(py_name + "_", "p"),
         *torch_function_check(py_name + "_", True),
         "  auto run = [&]() {",

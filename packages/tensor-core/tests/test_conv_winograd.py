@@ -204,3 +204,25 @@ def test_infinities_and_nans_give_the_direct_sums(where, dtype):
     assert finite.any()
     scale = np.abs(ref[finite]).max()
     np.testing.assert_allclose(got[finite], ref[finite], rtol=0, atol=1e-5 * scale)
+
+
+def test_masked_kernels_let_nothing_through_the_masked_taps():
+    # PixelCNN's causal mask zeroes the taps at and after the centre: an output may not
+    # depend on the pixels those taps read, not even by rounding. Kernels that mix zero
+    # and nonzero taps take im2col, as PyTorch's sums; all-zero kernels stay exact too.
+    x, wt, b = arrays(2, 16, 16, 10, 10, np.float32)
+    mask = np.ones((3, 3), np.float32)
+    mask[1, 1:] = 0
+    mask[2] = 0
+    wt = wt * mask
+    wt[:4] = 0  # whole kernels of zeros beside the masked ones
+    inp = F(x).requires_grad_()
+    out = flambeau.conv2d(inp, F(wt), F(b), padding=1)
+    out[:, :, 4, 4].sum().backward()
+    grad = inp.grad.numpy()
+    # Row 4 from column 4 on, and every row below, is masked for output (4, 4).
+    assert not grad[:, :, 4, 4:].any() and not grad[:, :, 5:].any()
+    ref = conv_ref(x, wt, b, padding=1)
+    got = out.detach().numpy()
+    np.testing.assert_allclose(got, ref, rtol=0, atol=2e-6 * np.abs(ref).max())
+    np.testing.assert_array_equal(got[:, :4], np.broadcast_to(b[:4, None, None], got[:, :4].shape))

@@ -13,16 +13,24 @@ def lst(*shapes, dtype=flambeau.float32, seed=0):
     return [flambeau.from_numpy(rng.uniform(-2, 2, s)).to(dtype) for s in shapes]
 
 
-def test_inplace_returns_none_and_updates_in_place():
+def test_inplace_returns_its_list_and_updates_in_place():
     xs = lst((3,), (2, 2))
     ptrs = [x.data_ptr() for x in xs]
     versions = [x._version for x in xs]
     before = [x.numpy().copy() for x in xs]
-    assert flambeau._foreach_add_(xs, 1.5) is None
+    assert flambeau._foreach_add_(xs, 1.5) is xs  # PyTorch hands back the same list
     for x, b, p, v in zip(xs, before, ptrs, versions):
         assert x.data_ptr() == p
         assert x._version > v
         np.testing.assert_allclose(x.numpy(), b + 1.5, rtol=1e-6)
+
+
+def test_inplace_hands_back_the_sequence_it_was_given():
+    xs = tuple(lst((2,), (3,)))
+    assert flambeau._foreach_mul_(xs, 2.0) is xs
+    assert flambeau._foreach_zero_(xs) is xs
+    assert flambeau._foreach_copy_(xs, [flambeau.ones(2), flambeau.ones(3)]) is xs
+    assert all(float(x.sum()) == x.numel() for x in xs)
 
 
 def test_out_of_place_returns_new_tensors():

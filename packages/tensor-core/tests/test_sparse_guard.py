@@ -122,7 +122,7 @@ def test_foreach_over_sparse_tensors_runs_one_tensor_at_a_time():
 
     grads = [F.sparse_coo_tensor(idx, F.tensor(rows.tolist()), (4, 2)) for _ in range(2)]
     params = [F.zeros(4, 2), F.ones(4, 2)]
-    assert F._foreach_add_(params, grads, alpha=-0.5) is None
+    assert F._foreach_add_(params, grads, alpha=-0.5) is params
     np.testing.assert_allclose(params[0].numpy(), -0.5 * expected)
     np.testing.assert_allclose(params[1].numpy(), 1 - 0.5 * expected)
 

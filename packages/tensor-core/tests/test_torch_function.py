@@ -316,3 +316,41 @@ def test_tensor_methods_are_hashable_as_in_pytorch():
     assert F.Tensor.add(x, 1).tolist() == [2.0, 2.0] and x.add(2).tolist() == [3.0, 3.0]
     methods = {getattr(F.Tensor, n) for n in dir(F.Tensor) if callable(getattr(F.Tensor, n))}
     assert F.Tensor.mul in methods
+
+
+class Scalarish:
+    """PyTorch's "tensor-like" from its extending guide: not a Tensor, yet flambeau's
+    functions and methods called with it go to its __torch_function__."""
+
+    def __init__(self, n, value):
+        self.n, self.value = n, value
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func is F.mean:
+            return args[0].value
+        if func.__name__ in ("add", "cat"):
+            return ("handled", func.__name__, types)
+        return NotImplemented
+
+
+def test_a_tensor_like_of_another_type_takes_the_call():
+    s = Scalarish(5, 2.0)
+    assert F.mean(s) == 2.0
+    assert F.add(F.ones(2), s) == ("handled", "add", (Scalarish,))
+    assert F.ones(2).add(s)[:2] == ("handled", "add")  # as a method's argument
+    assert F.cat([F.ones(1), s])[:2] == ("handled", "cat")  # inside a list argument
+    assert F.add(F.ones(2), other=s)[0] == "handled"  # as a keyword
+
+
+def test_a_tensor_like_that_declines_gets_a_type_error():
+    with pytest.raises(TypeError, match="no implementation found"):
+        F.sin(Scalarish(1, 0.0))
+
+
+def test_plain_objects_and_disabled_protocol_still_raise_the_argument_error():
+    with pytest.raises(TypeError, match="must be Tensor"):
+        F.sin(object())
+    with DisableTorchFunction(), pytest.raises(TypeError, match="must be Tensor"):
+        F.mean(Scalarish(5, 2.0))

@@ -43,13 +43,15 @@ struct Plan {
 
 // The weights as the kernels use them: U, per point G g G^T as an in_ch x out_ch
 // matrix, packed for the products; and the plain taps (out, in, 3, 3) for blocks whose
-// input is not finite (see direct_block). `finite`: no weight is infinite or NaN (else U
-// is not built and the caller takes im2col, whose sums keep IEEE's results).
+// input is not finite (see direct_block). `usable`: no weight is infinite or NaN, and no
+// 3x3 kernel mixes zero and nonzero taps; else U is not built and the caller takes
+// im2col, whose sums keep IEEE's results and whose masked taps (PixelCNN's causal masks,
+// pruning) add exactly nothing, where the transforms would leak rounding through them.
 template <class T>
 struct Weights {
   Scratch<T> taps;
   std::vector<PackedMatrix<T>> u;
-  bool finite = true;
+  bool usable = true;
 };
 
 // tap(o, c, a, b) is the weight from input channel c to output channel o at kernel
@@ -65,9 +67,13 @@ Weights<T> prepare_weights(const Plan& p, const Tap& tap) {
         for (int b = 0; b < 3; ++b) {
           const T v = tap(o, c, a, b);
           taps[((o * C + c) * 3 + a) * 3 + b] = v;
-          w.finite = w.finite && std::isfinite(v);
+          w.usable = w.usable && std::isfinite(v);
         }
-  if (!w.finite) return w;
+  for (int64_t k = 0; k < O * C && w.usable; ++k) {
+    const int zeros = static_cast<int>(std::count(taps + k * 9, taps + (k + 1) * 9, T(0)));
+    w.usable = zeros == 0 || zeros == 9;  // an all-zero kernel transforms to exact zeros
+  }
+  if (!w.usable) return w;
   Scratch<T> u(static_cast<size_t>(kPoints * C * O));
   for (int64_t o = 0; o < O; ++o)
     for (int64_t c = 0; c < C; ++c) {
@@ -524,7 +530,7 @@ bool winograd_forward(const T* input, const T* weight, const T* bias, T* out,
   const Weights<T> w = prepare_weights<T>(p, [&](int64_t o, int64_t c, int a, int b) {
     return weight[((o * p.in_ch + c) * 3 + a) * 3 + b];
   });
-  if (!w.finite) return false;
+  if (!w.usable) return false;
   run(p, input, w, bias, out);
   return true;
 }
@@ -538,7 +544,7 @@ bool winograd_backward_input(const T* grad_output, const T* weight, const T* bia
   const Weights<T> w = prepare_weights<T>(p, [&](int64_t o, int64_t c, int a, int b) {
     return weight[((c * p.out_ch + o) * 3 + (2 - a)) * 3 + (2 - b)];
   });
-  if (!w.finite) return false;
+  if (!w.usable) return false;
   run(p, grad_output, w, bias, grad_input);
   return true;
 }

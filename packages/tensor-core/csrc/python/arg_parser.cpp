@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "python/torch_function.h"
+
 namespace flambeau::python {
 
 namespace {
@@ -461,7 +463,44 @@ const std::vector<Signature>& OverloadSet::sigs() const {
   return *expected;
 }
 
-ParsedArgs OverloadSet::parse(PyObject* self, PyObject* args, PyObject* kwargs) const {
+namespace {
+// Not a Tensor, and its type defines __torch_function__.
+bool is_tensor_like(PyObject* o) {
+  if (o == Py_None || PyLong_CheckExact(o) || PyFloat_CheckExact(o) || PyBool_Check(o) ||
+      PyUnicode_CheckExact(o) || is_tensor(o))
+    return false;
+  const int has =
+      PyObject_HasAttrString(reinterpret_cast<PyObject*>(Py_TYPE(o)), "__torch_function__");
+  return has == 1;
+}
+
+bool holds_tensor_like(PyObject* o) {
+  if (PyList_Check(o) || PyTuple_Check(o)) {
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+    PyObject** items = PySequence_Fast_ITEMS(o);
+    for (Py_ssize_t i = 0; i < n; ++i)
+      if (is_tensor_like(items[i])) return true;
+    return false;
+  }
+  return is_tensor_like(o);
+}
+
+bool any_tensor_like(PyObject* self, PyObject* args, PyObject* kwargs) {
+  if (!torch_function::enabled()) return false;
+  if (self && holds_tensor_like(self)) return true;
+  for (Py_ssize_t i = 0; args && i < PyTuple_GET_SIZE(args); ++i)
+    if (holds_tensor_like(PyTuple_GET_ITEM(args, i))) return true;
+  if (!kwargs) return false;
+  PyObject *key, *value;
+  Py_ssize_t pos = 0;
+  while (PyDict_Next(kwargs, &pos, &key, &value))
+    if (holds_tensor_like(value)) return true;
+  return false;
+}
+}  // namespace
+
+ParsedArgs OverloadSet::parse(PyObject* self, PyObject* args, PyObject* kwargs,
+                              bool defer_tensor_likes) const {
   const std::vector<Signature>& overloads = sigs();
   ParsedArgs parsed;
   std::string why;
@@ -490,6 +529,10 @@ ParsedArgs OverloadSet::parse(PyObject* self, PyObject* args, PyObject* kwargs) 
       return parsed;
     }
     why = reason;
+  }
+  if (defer_tensor_likes && any_tensor_like(self, args, kwargs)) {
+    parsed.tensor_like = true;
+    return parsed;
   }
   const std::string& name = overloads[0].name();
   if (overloads.size() == 1) fail<TypeError>(name, "(): ", why);

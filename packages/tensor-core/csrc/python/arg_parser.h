@@ -83,8 +83,12 @@ class OverloadSet {
  public:
   OverloadSet(std::initializer_list<const char*> schemas) : schemas_(schemas) {}
   // Binds against each overload in order; the first that fits wins. self is the
-  // bound tensor for method calls (first parameter), or nullptr.
-  ParsedArgs parse(PyObject* self, PyObject* args, PyObject* kwargs) const;
+  // bound tensor for method calls (first parameter), or nullptr. When none fits and
+  // defer_tensor_likes is set, an argument of another type that defines
+  // __torch_function__ (PyTorch's tensor-likes: fx's Proxy) marks the result
+  // tensor_like instead of raising; the caller then hands the call to the protocol.
+  ParsedArgs parse(PyObject* self, PyObject* args, PyObject* kwargs,
+                   bool defer_tensor_likes = false) const;
 
  private:
   const std::vector<Signature>& sigs() const;
@@ -98,6 +102,7 @@ class ParsedArgs {
  public:
   int overload = 0;
   const Signature* sig = nullptr;
+  bool tensor_like = false;  // nothing bound: see OverloadSet::parse
   std::array<PyObject*, kMaxParams> slots{};
 
   bool is_none(int i) const { return slots[i] == Py_None; }

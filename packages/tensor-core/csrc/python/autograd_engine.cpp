@@ -204,8 +204,21 @@ class Pass {
     if (g.is_none()) return;
     if (s.grads.empty()) s.grads.resize(static_cast<size_t>(s.n_outputs));
     py::object& slot = s.grads.at(static_cast<size_t>(nr));
-    slot =
-        slot ? checked(PyNumber_Add(slot.ptr(), g.ptr())) : py::reinterpret_borrow<py::object>(g);
+    if (!slot) {
+      slot = py::reinterpret_borrow<py::object>(g);
+      return;
+    }
+    // A sparse gradient (Embedding(sparse=True)) meeting a dense one for the same tensor
+    // sums to a dense one; only dense + sparse is defined, so the dense one goes first.
+    const bool dense_first =
+        Py_TYPE(slot.ptr()) != Py_TYPE(g.ptr()) && is_sparse(slot.ptr()) && !is_sparse(g.ptr());
+    slot = dense_first ? checked(PyNumber_Add(g.ptr(), slot.ptr()))
+                       : checked(PyNumber_Add(slot.ptr(), g.ptr()));
+  }
+
+  static bool is_sparse(PyObject* t) {
+    const py::object flag = checked(PyObject_GetAttrString(t, "is_sparse"));
+    return PyObject_IsTrue(flag.ptr()) == 1;
   }
 
   // Whether a node runs its formula. With inputs= given, only the part of the graph

@@ -24,6 +24,8 @@ bool overrides(PyObject* o);  // o is an instance of a registered subclass
 bool wants_slow(const ParsedArgs& p);
 
 inline bool mode_active() { return t_modes > 0 && t_all_disabled == 0; }
+// Neither DisableTorchFunction nor DisableTorchFunctionSubclass is in force.
+inline bool enabled() { return t_disabled == 0 && t_all_disabled == 0; }
 
 inline bool wants(const ParsedArgs& p) {
   if (__builtin_expect(!g_any_override && t_modes == 0, 1)) return false;

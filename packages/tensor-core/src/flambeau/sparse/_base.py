@@ -145,7 +145,8 @@ def foreach_one_by_one(name: str, args, kwargs):
     """A _foreach_* operator with sparse tensors in its lists: PyTorch's slow path, the
     per-tensor operator at each position of the lists (Tensor.add_ for _foreach_add_),
     a list argument giving each position its own element and any other argument shared.
-    In-place variants return None, the others a tuple of results (as the dense ones)."""
+    In-place variants return the list they updated, the others a tuple of results (as
+    the dense ones)."""
     op = name[len("_foreach_") :]
     n = len(next(a for a in (*args, *kwargs.values()) if isinstance(a, (list, tuple))))
     value_at = _FOREACH_VALUE_AT.get(op)
@@ -164,7 +165,9 @@ def foreach_one_by_one(name: str, args, kwargs):
             results.append(getattr(first, op)(*call_args[1:], **call_kwargs))
         else:  # a scalar first operand (_foreach_pow(2.0, tensors)): the function
             results.append(getattr(_flambeau(), op)(*call_args, **call_kwargs))
-    return None if op.endswith("_") else tuple(results)
+    if op.endswith("_"):
+        return args[0] if args else kwargs["self"]
+    return tuple(results)
 
 
 def _flambeau():
