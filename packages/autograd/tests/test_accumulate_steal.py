@@ -58,3 +58,40 @@ def test_gradients_accumulate_after_a_kept_first_one():
     for _ in range(3):
         (w * 2.0).sum().backward()
     np.testing.assert_allclose(w.grad.numpy(), np.full((2, 3), 6.0))
+
+
+def test_a_view_of_memory_only_it_holds_is_kept():
+    # Linear's weight gradient is the transposed product that TBackward hands on: a view
+    # of a product nothing else holds. It is laid out as the weight, so it is kept.
+    seen = []
+    original = engine._new_grad
+
+    def spy(g, leaf, owned=False):
+        out = original(g, leaf, owned)
+        seen.append((tuple(leaf.shape), owned, out is g))
+        return out
+
+    engine._new_grad = spy
+    try:
+        lin = F.nn.Linear(6, 4)
+        x = np.arange(30.0).reshape(5, 6) / 7
+        lin(F.tensor(x.tolist())).sum().backward()
+    finally:
+        engine._new_grad = original
+    assert sorted(seen) == [((4,), True, True), ((4, 6), True, True)]
+    np.testing.assert_allclose(lin.weight.grad.numpy(), np.ones((4, 5)) @ x, rtol=1e-6)
+    np.testing.assert_allclose(lin.bias.grad.numpy(), np.full(4, 5.0))
+    assert lin.weight.grad.stride() == lin.weight.stride()
+
+
+def test_a_view_of_the_callers_gradient_is_never_kept():
+    w = F.zeros(4, 3, requires_grad=True)
+    given = F.ones(3, 4)
+    w.t().backward(given)  # t's gradient is a view of the caller's tensor
+    w.grad.add_(1)
+    np.testing.assert_allclose(given.numpy(), np.ones((3, 4)))
+    flat = F.ones(12)
+    w.grad = None
+    w.reshape(12).backward(flat)
+    w.grad.add_(1)
+    np.testing.assert_allclose(flat.numpy(), np.ones(12))

@@ -371,3 +371,27 @@ def test_deprecated_upsample_aliases_warn_and_interpolate(name, expected_mode):
     align = True if expected_mode == "bilinear" else None
     ref = F.interpolate(x, scale_factor=2, mode=expected_mode, align_corners=align)
     np.testing.assert_array_equal(np_of(out), np_of(ref))
+
+
+@pytest.mark.parametrize(
+    "shape, node",
+    [((4, 3), "AddmmBackward0"), ((5, 4, 3), "ViewBackward0"), ((4, 5, 3), "AddBackward0")],
+)
+def test_linear_folds_its_bias_into_the_product_as_pytorch(shape, node):
+    # PyTorch's linear: addmm for a matrix, addmm on the rows of a contiguous batch (then
+    # a view), matmul + bias otherwise (here a transposed, non-contiguous batch).
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(shape)
+    w, b = rng.standard_normal((2, 3)), rng.standard_normal(2)
+    xt = flambeau.tensor(x.tolist(), dtype=flambeau.float64)
+    if node == "AddBackward0":
+        xt = flambeau.tensor(x.transpose(1, 0, 2).tolist(), dtype=flambeau.float64).transpose(0, 1)
+    wt = flambeau.tensor(w.tolist(), dtype=flambeau.float64, requires_grad=True)
+    bt = flambeau.tensor(b.tolist(), dtype=flambeau.float64, requires_grad=True)
+    out = F.linear(xt, wt, bt)
+    assert out.grad_fn.name() == node
+    np.testing.assert_allclose(out.detach().numpy(), x @ w.T + b, rtol=1e-12)
+    out.sum().backward()
+    rows = x.reshape(-1, 3)
+    np.testing.assert_allclose(wt.grad.numpy(), np.ones((rows.shape[0], 2)).T @ rows, rtol=1e-12)
+    np.testing.assert_allclose(bt.grad.numpy(), np.full(2, rows.shape[0]), rtol=1e-12)

@@ -168,6 +168,24 @@ void reduce_run2(char** data, const int64_t* s, int64_t n, Acc init, const Combi
   }
 }
 
+// Row sums of float32 (sum(dim=-1) of a matrix with contiguous rows): sum_rows_f32
+// reads four rows side by side; the rows are split across threads. False when the
+// iteration is not that shape.
+inline bool sum_f32_rows(const TensorIterator& it) {
+  if (it.ndim() != 2 || it.stride(0, 1) != sizeof(float) || it.stride(1, 1) != 0 ||
+      it.stride(1, 0) <= 0 || it.stride(1, 0) % sizeof(double) != 0 || it.stride(0, 0) <= 0)
+    return false;
+  const int64_t rows = it.shape()[0], n = it.shape()[1];
+  const int64_t ld = it.stride(0, 0) / static_cast<int64_t>(sizeof(float));
+  const int64_t out_stride = it.stride(1, 0) / static_cast<int64_t>(sizeof(double));
+  const auto* x = reinterpret_cast<const float*>(it.base(0));
+  auto* out = reinterpret_cast<double*>(it.base(1));
+  parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / n), [&](int64_t lo, int64_t hi) {
+    sum_rows_f32(x + lo * ld, hi - lo, ld, n, out + lo * out_stride, out_stride);
+  });
+  return true;
+}
+
 }  // namespace detail
 
 // Folds `in` into buf: combine(Acc, In) -> Acc per element, merge(Acc, Acc) -> Acc
@@ -178,6 +196,9 @@ void reduce_into(const AccBuffer<Acc>& buf, const Tensor& in, const Combine& com
   if (in->numel() == 0) return;
   Tensor ops[] = {in, buf.view(in->sizes())};
   auto it = TensorIterator::build(Span<Tensor>(ops, 2));
+  if constexpr (std::is_same_v<Combine, SumF32>) {
+    if (detail::sum_f32_rows(it)) return;
+  }
   const Acc init = buf.init();
   detail::reduce_engine(
       it, buf,

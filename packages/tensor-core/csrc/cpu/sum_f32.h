@@ -8,6 +8,10 @@ namespace flambeau {
 
 double sum_contiguous_f32(const float* p, int64_t n);
 
+// out[r * out_stride] += the sum of row r (n floats at p + r * ld), for r < rows.
+void sum_rows_f32(const float* p, int64_t rows, int64_t ld, int64_t n, double* out,
+                  int64_t out_stride);
+
 // Marks the plain sum of float32 into double, so reduce_run can use the loop above.
 struct SumF32 {
   double operator()(double acc, float v) const { return acc + static_cast<double>(v); }

@@ -66,10 +66,16 @@ autograd_node::NodeObject& fields_of(PyObject* node) {
 
 // Whether this reference to gradient g is the only one to it and to its memory: the
 // leaf may then keep g itself as its .grad (no copy), as PyTorch's AccumulateGrad does.
+// A view (linear's weight gradient: the transposed product TBackward hands on) keeps
+// its base alive and shares its memory; it is still the only way to that memory when
+// nothing but the view holds the base.
 bool sole_reference(const py::object& g) {
   if (Py_REFCNT(g.ptr()) != 1 || !is_tensor(g.ptr())) return false;
   Tensor t = g.cast<Tensor>();  // a second reference to the tensor, for this check
-  return t->use_count() == 2 && t->storage() && t->storage()->use_count() == 1;
+  if (t->use_count() != 2 || !t->storage()) return false;
+  const TensorImpl* base = t->view_base();
+  if (base && base->use_count() != 1) return false;
+  return t->storage()->use_count() == (base ? 2 : 1);
 }
 
 // A node of this pass: the edges it leads to, the gradients its outputs received,

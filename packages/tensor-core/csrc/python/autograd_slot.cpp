@@ -75,6 +75,25 @@ void register_bindings(py::module_& m) {
         "Install the autograd key's handler: handler(op_name, args, kwargs) -> result. "
         "None removes it.");
   m.def("_autograd_handler_installed", [] { return g_installed; });
+  m.def(
+      "_autograd_record_call",
+      [](py::handle fn, py::args args, py::kwargs kwargs) {
+        // Inside the handler, calls run their kernels unrecorded; a composite's pieces
+        // are calls that must be recorded: this one goes through the binding's slot
+        // (recorded in C++ when its overload has a plan, else by the handler again).
+        bool was = t_inside_handler;
+        t_inside_handler = false;
+        try {
+          py::object r = fn(*args, **kwargs);
+          t_inside_handler = was;
+          return r;
+        } catch (...) {
+          t_inside_handler = was;
+          throw;
+        }
+      },
+      py::arg("fn"),
+      "fn(*args, **kwargs) recorded as a call from outside the autograd handler would be.");
 }
 
 }  // namespace flambeau::python::autograd_slot

@@ -134,6 +134,15 @@ def linear(input, weight, bias=None):
             f"{tuple(input.shape)}, weight {tuple(weight.shape)} (input.shape[-1] must equal "
             f"in_features = weight.shape[-1])"
         )
+    if bias is not None and weight.dim() == 2 and input.dim() >= 2 and bias.dim() <= 1:
+        # As PyTorch's: the bias folded into the product (addmm; AddmmBackward0), batch
+        # dims of a contiguous input folded into its rows.
+        if input.dim() == 2:
+            return flambeau.addmm(bias, input, weight.t())
+        if input.is_contiguous() and input.shape[-1] > 0:
+            rows = input.reshape(-1, input.shape[-1])
+            out = flambeau.addmm(bias, rows, weight.t())
+            return out.view(*input.shape[:-1], weight.shape[0])
     out = flambeau.matmul(input, weight.t() if weight.dim() == 2 else weight)
     return out if bias is None else out + bias
 

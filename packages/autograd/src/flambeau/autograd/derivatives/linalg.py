@@ -95,17 +95,25 @@ def _scal(a, key):
     return 1 if v is None else conj(v)
 
 
+def _scaled(t, s):
+    """t * s, or t itself for s == 1 (no pass over t, and t's layout kept)."""
+    return t if isinstance(s, (int, float)) and s == 1 else t * s
+
+
+# mat2's gradient reads mat2's strides too (_grad_of_right: linear's weight.t()).
 @formula(
     "addmm",
-    reads={"input": ("beta",), "mat1": ("mat2", "alpha"), "mat2": ("mat1", "alpha")},
+    reads={"input": ("beta",), "mat1": ("mat2", "alpha"), "mat2": ("mat1", "mat2", "alpha")},
 )
 def _addmm(g, a):
     al = _scal(a, "alpha")
     # Only the wanted gradients: a matrix's value is kept only when the other's is wanted.
     return {
-        "input": g * _scal(a, "beta") if needs_grad(a["input"]) else None,
-        "mat1": (g @ _mH(a["mat2"])) * al if needs_grad(a["mat1"]) else None,
-        "mat2": (_mH(a["mat1"]) @ g) * al if needs_grad(a["mat2"]) else None,
+        "input": _scaled(g, _scal(a, "beta")) if needs_grad(a["input"]) else None,
+        "mat1": _scaled(g @ _mH(a["mat2"]), al) if needs_grad(a["mat1"]) else None,
+        "mat2": _scaled(_grad_of_right(a["mat1"], g, a["mat2"]), al)
+        if needs_grad(a["mat2"])
+        else None,
     }
 
 
