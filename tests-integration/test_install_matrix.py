@@ -29,6 +29,7 @@ CACHE = ROOT / "build" / "integration"
 SIBLINGS = {
     "flambeau.autograd": "flambeau-autograd",
     "flambeau.nn": "flambeau-nn",
+    "flambeau.fx": "flambeau-nn",
     "flambeau.optim": "flambeau-optim",
     "flambeau.multiprocessing": "flambeau-mp",
     "flambeau.utils.data": "flambeau-data",

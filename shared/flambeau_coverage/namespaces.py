@@ -75,4 +75,7 @@ NAMESPACES = [
     Namespace("utils.data", 0.90),
     Namespace("multiprocessing", 0.90),
     Namespace("distributed", 0.50),
+    Namespace("fx", 0.95),
+    Namespace("compiler", 0.95),
+    Namespace("utils._pytree", 0.95),
 ]

@@ -533,9 +533,14 @@ def gen_dunder(op: Op, dunder: str) -> list[str]:
         operands = ["a"]
         slot_args = "py::make_tuple(self)"
     else:
+        # A tensor-like of another type (fx's Proxy) gets the call, as in PyTorch; other
+        # operands Python offers to the reflected operator.
         head = [
-            "  if (!is_tensor(other.ptr()) && !is_number(other.ptr()))",
+            "  if (!is_tensor(other.ptr()) && !is_number(other.ptr())) {",
+            "    if (torch_function::enabled() && torch_function::is_tensor_like(other.ptr()))",
+            f'      return torch_function::call("{dunder}", true, self, {call_args_tf});',
             "    return py::reinterpret_borrow<py::object>(Py_NotImplemented);",
+            "  }",
             "  Tensor a = py::cast<Tensor>(self);",
             f'  Tensor b = tensor_from_py(other.ptr(), "{dunder}", "other");',
         ]

@@ -90,7 +90,7 @@ def test_the_override_sees_functions_methods_operators_and_inplace_methods():
     F.mm(x.reshape(3, 1), F.ones(1, 2))
     x.add_(1)
     _ = F.ones(3) * x
-    assert Logged.calls == ["reshape", "mm", "add_", "__mul__"]
+    assert Logged.calls == ["reshape", "mm", "add_", "mul"]  # x * y hands over Tensor.mul
     np.testing.assert_allclose(x.numpy(), [2.0, 3.0, 4.0])
 
 
@@ -232,7 +232,7 @@ def test_mode_sees_factories_functions_methods_operators_and_indexing():
         _ = x @ x
         _ = x[0]
         x[1] = 5.0
-    assert mode.log == ["zeros", "add", "sum", "__matmul__", "__getitem__", "__setitem__"]
+    assert mode.log == ["zeros", "add", "sum", "matmul", "__getitem__", "__setitem__"]
     assert x.tolist() == [[1.0, 1.0], [5.0, 5.0]]
     # Results are what the functions return.
     with BaseTorchFunctionMode():
@@ -354,3 +354,32 @@ def test_plain_objects_and_disabled_protocol_still_raise_the_argument_error():
         F.sin(object())
     with DisableTorchFunction(), pytest.raises(TypeError, match="must be Tensor"):
         F.mean(Scalarish(5, 2.0))
+
+
+class Named:
+    """A tensor-like that answers with the name of what it was handed."""
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        return func.__name__
+
+
+def test_a_tensor_like_on_the_right_of_an_operator_gets_pytorchs_method():
+    # PyTorch hands over the operator's method (x + y: Tensor.add), and the operator itself
+    # where no method commutes (1 - x: __rsub__).
+    t, s = F.ones(2), Named()
+    assert (t + s, t * s, t @ s, t < s, t == s) == ("add", "mul", "matmul", "lt", "eq")
+    x = F.ones(2)
+    x += s
+    assert x == "add_"
+    assert (t.__rsub__(s), t.__radd__(s), t.__rand__(s)) == ("__rsub__", "add", "bitwise_and")
+
+
+def test_operators_decline_what_does_not_fit_so_python_tries_the_other_side():
+    class Other:
+        def __radd__(self, other):
+            return "reflected"
+
+    assert F.ones(2) + Other() == "reflected"
+    with pytest.raises(TypeError):
+        F.ones(2) + object()

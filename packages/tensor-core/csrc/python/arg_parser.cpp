@@ -464,25 +464,15 @@ const std::vector<Signature>& OverloadSet::sigs() const {
 }
 
 namespace {
-// Not a Tensor, and its type defines __torch_function__.
-bool is_tensor_like(PyObject* o) {
-  if (o == Py_None || PyLong_CheckExact(o) || PyFloat_CheckExact(o) || PyBool_Check(o) ||
-      PyUnicode_CheckExact(o) || is_tensor(o))
-    return false;
-  const int has =
-      PyObject_HasAttrString(reinterpret_cast<PyObject*>(Py_TYPE(o)), "__torch_function__");
-  return has == 1;
-}
-
 bool holds_tensor_like(PyObject* o) {
   if (PyList_Check(o) || PyTuple_Check(o)) {
     const Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
     PyObject** items = PySequence_Fast_ITEMS(o);
     for (Py_ssize_t i = 0; i < n; ++i)
-      if (is_tensor_like(items[i])) return true;
+      if (torch_function::is_tensor_like(items[i])) return true;
     return false;
   }
-  return is_tensor_like(o);
+  return torch_function::is_tensor_like(o);
 }
 
 bool any_tensor_like(PyObject* self, PyObject* args, PyObject* kwargs) {

@@ -50,6 +50,15 @@ bool wants_slow(const ParsedArgs& p) {
   return false;
 }
 
+bool is_tensor_like(PyObject* o) {
+  if (o == Py_None || PyLong_CheckExact(o) || PyFloat_CheckExact(o) || PyBool_Check(o) ||
+      PyUnicode_CheckExact(o) || is_tensor(o))
+    return false;
+  const int has =
+      PyObject_HasAttrString(reinterpret_cast<PyObject*>(Py_TYPE(o)), "__torch_function__");
+  return has == 1;
+}
+
 py::object call(const char* name, bool is_method, py::handle self, const py::tuple& args,
                 const py::dict& kwargs) {
   py::tuple full = args;

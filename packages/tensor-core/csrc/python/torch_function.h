@@ -38,6 +38,10 @@ inline bool wants_operands(PyObject* self, PyObject* other) {
                            (overrides(self) || (other && overrides(other))));
 }
 
+// Not a Tensor, and its type defines __torch_function__ (PyTorch's tensor-likes: fx's
+// Proxy). Looked for only where a call could not bind its arguments.
+bool is_tensor_like(PyObject* o);
+
 // Calls handler(name, is_method, args, kwargs), `self` prepended to args when given.
 py::object call(const char* name, bool is_method, py::handle self, const py::tuple& args,
                 const py::dict& kwargs);

@@ -148,9 +148,11 @@ del _cls, _module
 # Submodules of the core that load on first attribute access, as `import torch` has them.
 _LAZY_SUBMODULES = frozenset(
     {
+        "_dynamo",
         "accelerator",
         "amp",
         "backends",
+        "compiler",
         "cpu",
         "cuda",
         "fft",

@@ -17,6 +17,7 @@ SIBLINGS = {
     "flambeau.distributions": ("flambeau-autograd", "packages/autograd"),
     "flambeau.func": ("flambeau-autograd", "packages/autograd"),
     "flambeau.nn": ("flambeau-nn", "packages/nn"),
+    "flambeau.fx": ("flambeau-nn", "packages/nn"),
     "flambeau.optim": ("flambeau-optim", "packages/optim"),
     "flambeau.multiprocessing": ("flambeau-mp", "packages/mp"),
     "flambeau.utils.data": ("flambeau-data", "packages/data"),

@@ -158,3 +158,6 @@ def install() -> None:
     T.sparse_dim = _sparse_dim
     T.to_dense = _to_dense
     T.is_coalesced = _is_coalesced
+    # PyTorch's older name of the reflected division (what __torch_function__ is handed
+    # for 1 / x).
+    T.__rdiv__ = T.__rtruediv__

@@ -483,16 +483,58 @@ def _flatten(args, kwargs):
             yield a
 
 
+# The Tensor method PyTorch hands to __torch_function__ for a Python operator (x + y
+# gives Tensor.add); operators not listed are handed over as themselves (__rsub__). A
+# reflected operator maps to its method only where the method commutes (1 + x: x.add(1)).
+_OPERATOR_METHODS = {
+    **dict.fromkeys(("__add__", "__radd__"), "add"),
+    **dict.fromkeys(("__mul__", "__rmul__"), "mul"),
+    "__sub__": "sub",
+    "__truediv__": "div",
+    "__rtruediv__": "__rdiv__",
+    "__mod__": "remainder",
+    "__pow__": "pow",
+    "__matmul__": "matmul",
+    "__rand__": "bitwise_and",
+    "__ror__": "bitwise_or",
+    "__rxor__": "bitwise_xor",
+    "__iadd__": "add_",
+    "__isub__": "sub_",
+    "__imul__": "mul_",
+    "__itruediv__": "div_",
+    "__ifloordiv__": "floor_divide_",
+    "__imod__": "remainder_",
+    "__ipow__": "pow_",
+    **{f"__{c}__": c for c in ("eq", "ne", "lt", "le", "gt", "ge", "neg", "abs")},
+    "__pos__": "positive",
+}
+# Python's binary operators: where the operands do not fit they answer NotImplemented.
+_BINARY_OPERATORS = frozenset(
+    f"__{p}{op}__"
+    for op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and",
+               "or", "xor", "lshift", "rshift")
+    for p in ("", "r", "i")
+) | {f"__{c}__" for c in ("eq", "ne", "lt", "le", "gt", "ge")}  # fmt: skip
+
+
 def _dispatch(name, is_method, args, kwargs):
     """The core's bindings call this when an argument overrides __torch_function__."""
-    func = getattr(Tensor, name) if is_method else getattr(_C, name)
+    if is_method:
+        func = getattr(Tensor, _OPERATOR_METHODS.get(name, name))
+    else:
+        func = getattr(_C, name)
     if _take_skip():  # redispatch_function: run it, this once without the protocol
         with DisableTorchFunction():
             return func(*args, **kwargs)
     relevant = list(_flatten(args, kwargs))
+    if name in _BINARY_OPERATORS:
+        # A Python operator answers NotImplemented where its operands do not fit (x == None,
+        # x + "a"): Python then tries the reflected operator, as PyTorch's do.
+        try:
+            return handle_torch_function(func, relevant, *args, **kwargs)
+        except TypeError:
+            return NotImplemented
     if name.startswith("__"):
-        # A Python operator may answer NotImplemented (x == None): Python then tries the
-        # reflected operator, so it is an answer here, not a failure.
         try:
             return handle_torch_function(func, relevant, *args, **kwargs)
         except TypeError as e:

@@ -24,7 +24,7 @@ from flambeau.autograd.double_vjp import Linearized, lower
 from flambeau.autograd.double_vjp import reaches_outside as _reaches_outside
 from flambeau.autograd.grad_mode import enable_grad
 
-from ._pytree import flatten_up_to, tree_flatten, tree_map, tree_unflatten
+from ._pytree import flatten_up_to, tree_flatten, tree_map, tree_unflatten, treespec_pprint
 from ._vmap import RANDOM_ERROR, check_randomness
 
 Tensor = flambeau.Tensor
@@ -263,10 +263,11 @@ def vjp(func, *primals, has_aux=False):
     def vjp_fn(cotangents, retain_graph=True, create_graph=None):
         flat_ct = flatten_up_to(out_spec, cotangents)
         if flat_ct is None:
+            ct_spec = tree_flatten(cotangents)[1]
             raise RuntimeError(
                 "Expected pytree structure of cotangents to be the same as pytree structure of "
-                f"outputs to the function. cotangents: {tree_flatten(cotangents)[1].pprint()}, "
-                f"primal output: {out_spec.pprint()}"
+                f"outputs to the function. cotangents: {treespec_pprint(ct_spec)}, "
+                f"primal output: {treespec_pprint(out_spec)}"
             )
         for c in flat_ct:
             if not isinstance(c, Tensor):

@@ -35,6 +35,7 @@ from flambeau.autograd import backward as _backward
 from flambeau.autograd import engine as _engine
 from flambeau.autograd import saved_tensors as _saved
 from flambeau.autograd.recorder import _modified
+from flambeau.utils._pytree import tree_map  # noqa: F401 - torch.utils.checkpoint's import
 
 __all__ = [
     "CheckpointError",

@@ -16,7 +16,8 @@ def __getattr__(name):
     # flambeau.utils.data (flambeau-data), flambeau.utils.checkpoint (flambeau-autograd) and
     # flambeau.utils.cpp_extension (flambeau-cpp-extension) load on first access, as
     # flambeau.nn does; so do the core's flambeau.utils.benchmark, hooks and dlpack.
-    # flambeau.utils.tensorboard too, which needs the optional tensorboard package.
+    # flambeau.utils.tensorboard too, which needs the optional tensorboard package, and
+    # flambeau.utils._pytree, which PyTorch programs reach as torch.utils._pytree.
     if name in (
         "data",
         "checkpoint",
@@ -25,6 +26,7 @@ def __getattr__(name):
         "hooks",
         "dlpack",
         "tensorboard",
+        "_pytree",
     ):
         import importlib
 
