@@ -486,3 +486,32 @@ def test_rearrange_matches_numpy():
         ff.rearrange(x, "a a c d -> a c d")
     with pytest.raises(ValueError, match="cannot infer the sizes of two dimensions"):
         ff.rearrange(x, "a (b1 b2) c d -> a b1 b2 c d")
+
+
+def test_nested_transform_over_a_captured_input_returns_plain_tensors():
+    # d/dp sum(d/dx sum(p * x**3)) = 3 x**2; the inner grad keeps a graph to p (captured
+    # from the outer transform), which must not make the outer result depend on the
+    # inner transform's own leaf, nor keep it on a graph.
+    xs = F.tensor([1.0, 2.0, 3.0])
+    w = F.tensor([1.0, -1.0, 0.5])
+    g = ff.grad(lambda p: ff.grad(lambda x: (p * x**3).sum())(xs).sum())(w)
+    assert not g.requires_grad and g.grad_fn is None
+    np.testing.assert_allclose(g.numpy(), [3.0, 12.0, 27.0])
+    h = ff.grad(lambda p: ff.hessian(lambda x: (p * x**3).sum())(xs).sum())(w)
+    assert not h.requires_grad
+    np.testing.assert_allclose(h.numpy(), [6.0, 12.0, 18.0])
+    j = ff.jacrev(lambda p: ff.jvp(lambda x: p * x**3, (xs,), (F.ones(3),))[1])(w)
+    assert not j.requires_grad
+    np.testing.assert_allclose(j.numpy(), np.diag([3.0, 12.0, 27.0]))
+    # Repeated steps do not chain graphs (each step used to grow the graph and slow down).
+    p = w
+    for _ in range(3):
+        p = p - 0.1 * ff.grad(lambda q: ff.grad(lambda x: (q * x**3).sum())(xs).sum())(p)
+    assert not p.requires_grad
+    np.testing.assert_allclose(p.numpy(), [0.1, -4.6, -7.6], rtol=1e-6)
+    # A tensor from outside that requires grad still gets the graph.
+    wr = w.clone().requires_grad_(True)
+    g = ff.grad(lambda x: (wr * x**3).sum())(xs)
+    assert g.requires_grad
+    g.sum().backward()
+    np.testing.assert_allclose(wr.grad.numpy(), [3.0, 12.0, 27.0])

@@ -136,6 +136,42 @@ def test_load_state_dict_post_hook():
     assert seen == [["0.weight", "0.bias", "2.weight", "2.bias"]]
 
 
+def test_private_load_state_dict_pre_hook_renames_keys_without_module():
+    m = make()
+    calls = []
+
+    def rename(state_dict, prefix, local_metadata, strict, missing, unexpected, errors):
+        calls.append((prefix, strict))
+        for key in list(state_dict):
+            if key.startswith(prefix + "old."):
+                state_dict[prefix + key[len(prefix + "old.") :]] = state_dict.pop(key)
+
+    handle = m._register_load_state_dict_pre_hook(rename)
+    weights = {k: flambeau.full(v.shape, 0.5) for k, v in m.state_dict().items()}
+    result = m.load_state_dict({"old." + k: v for k, v in weights.items()})
+    assert result.missing_keys == [] and result.unexpected_keys == []
+    assert calls == [("", True)]
+    np.testing.assert_array_equal(m[2].bias.detach().numpy(), np.full(2, 0.5, np.float32))
+    handle.remove()
+    result = m.load_state_dict({"old.0.bias": flambeau.zeros(4)}, strict=False)
+    assert result.unexpected_keys == ["old.0.bias"]
+
+    seen = []
+    m[0]._register_load_state_dict_pre_hook(
+        lambda mod, sd, prefix, *rest: seen.append((mod, prefix)), with_module=True
+    )
+    m.load_state_dict(weights)
+    assert seen == [(m[0], "0.")]
+
+
+def test_private_state_dict_hook_may_return_a_new_dict():
+    m = make()
+    m._register_state_dict_hook(
+        lambda mod, sd, prefix, meta: {k.replace(".", "/"): v for k, v in sd.items()}
+    )
+    assert list(m.state_dict()) == ["0/weight", "0/bias", "2/weight", "2/bias"]
+
+
 def test_pickle_round_trip_keeps_values_types_and_ties():
     m = WithBuffers()
     m.steps.fill_(3)

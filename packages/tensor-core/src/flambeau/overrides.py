@@ -171,7 +171,7 @@ class TorchFunctionMode:
     >>> with Log() as log:
     ...     y = flambeau.ones(2) + 1
     >>> log.calls
-    ['ones', '__add__']
+    ['ones', 'add']
     """
 
     inner: TorchFunctionMode
@@ -449,7 +449,7 @@ def redispatch_function(func, types, args, kwargs):
     >>> y = flambeau.tensor([4.0]).as_subclass(Logged)
     >>> scaled_mul(x, y)  # a * b is a plain tensor, so + 1 is not seen
     calling scaled_mul
-    calling __mul__
+    calling mul
     tensor([13.])
     """
     kwargs = kwargs or {}

@@ -52,6 +52,7 @@ class Linearized:
                 gs = _grad([outputs[i] for i in self.live], inputs, self.us, create_graph=True)
             self.gs = list(gs)
         self.local_ids = {id(u) for u in self.us}
+        release(self.us)  # differentiated only by apply, which passes them as local
 
     def reached(self, j: int) -> bool:
         return self.gs[j] is not None
@@ -80,9 +81,26 @@ class Linearized:
         return out
 
 
+_RELEASED = "_flambeau_transform_released"
+
+
+def release(leaves) -> None:
+    """Marks leaves a transform made for itself as done with: once the transform has
+    returned, no one can differentiate with respect to them, so reaches_outside treats
+    them as local everywhere (an enclosing transform's result that kept a graph through
+    an inner transform's leaf still depends only on its own inputs)."""
+    for t in leaves:
+        setattr(t, _RELEASED, True)
+
+
+def _outside(leaf, local) -> bool:
+    return id(leaf) not in local and not getattr(leaf, _RELEASED, False)
+
+
 def reaches_outside(tensors, local) -> bool:
     """Whether any tensor's graph reaches a leaf whose id is not in `local` (a leaf the
-    caller built the graph from, rather than one a transform made for itself).
+    caller built the graph from, rather than one a transform made for itself; leaves of
+    transforms that have returned, see release, count as local).
 
     >>> from flambeau.autograd.double_vjp import reaches_outside
     >>> x = flambeau.tensor([1.0], requires_grad=True)
@@ -93,7 +111,7 @@ def reaches_outside(tensors, local) -> bool:
     for t in tensors:
         if isinstance(t, F.Tensor) and t.requires_grad:
             if t.grad_fn is None:
-                if id(t) not in local:
+                if _outside(t, local):
                     return True
             else:
                 stack.append(t.grad_fn)
@@ -103,7 +121,7 @@ def reaches_outside(tensors, local) -> bool:
             continue
         seen.add(id(node))
         if isinstance(node, AccumulateGrad):
-            if id(node.variable) not in local:
+            if _outside(node.variable, local):
                 return True
             continue
         for nxt, _ in getattr(node, "next_functions", ()):

@@ -20,7 +20,7 @@ import functools
 
 import flambeau
 from flambeau.autograd import grad as _autograd_grad
-from flambeau.autograd.double_vjp import Linearized, lower
+from flambeau.autograd.double_vjp import Linearized, lower, release
 from flambeau.autograd.double_vjp import reaches_outside as _reaches_outside
 from flambeau.autograd.grad_mode import enable_grad
 
@@ -101,6 +101,12 @@ def _make_inputs(flat, outer: bool):
     return xs, local
 
 
+def _release(xs, local) -> None:
+    """The transform is returning: its own leaves are no longer anyone's inputs, so an
+    enclosing transform does not count them as outside its graph (see release)."""
+    release([x for x in xs if id(x) in local])
+
+
 def _lower(tree, local, outer: bool):
     """tree with each tensor detached unless it depends on something outside the
     transform (and grad mode was on outside)."""
@@ -156,6 +162,7 @@ def _grad_and_value_call(func, argnums, has_aux, args, kwargs):
             )
         keep = outer and _reaches_outside([output], local)
         grads = _vjp([output], xs, [None], create_graph=keep, retain_graph=keep)
+    _release(xs, local)
     grads = tree_unflatten(_lower(grads, local, outer), spec)
     if isinstance(argnums, int):
         grads = grads[0]
@@ -285,6 +292,7 @@ def vjp(func, *primals, has_aux=False):
         grads = _vjp(flat_out, xs, flat_ct, create_graph=create_graph, retain_graph=retain_graph)
         return tree_unflatten(_lower(grads, local, create_graph), spec)
 
+    _release(xs, local)
     result = (_lower(output, local, outer), vjp_fn)
     return result + (_lower(aux, local, outer),) if has_aux else result
 
@@ -373,6 +381,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
             "jvp(f, primals, tangents, strict=True): The output of f is independent of the "
             "inputs. This is not allowed with strict=True."
         )
+    _release(xs, local)
     local |= lin.local_ids
     jvs = [flambeau.zeros_like(o) if jv is None else jv for jv, o in zip(jvs, flat_out)]
     primal_out = _lower(output, local, outer)
@@ -428,6 +437,7 @@ def linearize(func, *primals):
         jvs = [flambeau.zeros_like(o) if jv is None else jv for jv, o in zip(jvs, flat_out)]
         return tree_unflatten(_lower(jvs, local_all, now), out_spec)
 
+    _release(xs, local)
     return _lower(output, local, outer), jvp_fn
 
 
@@ -483,6 +493,7 @@ def _jacobian_call(api, func, argnums, has_aux, args, randomness=None):
                 ]
             jac = tree_unflatten(_lower(jacs, local, outer), spec)
             per_output.append(jac[0] if isinstance(argnums, int) else jac)
+    _release(xs, local)
     result = tree_unflatten(per_output, out_spec)
     if has_aux:
         return result, _lower(aux, local, outer)

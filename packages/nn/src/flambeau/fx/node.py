@@ -481,6 +481,11 @@ class Node:
 # ---- walking arguments ----------------------------------------------------------------------
 
 
+# Documented (and pickled) as flambeau.fx.Node: annotations naming it then point at that
+# entry, not at one of the several classes named Node (flambeau.autograd.Node too).
+Node.__module__ = "flambeau.fx"
+
+
 def map_arg(a, fn):
     """Applies ``fn`` to each Node in ``a`` (nested tuples, lists, dicts and slices), and
     returns ``a`` rebuilt with the results.

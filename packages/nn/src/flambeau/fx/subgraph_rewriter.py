@@ -28,7 +28,7 @@ class Match(NamedTuple):
     (True, 2)
     """
 
-    anchor: Node
+    anchor: flambeau.fx.Node  # (spelled out for the docs: flambeau.autograd has a Node too)
     nodes_map: dict
 
 
@@ -44,7 +44,7 @@ class ReplacedPatterns:
     ['sigmoid']
     """
 
-    anchor: Node
+    anchor: flambeau.fx.Node
     nodes_map: dict
     replacements: list
 

@@ -17,6 +17,17 @@ from ._global_hooks import _has_any_global_hook  # noqa: F401
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
 
+class _WithoutModule:
+    """A load_state_dict pre-hook registered without its module: drops the module argument
+    the hooks table is called with."""
+
+    def __init__(self, hook):
+        self.hook = hook
+
+    def __call__(self, module, *args):
+        return self.hook(*args)
+
+
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
     """What load_state_dict returns: the keys it missed and the ones it did not use."""
 
@@ -578,6 +589,20 @@ class Module:
 
     def register_load_state_dict_pre_hook(self, hook) -> RemovableHandle:
         """hook(module, state_dict, prefix, local_metadata, strict, missing, unexpected, errors)."""
+        return self._add_hook(self._load_state_dict_pre_hooks, hook)
+
+    def _register_state_dict_hook(self, hook) -> RemovableHandle:
+        """The older private spelling of register_state_dict_post_hook (still common in
+        libraries): hook(module, state_dict, prefix, local_metadata) -> None or a new dict,
+        which is respected for the module state_dict was called on."""
+        return self._add_hook(self._state_dict_hooks, hook)
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False) -> RemovableHandle:
+        """The private form of register_load_state_dict_pre_hook: without with_module the
+        hook is called without the module, as hook(state_dict, prefix, local_metadata,
+        strict, missing_keys, unexpected_keys, error_msgs)."""
+        if not with_module:
+            hook = _WithoutModule(hook)
         return self._add_hook(self._load_state_dict_pre_hooks, hook)
 
     def register_load_state_dict_post_hook(self, hook) -> RemovableHandle:
