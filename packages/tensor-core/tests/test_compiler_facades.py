@@ -20,6 +20,7 @@ import warnings
 import pytest
 
 import flambeau
+from flambeau_testing.ported import assert_ports_unchanged
 
 
 def test_reachable_as_torch_compiler_and_torch_dynamo():
@@ -585,14 +586,4 @@ print(torch.compiler.get_default_backend(), torch.compiler.save_cache_artifacts(
 
 def test_a_program_ports_with_the_same_output_as_torch():
     pytest.importorskip("torch")
-    outputs = []
-    for module in ("torch", "flambeau"):
-        done = subprocess.run(
-            [sys.executable, "-c", _PORTED_PROGRAM.format(module=module)],
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert done.returncode == 0, done.stderr
-        outputs.append(done.stdout)
-    assert outputs[0] == outputs[1]
+    assert_ports_unchanged(_PORTED_PROGRAM, timeout=300)

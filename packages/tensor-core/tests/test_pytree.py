@@ -14,8 +14,6 @@ import enum
 import json
 import os
 import pickle
-import subprocess
-import sys
 import time
 import warnings
 from collections import OrderedDict, defaultdict, deque, namedtuple
@@ -36,6 +34,7 @@ from flambeau.utils._pytree import (
     tree_structure,
     tree_unflatten,
 )
+from flambeau_testing.ported import assert_ports_unchanged
 
 Point = namedtuple("Point", ["x", "y"])
 
@@ -781,14 +780,4 @@ print(pytree.tree_map_only(int, lambda x: -x, [1, "a", 2.0, True]))
 
 def test_a_program_ports_with_the_same_output_as_torch():
     pytest.importorskip("torch")
-    outputs = []
-    for module in ("torch", "flambeau"):
-        done = subprocess.run(
-            [sys.executable, "-c", _PORTED_PROGRAM.format(module=module)],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert done.returncode == 0, done.stderr
-        outputs.append(done.stdout)
-    assert outputs[0] == outputs[1]
+    assert_ports_unchanged(_PORTED_PROGRAM, timeout=120)
