@@ -373,6 +373,8 @@ def test_a_tensor_like_on_the_right_of_an_operator_gets_pytorchs_method():
     x += s
     assert x == "add_"
     assert (t.__rsub__(s), t.__radd__(s), t.__rand__(s)) == ("__rsub__", "add", "bitwise_and")
+    assert t.__rtruediv__(s) == "__rdiv__"  # PyTorch's older name, a Tensor method too
+    np.testing.assert_allclose(F.tensor([2.0]).__rdiv__(1).numpy(), [0.5])
 
 
 def test_operators_decline_what_does_not_fit_so_python_tries_the_other_side():

@@ -147,6 +147,15 @@ def _is_coalesced(self):
     raise RuntimeError("is_coalesced expected sparse coordinate tensor layout but got Strided")
 
 
+def _rdiv(self, other):
+    """other / self: PyTorch's older name of __rtruediv__, and what __torch_function__ is
+    handed for 1 / x."""
+    return _C.Tensor.__rtruediv__(self, other)
+
+
+_rdiv.__name__ = _rdiv.__qualname__ = "__rdiv__"
+
+
 def install() -> None:
     T = _C.Tensor
     T.as_subclass = _as_subclass
@@ -158,6 +167,4 @@ def install() -> None:
     T.sparse_dim = _sparse_dim
     T.to_dense = _to_dense
     T.is_coalesced = _is_coalesced
-    # PyTorch's older name of the reflected division (what __torch_function__ is handed
-    # for 1 / x).
-    T.__rdiv__ = T.__rtruediv__
+    T.__rdiv__ = _rdiv
