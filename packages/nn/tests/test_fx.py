@@ -377,7 +377,7 @@ def test_concrete_args_specialize_and_defaults_are_kept():
     assert [n.name for n in gm.graph.nodes if n.op == "placeholder"] == ["x", "double_1", "scale"]
     assert "def forward(self, x, double_1, scale = 3.0):" in gm.code
     message = "double has been specialized to have value True but got another value"
-    assert f"_assert = flambeau.fx._assert(eq, '{message}');  eq = _assert = None" in gm.code
+    assert f"_assert = flambeau._assert(eq, '{message}');  eq = _assert = None" in gm.code
     x = flambeau.randn(4)
     same(gm(x, True), f(x, True))
     same(gm(x, True, 0.5), f(x, True, 0.5))

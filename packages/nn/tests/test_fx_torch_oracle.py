@@ -159,6 +159,5 @@ def test_same_nodes_and_code_as_torch_fx(structures, key):
     ours, theirs = structures
     assert ours[key]["nodes"] == theirs[key]["nodes"]
     if theirs[key]["code"] is not None:
-        # torch._assert has no counterpart in flambeau's core: flambeau.fx has its own.
-        code = ours[key]["code"].replace("LIB.fx._assert(", "LIB._assert(")
+        code = ours[key]["code"]
         assert code == theirs[key]["code"], textwrap.indent(code, "  ")

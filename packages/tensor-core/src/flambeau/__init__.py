@@ -79,6 +79,7 @@ from flambeau._legacy_linalg import *  # noqa: E402,F403
 from flambeau._lobpcg import lobpcg  # noqa: E402,F401
 from flambeau._lowrank import pca_lowrank, svd_lowrank  # noqa: E402,F401
 from flambeau._misc_functions import *  # noqa: E402,F403
+from flambeau._misc_functions import _assert  # noqa: E402,F401  (torch._assert)
 from flambeau._nn_ops import *  # noqa: E402,F403
 from flambeau._printing import (  # noqa: E402,F401
     get_printoptions,

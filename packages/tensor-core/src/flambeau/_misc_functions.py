@@ -392,6 +392,23 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=No
     return res if out is None else out.copy_(res)
 
 
+def _assert(condition, message):
+    """Python's assert as a function that symbolic tracing can record (PyTorch's
+    torch._assert): AssertionError(message) unless condition is true; a tensor-like
+    condition (fx's Proxy) takes the call through __torch_function__.
+
+    >>> flambeau._assert(flambeau.tensor(True), "never raised")
+    >>> flambeau._assert(1 > 2, "one is not more than two")
+    Traceback (most recent call last):
+    AssertionError: one is not more than two
+    """
+    from flambeau import overrides
+
+    if type(condition) is not _C.Tensor and overrides.has_torch_function((condition,)):
+        return overrides.handle_torch_function(_assert, (condition,), condition, message)
+    assert condition, message
+
+
 __all__ = [
     "asarray",
     "divide",

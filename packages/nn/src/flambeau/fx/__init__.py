@@ -9,7 +9,7 @@ can be inspected and edited (nodes, ``Graph.inserting_before``, ``erase_node``,
 """
 
 from . import immutable_collections, passes, subgraph_rewriter  # noqa: F401
-from ._symbolic_trace import PH, ProxyableClassMeta, Tracer, _assert, symbolic_trace, wrap  # noqa: F401
+from ._symbolic_trace import PH, ProxyableClassMeta, Tracer, symbolic_trace, wrap  # noqa: F401
 from .graph import CodeGen, Graph  # noqa: F401
 from .graph_module import GraphModule
 from .interpreter import Interpreter, Transformer

@@ -341,19 +341,8 @@ def _assert_is_none(value, msg: str) -> None:
         raise AssertionError(msg)
 
 
-def _assert(condition, message: str = "") -> None:
-    """torch._assert, which flambeau's core lacks: raises AssertionError(message) unless
-    condition holds (what a ``concrete_args`` specialization checks)."""
-    if not condition:
-        raise AssertionError(message)
-
-
-_side_effectful_functions.add(_assert)
-
-
-def _assert_fn():
-    """flambeau._assert when the core has it (as torch._assert), else flambeau.fx's."""
-    return getattr(flambeau, "_assert", None) or _assert
+# flambeau._assert (torch._assert) checks a concrete_args specialization; it has effects.
+_side_effectful_functions.add(flambeau._assert)
 
 
 # ---- Tracer ---------------------------------------------------------------------------------
@@ -593,7 +582,7 @@ class Tracer(TracerBase):
                 return out
             if type(x) is bool or (type(x) in base_types and type(x) is not flambeau.Tensor):
                 msg = f"{name} has been specialized to have value {x} but got another value"
-                self.create_proxy("call_function", _assert_fn(), (out == x, msg), {})
+                self.create_proxy("call_function", flambeau._assert, (out == x, msg), {})
             elif x is None:
                 msg = f"{name} has been specialized to have value None but got another value"
                 self.create_proxy("call_function", _assert_is_none, (out, msg), {})
