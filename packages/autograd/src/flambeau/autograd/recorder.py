@@ -173,10 +173,13 @@ _FUNCTIONS = frozenset(
 )
 
 
+def _operator(name: str):
+    """The binding an operator's name calls: flambeau's function, else Tensor's method."""
+    return getattr(flambeau, name) if name in _FUNCTIONS else getattr(Tensor, name)
+
+
 def _call(name: str, args: tuple, kwargs: dict):
-    if name in _FUNCTIONS:
-        return getattr(flambeau, name)(*args, **kwargs)
-    return getattr(Tensor, name)(*args, **kwargs)
+    return _operator(name)(*args, **kwargs)
 
 
 def _in_table(name: str) -> bool:
@@ -336,8 +339,7 @@ def _record(name: str, *args, **kwargs):
     at a twentieth of the Python recorder's cost), else by handle()."""
     if _C.is_grad_enabled() and (_requires_grad(args) or _requires_grad(tuple(kwargs.values()))):
         if name in _PLANNED:
-            fn = getattr(flambeau, name) if name in _FUNCTIONS else getattr(Tensor, name)
-            return _C._autograd_record_call(fn, *args, **kwargs)
+            return _C._autograd_record_call(_operator(name), *args, **kwargs)
         return handle(name, args, kwargs)
     return _call(name, args, kwargs)
 
