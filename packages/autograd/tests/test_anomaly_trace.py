@@ -11,6 +11,7 @@ through a view (CopySlices) and custom Functions.
 from __future__ import annotations
 
 import inspect
+import math
 import re
 import warnings
 
@@ -191,3 +192,32 @@ def test_agrees_with_torch_on_the_last_two_frames():
         return [(name, int(line)) for _, line, name in found][-2:]
 
     assert last_two(run(F)) == last_two(run(torch))
+
+
+def test_set_detect_anomaly_called_as_a_function_switches_the_mode():
+    assert not F.is_anomaly_enabled() and F.is_anomaly_check_nan_enabled()
+    autograd.set_detect_anomaly(True)
+    try:
+        assert F.is_anomaly_enabled()
+        x = F.zeros(1, requires_grad=True)
+        with pytest.raises(RuntimeError, match="SqrtBackward0"):
+            (x.sqrt() * 0).sum().backward()
+    finally:
+        autograd.set_detect_anomaly(False)
+    assert not F.is_anomaly_enabled()
+
+
+def test_check_nan_false_keeps_anomaly_mode_on_without_the_nan_check():
+    x = F.zeros(1, requires_grad=True)
+    with autograd.detect_anomaly(check_nan=False):
+        assert F.is_anomaly_enabled() and not F.is_anomaly_check_nan_enabled()
+        (x.sqrt() * 0).sum().backward()  # no error: NaN is not checked
+    assert math.isnan(x.grad.item())
+    assert not F.is_anomaly_enabled() and F.is_anomaly_check_nan_enabled()
+    with autograd.set_detect_anomaly(True, check_nan=False):
+        assert F.is_anomaly_enabled() and not F.is_anomaly_check_nan_enabled()
+    assert not F.is_anomaly_enabled() and F.is_anomaly_check_nan_enabled()
+    F.set_anomaly_enabled(True)
+    assert F.is_anomaly_enabled() and F.is_anomaly_check_nan_enabled()
+    F.set_anomaly_enabled(False)
+    assert not F.is_anomaly_enabled()

@@ -170,7 +170,15 @@ def test_spectral_norm():
 
 @pytest.mark.parametrize(
     "shape,orthogonal_map",
-    [((4, 4), None), ((5, 3), None), ((3, 5), "householder"), ((5, 3), "matrix_exp")],
+    [
+        ((4, 4), None),
+        ((5, 3), None),
+        ((3, 5), "householder"),
+        ((5, 3), "matrix_exp"),
+        ((4, 4), "cayley"),
+        ((5, 3), "cayley"),
+        ((3, 5), "cayley"),
+    ],
 )
 def test_orthogonal(shape, orthogonal_map):
     flambeau.manual_seed(0)
@@ -202,4 +210,17 @@ def test_orthogonal_assignment_and_errors():
     with pytest.raises(ValueError, match="Expected a matrix"):
         parametrizations.orthogonal(nn.Bilinear(2, 2, 2), "bias")
     with pytest.raises(ValueError, match="orthogonal_map has to be one of"):
-        parametrizations.orthogonal(nn.Linear(2, 2), orthogonal_map="cayley")
+        parametrizations.orthogonal(nn.Linear(2, 2), orthogonal_map="exp")
+
+
+def test_orthogonal_cayley_map_value():
+    # weight = base @ (I - A/2)^{-1} (I + A/2), A the skew part of the original's lower triangle
+    m = parametrizations.orthogonal(nn.Linear(4, 4).double(), orthogonal_map="cayley")
+    original = m.parametrizations.weight.original
+    x = np.random.default_rng(0).normal(size=(4, 4))
+    with flambeau.autograd.no_grad():
+        original.copy_(f64(x))
+    a = np.tril(x) - np.tril(x).T
+    eye = np.eye(4)
+    expected = np_of(m.parametrizations.weight[0].base) @ np.linalg.solve(eye - a / 2, eye + a / 2)
+    np.testing.assert_allclose(np_of(m.weight), expected, atol=1e-12)

@@ -45,6 +45,21 @@ def test_tensor_constructor_forms():
     assert alias.dtype == torch.int64 and alias.data_ptr() == src.data_ptr()
 
 
+def test_subclass_constructor_makes_a_subclass_instance():
+    class Marked(torch.Tensor):
+        __slots__ = ()
+
+    x = torch.arange(3.0)
+    from_tensor = Marked(x)  # an alias of x, as Tensor(x) is
+    assert type(from_tensor) is Marked and from_tensor is not x and type(x) is torch.Tensor
+    assert from_tensor.data_ptr() == x.data_ptr()
+    from_data = Marked([1.0, 2.0])
+    assert type(from_data) is Marked and from_data.tolist() == [1.0, 2.0]
+    from_sizes = Marked(2, 3)
+    assert type(from_sizes) is Marked and from_sizes.shape == (2, 3)
+    assert type(torch.Tensor([1.0])) is torch.Tensor
+
+
 def test_tensor_constructor_follows_default_dtype():
     old = torch.get_default_dtype()
     torch.set_default_dtype(torch.float64)

@@ -46,11 +46,67 @@ def test_as_subclass_errors():
     with pytest.raises(TypeError, match="does not inherit from Tensor"):
         x.as_subclass(int)
 
-    class WithDict(torch.Tensor):
+    class WithSlots(torch.Tensor):
+        __slots__ = ("unit",)
+
+    with pytest.raises(TypeError, match="no __slots__ of its own\\) to WithSlots"):
+        x.as_subclass(WithSlots)
+
+
+def test_a_subclass_needs_no_slots_declaration():
+    # `class MyTensor(Tensor): pass`, the way PyTorch users write them: as_subclass, the
+    # constructor and _make_subclass make its instances, which take attributes.
+    class Plain(torch.Tensor):
         pass
 
-    with pytest.raises(TypeError, match="declare `__slots__ = \\(\\)` in WithDict"):
-        x.as_subclass(WithDict)
+    class Built(torch.Tensor):
+        def __new__(cls, data, unit):
+            t = torch.Tensor._make_subclass(cls, data)
+            t.unit = unit
+            return t
+
+        def __init__(self, data, unit):
+            pass
+
+    x = torch.arange(3.0)
+    y = x.as_subclass(Plain)
+    y.note = "kept"
+    assert type(y) is Plain and y.note == "kept" and y.data_ptr() == x.data_ptr()
+    assert type(y + 1) is Plain and repr(y) == "Plain([0., 1., 2.])"
+    assert type(Plain([1.0, 2.0])) is Plain
+    b = Built(x, "m")
+    assert type(b) is Built and b.unit == "m" and b.data_ptr() == x.data_ptr()
+    assert repr(x) == "tensor([0., 1., 2.])"
+
+
+def test_make_subclass_makes_a_detached_leaf_of_the_subclass():
+    pytest.importorskip("flambeau.autograd")
+    x = torch.ones(3, requires_grad=True)
+    y = x * 2
+    z = torch.Tensor._make_subclass(Marked, y)
+    assert type(z) is Marked and z.is_leaf and z.grad_fn is None and not z.requires_grad
+    assert z.data_ptr() == y.data_ptr()
+    w = torch.Tensor._make_subclass(Marked, y, True)
+    assert w.requires_grad and w.is_leaf
+    (w * 3).sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [3.0, 3.0, 3.0])
+    assert x.grad is None  # outside y's graph
+    seen = []
+
+    class Logged(torch.Tensor):
+        __slots__ = ()
+
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            seen.append(func.__name__)
+            return super().__torch_function__(func, types, args, kwargs)
+
+    torch.Tensor._make_subclass(Logged, y, True)
+    assert seen == []  # building the instance is not an operation on it
+    with pytest.raises(TypeError, match="does not inherit from Tensor"):
+        torch.Tensor._make_subclass(int, y)
+    with pytest.raises(TypeError, match="must be Tensor, not int"):
+        torch.Tensor._make_subclass(Marked, 3)
 
 
 # ---- module_load ----------------------------------------------------------------------------

@@ -168,6 +168,15 @@ void setup_tensor_type(PyHeapTypeObject* heap_type) {
   type->tp_traverse = tensor_traverse;
   type->tp_clear = tensor_clear;
   type->tp_dealloc = tensor_dealloc;
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000
+  // Python 3.11 keeps a managed __dict__ before the object, and gives a class that
+  // has one the tp_dictoffset below; pybind11 leaves it 0, so every Python subclass
+  // (`class MyTensor(Tensor): pass`) "added" a dict of its own, and CPython refused to
+  // re-class a tensor as it (x.as_subclass(MyTensor), nn.Parameter's subclasses):
+  // "object layout differs". With CPython's own value the subclass adds nothing.
+  if ((type->tp_flags & Py_TPFLAGS_MANAGED_DICT) && type->tp_dictoffset == 0)
+    type->tp_dictoffset = -type->tp_basicsize - 3 * static_cast<Py_ssize_t>(sizeof(PyObject*));
+#endif
 }
 
 }  // namespace flambeau::python::autograd_meta

@@ -63,7 +63,7 @@ from flambeau._dlpack import from_dlpack, to_dlpack  # noqa: E402,F401
 from flambeau._dtype_aliases import *  # noqa: E402,F403
 from flambeau._dtype_info import finfo, iinfo  # noqa: E402,F401
 from flambeau._errors import AcceleratorError, OutOfMemoryError  # noqa: E402,F401
-from flambeau._functional import einsum, tensordot  # noqa: E402,F401
+from flambeau._functional import einsum, meshgrid, tensordot  # noqa: E402,F401
 from flambeau._grad_mode import (  # noqa: E402,F401
     enable_grad,
     inference_mode,
@@ -221,7 +221,19 @@ _AMP_NAMES = frozenset(
 )
 
 
+# PyTorch's anomaly-mode switches at top level; the mode is flambeau.autograd's.
+_ANOMALY_NAMES = {
+    "is_anomaly_enabled": "is_enabled",
+    "is_anomaly_check_nan_enabled": "is_check_nan_enabled",
+    "set_anomaly_enabled": "set_enabled",
+}
+
+
 def __getattr__(name):
+    if name in _ANOMALY_NAMES:
+        from flambeau.autograd import anomaly_mode
+
+        return getattr(anomaly_mode, _ANOMALY_NAMES[name])
     if name in _AMP_NAMES:
         from flambeau.amp import _scale_ops, autocast_mode, grad_scaler
 

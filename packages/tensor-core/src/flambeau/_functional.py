@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from flambeau import _C
+from flambeau import _C, overrides
+from flambeau.overrides import _dispatch_on
 
 
 def with_table_example(binding):
@@ -20,6 +21,7 @@ def with_table_example(binding):
     return decorate
 
 
+@_dispatch_on("a", "b")
 @with_table_example(_C.tensordot)
 def tensordot(a, b, dims=2, out=None):
     """Contracts dims of a with dims of b: an int n (a's last n with b's first n), a
@@ -39,6 +41,21 @@ def tensordot(a, b, dims=2, out=None):
     )
 
 
+@_dispatch_on("tensors")
+def meshgrid(*tensors, indexing=None):
+    """Coordinate grids (expanded views) from 1-d tensors, given as arguments or as one
+    list; indexing 'ij' (the default) or 'xy'.
+
+    >>> x, y = flambeau.meshgrid(flambeau.tensor([1, 2]), flambeau.tensor([3, 4, 5]), indexing="ij")
+    >>> x
+    tensor([[1, 1, 1],
+            [2, 2, 2]])
+    >>> y.shape
+    flambeau.Size([2, 3])
+    """
+    return _C.meshgrid(*tensors, indexing=indexing)
+
+
 @with_table_example(_C.einsum)
 def einsum(*args):
     """Einstein summation, given as an equation and operands, or in PyTorch's sublist form
@@ -52,6 +69,13 @@ def einsum(*args):
     """
     if not args:
         raise TypeError("einsum(): expected an equation and operands")
+    if isinstance(args[0], str):
+        one_list = len(args) == 2 and isinstance(args[1], (list, tuple))
+        operands = args[1] if one_list else args[1:]
+    else:
+        operands = args[0::2]  # the sublist form: the operands come before their sublists
+    if overrides.has_torch_function(operands):
+        return overrides.handle_torch_function(einsum, operands, *args)
     if isinstance(args[0], str):
         return _C.einsum(*args)
     pairs, output = (args[:-1], args[-1]) if len(args) % 2 else (args, None)

@@ -15,6 +15,7 @@ import operator
 
 from flambeau import _C
 from flambeau._arg_checks import check_tensor, dtype_name, wrap_dim
+from flambeau.overrides import _dispatch_on
 
 __all__ = ["hash_tensor"]
 
@@ -42,6 +43,7 @@ def _xor_fold_last(x):
     return x[..., 0]
 
 
+@_dispatch_on("input", "out")
 def hash_tensor(input, dim=None, *, keepdim=False, mode=0, out=None):
     """XOR of input's elements (widened to 64 bits) over dim (all dims when None), as int64
     holding the bits of PyTorch's uint64 hash.

@@ -11,8 +11,10 @@ from flambeau._arg_checks import check_tensor, torch_type_name
 from flambeau._autocast_policy import autocast_policy
 from flambeau._named_tuples import named_tuple
 from flambeau._out import into_out
+from flambeau.overrides import _dispatch_on
 
 
+@_dispatch_on("input", "out")
 @autocast_policy("fp32")
 def geqrf(input, *, out=None):
     """LAPACK's QR in Householder form (a, tau): R on and above a's diagonal, the reflector
@@ -95,6 +97,7 @@ def _apply_reflectors(a, tau, C, left, transpose):
     return C
 
 
+@_dispatch_on("input", "tau", "out", name="linalg_householder_product")
 @autocast_policy("fp32")
 def householder_product(input, tau, *, out=None):
     """The first n columns of H_1 ... H_k, H_j = I - tau_j v_j v_j^H with v_j the j-th
@@ -145,9 +148,20 @@ def householder_product(input, tau, *, out=None):
     return into_out(out, _apply_reflectors(input, tau, eye, left=True, transpose=False))
 
 
-orgqr = householder_product  # torch.orgqr: the same function under LAPACK's name
+@_dispatch_on("input", "tau")
+def orgqr(input, tau, *, out=None):
+    """:func:`flambeau.linalg.householder_product` under LAPACK's name (torch.orgqr): Q
+    from the Householder reflectors of :func:`flambeau.geqrf`.
+
+    >>> a = flambeau.tensor([[2.0, 1.0], [1.0, 3.0]])
+    >>> q = flambeau.orgqr(*flambeau.geqrf(a))
+    >>> flambeau.allclose(q @ q.mT, flambeau.eye(2), atol=1e-6)
+    True
+    """
+    return householder_product(input, tau, out=out)
 
 
+@_dispatch_on("input", "tau", "other", "out")
 @autocast_policy("fp32")
 def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
     """op(Q) other (left) or other op(Q), Q from geqrf's (a, tau), op = conj-transpose if

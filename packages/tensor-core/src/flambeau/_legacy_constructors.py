@@ -124,7 +124,14 @@ LEGACY_TYPES = {name: _make_type(name, dtype) for name, dtype in _DTYPE_OF_NAME.
 def _tensor_new(cls, *args, device=None):
     # flambeau.Tensor(...): PyTorch's legacy constructor in the default dtype; a tensor
     # argument of any dtype is returned as an alias.
-    return _construct("Tensor", _C.get_default_dtype(), args, device, any_dtype=True)
+    out = _construct("Tensor", _C.get_default_dtype(), args, device, any_dtype=True)
+    if cls is _C.Tensor:
+        return out
+    # A subclass's constructor (``MyTensor(data)``, ``super().__new__(cls, data)``) makes
+    # an instance of the subclass, as PyTorch's does.
+    from flambeau._tensor_extras import _as_subclass
+
+    return _as_subclass(out, cls)
 
 
 def _tensor_init(self, *args, **kwargs):

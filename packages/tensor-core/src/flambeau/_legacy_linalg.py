@@ -16,6 +16,7 @@ from flambeau._householder import geqrf, orgqr, ormqr
 from flambeau._linalg_composites import check_square as _check_square
 from flambeau._linalg_composites import matrix_exp
 from flambeau._named_tuples import named_tuple
+from flambeau.overrides import _dispatch_on
 
 
 def _deprecated(old, new):
@@ -23,10 +24,11 @@ def _deprecated(old, new):
         f"torch.{old} is deprecated in favor of {new} and will be removed in a future "
         "PyTorch release.",
         UserWarning,
-        stacklevel=3,
+        stacklevel=5,
     )
 
 
+@_dispatch_on("input")
 def det(input):
     """The determinant of each square matrix (linalg.det).
 
@@ -36,6 +38,7 @@ def det(input):
     return _C.linalg_det(input)
 
 
+@_dispatch_on("input")
 def slogdet(input):
     """(sign, log|det|) of each square matrix (linalg.slogdet).
 
@@ -46,6 +49,7 @@ def slogdet(input):
     return named_tuple("slogdet", ("sign", "logabsdet"))(sign, logabsdet)
 
 
+@_dispatch_on("input")
 def logdet(input):
     """log(det(input)): NaN for a negative determinant, -inf for a zero one.
 
@@ -61,6 +65,7 @@ def logdet(input):
     return _C.where(sign < 0, nan, logabsdet)
 
 
+@_dispatch_on("input", "out")
 @autocast_policy("fp32")
 def inverse(input, *, out=None):
     """The inverse of each square matrix (linalg.inv).
@@ -72,6 +77,7 @@ def inverse(input, *, out=None):
     return _C.linalg_inv(input) if out is None else _C.linalg_inv(input, out=out)
 
 
+@_dispatch_on("input")
 @autocast_policy("fp32")
 def pinverse(input, rcond=1e-15):
     """The pseudo-inverse, singular values below rcond * the largest one taken as zero.
@@ -83,6 +89,7 @@ def pinverse(input, rcond=1e-15):
     return _C.linalg_pinv(input, rtol=rcond)
 
 
+@_dispatch_on("input", "out")
 @autocast_policy("fp32")
 def cholesky(input, upper=False, *, out=None):
     """The Cholesky factor L (A = L L^H), or U (A = U^H U) when upper (linalg.cholesky).
@@ -96,12 +103,13 @@ def cholesky(input, upper=False, *, out=None):
         "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be removed in "
         "a future PyTorch release.",
         UserWarning,
-        stacklevel=2,
+        stacklevel=4,
     )
     kwargs = {} if out is None else {"out": out}
     return _C.linalg_cholesky(input, upper=upper, **kwargs)
 
 
+@_dispatch_on("B", "L", "out")
 @autocast_policy("fp32")
 def cholesky_solve(B, L, upper=False, *, out=None):
     """X with A X = B, given A's Cholesky factor L (lower, or upper when upper=True).
@@ -145,6 +153,7 @@ def _check_nonsingular_factor(name, L):
     )
 
 
+@_dispatch_on("L", "out")
 @autocast_policy("fp32")
 def cholesky_inverse(L, upper=False, *, out=None):
     """The inverse of A = L L^H (or U^H U) from its Cholesky factor.
@@ -161,6 +170,7 @@ def cholesky_inverse(L, upper=False, *, out=None):
     return res if out is None else out.copy_(res)
 
 
+@_dispatch_on("input", "out")
 @autocast_policy("fp32")
 def qr(input, some=True, *, out=None):
     """(Q, R) with input = Q R: reduced when some, else complete (linalg.qr).
@@ -180,6 +190,7 @@ def qr(input, some=True, *, out=None):
     return named_tuple("qr", ("Q", "R"))(Q, R)
 
 
+@_dispatch_on("input", "out")
 @autocast_policy("fp32")
 def svd(input, some=True, compute_uv=True, *, out=None):
     """(U, S, V) with input = U diag(S) V^H (V, not V^H). some: reduced U and V;
@@ -208,6 +219,7 @@ def svd(input, some=True, compute_uv=True, *, out=None):
     return res
 
 
+@_dispatch_on("b", "A", "out")
 @autocast_policy("fp32")
 def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):
     """(X, A.clone()) with op(A) X = b, op(A) = A or A^T, A triangular.
@@ -227,6 +239,7 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, 
     return res
 
 
+@_dispatch_on("A")
 def lu(A, pivot=True, get_infos=False, out=None):
     """LAPACK's packed LU factorisation (LU, pivots[, infos]) of each matrix.
 
@@ -247,6 +260,7 @@ def lu(A, pivot=True, get_infos=False, out=None):
     return res
 
 
+@_dispatch_on("b", "LU_data", "LU_pivots", "out")
 @autocast_policy("fp32")
 def lu_solve(b, LU_data, LU_pivots, *, out=None):
     """X with A X = b, from lu(A) (linalg.lu_solve).
@@ -276,6 +290,7 @@ def _permutation_from_pivots(pivots, m):
     return P
 
 
+@_dispatch_on("LU_data", "LU_pivots", "out")
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
     """(P, L, U) with A = P L U, from lu(A)'s packed factors.
 
@@ -358,6 +373,7 @@ _METHODS = (
 )
 
 
+@_dispatch_on("self", method="lu")
 def _lu_method(self, pivot=True, get_infos=False):
     return lu(self, pivot, get_infos)
 

@@ -11,6 +11,7 @@ import math
 from flambeau import _C
 from flambeau._arg_checks import check_tensor, dtype_name, int_argument, torch_type_name
 from flambeau._out import into_out
+from flambeau.overrides import _dispatch_on
 
 
 def check_square(name, A):
@@ -49,6 +50,7 @@ def _ord_text(p):
     return str(p)
 
 
+@_dispatch_on("input", "out", name="linalg_cond")
 def cond(input, p=None, *, out=None):
     """The condition number of each matrix in norm p: ||A||_p ||A^-1||_p, or, for p in
     (None, 2, -2), the ratio of its largest and smallest singular values (any shape, then).
@@ -92,6 +94,7 @@ def cond(input, p=None, *, out=None):
 # ---- shape helpers --------------------------------------------------------------------------
 
 
+@_dispatch_on("A", name="linalg_diagonal")
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     """The diagonal of each matrix over dims dim1 and dim2 (a view), as torch.diagonal with
     the last two dims by default.
@@ -106,6 +109,7 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     return _C.diagonal(A, offset, dim1, dim2)
 
 
+@_dispatch_on("x", "y", "out", name="linalg_vecdot")
 def vecdot(x, y, *, dim=-1, out=None):
     """sum(conj(x) * y) over dim, x and y broadcast together.
 
@@ -124,6 +128,7 @@ def vecdot(x, y, *, dim=-1, out=None):
     return into_out(out, (x.conj() * y).sum(dim))
 
 
+@_dispatch_on("x", name="linalg_vander")
 def vander(x, *, N=None):
     """The Vandermonde matrix of each vector x (..., n): (..., n, N) with columns
     x**0, x**1, ..., x**(N-1) (increasing powers, unlike torch.vander); N defaults to n.
@@ -165,6 +170,7 @@ def powers(x, N):
 # ---- matrix_exp -----------------------------------------------------------------------------
 
 
+@_dispatch_on("input")
 def matrix_exp(input):
     """exp(A) of each square matrix: Taylor series of A / 2**s (norm <= 1/2), squared s times.
 
@@ -225,6 +231,7 @@ def _multiply(mats, split, i, j):
     return _C.mm(_multiply(mats, split, i, k), _multiply(mats, split, k + 1, j))
 
 
+@_dispatch_on("*tensors", "out", name="linalg_multi_dot")
 def multi_dot(tensors, *, out=None):
     """The product of two or more matrices in the order that needs the fewest
     multiplications; the first may be a row vector and the last a column vector (1-D).
@@ -285,6 +292,7 @@ def multi_dot(tensors, *, out=None):
 # ---- tensorinv, tensorsolve -----------------------------------------------------------------
 
 
+@_dispatch_on("input", "out", name="linalg_tensorinv")
 def tensorinv(input, ind=2, *, out=None):
     """The inverse of input under tensordot over its first ind dims: shaped
     input.shape[ind:] + input.shape[:ind].
@@ -314,6 +322,7 @@ def tensorinv(input, ind=2, *, out=None):
     return into_out(out, inverse.reshape(after + before))
 
 
+@_dispatch_on("input", "other", "out", name="linalg_tensorsolve")
 def tensorsolve(input, other, dims=None, *, out=None):
     """X with tensordot(input, X, X.dim()) = other: input's dims listed in dims moved last
     first; X is shaped input.shape[other.dim():].

@@ -38,6 +38,7 @@ import math
 from flambeau import _C
 from flambeau._arg_checks import check_tensor, dtype_name
 from flambeau._grad_mode import no_grad
+from flambeau.overrides import _dispatch_on
 
 __all__ = ["lobpcg"]
 
@@ -238,6 +239,10 @@ def _check_square(name: str, M, shape=None) -> None:
         raise AssertionError(f"A and {name} must have same shape, got {shape} vs {tuple(M.shape)}")
 
 
+# As in PyTorch, a mode alone does not take the call: only a tensor-like argument does.
+@_dispatch_on(
+    "A", "B", "X", "iK", unless="all(type(_a) is _T or _a is None for _a in (A, B, X, iK))"
+)
 def lobpcg(
     A,
     k=None,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from flambeau import _C
 from flambeau._arg_checks import check_tensor, dtype_name
+from flambeau.overrides import _dispatch_on
 
 __all__ = ["pca_lowrank", "svd_lowrank"]
 
@@ -65,6 +66,8 @@ def _svd_lowrank(A, q: int, niter: int, M):
     return (V, S, U) if wide else (U, S, V)
 
 
+# As in PyTorch, a mode alone does not take the call: only a tensor-like argument does.
+@_dispatch_on("A", "M", unless="all(type(_a) is _T or _a is None for _a in (A, M))")
 def svd_lowrank(A, q=6, niter=2, M=None):
     """(U, S, V) with A - M ~ U diag(S) V^H (M defaults to zero and broadcasts to A), from
     a rank-q randomized sketch of A with niter subspace iterations; U is (*, m, k), S
@@ -87,6 +90,8 @@ def svd_lowrank(A, q=6, niter=2, M=None):
     return _svd_lowrank(A, q, niter, M)
 
 
+# As in PyTorch, a mode alone does not take the call: only a tensor-like argument does.
+@_dispatch_on("A", unless="all(type(_a) is _T or _a is None for _a in (A,))")
 def pca_lowrank(A, q=None, center=True, niter=2):
     """Principal component analysis of the rows of A (samples by features) as (U, S, V):
     the approximate SVD of A centred on its column means (when center), so V's columns are

@@ -11,10 +11,12 @@ import math
 
 from flambeau import _C
 from flambeau._shape_composites import repeat_interleave
+from flambeau.overrides import _dispatch_on
 
 # ---- arithmetic aliases ---------------------------------------------------------------------
 
 
+@_dispatch_on("input", "other", "out")
 def divide(input, other, *, rounding_mode=None, out=None):
     """Alias of div.
 
@@ -27,6 +29,7 @@ def divide(input, other, *, rounding_mode=None, out=None):
     return _C.div(input, other, rounding_mode=rounding_mode, **kwargs)
 
 
+@_dispatch_on("input", "other", "out")
 def multiply(input, other, *, out=None):
     """Alias of mul.
 
@@ -36,6 +39,7 @@ def multiply(input, other, *, out=None):
     return _C.mul(input, other) if out is None else _C.mul(input, other, out=out)
 
 
+@_dispatch_on("input", "other", "out")
 def subtract(input, other, *, alpha=1, out=None):
     """Alias of sub.
 
@@ -49,6 +53,7 @@ def subtract(input, other, *, alpha=1, out=None):
 # ---- predicates -----------------------------------------------------------------------------
 
 
+@_dispatch_on("input")
 def is_nonzero(input) -> bool:
     """Whether a one-element tensor is nonzero.
 
@@ -65,6 +70,7 @@ def is_nonzero(input) -> bool:
     return builtins.bool(input.item())
 
 
+@_dispatch_on("input")
 def is_inference(input) -> bool:
     """Whether ``input`` is an inference tensor: made in ``inference_mode()`` (or a view
     of one). Outside the mode such a tensor may not be updated in place, require grad
@@ -78,6 +84,7 @@ def is_inference(input) -> bool:
     return input.is_inference()
 
 
+@_dispatch_on("input")
 def resolve_neg(input):
     """input itself: flambeau negates eagerly, so no tensor carries a lazy negative bit.
 
@@ -262,6 +269,7 @@ def nonzero_static(input, *, size, fill_value=-1):
     return _C.cat([idx, pad], 0)
 
 
+@_dispatch_on("indices")
 def unravel_index(indices, shape):
     """The coordinates in a tensor of the given shape of flat (row-major) indices, one
     tensor per dim; negative indices count from the end.
@@ -333,6 +341,7 @@ def _segment_reduce_1d(data, reduce, lengths, axis, initial):
     return out
 
 
+@_dispatch_on("data", "lengths", "indices", "offsets")
 def segment_reduce(
     data, reduce, *, lengths=None, indices=None, offsets=None, axis=0, unsafe=False, initial=None
 ):
@@ -378,6 +387,7 @@ def segment_reduce(
     return _C.stack(outs, 0).reshape(lead + tuple(outs[0].shape))
 
 
+@_dispatch_on("input", "index", "source", "out")
 def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None):
     """input with input[..., index[i], ...] reduced with source[..., i, ...] (out of place).
 

@@ -15,10 +15,12 @@ from flambeau._arg_checks import check_tensor, dtype_name, int_argument, require
 from flambeau._autocast_policy import autocast_policy
 from flambeau._grad_mode import no_grad
 from flambeau._shape_composites import broadcast_tensors
+from flambeau.overrides import _dispatch_on
 
 # ---- products and distances -----------------------------------------------------------------
 
 
+@_dispatch_on("input1", "input2", "weight", "bias")
 def bilinear(input1, input2, weight, bias=None):
     """y[..., o] = sum_ij input1[..., i] weight[o, i, j] input2[..., j] (+ bias[o]).
 
@@ -89,6 +91,7 @@ def _clamped_norm(x, dim, eps):
     return n + (n.clamp_min(eps) - n).detach()
 
 
+@_dispatch_on("x1", "x2")
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """sum(x1 * x2) / (max(|x1|, eps) * max(|x2|, eps)) along dim, after broadcasting.
 
@@ -108,6 +111,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     return ((a / _clamped_norm(a, dim, eps)) * (b / _clamped_norm(b, dim, eps))).sum(dim)
 
 
+@_dispatch_on("x1", "x2")
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """|x1 - x2 + eps|_p over the last dim.
 
@@ -122,6 +126,7 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     return _C.linalg_vector_norm(x1 - x2 + eps, p, max(last, 0), keepdim=keepdim)
 
 
+@_dispatch_on("input", "weight", "bias")
 @autocast_policy("lower_precision_fp")
 def conv_tbc(input, weight, bias, pad: int = 0):
     """1-D convolution in time-batch-channel layout: input (T, B, C_in), weight (K, C_in,
@@ -171,6 +176,7 @@ def conv_tbc(input, weight, bias, pad: int = 0):
 # ---- one-hot encoding ----------------------------------------------------------------------
 
 
+@_dispatch_on("tensor")
 def one_hot(tensor, num_classes: int = -1):
     """(*) int64 class indices -> (*, num_classes) int64 with a 1 at each index.
 
@@ -218,6 +224,7 @@ def _shuffle_factor(fn: str, name: str, input, factor) -> int:
     return r
 
 
+@_dispatch_on("input")
 def pixel_shuffle(input, upscale_factor):
     """(*, C r^2, H, W) -> (*, C, H r, W r).
 
@@ -239,6 +246,7 @@ def pixel_shuffle(input, upscale_factor):
     return x.permute(perm).reshape(*batch, c // (r * r), h * r, w * r)
 
 
+@_dispatch_on("input")
 def pixel_unshuffle(input, downscale_factor):
     """(*, C, H r, W r) -> (*, C r^2, H, W).
 
@@ -282,6 +290,7 @@ def _channel_shuffle(fn: str, input, groups):
     return input.reshape(n, groups, c // groups, *rest).transpose(1, 2).reshape(input.shape)
 
 
+@_dispatch_on("input")
 def channel_shuffle(input, groups):
     """(N, g * k, *) -> channels regrouped as (k, g): output channel i*g + j is input
     channel j*k + i (ShuffleNet's channel shuffle).
@@ -293,6 +302,7 @@ def channel_shuffle(input, groups):
     return _channel_shuffle("channel_shuffle", input, groups)
 
 
+@_dispatch_on("input")
 def native_channel_shuffle(input, groups):
     """channel_shuffle under the name of PyTorch's kernel.
 
@@ -306,6 +316,7 @@ def native_channel_shuffle(input, groups):
 # ---- activations ----------------------------------------------------------------------------
 
 
+@_dispatch_on("input", "weight")
 @autocast_policy("lower_precision_fp")
 def prelu(input, weight):
     """x where x > 0, else weight * x, with one weight or one per channel (dim 1).
@@ -341,6 +352,7 @@ def prelu(input, weight):
     return _C.where(input > 0, input, w * input)
 
 
+@_dispatch_on("input")
 def relu_(input):
     """In-place :func:`flambeau.relu`: sets every negative element of ``input`` to zero.
 
@@ -358,6 +370,7 @@ def relu_(input):
     return input.relu_()
 
 
+@_dispatch_on("input")
 def selu_(input):
     """In-place SELU: ``input`` becomes ``scale * (max(0, x) + min(0, alpha * (exp(x) - 1)))``
     with PyTorch's fixed constants ``alpha ~ 1.6733`` and ``scale ~ 1.0507``.
@@ -372,6 +385,7 @@ def selu_(input):
     return input.selu_()
 
 
+@_dispatch_on("input")
 def celu_(input, alpha=1.0):
     """In-place CELU: ``input`` becomes ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``.
 
@@ -389,6 +403,7 @@ def celu_(input, alpha=1.0):
     return input.celu_(alpha)
 
 
+@_dispatch_on("input")
 def threshold_(input, threshold, value):
     """input replaced by value where input <= threshold (in place).
 
@@ -416,6 +431,7 @@ def _rrelu(fn, input, lower, upper, training, generator, inplace):
     return input.mul_(noise) if inplace else input * noise
 
 
+@_dispatch_on("input")
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
     """Leaky ReLU whose negative slope is drawn from U(lower, upper) per element when
     training, and is (lower + upper) / 2 otherwise.
@@ -427,6 +443,7 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
     return _rrelu("rrelu", input, lower, upper, training, generator, inplace=False)
 
 
+@_dispatch_on("input")
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
     """rrelu in place.
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 
 from flambeau import _C
+from flambeau.overrides import _dispatch_on
 
 
 class _PrintOptions:
@@ -239,9 +240,16 @@ def _default_complex(default):
     return _C.complex128 if default is _C.float64 else _C.complex64
 
 
+@_dispatch_on("self", method="__repr__")
 def tensor_repr(self) -> str:
-    """``repr(tensor)``: PyTorch's format with a ``flambeau.`` dtype prefix."""
-    prefix = "tensor("
+    """``repr(tensor)``: PyTorch's format with a ``flambeau.`` dtype prefix; a subclass's
+    instances print under its name (``MyTensor([1., 2.])``), as in PyTorch, but for
+    nn.Parameter, which prints its data as a tensor's."""
+    cls = type(self)
+    plain = cls is _C.Tensor or (
+        cls.__name__ == "Parameter" and cls.__module__.startswith("flambeau")
+    )
+    prefix = "tensor(" if plain else f"{cls.__name__}("
     indent = len(prefix)
     dtype = self.dtype
     default = _C.get_default_dtype()
@@ -268,6 +276,7 @@ def tensor_repr(self) -> str:
     return _add_suffixes(prefix + body, suffixes, indent)
 
 
+@_dispatch_on("self", method="__format__")
 def tensor_format(self, spec: str) -> str:
     """``format(tensor, spec)``: a 0-dim tensor formats as its value."""
     if self.dim() == 0:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from flambeau import _C
 from flambeau._arg_checks import check_tensor, torch_type_name
+from flambeau.overrides import _dispatch_on
 
 __all__ = ["fake_quantize_per_channel_affine", "fake_quantize_per_tensor_affine"]
 
@@ -44,6 +45,7 @@ def _fake_quantize(input, inv_scale, scale, zero_point, quant_min, quant_max):
     return out
 
 
+@_dispatch_on("input", "scale", "zero_point")
 def fake_quantize_per_tensor_affine(input, scale, zero_point, quant_min, quant_max):
     """Quantizes input to integers in [quant_min, quant_max] with one scale and zero point
     (numbers, or 0-dim tensors) and maps them back to floats.
@@ -66,6 +68,7 @@ def fake_quantize_per_tensor_affine(input, scale, zero_point, quant_min, quant_m
     return _fake_quantize(input, inv_scale, scale32, zero_point, quant_min, quant_max)
 
 
+@_dispatch_on("input", "scale", "zero_point")
 def fake_quantize_per_channel_affine(input, scale, zero_point, axis, quant_min, quant_max):
     """As fake_quantize_per_tensor_affine with a scale and zero point per index of dim
     `axis` (1-D tensors of input.size(axis) elements).

@@ -10,6 +10,7 @@ import math
 import warnings
 
 from flambeau import _C
+from flambeau.overrides import _dispatch_on
 
 
 def _resized(self, sizes: tuple):
@@ -30,15 +31,17 @@ def _resized(self, sizes: tuple):
     return self.contiguous().view(sizes)
 
 
+@_dispatch_on("self", method="resize")
 def _resize(self, *sizes):
     """A row-major copy or view of self with the given sizes (deprecated; keeps numel)."""
-    warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
+    warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=3)
     return _resized(self, sizes)
 
 
+@_dispatch_on("self", "tensor", method="resize_as")
 def _resize_as(self, tensor):
     """self.resize(tensor.size()) (deprecated; keeps numel)."""
-    warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
+    warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=3)
     return _resized(self, tuple(tensor.shape))
 
 

@@ -16,6 +16,7 @@ from flambeau import _C
 from flambeau._arg_checks import wrap_dim
 from flambeau._linalg_composites import powers
 from flambeau._size import Size
+from flambeau.overrides import _dispatch_on
 
 
 def _int(v) -> bool:
@@ -56,6 +57,7 @@ def broadcast_shapes(*shapes) -> Size:
     return Size(out)
 
 
+@_dispatch_on("input")
 def broadcast_to(input, size):
     """input expanded (a view) to size.
 
@@ -66,6 +68,7 @@ def broadcast_to(input, size):
     return input.expand(tuple(size))
 
 
+@_dispatch_on("tensors")
 def broadcast_tensors(*tensors):
     """The tensors expanded (views) to their common broadcast shape.
 
@@ -96,6 +99,7 @@ def broadcast_tensors(*tensors):
     return tuple(t.expand(shape) for t in tensors)
 
 
+@_dispatch_on("input")
 def tile(input, dims):
     """input repeated dims times along each dim; dims shorter than input.dim() is padded
     with leading 1s.
@@ -132,6 +136,7 @@ def _atleast(n: int, tensors):
     return tuple(out) if many else out[0]
 
 
+@_dispatch_on("tensors")
 def atleast_1d(*tensors):
     """Each tensor viewed with at least 1 dim (one tensor in, one out; else a tuple).
 
@@ -143,6 +148,7 @@ def atleast_1d(*tensors):
     return _atleast(1, tensors)
 
 
+@_dispatch_on("tensors")
 def atleast_2d(*tensors):
     """Each tensor viewed with at least 2 dims (a 1-D tensor becomes a row).
 
@@ -152,6 +158,7 @@ def atleast_2d(*tensors):
     return _atleast(2, tensors)
 
 
+@_dispatch_on("tensors")
 def atleast_3d(*tensors):
     """Each tensor viewed with at least 3 dims ((n,) -> (1, n, 1), (m, n) -> (m, n, 1)).
 
@@ -163,6 +170,7 @@ def atleast_3d(*tensors):
     return _atleast(3, tensors)
 
 
+@_dispatch_on("*tensors", "out")
 def column_stack(tensors, *, out=None):
     """0-D and 1-D tensors become columns, then everything is stacked horizontally.
 
@@ -175,6 +183,7 @@ def column_stack(tensors, *, out=None):
     return _C.hstack(cols) if out is None else _C.hstack(cols, out=out)
 
 
+@_dispatch_on("*tensors", "out")
 def row_stack(tensors, *, out=None):
     """Alias of vstack.
 
@@ -185,6 +194,7 @@ def row_stack(tensors, *, out=None):
     return _C.vstack(tensors) if out is None else _C.vstack(tensors, out=out)
 
 
+@_dispatch_on("tensors")
 def block_diag(*tensors):
     """The tensors (0-D, 1-D as rows, or 2-D) placed along the diagonal of a zero matrix.
 
@@ -235,6 +245,7 @@ def _split_along(name, input, indices_or_sections, dim, min_dims):
     return _C.tensor_split(input, list(indices_or_sections), dim)
 
 
+@_dispatch_on("input")
 def hsplit(input, indices_or_sections):
     """tensor_split along dim 1 (dim 0 for 1-D input); an int must divide the dim evenly.
 
@@ -248,6 +259,7 @@ def hsplit(input, indices_or_sections):
     return _split_along("hsplit", input, indices_or_sections, dim, 1)
 
 
+@_dispatch_on("input")
 def vsplit(input, indices_or_sections):
     """tensor_split along dim 0 of an input with at least 2 dims.
 
@@ -259,6 +271,7 @@ def vsplit(input, indices_or_sections):
     return _split_along("vsplit", input, indices_or_sections, 0, 2)
 
 
+@_dispatch_on("input")
 def dsplit(input, indices_or_sections):
     """tensor_split along dim 2 of an input with at least 3 dims.
 
@@ -269,6 +282,7 @@ def dsplit(input, indices_or_sections):
     return _split_along("dsplit", input, indices_or_sections, 2, 3)
 
 
+@_dispatch_on("input")
 def unsafe_chunk(input, chunks, dim=0):
     """chunk (PyTorch's unsafe variants only skip a view check flambeau does not make).
 
@@ -278,6 +292,7 @@ def unsafe_chunk(input, chunks, dim=0):
     return _C.chunk(input, chunks, dim)
 
 
+@_dispatch_on("tensor")
 def unsafe_split(tensor, split_size_or_sections, dim=0):
     """split (see unsafe_chunk).
 
@@ -290,6 +305,7 @@ def unsafe_split(tensor, split_size_or_sections, dim=0):
 # ---- rotations, products --------------------------------------------------------------------
 
 
+@_dispatch_on("input")
 def rot90(input, k=1, dims=(0, 1)):
     """input rotated k quarter turns in the plane of dims, from dims[0] towards dims[1].
 
@@ -317,6 +333,7 @@ def rot90(input, k=1, dims=(0, 1)):
     return input.clone()
 
 
+@_dispatch_on("input", "other", "out")
 def inner(input, other, *, out=None):
     """The dot product over the last dims: out[i..., j...] = sum_k input[i..., k] other[j..., k].
 
@@ -337,6 +354,7 @@ def inner(input, other, *, out=None):
     return res if out is None else out.copy_(res)
 
 
+@_dispatch_on("matrices")
 def chain_matmul(*matrices, out=None):
     """The product of 2-D matrices, left to right (deprecated in PyTorch for linalg.multi_dot).
 
@@ -350,7 +368,7 @@ def chain_matmul(*matrices, out=None):
         "Use torch.linalg.multi_dot instead, which accepts a list of two or more tensors "
         "rather than multiple parameters.",
         UserWarning,
-        stacklevel=2,
+        stacklevel=3,
     )
     if not matrices:
         raise RuntimeError("chain_matmul(): Expected one or more matrices")
@@ -365,6 +383,7 @@ def chain_matmul(*matrices, out=None):
     return res if out is None else out.copy_(res)
 
 
+@_dispatch_on("input")
 def diagflat(input, offset=0):
     """A 2-D tensor with the flattened input on diagonal offset.
 
@@ -440,6 +459,7 @@ def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     return _triangle_indices("triu", row, col, lambda d: d >= offset, dtype, device)
 
 
+@_dispatch_on("tensors")
 def cartesian_prod(*tensors):
     """Every tuple of one element from each 1-D tensor, as rows (the 1-D tensor itself for one).
 
@@ -458,6 +478,7 @@ def cartesian_prod(*tensors):
     return _C.stack([g.reshape(-1) for g in grids], 1)
 
 
+@_dispatch_on("input")
 def combinations(input, r=2, with_replacement=False):
     """The length-r combinations of input's elements, as rows (itertools' order).
 
@@ -501,6 +522,7 @@ def _indices_repeated(repeats, output_size=None):
     return _C.searchsorted(ends, _C.arange(total), right=True)
 
 
+@_dispatch_on("input", "repeats")
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     """Each element (or slice along dim) of input repeated; repeats is an int, a 0-D/1-D
     integer tensor, or (the one-argument form) input itself gives the counts of arange.

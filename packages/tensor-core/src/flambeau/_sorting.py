@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from flambeau import _C
 from flambeau._functional import with_table_example
+from flambeau.overrides import _dispatch_on
 
 
 def _pick(results, return_inverse, return_counts):
@@ -16,6 +17,7 @@ def _pick(results, return_inverse, return_counts):
     return picked
 
 
+@_dispatch_on("input")
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """Unique elements of input (or unique slices along dim), in ascending order.
 
@@ -32,6 +34,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     return _pick(results, return_inverse, return_counts)
 
 
+@_dispatch_on("input")
 @with_table_example(_C.unique_consecutive)
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     """Collapses each run of equal consecutive elements (or slices along dim) to one."""

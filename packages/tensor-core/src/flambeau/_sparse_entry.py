@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from flambeau import _C
 from flambeau._dtype_aliases import sparse_coo
+from flambeau.overrides import _dispatch_on
 
 __all__ = [
     "sparse_coo_tensor",
@@ -232,6 +233,7 @@ tensor([1, 0, 1])
 )
 
 
+@_dispatch_on("input", "mat2")
 def spmm(input, mat2):
     """Matrix product (``mm``) of a sparse or dense matrix with a dense one.
 

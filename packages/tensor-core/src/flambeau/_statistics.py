@@ -15,6 +15,7 @@ from flambeau._arg_checks import check_tensor, wrap_dim
 from flambeau._autocast_policy import autocast_policy
 from flambeau._named_tuples import named_tuple
 from flambeau._shape_composites import broadcast_shapes, triu_indices
+from flambeau.overrides import _dispatch_on
 
 
 def _float_dtype(t):
@@ -43,6 +44,7 @@ def _check_weights(name, w, n, floating):
         raise RuntimeError(f"cov(): {name} cannot have negative values")
 
 
+@_dispatch_on("input", "fweights", "aweights")
 def cov(input, *, correction=1, fweights=None, aweights=None):
     """The covariance matrix of input's rows (variables) over its columns (observations),
     optionally with integer frequency weights and float observation weights.
@@ -83,9 +85,9 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         else:
             norm = w_sum - correction * (w * aweights.reshape(-1)).sum().item() / w_sum
     if w_sum == 0:
-        warnings.warn("cov(): weights sum to zero, can't be normalized", UserWarning, stacklevel=2)
+        warnings.warn("cov(): weights sum to zero, can't be normalized", UserWarning, stacklevel=3)
     if norm <= 0:
-        warnings.warn("cov(): degrees of freedom is <= 0", UserWarning, stacklevel=2)
+        warnings.warn("cov(): degrees of freedom is <= 0", UserWarning, stacklevel=3)
         norm = 0.0
     centred = x - avg
     weighted = centred if w is None else centred * w
@@ -93,6 +95,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     return c.squeeze()  # one variable: a 0-D variance
 
 
+@_dispatch_on("input")
 def corrcoef(input):
     """Pearson correlation coefficients of input's rows, clipped to [-1, 1].
 
@@ -175,6 +178,7 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
     return out[0] if scalar_q else out
 
 
+@_dispatch_on("input", "q", "out")
 @autocast_policy("fp32")
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """The q-th quantiles of input (flattened, or along dim); NaN where a slice has a NaN.
@@ -190,6 +194,7 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=N
     return res if out is None else out.copy_(res)
 
 
+@_dispatch_on("input", "q", "out")
 @autocast_policy("fp32")
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """quantile ignoring NaNs (NaN only where a slice holds nothing else).
@@ -229,6 +234,7 @@ def _bin_edges(values, bins, lo_hi, dtype):
     return _C.linspace(lo, hi, bins + 1, dtype=dtype)
 
 
+@_dispatch_on("input", "bins", "weight")
 def histogramdd(input, bins, *, range=None, weight=None, density=False):  # noqa: A002
     """The D-dimensional histogram of the points input[..., :D]: (hist, tuple of bin edges).
     bins: an int, D ints, or D tensors of edges; range: D (min, max) pairs, flattened.
@@ -297,6 +303,7 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):  # noqa
     return named_tuple("histogramdd", ("hist", "bin_edges"))(hist, tuple(edges))
 
 
+@_dispatch_on("input", "bins", "weight", "out")
 def histogram(input, bins, *, range=None, weight=None, density=False, out=None):  # noqa: A002
     """The histogram of input's values: (hist, bin_edges); bins is an int or a tensor of edges.
 
@@ -342,6 +349,7 @@ _CDIST_MODES = (
 )
 
 
+@_dispatch_on("x1", "x2")
 @autocast_policy("fp32")
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """The p-norm distance between every row of x1 (..., P, M) and of x2 (..., R, M).
@@ -371,6 +379,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     return _C.linalg_vector_norm(diff, p, -1)
 
 
+@_dispatch_on("input")
 def pdist(input, p=2):
     """The p-norm distances between the rows of a 2-D input, pairs i < j in row-major order.
 
@@ -402,6 +411,7 @@ def pdist(input, p=2):
     return largest.squeeze(-1) + ((magnitude - magnitude.detach()) * ties).sum(-1)
 
 
+@_dispatch_on("input", "other")
 def dist(input, other, p=2):
     """The p-norm of input - other (broadcast).
 
@@ -413,6 +423,7 @@ def dist(input, other, p=2):
     return _C.linalg_vector_norm(input - other, p)
 
 
+@_dispatch_on("input", "out")
 def renorm(input, p, dim, maxnorm, *, out=None):
     """input with each slice along dim whose p-norm exceeds maxnorm scaled down to maxnorm.
 
@@ -455,6 +466,7 @@ def _trapezoid_widths(y, x, dx, dim):
     return x.diff(dim=dim), None
 
 
+@_dispatch_on("y", "x")
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     """The integral of y along dim by the trapezoidal rule, with sample points x or spacing dx.
 
@@ -477,6 +489,7 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     return (pair_sums * widths).sum(dim) / 2.0
 
 
+@_dispatch_on("y", "x")
 def trapz(y, x=None, *, dx=None, dim=-1):
     """Alias of trapezoid.
 
@@ -486,6 +499,7 @@ def trapz(y, x=None, *, dx=None, dim=-1):
     return trapezoid(y, x, dx=dx, dim=dim)
 
 
+@_dispatch_on("y", "x")
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     """The running trapezoidal integral of y along dim (one fewer element along dim).
 
@@ -577,6 +591,7 @@ def _gradient_along(f, h, dim, edge_order):
     return _C.cat([first, interior, last], dim)
 
 
+@_dispatch_on("input", "spacing")
 def gradient(input, *, spacing=1, dim=None, edge_order=1):
     """Estimates the derivative of input along each dim (or those given) by central
     differences inside and one-sided differences of order edge_order (1 or 2) at the ends.
@@ -612,6 +627,7 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
 # ---- membership -----------------------------------------------------------------------------
 
 
+@_dispatch_on("elements", "test_elements")
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
     """Whether each element of elements occurs in test_elements (either may be a scalar).
 

@@ -12,6 +12,7 @@ import warnings
 
 from flambeau import _C
 from flambeau._autocast_policy import autocast_policy
+from flambeau.overrides import _dispatch_on
 
 _PAD_MODES = ("constant", "reflect", "replicate", "circular")
 
@@ -34,14 +35,15 @@ def _centred(window, win_length, n_fft):
     return _C.constant_pad_nd(window, [left, n_fft - win_length - left])
 
 
-def _rectangular(n, like, advice):
-    """The window stft and istft use when given none, with PyTorch's warning."""
+def _rectangular(n, like, advice, stacklevel=4):
+    """The window stft and istft use when given none, with PyTorch's warning (stacklevel:
+    the caller's frame, above the function and the wrappers it is called through)."""
     warnings.warn(
         f"A window was not provided. A rectangular window will be applied. {advice} To "
         "suppress this warning and use a rectangular window, explicitly set "
         "`window=flambeau.ones(n_fft)`.",
         UserWarning,
-        stacklevel=3,
+        stacklevel=stacklevel,
     )
     real = like.real.dtype if like.is_complex() else like.dtype
     return _C.ones(n, dtype=real, device=like.device)
@@ -52,6 +54,7 @@ def _check_window(window, win_length, op, message):
         raise RuntimeError(f"{op}: {message}, but got window with size {list(window.shape)}")
 
 
+@_dispatch_on("input")
 @autocast_policy("fp32")
 def stft(
     input,
@@ -104,7 +107,7 @@ def stft(
             "error. Note: you can still call flambeau.view_as_real on the complex output to "
             "recover the old return format.",
             UserWarning,
-            stacklevel=2,
+            stacklevel=4,
         )
     hop_length = n_fft // 4 if hop_length is None else hop_length
     win_length = n_fft if win_length is None else win_length
@@ -133,6 +136,7 @@ def stft(
             input,
             "A rectangular window is known to cause spectral leakage; flambeau.hann_window or "
             "flambeau.hamming_window are recommended.",
+            stacklevel=5,  # stft runs under its dispatching and autocast wrappers
         )
     if align_to_window and win_length < n_fft:
         # Frames start where their window starts: the window's zero margins lie outside
@@ -155,6 +159,7 @@ def _overlap_add(frames, hop_length, total):
     return _C.index_add(signal, -1, index, frames.reshape(lead + (n_frames * n,)))
 
 
+@_dispatch_on("input", "window")
 def istft(
     input,
     n_fft,
@@ -257,7 +262,7 @@ def istft(
             "The length of signal is shorter than the length parameter. Result is being padded "
             "with zeros in the tail. Please check your center and hop_length settings.",
             UserWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
         signal = _C.constant_pad_nd(signal, [0, end - total])
     return signal

@@ -3,12 +3,12 @@
 (strided) tensor gives to the sparse-layout queries ``dense_dim``, ``sparse_dim``,
 ``to_dense`` and ``is_coalesced``.
 
-Subclasses: the core's Tensor is a pybind11 class, and a Python subclass can take over an
-existing tensor object (``obj.__class__ = cls``, as ``nn.Parameter`` does) only when it
-adds nothing to the instance layout, i.e. declares ``__slots__ = ()``. A subclass without
-it gets an instance dict slot of its own (pybind11 declares the core's dict in a way
-CPython's ``__class__`` assignment does not recognize as the same), and ``as_subclass``
-raises TypeError saying so.
+Subclasses: the core's Tensor is a pybind11 class, and ``as_subclass`` re-classes a fresh
+alias (``obj.__class__ = cls``, as ``nn.Parameter`` does). CPython allows that when the
+subclass adds nothing to the instance layout, which holds for ``class MyTensor(Tensor):
+pass`` (the core gives its __dict__ the place CPython's own classes use, so a subclass
+adds none; autograd_meta.cpp) as for one with ``__slots__ = ()``; a subclass with slots
+of its own gets a TypeError saying so.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 import warnings
 
 from flambeau import _C
-from flambeau.overrides import DisableTorchFunctionSubclass
+from flambeau.overrides import DisableTorchFunctionSubclass, _dispatch_on
 
 _NOT_SUBCLASS = (
     "Creating a Tensor subclass from a class that does not inherit from Tensor is not "
@@ -40,12 +40,30 @@ def _as_subclass(self, cls):
     except TypeError:
         raise TypeError(
             f"as_subclass({cls.__name__}): flambeau can re-class a tensor only as a subclass "
-            f"that adds no instance layout; declare `__slots__ = ()` in {cls.__name__} (its "
+            f"that adds no instance layout (no __slots__ of its own) to {cls.__name__} (its "
             "instances still take attributes: the core's tensors have a __dict__)"
         ) from None
     return out
 
 
+def _make_subclass(cls, data, require_grad=False, **kwargs):
+    """``Tensor._make_subclass(cls, data, require_grad)``: a leaf of class cls sharing
+    data's memory, outside data's autograd graph, requiring grad as asked (how Tensor
+    subclasses, nn.Parameter among them, build their instances in ``__new__``). PyTorch's
+    dispatch-policy keywords are accepted and have no effect here."""
+    del kwargs  # dispatch_sizes_strides_policy, dispatch_device, ...: no dispatcher policies
+    if not isinstance(data, _C.Tensor):
+        raise TypeError(
+            f"_make_subclass(): argument 'data' (position 2) must be Tensor, not "
+            f"{type(data).__name__}"
+        )
+    if not (isinstance(cls, type) and issubclass(cls, _C.Tensor)):
+        raise TypeError(_NOT_SUBCLASS)
+    with DisableTorchFunctionSubclass():  # building it is not an operation on it
+        return _as_subclass(data.detach(), cls).requires_grad_(bool(require_grad))
+
+
+@_dispatch_on("self", "other", method="module_load")
 def _module_load(self, other, assign=False):
     """How nn.Module.load_state_dict turns ``other`` (the state dict's value) into the new
     value of the parameter or buffer ``self``: ``other.detach()`` when assigning, else
@@ -159,6 +177,7 @@ _rdiv.__name__ = _rdiv.__qualname__ = "__rdiv__"
 def install() -> None:
     T = _C.Tensor
     T.as_subclass = _as_subclass
+    T._make_subclass = staticmethod(_make_subclass)
     T.module_load = _module_load
     T.pin_memory = _pin_memory
     T.is_pinned = _is_pinned

@@ -17,6 +17,7 @@ import warnings
 from flambeau import _C
 from flambeau._arg_checks import wrap_dim
 from flambeau._dtype_aliases import strided
+from flambeau.overrides import _dispatch_on
 
 # Layout/representation predicates no flambeau tensor can satisfy.
 _ALWAYS_FALSE = (
@@ -49,6 +50,7 @@ def _is_signed(self) -> bool:
     return self.dtype.is_signed
 
 
+@_dispatch_on("self", method="dim_order")
 def _dim_order(self, *, ambiguity_check=False):
     """The dims from outermost to innermost in memory (largest stride first; ties keep
     dim order)."""
@@ -260,6 +262,7 @@ def _fill_diagonal_(self, fill_value, wrap=False):
     return _put_(self, index, _C.full((len(flat),), fill_value, dtype=self.dtype))
 
 
+@_dispatch_on("self", method="__contains__")
 def _contains(self, element) -> bool:
     """``element in tensor``: whether any entry equals `element` (a scalar, or a tensor
     broadcast against the tensor), as PyTorch's Tensor.__contains__.
@@ -274,6 +277,7 @@ def _contains(self, element) -> bool:
     )
 
 
+@_dispatch_on("self", method="__reversed__")
 def _reversed(self):
     """``reversed(tensor)``: the tensor flipped along its first dim (a 0-d tensor itself).
 

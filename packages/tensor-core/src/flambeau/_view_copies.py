@@ -8,9 +8,10 @@ same view takes of an index tensor, so they are differentiable in input and src.
 from __future__ import annotations
 
 from flambeau import _C
+from flambeau.overrides import _dispatch_on
 
 
-def _copy_of(view_fn, doc, example):
+def _copy_of(name, view_fn, doc, example):
     def copy(input, *args, out=None, **kwargs):
         res = view_fn(input, *args, **kwargs)
         if isinstance(res, (tuple, list)):
@@ -23,7 +24,8 @@ def _copy_of(view_fn, doc, example):
         return res if out is None else out.copy_(res)
 
     copy.__doc__ = f"{doc}, as a new contiguous tensor (not a view).\n\n{example}"
-    return copy
+    copy.__name__ = copy.__qualname__ = name
+    return _dispatch_on("input", "out")(copy)
 
 
 def _slice(input, dim=0, start=None, end=None, step=1):
@@ -41,6 +43,7 @@ def _split_with_sizes(input, split_sizes, dim=0):
 
 
 alias_copy = _copy_of(
+    "alias_copy",
     lambda t: t,
     "input itself",
     """\
@@ -51,6 +54,7 @@ alias_copy = _copy_of(
 """,
 )
 as_strided_copy = _copy_of(
+    "as_strided_copy",
     _C.as_strided,
     "as_strided(input, size, stride, storage_offset)",
     """\
@@ -61,6 +65,7 @@ tensor([[0, 1],
 """,
 )
 detach_copy = _copy_of(
+    "detach_copy",
     _C.detach,
     "input detached from the graph",
     """\
@@ -70,6 +75,7 @@ tensor([1., 2.])
 """,
 )
 diagonal_copy = _copy_of(
+    "diagonal_copy",
     _C.diagonal,
     "diagonal(input, offset, dim1, dim2)",
     """\
@@ -78,6 +84,7 @@ tensor([1, 4])
 """,
 )
 expand_copy = _copy_of(
+    "expand_copy",
     lambda t, size, implicit=False: t.expand(tuple(size)),
     "input.expand(size)",
     """\
@@ -87,6 +94,7 @@ tensor([[1, 1, 1],
 """,
 )
 narrow_copy = _copy_of(
+    "narrow_copy",
     _C.narrow,
     "narrow(input, dim, start, length)",
     """\
@@ -95,6 +103,7 @@ tensor([1, 2, 3])
 """,
 )
 permute_copy = _copy_of(
+    "permute_copy",
     _C.permute,
     "permute(input, dims)",
     """\
@@ -106,6 +115,7 @@ permute_copy = _copy_of(
 """,
 )
 select_copy = _copy_of(
+    "select_copy",
     _C.select,
     "select(input, dim, index)",
     """\
@@ -114,6 +124,7 @@ tensor([1, 3])
 """,
 )
 slice_copy = _copy_of(
+    "slice_copy",
     _slice,
     "input[start:end:step] along dim",
     """\
@@ -122,6 +133,7 @@ tensor([1, 3])
 """,
 )
 split_copy = _copy_of(
+    "split_copy",
     _C.split,
     "split(input, split_size, dim)",
     """\
@@ -130,6 +142,7 @@ split_copy = _copy_of(
 """,
 )
 split_with_sizes_copy = _copy_of(
+    "split_with_sizes_copy",
     _split_with_sizes,
     "split(input, split_sizes, dim)",
     """\
@@ -138,6 +151,7 @@ split_with_sizes_copy = _copy_of(
 """,
 )
 squeeze_copy = _copy_of(
+    "squeeze_copy",
     _C.squeeze,
     "squeeze(input, dim)",
     """\
@@ -146,6 +160,7 @@ flambeau.Size([2, 3])
 """,
 )
 t_copy = _copy_of(
+    "t_copy",
     _C.t,
     "t(input)",
     """\
@@ -157,6 +172,7 @@ t_copy = _copy_of(
 """,
 )
 transpose_copy = _copy_of(
+    "transpose_copy",
     _C.transpose,
     "transpose(input, dim0, dim1)",
     """\
@@ -166,6 +182,7 @@ tensor([[1, 3],
 """,
 )
 unbind_copy = _copy_of(
+    "unbind_copy",
     _C.unbind,
     "unbind(input, dim)",
     """\
@@ -174,6 +191,7 @@ unbind_copy = _copy_of(
 """,
 )
 unfold_copy = _copy_of(
+    "unfold_copy",
     lambda t, dimension, size, step: t.unfold(dimension, size, step),
     "input.unfold(dimension, size, step)",
     """\
@@ -185,6 +203,7 @@ tensor([[0, 1],
 """,
 )
 unsqueeze_copy = _copy_of(
+    "unsqueeze_copy",
     _C.unsqueeze,
     "unsqueeze(input, dim)",
     """\
@@ -194,6 +213,7 @@ tensor([[1],
 """,
 )
 view_as_complex_copy = _copy_of(
+    "view_as_complex_copy",
     _C.view_as_complex,
     "view_as_complex(input)",
     """\
@@ -202,6 +222,7 @@ tensor([1.+2.j, 3.-1.j])
 """,
 )
 view_as_real_copy = _copy_of(
+    "view_as_real_copy",
     _C.view_as_real,
     "view_as_real(input)",
     """\
@@ -211,6 +232,7 @@ tensor([[ 1.,  2.],
 """,
 )
 view_copy = _copy_of(
+    "view_copy",
     lambda t, *shape: t.view(*shape),
     "input.view(shape) (or .view(dtype))",
     """\
@@ -234,6 +256,7 @@ def _scatter_into_view(name, input, src, view_of):
     return flat.reshape(input.shape)
 
 
+@_dispatch_on("input", "src")
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     """input with input[start:end:step] along dim replaced by src.
 
@@ -246,6 +269,7 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     )
 
 
+@_dispatch_on("input", "src")
 def select_scatter(input, src, dim, index):
     """input with input.select(dim, index) replaced by src.
 
@@ -257,6 +281,7 @@ def select_scatter(input, src, dim, index):
     return _scatter_into_view("select_scatter", input, src, lambda t: t.select(dim, index))
 
 
+@_dispatch_on("input", "src")
 def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     """input with its diagonal(offset, dim1, dim2) replaced by src.
 
@@ -270,6 +295,7 @@ def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     )
 
 
+@_dispatch_on("input", "src")
 def as_strided_scatter(input, src, size, stride, storage_offset=None):
     """input with as_strided(size, stride, storage_offset) of its contiguous copy replaced
     by src.

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from flambeau import _C
+from flambeau.overrides import _dispatch_on
 from flambeau._C import (
     fft_fft as fft,
     fft_fft2 as fft2,
@@ -127,6 +128,7 @@ def _shift(input, dim, sign):
     return _C.roll(input, shifts, dim)
 
 
+@_dispatch_on("input", name="fft_fftshift")
 def fftshift(input, dim=None):
     """Moves the zero-frequency term of an fftn's output to the centre of dim (all
     dims by default): a roll by size // 2.
@@ -137,6 +139,7 @@ def fftshift(input, dim=None):
     return _shift(input, dim, 1)
 
 
+@_dispatch_on("input", name="fft_ifftshift")
 def ifftshift(input, dim=None):
     """The inverse of fftshift: a roll by -(size // 2).
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import threading
 import warnings
 
@@ -62,6 +63,24 @@ __all__ = [
 ]
 
 Tensor = _C.Tensor
+
+# Types whose instances never take part: Tensor and builtins (whose attributes cannot be
+# set), looked at before anything else.
+_PLAIN_TYPES = frozenset(
+    {Tensor, type(None), bool, int, float, complex, str, bytes, list, tuple, dict, slice}
+    | {type(Ellipsis), range, type(_C.float32), type(_C.device("cpu"))}
+)
+
+# How many modes are entered and redispatch_function skips pending, over all threads: while
+# it is 0 (a process that uses neither), has_torch_function looks only at its arguments'
+# types. A one-element list so that dispatching wrappers can read it without a lookup.
+_active = [0]
+_active_lock = threading.Lock()
+
+
+def _count_active(delta: int) -> None:
+    with _active_lock:
+        _active[0] += delta
 
 
 class _Disabling:
@@ -112,32 +131,38 @@ class DisableTorchFunction(_Disabling):
 
 # ---- modes ---------------------------------------------------------------------------
 
-_modes = threading.local()  # .stack: this thread's TorchFunctionMode stack, innermost last
+
+class _ModeStack(threading.local):
+    def __init__(self):
+        self.stack = []  # this thread's TorchFunctionMode stack, innermost last
+
+
+_modes = _ModeStack()
 
 
 def _get_current_function_mode_stack() -> list:
     """This thread's modes, outermost first."""
-    return list(getattr(_modes, "stack", ()))
+    return list(_modes.stack)
 
 
 def _get_current_function_mode():
     """The innermost mode of this thread, or None."""
-    stack = getattr(_modes, "stack", None)
+    stack = _modes.stack
     return stack[-1] if stack else None
 
 
 def _push_mode(mode) -> None:
-    if not hasattr(_modes, "stack"):
-        _modes.stack = []
     _modes.stack.append(mode)
     _C._torch_function_mode_depth(1)
+    _count_active(1)
 
 
 def _pop_mode():
-    stack = getattr(_modes, "stack", None)
+    stack = _modes.stack
     if not stack:
         raise RuntimeError("Trying to pop from an empty mode stack")
     _C._torch_function_mode_depth(-1)
+    _count_active(-1)
     return stack.pop()
 
 
@@ -232,15 +257,12 @@ def _disabled_torch_function_impl(cls, func, types, args=(), kwargs=None):
 def _overriding(t: type) -> bool:
     """Whether instances of t take part: a Tensor subclass (or any type) whose
     ``__torch_function__`` is neither Tensor's nor the disabled one."""
-    if t is Tensor:
+    if t in _PLAIN_TYPES:
         return False
-    for klass in t.__mro__:
-        impl = klass.__dict__.get("__torch_function__")
-        if impl is None:
-            continue
-        impl = getattr(impl, "__func__", impl)
-        return impl is not _disabled_torch_function_impl
-    return False
+    impl = getattr(t, "__torch_function__", None)
+    if impl is None:
+        return False
+    return getattr(impl, "__func__", impl) is not _disabled_torch_function_impl
 
 
 def is_tensor_like(inp) -> bool:
@@ -257,6 +279,15 @@ def is_tensor_like(inp) -> bool:
     return type(inp) is Tensor or hasattr(inp, "__torch_function__")
 
 
+def _has_torch_function_slow(relevant_args) -> bool:
+    """has_torch_function while a mode or a redispatch_function skip may be pending."""
+    if _take_skip():
+        return False  # redispatch_function: this check is the one level skipped
+    if _C._is_torch_function_mode_enabled():
+        return True
+    return _C._torch_function_enabled() and any(_overriding(type(a)) for a in relevant_args)
+
+
 def has_torch_function(relevant_args) -> bool:
     """Whether any argument takes part in the protocol (plain tensors do not).
 
@@ -267,11 +298,13 @@ def has_torch_function(relevant_args) -> bool:
     >>> has_torch_function((x, 1.0)), has_torch_function((x, x.as_subclass(Sub)))
     (False, True)
     """
-    if _take_skip():
-        return False  # redispatch_function: this check is the one level skipped
-    if _C._is_torch_function_mode_enabled():
-        return True
-    return _C._torch_function_enabled() and any(_overriding(type(a)) for a in relevant_args)
+    if _active[0]:
+        return _has_torch_function_slow(relevant_args)
+    for a in relevant_args:
+        t = type(a)
+        if t is not Tensor and _overriding(t):
+            return _C._torch_function_enabled()
+    return False
 
 
 def has_torch_function_unary(obj) -> bool:
@@ -289,7 +322,10 @@ def has_torch_function_unary(obj) -> bool:
     >>> double(flambeau.ones(2)), double(Tagged())
     (tensor([2., 2.]), 'Tagged handled double')
     """
-    return has_torch_function((obj,))
+    if _active[0]:
+        return _has_torch_function_slow((obj,))
+    t = type(obj)
+    return t is not Tensor and _overriding(t) and _C._torch_function_enabled()
 
 
 def has_torch_function_variadic(*args) -> bool:
@@ -307,7 +343,13 @@ def has_torch_function_variadic(*args) -> bool:
     >>> add(flambeau.ones(2), 1), add(flambeau.ones(2), Tagged())
     (tensor([2., 2.]), 'Tagged handled add')
     """
-    return has_torch_function(args)
+    if _active[0]:
+        return _has_torch_function_slow(args)
+    for a in args:
+        t = type(a)
+        if t is not Tensor and _overriding(t):
+            return _C._torch_function_enabled()
+    return False
 
 
 def _overloaded_args(relevant_args) -> list:
@@ -410,16 +452,146 @@ def wrap_torch_function(dispatcher):
     return decorate
 
 
+# ---- making flambeau's own Python functions take part ---------------------------------
+
+
+def _dispatch_on(
+    *relevant: str, unless: str | None = None, method: str | None = None, name: str | None = None
+):
+    """A decorator that makes a public Python function take part in the protocol the way
+    PyTorch's do (``if has_torch_function(...): return handle_torch_function(f, ...)``):
+    ``relevant`` names the parameters looked at (a ``*args`` parameter stands for its
+    items, as does ``"*name"`` for a parameter that takes a list of tensors). The function
+    handed to ``__torch_function__`` is the decorated one, whose
+    signature, name and docstring are the original's; ``unless`` is a condition on the
+    arguments (an expression) under which the call runs without a check of its own, where
+    PyTorch hands over another function (``return_indices`` and the ``*_with_indices``
+    ones). ``method`` names the Tensor method that the function is installed as (its
+    ``__name__`` becomes that, with ``__qualname__`` ``Tensor.<method>``, in ``flambeau``);
+    ``name`` is the ``__name__`` PyTorch's function has where it differs (``linalg_cond``).
+
+    The wrapper is compiled for the function's own signature, so that a call with plain
+    tensors and no mode costs one type test per relevant argument and a call.
+
+    >>> from flambeau.overrides import _dispatch_on
+    >>> @_dispatch_on("a")
+    ... def double(a, scale=2):
+    ...     \"\"\"a * scale\"\"\"
+    ...     return a * scale
+    >>> class Tagged:
+    ...     @classmethod
+    ...     def __torch_function__(cls, func, types, args=(), kwargs=None):
+    ...         return f"Tagged handled {func.__name__} with scale={kwargs['scale']}"
+    >>> double(flambeau.ones(2)), double(Tagged(), scale=3)
+    (tensor([2., 2.]), 'Tagged handled double with scale=3')
+    >>> import inspect
+    >>> str(inspect.signature(double)), double.__doc__
+    ('(a, scale=2)', 'a * scale')
+    """
+
+    def decorate(func):
+        public = _make_dispatching(func, relevant, unless)
+        if method is not None:  # found (and pickled) as flambeau.Tensor.<method>
+            public.__name__, public.__qualname__ = method, f"Tensor.{method}"
+            public.__module__ = "flambeau"
+        if name is not None:
+            public.__name__ = name
+        return public
+
+    return decorate
+
+
+def _make_dispatching(func, relevant, unless=None):
+    params = list(inspect.signature(func).parameters.values())
+    names = {p.name: p for p in params}
+    missing = [r for r in relevant if r.lstrip("*") not in names]
+    if missing:
+        raise TypeError(f"{func.__qualname__} has no parameter(s) {missing}")
+    has_var = any(p.kind is p.VAR_POSITIONAL for p in params)
+    ns = {
+        "_impl": func,
+        "_T": Tensor,
+        "_active": _active,
+        "has_torch_function": has_torch_function,
+        "handle_torch_function": handle_torch_function,
+    }
+    defs, call, hargs, hkw = [], [], [], []
+    star = False
+    for i, p in enumerate(params):
+        default = ""
+        if p.default is not p.empty:
+            ns[f"_d{i}"] = p.default
+            default = f"=_d{i}"
+        n = p.name
+        if p.kind is p.POSITIONAL_ONLY:
+            defs.append(n + default)
+            if i + 1 == len(params) or params[i + 1].kind is not p.POSITIONAL_ONLY:
+                defs.append("/")
+            call.append(n)
+            hargs.append(n)
+        elif p.kind is p.POSITIONAL_OR_KEYWORD:
+            defs.append(n + default)
+            call.append(n)
+            (hargs.append(n) if has_var or not default else hkw.append(f"{n}={n}"))
+        elif p.kind is p.VAR_POSITIONAL:
+            star = True
+            defs.append(f"*{n}")
+            call.append(f"*{n}")
+            hargs.append(f"*{n}")
+        elif p.kind is p.KEYWORD_ONLY:
+            if not star:
+                star = True
+                defs.append("*")
+            defs.append(n + default)
+            call.append(f"{n}={n}")
+            hkw.append(f"{n}={n}")
+        else:
+            defs.append(f"**{n}")
+            call.append(f"**{n}")
+            hkw.append(f"**{n}")
+    rel = [
+        f"*{r.lstrip('*')}" if r[0] == "*" or names[r].kind is names[r].VAR_POSITIONAL else r
+        for r in relevant
+    ]
+    rel_tuple = f"({', '.join(rel)},)"
+    # Plain tensors (and None) with no mode or skip anywhere: no check needed.
+    quick = " or ".join(
+        f"any(type(_a) is not _T for _a in {r[1:]})"
+        if r.startswith("*")
+        else f"({r} is not None and type({r}) is not _T)"
+        for r in rel
+    )
+    cond = f"(_active[0] or {quick}) and has_torch_function({rel_tuple})"
+    if unless:
+        cond = f"not ({unless}) and {cond}"
+    src = (
+        f"def {func.__name__}({', '.join(defs)}):\n"
+        f"    if {cond}:\n"
+        f"        return handle_torch_function(_public, {rel_tuple}, {', '.join(hargs + hkw)})\n"
+        f"    return _impl({', '.join(call)})\n"
+    )
+    exec(compile(src, f"<flambeau dispatch of {func.__qualname__}>", "exec"), ns)
+    public = ns["_public"] = ns[func.__name__]
+    functools.update_wrapper(public, func)
+    return public
+
+
 # ---- redispatch_function: skipping one level of the protocol -------------------------
 
-_skip = threading.local()  # .pending: the next check on this thread is skipped
+
+class _Skip(threading.local):
+    pending = False  # the next check on this thread is skipped
+
+
+_skip = _Skip()
 
 
 def _take_skip() -> bool:
     """Whether this check is the one redispatch_function skips (it is then used up)."""
-    if getattr(_skip, "pending", False):
+    if _skip.pending:
         _skip.pending = False
         _C._torch_function_mode_depth(-1)
+        _count_active(-1)
         return True
     return False
 
@@ -455,13 +627,14 @@ def redispatch_function(func, types, args, kwargs):
     kwargs = kwargs or {}
     if _C._torch_function_all_disable(0) > 0:
         return func(*args, **kwargs)  # within DisableTorchFunction nothing is checked
-    if getattr(_skip, "pending", False):
+    if _skip.pending:
         raise RuntimeError(
             "you cannot skip two levels of __torch_function__, you need to run one level of "
             "__torch_function__ before being able to skip again."
         )
     _skip.pending = True
     _C._torch_function_mode_depth(1)  # so that the core hands the next call here as well
+    _count_active(1)
     try:
         result = func(*args, **kwargs)
     except BaseException:

@@ -8,12 +8,33 @@ _state = threading.local()
 
 
 def is_enabled() -> bool:
+    """Whether anomaly mode is on (PyTorch's torch.is_anomaly_enabled)."""
     return getattr(_state, "enabled", False)
+
+
+def is_check_nan_enabled() -> bool:
+    """Whether anomaly mode checks backward outputs for NaN (on unless turned off; PyTorch's
+    torch.is_anomaly_check_nan_enabled)."""
+    return getattr(_state, "check_nan", True)
+
+
+def set_enabled(enabled: bool, check_nan: bool = True) -> None:
+    """Turns anomaly mode on or off for this thread (PyTorch's torch.set_anomaly_enabled):
+    nodes record where they were created, and with check_nan a backward formula that
+    produces NaN raises."""
+    from . import saved_tensors  # it imports this module
+
+    _state.enabled = bool(enabled)
+    _state.check_nan = bool(check_nan)
+    # Nodes then record tracebacks, which only the Python recorder does: the core's C++
+    # fast path is off while anomaly mode (or saved tensor hooks) is on.
+    saved_tensors.refresh_fast_path()
 
 
 class detect_anomaly:  # noqa: N801 - PyTorch's name
     """Within this context, a backward formula that produces NaN raises a RuntimeError
-    naming the forward operation and showing where it was created.
+    naming the forward operation and showing where it was created (with
+    ``check_nan=False`` only the creation tracebacks are recorded).
 
     >>> x = flambeau.zeros(1, requires_grad=True)
     >>> with flambeau.autograd.detect_anomaly():
@@ -28,26 +49,18 @@ class detect_anomaly:  # noqa: N801 - PyTorch's name
         self.check_nan = check_nan
 
     def __enter__(self):
-        self._prev = is_enabled()
-        _set(self.check_nan)
+        self._prev = (is_enabled(), is_check_nan_enabled())
+        set_enabled(True, self.check_nan)
         return self
 
     def __exit__(self, *exc):
-        _set(self._prev)
+        set_enabled(*self._prev)
         return False
 
 
-def _set(enabled: bool) -> None:
-    from . import saved_tensors  # it imports this module
-
-    _state.enabled = enabled
-    # Nodes then record tracebacks, which only the Python recorder does: the core's C++
-    # fast path is off while anomaly mode (or saved tensor hooks) is on.
-    saved_tensors.refresh_fast_path()
-
-
-class set_detect_anomaly(detect_anomaly):  # noqa: N801
-    """:class:`detect_anomaly` turned on or off by ``mode``.
+class set_detect_anomaly:  # noqa: N801
+    """Turns anomaly mode on or off by ``mode``: at once when called (as a function), and
+    back to the previous setting when used as a context manager and left.
 
     >>> x = flambeau.zeros(1, requires_grad=True)
     >>> with flambeau.autograd.set_detect_anomaly(True):
@@ -59,4 +72,12 @@ class set_detect_anomaly(detect_anomaly):  # noqa: N801
     """
 
     def __init__(self, mode: bool, check_nan: bool = True):
-        super().__init__(check_nan and mode)
+        self._prev = (is_enabled(), is_check_nan_enabled())
+        set_enabled(mode, check_nan)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        set_enabled(*self._prev)
+        return False

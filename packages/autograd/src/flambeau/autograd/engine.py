@@ -257,7 +257,7 @@ def run_backward(
                 capture=capture,
                 create_graph=create_graph,
                 retain_graph=retain_graph,
-                check_nan=anomaly_mode.is_enabled(),
+                check_nan=anomaly_mode.is_enabled() and anomaly_mode.is_check_nan_enabled(),
             )
         for callback in task.callbacks:  # queued while the pass ran (multi-grad hooks)
             callback()

@@ -14,6 +14,7 @@ import warnings
 import flambeau
 from flambeau import pixel_shuffle, pixel_unshuffle  # noqa: F401 - torch's functions, re-exported
 from flambeau._arg_checks import check_tensor as _check_tensor
+from flambeau.overrides import _dispatch_on
 
 __all__ = [
     "conv1d",
@@ -294,6 +295,7 @@ def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode, retu
     return _unbatch(out, squeezed)
 
 
+@_dispatch_on("input", unless="return_indices")
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):  # fmt: skip
     """Max over sliding windows of (N, C, L).
@@ -302,9 +304,12 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     >>> F.max_pool1d(flambeau.tensor([[[1.0, 3.0, 2.0, 5.0, 4.0, 0.0]]]), kernel_size=2)
     tensor([[[3., 5., 4.]]])
     """
-    return _max_pool(1, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+    if return_indices:
+        return max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return _max_pool(1, input, kernel_size, stride, padding, dilation, ceil_mode, False)
 
 
+@_dispatch_on("input", unless="return_indices")
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):  # fmt: skip
     """Max over sliding windows of (N, C, H, W).
@@ -315,9 +320,12 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     tensor([[[[ 5.,  7.],
               [13., 15.]]]])
     """
-    return _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+    if return_indices:
+        return max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode, False)
 
 
+@_dispatch_on("input", unless="return_indices")
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):  # fmt: skip
     """Max over sliding windows of (N, C, D, H, W).
@@ -327,9 +335,12 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     >>> F.max_pool3d(x, kernel_size=2)
     tensor([[[[[7.]]]]])
     """
-    return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+    if return_indices:
+        return max_pool3d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode, False)
 
 
+@_dispatch_on("input")
 def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode=False, return_indices=True):  # fmt: skip
     """:func:`max_pool1d` that also returns the indices: ``(output, indices)``.
@@ -346,6 +357,7 @@ def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation
     return _max_pool(1, input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
+@_dispatch_on("input")
 def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode=False, return_indices=True):  # fmt: skip
     """:func:`max_pool2d` that also returns the indices: ``(output, indices)``.
@@ -362,6 +374,7 @@ def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation
     return _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
+@_dispatch_on("input")
 def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode=False, return_indices=True):  # fmt: skip
     """:func:`max_pool3d` that also returns the indices: ``(output, indices)``.
@@ -456,6 +469,7 @@ def adaptive_avg_pool1d(input, output_size):
     return _adaptive_avg(1, input, output_size)
 
 
+@_dispatch_on("input")
 def adaptive_avg_pool2d(input, output_size):
     """Mean pooling of (N, C, H, W) down to output_size regions (None keeps a size).
 
@@ -469,6 +483,7 @@ def adaptive_avg_pool2d(input, output_size):
     return _adaptive_avg(2, input, output_size)
 
 
+@_dispatch_on("input")
 def adaptive_avg_pool3d(input, output_size):
     """Mean pooling of (N, C, D, H, W) down to output_size regions (None keeps a size).
 
@@ -486,6 +501,7 @@ def _adaptive_max(nd, input, output_size, return_indices):
     return _unbatch((out, idx) if return_indices else out, squeezed)
 
 
+@_dispatch_on("input", unless="return_indices")
 def adaptive_max_pool1d(input, output_size, return_indices=False):
     """Max pooling of (N, C, L) down to output_size regions.
 
@@ -494,9 +510,12 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
     tensor([[[5., 6.]]])
     """
     _check_tensor("adaptive_max_pool1d", "input", 1, input)
-    return _adaptive_max(1, input, output_size, return_indices)
+    if return_indices:
+        return adaptive_max_pool1d_with_indices(input, output_size)
+    return _adaptive_max(1, input, output_size, False)
 
 
+@_dispatch_on("input", unless="return_indices")
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     """Max pooling of (N, C, H, W) down to output_size regions.
 
@@ -505,9 +524,12 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     tensor([[[[ 5.,  7.],
               [13., 15.]]]])
     """
-    return _adaptive_max(2, input, output_size, return_indices)
+    if return_indices:
+        return adaptive_max_pool2d_with_indices(input, output_size)
+    return _adaptive_max(2, input, output_size, False)
 
 
+@_dispatch_on("input", unless="return_indices")
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     """Max pooling of (N, C, D, H, W) down to output_size regions.
 
@@ -515,9 +537,12 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
     >>> F.adaptive_max_pool3d(flambeau.randn(1, 3, 8, 9, 10), (2, 3, 4)).shape
     flambeau.Size([1, 3, 2, 3, 4])
     """
-    return _adaptive_max(3, input, output_size, return_indices)
+    if return_indices:
+        return adaptive_max_pool3d_with_indices(input, output_size)
+    return _adaptive_max(3, input, output_size, False)
 
 
+@_dispatch_on("input")
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):
     """:func:`adaptive_max_pool1d` that also returns the indices: ``(output, indices)``,
     where ``indices`` (int64) locates each maximum in the flattened spatial dimensions of
@@ -532,6 +557,7 @@ def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):
     return _adaptive_max(1, input, output_size, True)
 
 
+@_dispatch_on("input")
 def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
     """:func:`adaptive_max_pool2d` that also returns the indices: ``(output, indices)``,
     where ``indices`` (int64) locates each maximum in the flattened spatial dimensions of
@@ -545,6 +571,7 @@ def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
     return _adaptive_max(2, input, output_size, True)
 
 
+@_dispatch_on("input")
 def adaptive_max_pool3d_with_indices(input, output_size, return_indices=True):
     """:func:`adaptive_max_pool3d` that also returns the indices: ``(output, indices)``,
     where ``indices`` (int64) locates each maximum in the flattened spatial dimensions of
@@ -598,6 +625,7 @@ def _max_unpool(nd, input, indices, kernel_size, stride, padding, output_size):
     return _unbatch(out, squeezed)
 
 
+@_dispatch_on("input")
 def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """Scatters pooled maxima back to the positions in indices; the rest is zero.
 
@@ -610,6 +638,7 @@ def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_siz
     return _max_unpool(1, input, indices, kernel_size, stride, padding, output_size)
 
 
+@_dispatch_on("input")
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """Scatters pooled maxima back to the positions in indices; the rest is zero.
 
@@ -623,6 +652,7 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
     return _max_unpool(2, input, indices, kernel_size, stride, padding, output_size)
 
 
+@_dispatch_on("input")
 def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """Scatters pooled maxima back to the positions in indices; the rest is zero.
 
@@ -644,6 +674,7 @@ def _lp_pool(nd, input, norm_type, kernel_size, stride, ceil_mode):
     return (out * math.prod(k)).pow(1.0 / norm_type)
 
 
+@_dispatch_on("input")
 def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """(sum over each window of x^p)^(1/p).
 
@@ -654,6 +685,7 @@ def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     return _lp_pool(1, input, norm_type, kernel_size, stride, ceil_mode)
 
 
+@_dispatch_on("input")
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """(sum over each window of x^p)^(1/p).
 
@@ -665,6 +697,7 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     return _lp_pool(2, input, norm_type, kernel_size, stride, ceil_mode)
 
 
+@_dispatch_on("input")
 def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     """(sum over each window of x^p)^(1/p).
 
@@ -678,6 +711,7 @@ def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
 # ---- padding --------------------------------------------------------------------------------
 
 
+@_dispatch_on("input")
 def pad(input, pad, mode: str = "constant", value=None):
     """Pads the last len(pad)//2 dims; pad lists (left, right) pairs starting from the last dim.
 
@@ -736,6 +770,7 @@ def pad(input, pad, mode: str = "constant", value=None):
 _LINEAR = {"linear": 1, "bilinear": 2, "trilinear": 3, "bicubic": 2}
 
 
+@_dispatch_on("input")
 def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", align_corners=None,
                 recompute_scale_factor=None, antialias: bool = False):  # fmt: skip
     """Resamples (N, C, *spatial) to size or spatial * scale_factor.
@@ -890,6 +925,7 @@ def _patch_weight(channels, k, like):
     return eye.repeat(channels, 1, 1, 1)
 
 
+@_dispatch_on("input")
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """(N, C, H, W) -> (N, C*kH*kW, L): every sliding block as a column.
 
@@ -913,6 +949,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     return out.squeeze(0) if squeezed else out
 
 
+@_dispatch_on("input")
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     """(N, C*kH*kW, L) -> (N, C, H, W): sums the columns back into an image.
 

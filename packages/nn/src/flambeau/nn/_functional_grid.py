@@ -16,6 +16,7 @@ import warnings
 import flambeau
 from flambeau._arg_checks import check_tensor as _check_tensor
 from flambeau._autocast_policy import autocast_policy
+from flambeau.overrides import _dispatch_on
 
 __all__ = [
     "GRID_SAMPLE_INTERPOLATION_MODES",
@@ -39,7 +40,7 @@ _CUBIC_A = -0.75
 
 def _resolve_align_corners(align_corners) -> bool:
     if align_corners is None:
-        warnings.warn(_ALIGN_CORNERS_DEFAULT_WARNING, stacklevel=3)
+        warnings.warn(_ALIGN_CORNERS_DEFAULT_WARNING, stacklevel=4)
         return False
     return bool(align_corners)
 
@@ -56,6 +57,7 @@ def _base_coordinates(steps: int, align_corners: bool, dtype):
     return coords if align_corners else coords * ((steps - 1) / steps)
 
 
+@_dispatch_on("theta")
 def affine_grid(theta, size, align_corners=None):
     """The sampling grid of the affine maps `theta` (N, 2, 3) or (N, 3, 4) for an output of
     `size` (N, C, H, W) or (N, C, D, H, W); grid[..., 0] is x (width), [..., 1] y, [..., 2] z.
@@ -94,7 +96,7 @@ def affine_grid(theta, size, align_corners=None):
             "Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
             "align_corners=True. This is not an intended use case of affine_grid. See the "
             "documentation of affine_grid for details.",
-            stacklevel=2,
+            stacklevel=3,
         )
     if min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
@@ -290,6 +292,7 @@ def _check_grid_sample_args(input, grid, mode):
         raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
 
 
+@_dispatch_on("input", "grid")
 @autocast_policy("fp32")
 def grid_sample(input, grid, mode: str = "bilinear", padding_mode: str = "zeros",
                 align_corners=None):  # fmt: skip

@@ -10,6 +10,7 @@ import flambeau
 from flambeau._arg_checks import check_tensor as _check_tensor
 from flambeau._arg_checks import dtype_name
 from flambeau._autocast_policy import autocast_policy
+from flambeau.overrides import _dispatch_on
 
 from . import _reduction
 
@@ -41,6 +42,7 @@ def _check_long_target(target) -> None:
         raise RuntimeError(f"expected scalar type Long but found {dtype_name(target.dtype)}")
 
 
+@_dispatch_on("input", "target", "weight")
 @autocast_policy("fp32")
 def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=None,
                       size_average=None, reduce=None, reduction: str = "mean"):  # fmt: skip
@@ -98,6 +100,7 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
     return _reduce(loss, reduction)
 
 
+@_dispatch_on("input", "target")
 @autocast_policy("fp32")
 def multilabel_margin_loss(input, target, size_average=None, reduce=None,
                            reduction: str = "mean"):  # fmt: skip

@@ -9,10 +9,12 @@ import warnings
 import flambeau
 from flambeau import native_channel_shuffle, pdist  # noqa: F401 - torch's functions, re-exported
 from flambeau._nn_ops import one_hot  # noqa: F401
+from flambeau.overrides import _dispatch_on
 
 __all__ = ["one_hot", "gumbel_softmax", "pdist", "native_channel_shuffle"]
 
 
+@_dispatch_on("logits")
 def gumbel_softmax(logits, tau: float = 1, hard: bool = False, eps: float = 1e-10,
                    dim: int = -1):  # fmt: skip
     """A sample of the Gumbel-softmax (concrete) distribution over `dim`.
@@ -27,7 +29,7 @@ def gumbel_softmax(logits, tau: float = 1, hard: bool = False, eps: float = 1e-1
     tensor([[0., 0., 1.]])
     """
     if eps != 1e-10:
-        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=3)
     # -log(E) with E ~ Exponential(1) is Gumbel(0, 1).
     gumbels = -flambeau.empty_like(logits).exponential_().log()
     soft = flambeau.softmax((logits + gumbels) / tau, dim)

@@ -7,6 +7,7 @@ from flambeau._arg_checks import check_tensor as _check_tensor
 
 # torch.nn.functional.conv_tbc is torch.conv_tbc: the core's is the one implementation.
 from flambeau._nn_ops import conv_tbc
+from flambeau.overrides import _dispatch_on
 
 __all__ = ["conv_tbc", "grouped_mm", "linear_cross_entropy"]
 
@@ -117,6 +118,7 @@ def grouped_mm(mat_a, mat_b, *, offs=None, bias=None, out_dtype=None):
 # ---- linear_cross_entropy -------------------------------------------------------------------
 
 
+@_dispatch_on("input", "linear_weight", "target", "linear_bias", "weight")
 def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None,
                          reduction: str = "mean", ignore_index=None, label_smoothing: float = 0.0,
                          options=None):  # fmt: skip

@@ -8,7 +8,7 @@ import math
 
 import flambeau
 from flambeau._arg_checks import check_tensor as _check_tensor
-from flambeau.overrides import handle_torch_function, has_torch_function_variadic
+from flambeau.overrides import _dispatch_on, handle_torch_function, has_torch_function_variadic
 
 from ._sdpa_cpu_backend import check_cpu_backend
 
@@ -103,6 +103,17 @@ def _in_projection(q, k, v, w, b, embed_dim, separate, q_w, k_w, v_w):
     return lin(q, q_w, bs[0]), lin(k, k_w, bs[1]), lin(v, v_w, bs[2])
 
 
+@_dispatch_on(
+    "query",
+    "key",
+    "value",
+    "in_proj_weight",
+    "in_proj_bias",
+    "bias_k",
+    "bias_v",
+    "out_proj_weight",
+    "out_proj_bias",
+)
 def multi_head_attention_forward(query, key, value, embed_dim_to_check: int, num_heads: int,
                                  in_proj_weight, in_proj_bias, bias_k, bias_v,
                                  add_zero_attn: bool, dropout_p: float, out_proj_weight,

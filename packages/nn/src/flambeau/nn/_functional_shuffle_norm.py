@@ -6,10 +6,12 @@ from __future__ import annotations
 import flambeau
 from flambeau import channel_shuffle  # noqa: F401 - torch's function, re-exported
 from flambeau._arg_checks import require_floating
+from flambeau.overrides import _dispatch_on
 
 __all__ = ["channel_shuffle", "rms_norm"]
 
 
+@_dispatch_on("input", "weight")
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     """x / sqrt(mean(x^2) + eps) over the trailing normalized_shape dims, times weight.
 

@@ -13,6 +13,7 @@ import flambeau
 from flambeau import rrelu_  # noqa: F401 - torch's function, re-exported
 from flambeau._arg_checks import require_floating
 from flambeau._autocast_policy import autocast_policy
+from flambeau.overrides import _dispatch_on
 
 __all__ = [
     "rrelu",
@@ -31,6 +32,7 @@ _SELU_SATURATION = 1.7580993408473766
 # ---- randomized leaky ReLU ------------------------------------------------------------------
 
 
+@_dispatch_on("input")
 def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
           inplace: bool = False):  # fmt: skip
     """Leaky ReLU whose negative slope is drawn from U(lower, upper) per element when training,
@@ -50,6 +52,7 @@ def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool 
 # ---- feature alpha dropout ------------------------------------------------------------------
 
 
+@_dispatch_on("input")
 def feature_alpha_dropout(input, p: float = 0.5, training: bool = False, inplace: bool = False):
     """Alpha dropout of whole channels: every element of a dropped (sample, channel) is set to
     SELU's saturation, and the output is scaled and shifted to keep zero mean, unit variance.
@@ -196,6 +199,7 @@ def _check_samples(samples, input, n: int, c: int, nd: int) -> None:
         )
 
 
+@_dispatch_on("input", "_random_samples")
 def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
                                        return_indices: bool = False,
                                        _random_samples=None):  # fmt: skip
@@ -216,6 +220,7 @@ def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, out
                                 _random_samples)  # fmt: skip
 
 
+@_dispatch_on("input", "_random_samples", unless="return_indices")
 @autocast_policy("fp32")
 def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None,
                           return_indices: bool = False, _random_samples=None):  # fmt: skip
@@ -233,6 +238,7 @@ def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=Non
     return (values, indices) if return_indices else values
 
 
+@_dispatch_on("input", "_random_samples")
 def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
                                        return_indices: bool = False,
                                        _random_samples=None):  # fmt: skip
@@ -250,6 +256,7 @@ def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, out
                                 _random_samples)  # fmt: skip
 
 
+@_dispatch_on("input", "_random_samples", unless="return_indices")
 @autocast_policy("fp32")
 def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None,
                           return_indices: bool = False, _random_samples=None):  # fmt: skip

@@ -26,6 +26,7 @@ from flambeau import (
 )
 from flambeau._arg_checks import check_tensor as _check_tensor
 from flambeau._autocast_policy import autocast_policy
+from flambeau.overrides import _dispatch_on
 
 from . import _reduction
 
@@ -110,6 +111,7 @@ __all__ = [
 # ---- linear ---------------------------------------------------------------------------------
 
 
+@_dispatch_on("input", "weight", "bias")
 @autocast_policy("lower_precision_fp")
 def linear(input, weight, bias=None):
     """y = input @ weight.T + bias; weight is (out_features, in_features).
@@ -150,6 +152,7 @@ def linear(input, weight, bias=None):
 # ---- activations ----------------------------------------------------------------------------
 
 
+@_dispatch_on("input")
 def relu(input, inplace: bool = False):
     """max(input, 0).
 
@@ -161,6 +164,7 @@ def relu(input, inplace: bool = False):
     return input.relu_() if inplace else flambeau.relu(input)
 
 
+@_dispatch_on("input")
 def threshold(input, threshold: float, value: float, inplace: bool = False):
     """input where input > threshold, else value.
 
@@ -196,6 +200,7 @@ def tanh(input):
     return flambeau.tanh(input)
 
 
+@_dispatch_on("input")
 def softsign(input):
     """input / (1 + |input|).
 
@@ -206,6 +211,7 @@ def softsign(input):
     return input / (input.abs() + 1)
 
 
+@_dispatch_on("input")
 def tanhshrink(input):
     """input - tanh(input).
 
@@ -219,6 +225,7 @@ def tanhshrink(input):
 # ---- distances ------------------------------------------------------------------------------
 
 
+@_dispatch_on("input", "out")
 def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out=None):
     """input / max(||input||_p along dim, eps).
 
@@ -250,7 +257,7 @@ def _warn_size(input, target):
             f"Using a target size ({target.shape}) that is different to the input size "
             f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
             "Please ensure they have the same size.",
-            stacklevel=3,
+            stacklevel=4,
         )
 
 
@@ -269,6 +276,7 @@ def _pointwise_loss(errors, input, weight, reduction):
     raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', 'mean', 'sum'.")
 
 
+@_dispatch_on("input", "target", "weight")
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """|input - target|, optionally weighted, reduced.
 
@@ -283,6 +291,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     return _pointwise_loss((input - target).abs(), input, weight, reduction)
 
 
+@_dispatch_on("input", "target", "weight")
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """(input - target)^2, optionally weighted, reduced.
 
@@ -297,6 +306,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     return _pointwise_loss((input - target).square(), input, weight, reduction)
 
 
+@_dispatch_on("input", "target")
 @autocast_policy("fp32")
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """log(1 + exp(-target * input)).
@@ -311,6 +321,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     return _reduce(flambeau.log1p(flambeau.exp(-input * target)), reduction)
 
 
+@_dispatch_on("input1", "input2", "target")
 @autocast_policy("fp32")
 def margin_ranking_loss(
     input1, input2, target, margin: float = 0, size_average=None, reduce=None, reduction="mean"
@@ -332,6 +343,7 @@ def margin_ranking_loss(
     return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction)
 
 
+@_dispatch_on("input", "target")
 @autocast_policy("fp32")
 def hinge_embedding_loss(
     input, target, margin: float = 1.0, size_average=None, reduce=None, reduction="mean"
@@ -352,6 +364,7 @@ def hinge_embedding_loss(
     return _reduce(below_margin + itself, reduction)
 
 
+@_dispatch_on("input1", "input2", "target")
 @autocast_policy("fp32")
 def cosine_embedding_loss(
     input1, input2, target, margin: float = 0, size_average=None, reduce=None, reduction="mean"
@@ -388,6 +401,7 @@ def cosine_embedding_loss(
     return _reduce(pos + neg, reduction)
 
 
+@_dispatch_on("input", "target")
 @autocast_policy("fp32")
 def poisson_nll_loss(
     input,
@@ -422,6 +436,7 @@ def poisson_nll_loss(
     return _reduce(loss, reduction)
 
 
+@_dispatch_on("input", "target", "var")
 def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6, reduction="mean"):
     """0.5 * (log(max(var, eps)) + (input - target)^2 / max(var, eps)) (+ 0.5 log(2 pi)).
 
@@ -455,6 +470,7 @@ def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6,
     return _reduce(loss, reduction)
 
 
+@_dispatch_on("anchor", "positive", "negative")
 @autocast_policy("fp32")
 def triplet_margin_loss(
     anchor,
@@ -496,6 +512,7 @@ def triplet_margin_loss(
     return _reduce((margin + d_pos - d_neg).clamp_min(0), reduction)
 
 
+@_dispatch_on("anchor", "positive", "negative")
 def triplet_margin_with_distance_loss(
     anchor,
     positive,
@@ -549,6 +566,7 @@ def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
     return 0 if ndim in (0, 1, 3) else 1
 
 
+@_dispatch_on("input")
 def softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
     """exp(x) / sum(exp(x)) along dim (cast to dtype first when given).
 
@@ -558,10 +576,11 @@ def softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
             [0.3333, 0.3333, 0.3333]])
     """
     if dim is None:
-        dim = _softmax_dim("softmax", input.dim(), _stacklevel)
+        dim = _softmax_dim("softmax", input.dim(), _stacklevel + 1)
     return flambeau.softmax(input, dim, dtype=dtype)
 
 
+@_dispatch_on("input")
 def softmin(input, dim=None, _stacklevel: int = 3, dtype=None):
     """softmax(-x) along dim.
 
@@ -570,10 +589,11 @@ def softmin(input, dim=None, _stacklevel: int = 3, dtype=None):
     tensor([0.6652, 0.2447, 0.0900])
     """
     if dim is None:
-        dim = _softmax_dim("softmin", input.dim(), _stacklevel)
+        dim = _softmax_dim("softmin", input.dim(), _stacklevel + 1)
     return flambeau.softmax(-input, dim, dtype=dtype)
 
 
+@_dispatch_on("input")
 def log_softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
     """x - log(sum(exp(x))) along dim, computed stably.
 
@@ -582,7 +602,7 @@ def log_softmax(input, dim=None, _stacklevel: int = 3, dtype=None):
     tensor([-2.4076, -1.4076, -0.4076])
     """
     if dim is None:
-        dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)
+        dim = _softmax_dim("log_softmax", input.dim(), _stacklevel + 1)
     return flambeau.log_softmax(input, dim, dtype=dtype)
 
 
@@ -599,6 +619,7 @@ def gelu(input, approximate: str = "none"):
     return flambeau.gelu(input, approximate=approximate)
 
 
+@_dispatch_on("input")
 def silu(input, inplace: bool = False):
     """x * sigmoid(x).
 
@@ -610,6 +631,7 @@ def silu(input, inplace: bool = False):
     return input.silu_() if inplace else flambeau.silu(input)
 
 
+@_dispatch_on("input")
 def elu(input, alpha: float = 1.0, inplace: bool = False):
     """x where x > 0, else alpha * (exp(x) - 1).
 
@@ -635,6 +657,7 @@ def elu_(input, alpha: float = 1.0):
     return input.elu_(alpha)
 
 
+@_dispatch_on("input")
 def selu(input, inplace: bool = False):
     """scale * elu(x, alpha) with the self-normalising constants.
 
@@ -646,6 +669,7 @@ def selu(input, inplace: bool = False):
     return selu_(input) if inplace else flambeau.selu(input)
 
 
+@_dispatch_on("input")
 def celu(input, alpha: float = 1.0, inplace: bool = False):
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)).
 
@@ -659,6 +683,7 @@ def celu(input, alpha: float = 1.0, inplace: bool = False):
     return celu_(input, alpha) if inplace else flambeau.celu(input, alpha)
 
 
+@_dispatch_on("input")
 def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False):
     """x where x > 0, else negative_slope * x.
 
@@ -686,6 +711,7 @@ def leaky_relu_(input, negative_slope: float = 0.01):
     return input.leaky_relu_(negative_slope)
 
 
+@_dispatch_on("input")
 def relu6(input, inplace: bool = False):
     """min(max(x, 0), 6).
 
@@ -697,6 +723,7 @@ def relu6(input, inplace: bool = False):
     return input.hardtanh_(0.0, 6.0) if inplace else flambeau.relu6(input)
 
 
+@_dispatch_on("input")
 def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False):
     """x clamped to [min_val, max_val].
 
@@ -712,6 +739,7 @@ def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool =
     return flambeau.hardtanh(input, min_val, max_val)
 
 
+@_dispatch_on("input")
 def hardtanh_(input, min_val: float = -1.0, max_val: float = 1.0):
     """In-place :func:`hardtanh`: ``input`` clamped to ``[min_val, max_val]`` (default
     [-1, 1]). Returns ``input`` itself; ValueError when ``min_val > max_val``.
@@ -726,6 +754,7 @@ def hardtanh_(input, min_val: float = -1.0, max_val: float = 1.0):
     return hardtanh(input, min_val, max_val, inplace=True)
 
 
+@_dispatch_on("input")
 def hardswish(input, inplace: bool = False):
     """x * relu6(x + 3) / 6.
 
@@ -737,6 +766,7 @@ def hardswish(input, inplace: bool = False):
     return input.hardswish_() if inplace else flambeau.hardswish(input)
 
 
+@_dispatch_on("input")
 def hardsigmoid(input, inplace: bool = False):
     """relu6(x + 3) / 6.
 
@@ -748,6 +778,7 @@ def hardsigmoid(input, inplace: bool = False):
     return input.hardsigmoid_() if inplace else flambeau.hardsigmoid(input)
 
 
+@_dispatch_on("input")
 def mish(input, inplace: bool = False):
     """x * tanh(softplus(x)).
 
@@ -805,6 +836,7 @@ def hardshrink(input, lambd: float = 0.5):
     return flambeau.hardshrink(input, lambd)
 
 
+@_dispatch_on("input")
 def glu(input, dim: int = -1):
     """a * sigmoid(b), where a and b are the two halves of input along dim.
 
@@ -837,6 +869,7 @@ def _verify_batch_size(size) -> None:
         )
 
 
+@_dispatch_on("input", "weight", "bias")
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5):
     """Normalise over the trailing normalized_shape dimensions, then scale and shift.
 
@@ -875,6 +908,7 @@ def _check_channel_vector(op, name, t, channels):
         )
 
 
+@_dispatch_on("input", "running_mean", "running_var", "weight", "bias")
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training: bool = False,
                momentum: float = 0.1, eps: float = 1e-5):  # fmt: skip
     """Normalise each channel (dim 1) by batch statistics (training) or the running ones.
@@ -916,6 +950,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     )
 
 
+@_dispatch_on("input", "running_mean", "running_var", "weight", "bias")
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
                   use_input_stats: bool = True, momentum: float = 0.1,
                   eps: float = 1e-5):  # fmt: skip
@@ -958,6 +993,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     )
 
 
+@_dispatch_on("input", "weight", "bias")
 def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5):
     """Normalise each sample over groups of channels (and the spatial dimensions).
 
@@ -984,6 +1020,7 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
     return flambeau.group_norm(input, num_groups, weight, bias, eps, False)
 
 
+@_dispatch_on("input")
 def local_response_norm(input, size: int, alpha: float = 1e-4, beta: float = 0.75,
                         k: float = 1.0):  # fmt: skip
     """x / (k + alpha * mean of x^2 over `size` neighbouring channels) ** beta.
@@ -1030,6 +1067,7 @@ def _check_p(p) -> None:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
+@_dispatch_on("input")
 def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):
     """Zero each element with probability p, scaling the rest by 1 / (1 - p), when training.
 
@@ -1059,6 +1097,7 @@ def _unbatched_feature_dropout(input, p, training, inplace):
     return input.copy_(out) if inplace else out
 
 
+@_dispatch_on("input")
 def dropout1d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
     """Zero whole channels of (N, C, L) or (C, L) input with probability p.
 
@@ -1083,6 +1122,7 @@ def dropout1d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
     return _feature_dropout(input, p, training, inplace)
 
 
+@_dispatch_on("input")
 def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
     """Zero whole channels of (N, C, H, W) or (C, H, W) input with probability p.
 
@@ -1101,7 +1141,7 @@ def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
             "warning, please use dropout instead. Note that dropout2d exists to provide "
             "channel-wise dropout on inputs with 2 spatial dimensions, a channel dimension, and "
             "an optional batch dimension (i.e. 3D or 4D inputs).",
-            stacklevel=2,
+            stacklevel=3,
         )
     if ndim == 3:
         # As PyTorch: a 3-D input is read as (N, C, L) and dropped channel-wise, with a warning.
@@ -1111,7 +1151,7 @@ def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
             "the channel dim. This behavior will change in a future release to interpret the "
             "input as one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D "
             "channel-wise dropout behavior, please switch to using dropout1d instead.",
-            stacklevel=2,
+            stacklevel=3,
         )
     if ndim < 2:
         raise RuntimeError(
@@ -1121,6 +1161,7 @@ def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
     return _feature_dropout(input, p, training, inplace)
 
 
+@_dispatch_on("input")
 def dropout3d(input, p: float = 0.5, training: bool = True, inplace: bool = False):
     """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) input with probability p.
 
@@ -1139,7 +1180,7 @@ def dropout3d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
             "warning, please use dropout instead. Note that dropout3d exists to provide "
             "channel-wise dropout on inputs with 3 spatial dimensions, a channel dimension, and "
             "an optional batch dimension (i.e. 4D or 5D inputs).",
-            stacklevel=2,
+            stacklevel=3,
         )
     if ndim == 4:
         return _unbatched_feature_dropout(input, p, training, inplace)
@@ -1151,6 +1192,7 @@ def dropout3d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
     return _feature_dropout(input, p, training, inplace)
 
 
+@_dispatch_on("input")
 def alpha_dropout(input, p: float = 0.5, training: bool = False, inplace: bool = False):
     """Dropout that keeps SELU's self-normalising mean and variance.
 
@@ -1209,6 +1251,7 @@ def _check_indices(op, input):
         )
 
 
+@_dispatch_on("input", "weight")
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float = 2.0,
               scale_grad_by_freq: bool = False, sparse: bool = False):  # fmt: skip
     """Rows of weight picked by the indices in input (any shape).
@@ -1238,6 +1281,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float =
 _BAG_MODES = {"sum": 0, "mean": 1, "max": 2}
 
 
+@_dispatch_on("input", "weight", "offsets", "per_sample_weights")
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float = 2,
                   scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
                   per_sample_weights=None, include_last_offset: bool = False,
@@ -1335,6 +1379,7 @@ def _class_target_check(op, input, target):
         )
 
 
+@_dispatch_on("input", "target", "weight")
 def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = -100,
              reduce=None, reduction: str = "mean"):  # fmt: skip
     """-input[n, target[n]] (times weight[target[n]]), over classes in dim 1.
@@ -1352,6 +1397,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
     return flambeau.nll_loss(input, target, weight, _reduction_enum(reduction), ignore_index)
 
 
+@_dispatch_on("log_probs", "targets", "input_lengths", "target_lengths")
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0,
              reduction: str = "mean", zero_infinity: bool = False):  # fmt: skip
     """Connectionist temporal classification loss of log_probs (T, N, C) or (T, C).
@@ -1379,6 +1425,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0,
     )  # fmt: skip
 
 
+@_dispatch_on("input", "target", "weight")
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index: int = -100,
                   reduce=None, reduction: str = "mean",
                   label_smoothing: float = 0.0):  # fmt: skip
@@ -1406,6 +1453,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
     )
 
 
+@_dispatch_on("input", "target", "weight")
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction: str = "mean"):  # fmt: skip
     """-(target * log(input) + (1 - target) * log(1 - input)), input probabilities.
@@ -1426,6 +1474,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return flambeau.binary_cross_entropy(input, target, weight, _reduction_enum(reduction))
 
 
+@_dispatch_on("input", "target", "weight", "pos_weight")
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
                                      reduce=None, reduction: str = "mean",
                                      pos_weight=None):  # fmt: skip
@@ -1449,6 +1498,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     )
 
 
+@_dispatch_on("input", "target")
 def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean",
            log_target: bool = False):  # fmt: skip
     """target * (log(target) - input), input given as log-probabilities.
@@ -1468,7 +1518,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean
             "size.'batchmean' divides only by the batch size, and aligns with the KL div math "
             "definition.'mean' will be changed to behave the same as 'batchmean' in the next "
             "major release.",
-            stacklevel=2,
+            stacklevel=3,
         )
     if reduction == "batchmean":
         total = flambeau.kl_div(input, target, 2, log_target=log_target)
@@ -1476,6 +1526,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean
     return flambeau.kl_div(input, target, _reduction_enum(reduction), log_target=log_target)
 
 
+@_dispatch_on("input", "target")
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
                    beta: float = 1.0):  # fmt: skip
     """0.5 (x - y)^2 / beta where |x - y| < beta, else |x - y| - 0.5 beta.
@@ -1494,6 +1545,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
     return flambeau.smooth_l1_loss(input, target, _reduction_enum(reduction), beta)
 
 
+@_dispatch_on("input", "target", "weight")
 def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weight=None):
     """0.5 (x - y)^2 where |x - y| < delta, else delta (|x - y| - 0.5 delta).
 
@@ -1514,6 +1566,7 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
     return weighted.mean() if reduction == "mean" else _reduce(weighted, reduction)
 
 
+@_dispatch_on("input", "target", "weight")
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
                                 reduction: str = "mean"):  # fmt: skip
     """-mean over classes of y log sigmoid(x) + (1 - y) log sigmoid(-x), per sample.

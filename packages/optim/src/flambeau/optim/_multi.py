@@ -69,6 +69,43 @@ def check_range(name: str, value, low=0.0, high=None, strict_low=False, index=No
         raise ValueError(f"Invalid {name}{where}: {value}")
 
 
+class _RealState(dict):
+    """A complex parameter's state as the update sees it: its complex tensors viewed as
+    real (the last dimension holding real and imaginary parts); a tensor the update
+    stores is kept, viewed as complex again, in the parameter's own state."""
+
+    def __init__(self, state: dict, real_shape):
+        super().__init__({k: _as_real(v) for k, v in state.items()})
+        self._state = state
+        self._real_shape = real_shape
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value)
+        if isinstance(value, flambeau.Tensor) and value.shape == self._real_shape:
+            value = flambeau.view_as_complex(value)
+        self._state[key] = value
+
+
+def _as_real(t):
+    return flambeau.view_as_real(t) if isinstance(t, flambeau.Tensor) and t.is_complex() else t
+
+
+def as_real(params: list, grads: list, states: list[dict]) -> tuple[list, list, list]:
+    """PyTorch's optimizers update a complex parameter as the pairs of reals it holds
+    (view_as_real): the moments of Adam, RMSprop, ... are taken of the real and
+    imaginary parts separately, not of complex products."""
+    if not any(p.is_complex() for p in params):
+        return params, grads, states
+    out = ([], [], [])
+    for p, g, st in zip(params, grads, states):
+        if p.is_complex() and not g.is_sparse:
+            p, g = flambeau.view_as_real(p), flambeau.view_as_real(g)
+            st = _RealState(st, p.shape)
+        for lst, item in zip(out, (p, g, st)):
+            lst.append(item)
+    return out
+
+
 class GroupwiseOptimizer(Optimizer):
     """An optimizer whose step updates all of a group's parameters together.
 
@@ -86,6 +123,7 @@ class GroupwiseOptimizer(Optimizer):
         loss = _closure_loss(closure)
         for group in self.param_groups:
             params, grads, states = with_grads(self, group, self._new_state(group))
+            params, grads, states = as_real(params, grads, states)
             for ps, gs, ss in batches(group, [params, grads, states]) if params else ():
                 self._update(group, ps, gs, ss)
         return loss

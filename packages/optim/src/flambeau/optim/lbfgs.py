@@ -116,6 +116,12 @@ def _strong_wolfe(obj, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1e-
     return br_f[low], br_g[low], br[low], evals
 
 
+def _real(t):
+    """A complex tensor as the pairs of reals it holds: the flat vector L-BFGS works on
+    holds a complex parameter's real and imaginary parts (as PyTorch's does)."""
+    return flambeau.view_as_real(t) if t.is_complex() else t
+
+
 class LBFGS(Optimizer):
     """Limited-memory BFGS over all parameters (one parameter group) as one flat vector.
     step() needs a closure that recomputes the loss and its gradients.
@@ -166,9 +172,9 @@ class LBFGS(Optimizer):
 
     def _flat_grad(self):
         parts = [
-            p.new_zeros(p.numel())
+            _real(p).new_zeros(_real(p).numel())
             if p.grad is None
-            else (p.grad.to_dense() if p.grad.is_sparse else p.grad).reshape(-1)
+            else _real(p.grad.to_dense() if p.grad.is_sparse else p.grad).reshape(-1)
             for p in self._params
         ]
         return flambeau.cat(parts, 0)
@@ -176,12 +182,14 @@ class LBFGS(Optimizer):
     def _add_grad(self, t, d):
         """params += t * d (d flat, split back to the parameters' shapes)."""
         offset = 0
-        views = []
+        params, views = [], []
         for p in self._params:
+            p = _real(p)
             n = p.numel()
+            params.append(p)
             views.append(d[offset : offset + n].view_as(p))
             offset += n
-        flambeau._foreach_add_(self._params, views, alpha=t)
+        flambeau._foreach_add_(params, views, alpha=t)
 
     def _evaluate(self, closure, x, t, d):
         self._add_grad(t, d)

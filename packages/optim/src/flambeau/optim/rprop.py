@@ -47,10 +47,11 @@ class Rprop(M.GroupwiseOptimizer):
 
     def _new_state(self, group):
         lr = group["lr"]
+        # A complex parameter steps its real and imaginary parts by lr each.
         return lambda p, lr=lr: {
             "step": M.step_zero(),
             "prev": M.zeros_like(p),
-            "step_size": flambeau.full_like(p, lr),
+            "step_size": flambeau.full_like(p, complex(lr, lr) if p.is_complex() else lr),
         }
 
     @staticmethod

@@ -19,6 +19,7 @@ import copy
 import inspect
 
 from flambeau import _C, _sparse_entry
+from flambeau.overrides import redispatch_function
 
 Tensor = _C.Tensor
 
@@ -115,6 +116,10 @@ class SparseTensorBase(Tensor):
 
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if "handle_torch_function" in getattr(getattr(func, "__code__", None), "co_names", ()):
+            # A function written in Python (F.relu, flambeau.cdist): it runs, and its
+            # operators come back here, as PyTorch's run on a sparse layout.
+            return redispatch_function(func, types, args, kwargs)
         name = getattr(func, "__name__", None)
         impl = cls._OPS.get(name)
         if impl is None:

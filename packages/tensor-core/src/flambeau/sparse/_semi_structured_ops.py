@@ -11,6 +11,7 @@ transpose of one (``packed_t``): ``W @ x`` and ``x @ W.t()``.
 from __future__ import annotations
 
 import flambeau
+from flambeau.overrides import redispatch_function
 from flambeau.sparse import _semi_structured_pack as pack
 from flambeau.sparse._base import aten_name, register
 from flambeau.sparse._common_ops import _CONVERSIONS, _LEGACY_NAMES
@@ -30,6 +31,10 @@ def not_supported(cls, name: str) -> NotImplementedError:
 
 
 def _torch_function(cls, func, types, args=(), kwargs=None):
+    if "handle_torch_function" in getattr(getattr(func, "__code__", None), "co_names", ()):
+        # A function written in Python (F.linear): it runs, and its operators come back
+        # here, as PyTorch's decompose into the operators the sparse tensor handles.
+        return redispatch_function(func, types, args, kwargs)
     name = getattr(func, "__name__", None)
     impl = cls._OPS.get(name)
     if impl is None:

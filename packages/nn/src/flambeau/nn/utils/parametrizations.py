@@ -205,12 +205,17 @@ class _Orthogonal(Module):
         if transposed:
             x = x.transpose(-2, -1)
             n, k = k, n
-        if self.orthogonal_map == "matrix_exp":
+        if self.orthogonal_map in ("matrix_exp", "cayley"):
             x = x.tril()
             if n != k:
                 pad = flambeau.zeros((*x.shape[:-2], n, n - k), dtype=x.dtype)
                 x = flambeau.cat([x, pad], dim=-1)
-            q = _matrix_exp(x - x.transpose(-2, -1))[..., :k]
+            skew = x - x.transpose(-2, -1)
+            if self.orthogonal_map == "matrix_exp":
+                q = _matrix_exp(skew)[..., :k]
+            else:  # the Cayley map (I - A/2)^{-1} (I + A/2), orthogonal for skew A
+                eye = flambeau.eye(n, dtype=x.dtype)
+                q = flambeau.linalg.solve(eye - 0.5 * skew, eye + 0.5 * skew)[..., :k]
         else:
             a = x.tril(-1)
             tau = 2.0 / (1.0 + (a * a).sum(-2))
@@ -240,7 +245,7 @@ class _Orthogonal(Module):
                 extra = flambeau.randn(*q.shape[:-2], n, n - k, dtype=q.dtype)
                 q = _make_orthogonal(flambeau.cat([q, extra], dim=-1))
             self.base = q
-            # -I: both maps send it to the identity, so the weight becomes base[..., :k].
+            # -I: every map sends it to the identity, so the weight becomes base[..., :k].
             neg_id = flambeau.zeros_like(q_init)
             neg_id.diagonal(0, -2, -1).fill_(-1.0)
             return neg_id
@@ -250,8 +255,8 @@ def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None 
                use_trivialization: bool = True) -> Module:  # fmt: skip
     """Constrains module.<name> to (a batch of) orthogonal or semi-orthogonal matrices.
 
-    orthogonal_map: "matrix_exp" (default for square matrices) or "householder" (default
-    otherwise). The weight keeps its current value, orthogonalised by QR.
+    orthogonal_map: "matrix_exp" (default for square matrices), "cayley" or "householder"
+    (default otherwise). The weight keeps its current value, orthogonalised by QR.
 
     >>> import flambeau.nn as nn
     >>> from flambeau.nn.utils.parametrizations import orthogonal
@@ -268,10 +273,10 @@ def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None 
         )
     if orthogonal_map is None:
         orthogonal_map = "matrix_exp" if weight.shape[-2] == weight.shape[-1] else "householder"
-    if orthogonal_map not in ("matrix_exp", "householder"):
+    if orthogonal_map not in ("matrix_exp", "cayley", "householder"):
         raise ValueError(
-            'orthogonal_map has to be one of "matrix_exp" or "householder" (flambeau has no '
-            f'"cayley": it needs linalg.solve). Got: {orthogonal_map}'
+            'orthogonal_map has to be one of "matrix_exp", "cayley", "householder". '
+            f"Got: {orthogonal_map}"
         )
     if not use_trivialization:
         raise ValueError(
