@@ -87,8 +87,19 @@ DEVICE_RUNTIME_DEPS = sorted(
     for dep in tomllib.loads((p / "pyproject.toml").read_text())["project"]["dependencies"]
     if dep.startswith("nvidia-")
 )
+# Suites of independent tests, long enough that one worker process per core
+# (pytest-xdist) repays its start-up; CI has two cores. The others stay in one process:
+# short ones, and those that build something once per session (the CUDA plugin, the C++
+# extensions). Tests a module fixture builds for are kept on one worker by an
+# `xdist_group` mark (--dist loadgroup). Their OpenMP threads sleep when idle instead of
+# spinning (OMP_WAIT_POLICY=passive): two processes' spinning threads on two cores made
+# the programs' suite slower in parallel (564 s) than alone (342 s); passive, two
+# programs at a time take two thirds of their time one after the other.
+PARALLEL_SUITES = {"packages/tensor-core/tests", "packages/autograd/tests", "tests-integration"}
+WORKERS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 TEST_DEPS = [
     "pytest", "hypothesis", "numpy", "scipy", "psutil", "scikit-learn", "safetensors",
+    "pytest-xdist",  # PARALLEL_SUITES
     # tensor-cuda (COMPONENT_SUITES): its allocator's test harness and the plugin's build.
     "pybind11", "scikit-build-core", "cmake", "ninja", *DEVICE_RUNTIME_DEPS,
     "pyyaml",  # tensor-core's tests/test_kernel_table.py reads the kernel table
@@ -293,12 +304,16 @@ def tests(session: nox.Session) -> None:
         for suite in suites:
             name = str(suite.relative_to(ROOT))
             reports.append(Path(tmp) / (name.replace("/", "-") + ".xml"))
+            workers, env = [], {}
+            if name in PARALLEL_SUITES and (WORKERS or 1) > 1:
+                workers = ["-n", str(WORKERS), "--dist", "loadgroup"]
+                env = {"OMP_WAIT_POLICY": "passive"}
             try:  # exit code 5 (no test collected) fails like any other
                 session.run(
                     "pytest", "-p", "no:cacheprovider", f"--rootdir={suite.parent}",
-                    f"--junitxml={reports[-1]}",
+                    f"--junitxml={reports[-1]}", *workers,
                     str(suite), *session.posargs,
-                    success_codes=[0, 5] if session.posargs else [0],
+                    success_codes=[0, 5] if session.posargs else [0], env=env,
                 )  # fmt: skip
             except CommandFailed:
                 failed.append(name)

@@ -18,6 +18,10 @@ def pytest_configure(config):
         "editable: builds an editable Debug install of the core (a second compilation, slow "
         "the first time); skipped unless --run-editable is given, as `nox -s editable` does",
     )
+    # pytest-xdist's mark, known here too for runs without xdist.
+    config.addinivalue_line(
+        "markers", "xdist_group(name): keep these tests on one xdist worker (--dist loadgroup)"
+    )
 
 
 def pytest_collection_modifyitems(config, items):

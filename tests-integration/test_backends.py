@@ -19,6 +19,8 @@ import pytest
 from wheelhouse import CORE, DIST, ROOT, make_venv, newest_wheels, run
 
 BACKEND_DIR = ROOT / "tests-integration" / "testdev_backend"
+# One worker builds the backend (the module fixture) and runs every check on it.
+pytestmark = pytest.mark.xdist_group("testdev_backend")
 
 
 @pytest.fixture(scope="module")
