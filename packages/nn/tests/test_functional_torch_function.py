@@ -20,6 +20,9 @@ from flambeau.overrides import (
     has_torch_function_variadic,
     redispatch_function,
 )
+from flambeau_testing.dispatch_log import handed_over as _run
+from flambeau_testing.dispatch_log import log_mode as _log_mode
+from flambeau_testing.dispatch_log import names as _names
 
 
 def _r(L, *shape):
@@ -251,55 +254,6 @@ def _cases():
 
 
 CASES = _cases()
-
-
-def _log_mode(L):
-    class Log(L.overrides.TorchFunctionMode):
-        def __init__(self):
-            super().__init__()
-            self.funcs = []
-
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            self.funcs.append(func)
-            return func(*args, **(kwargs or {}))
-
-    return Log()
-
-
-def _log_subclass(L):
-    class Logged(L.Tensor):
-        __slots__ = ()
-        funcs: list = []
-
-        @classmethod
-        def __torch_function__(cls, func, types, args=(), kwargs=None):
-            cls.funcs.append(func)
-            return super().__torch_function__(func, types, args, kwargs)
-
-    return Logged
-
-
-def _as(cls, L, value):
-    """Floating tensors (the ones every case has) re-classed as cls."""
-    if isinstance(value, L.Tensor) and value.is_floating_point():
-        return value.as_subclass(cls)
-    return value
-
-
-def _run(L, build):
-    """The names handed over to a logging mode and to a logging subclass."""
-    fn, args, kwargs = build(L)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with _log_mode(L) as mode:
-            fn(*args, **kwargs)
-        sub = _log_subclass(L)
-        fn(*[_as(sub, L, a) for a in args], **{k: _as(sub, L, v) for k, v in kwargs.items()})
-    return fn, mode.funcs, sub.funcs
-
-
-def _names(funcs):
-    return [getattr(f, "__name__", repr(f)) for f in funcs]
 
 
 @pytest.mark.parametrize(("expected", "build"), CASES)

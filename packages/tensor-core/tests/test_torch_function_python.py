@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import inspect
 import threading
-import warnings
 
 import pytest
 
@@ -26,6 +25,9 @@ from flambeau.overrides import (
     has_torch_function_variadic,
     redispatch_function,
 )
+from flambeau_testing.dispatch_log import handed_over as _run
+from flambeau_testing.dispatch_log import log_mode as _log_mode
+from flambeau_testing.dispatch_log import names as _names
 
 
 def _r(L, *shape):
@@ -246,56 +248,6 @@ LOWRANK = [
     pytest.param("pca_lowrank", lambda L: (L.pca_lowrank, (_m(L),), {"q": 2}), id="pca_lowrank"),
     pytest.param("svd_lowrank", lambda L: (L.svd_lowrank, (_m(L),), {"q": 2}), id="svd_lowrank"),
 ]
-
-
-def _log_mode(L):
-    class Log(L.overrides.TorchFunctionMode):
-        def __init__(self):
-            super().__init__()
-            self.funcs = []
-
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            self.funcs.append(func)
-            return func(*args, **(kwargs or {}))
-
-    return Log()
-
-
-def _log_subclass(L):
-    class Logged(L.Tensor):
-        __slots__ = ()
-        funcs: list = []
-
-        @classmethod
-        def __torch_function__(cls, func, types, args=(), kwargs=None):
-            cls.funcs.append(func)
-            return super().__torch_function__(func, types, args, kwargs)
-
-    return Logged
-
-
-def _as(cls, L, value):
-    if isinstance(value, L.Tensor) and value.is_floating_point():
-        return value.as_subclass(cls)
-    return value
-
-
-def _run(L, build, mode=True):
-    fn, args, kwargs = build(L)
-    mode_funcs = None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        if mode:
-            with _log_mode(L) as log:
-                fn(*args, **kwargs)
-            mode_funcs = log.funcs
-        sub = _log_subclass(L)
-        fn(*[_as(sub, L, a) for a in args], **{k: _as(sub, L, v) for k, v in kwargs.items()})
-    return fn, mode_funcs, sub.funcs
-
-
-def _names(funcs):
-    return [getattr(f, "__name__", repr(f)) for f in funcs]
 
 
 def _dispatches_itself(fn) -> bool:
