@@ -28,26 +28,17 @@ def _autograd():
     return autograd
 
 
+# As in PyTorch, a subclass's __torch_function__ sees backward and register_hook
+# themselves; Tensor's default runs them with the protocol off, so the backward pass does
+# not go through the subclass.
+@overrides._dispatch_on("self", method="backward")
 def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
     """Computes the gradient of self with respect to graph leaves (see flambeau.autograd)."""
-    # As in PyTorch, a subclass's __torch_function__ sees backward itself; Tensor's default
-    # runs it with the protocol off, so the backward pass does not go through the subclass.
-    if overrides.has_torch_function_unary(self):
-        return overrides.handle_torch_function(
-            _backward,
-            (self,),
-            self,
-            gradient=gradient,
-            retain_graph=retain_graph,
-            create_graph=create_graph,
-            inputs=inputs,
-        )
     _autograd().backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
+@overrides._dispatch_on("self", method="register_hook")
 def _register_hook(self, hook):
-    if overrides.has_torch_function_unary(self):
-        return overrides.handle_torch_function(_register_hook, (self,), self, hook)
     return _autograd().register_tensor_hook(self, hook)
 
 
@@ -137,9 +128,6 @@ def install() -> None:
     # grad_fn, is_leaf, output_nr and .grad's storage are the core's (its autograd
     # slot, csrc/python/autograd_meta.h); assigning .grad goes through PyTorch's checks.
     T.grad = property(_RAW_GRAD.fget, _set_grad, None, _GRAD_DOC)
-    # Named as PyTorch's, for the __torch_function__ overrides that look at func.__name__.
-    _backward.__name__ = _backward.__qualname__ = "backward"
-    _register_hook.__name__ = _register_hook.__qualname__ = "register_hook"
     T.backward = _backward
     T.register_hook = _register_hook
     T.retain_grad = _retain_grad

@@ -343,13 +343,7 @@ def has_torch_function_variadic(*args) -> bool:
     >>> add(flambeau.ones(2), 1), add(flambeau.ones(2), Tagged())
     (tensor([2., 2.]), 'Tagged handled add')
     """
-    if _active[0]:
-        return _has_torch_function_slow(args)
-    for a in args:
-        t = type(a)
-        if t is not Tensor and _overriding(t):
-            return _C._torch_function_enabled()
-    return False
+    return has_torch_function(args)
 
 
 def _overloaded_args(relevant_args) -> list:
@@ -509,6 +503,9 @@ def _make_dispatching(func, relevant, unless=None):
         raise TypeError(f"{func.__qualname__} has no parameter(s) {missing}")
     has_var = any(p.kind is p.VAR_POSITIONAL for p in params)
     ns = {
+        # The wrapper's frames belong to the function's module (code that walks the stack
+        # for the first frame outside flambeau, as backward hooks' warnings do).
+        "__name__": func.__module__,
         "_impl": func,
         "_T": Tensor,
         "_active": _active,

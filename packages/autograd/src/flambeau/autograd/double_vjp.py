@@ -42,10 +42,12 @@ class Linearized:
     [tensor([2., 4.])]
     """
 
-    def __init__(self, outputs, inputs):
+    def __init__(self, outputs, inputs, cotangent=F.zeros_like):
+        # cotangent(output): the dummy u's value; g = J^T u does not depend on it, but a
+        # nonzero one lets a caller check the products against g (jacfwd's columns).
         self.outputs = outputs
         self.live = [i for i, o in enumerate(outputs) if o.requires_grad]
-        self.us = [F.zeros_like(outputs[i]).requires_grad_(True) for i in self.live]
+        self.us = [cotangent(outputs[i]).requires_grad_(True) for i in self.live]
         self.gs = [None] * len(inputs)
         if self.live:
             with enable_grad():

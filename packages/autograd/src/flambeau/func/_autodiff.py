@@ -566,49 +566,32 @@ def _columns(flat_out, xs, keep):
     flambeau's vmap calls its function once per element, so the columns are taken in a
     plain loop.)
 
-    Unlike Linearized, u is a nonzero probe, so that g's value J^T u checks the
-    columns: g[k] = <u, J e_k> for every input element k. It fails where an operation's
-    backward is not itself differentiable (a custom Function whose backward is
+    The cotangents u are a nonzero probe (not Linearized's zeros), so that g's value
+    J^T u checks the columns: g[k] = <u, J e_k> for every input element k. It fails
+    where an operation's backward is not itself differentiable (a custom Function whose backward is
     once_differentiable, which runs unrecorded): the first backward pass counts it, the
     second misses it. There, and where building or differentiating g raises, this
     returns (None, set()) and the caller falls back to reverse mode (_rows), which
     needs only first derivatives -- correct, at one backward pass per output element.
     Otherwise it returns the blocks and the ids of the probes (leaves made here).
     """
-    live = [i for i, o in enumerate(flat_out) if o.requires_grad and o.numel() > 0]
     columns = [[] for _ in xs]  # columns[j][c]: J e_c for element c of xs[j], per live output
-    us = [_probe(flat_out[i]).requires_grad_(True) for i in live]
     try:
-        gs = [None] * len(xs)
-        if live:
-            gs = _autograd_grad(
-                [flat_out[i] for i in live],
-                xs,
-                us,
-                retain_graph=True,
-                create_graph=True,
-                allow_unused=True,
-            )
+        lin = Linearized(flat_out, xs, cotangent=_probe)
+        live, us, gs = lin.live, lin.us, lin.gs
         for j, (x, g) in enumerate(zip(xs, gs)):
             if g is None or not g.requires_grad:
                 continue  # no column depends on u: all zeros (the check tests g = 0)
             basis = flambeau.eye(x.numel(), dtype=g.dtype, device=g.device)
+            tangents = [None] * len(xs)
             for c in range(x.numel()):
-                jv = _autograd_grad(
-                    [g],
-                    us,
-                    [basis[c].reshape(g.shape)],
-                    retain_graph=True,
-                    create_graph=keep,
-                    allow_unused=True,
-                )
+                tangents[j] = basis[c].reshape(x.shape)
+                jv = lin.apply(tangents, create_graph=keep)
                 columns[j].append(
-                    [flambeau.zeros_like(u) if v is None else v for v, u in zip(jv, us)]
+                    [flambeau.zeros_like(flat_out[i]) if jv[i] is None else jv[i] for i in live]
                 )
     except (RuntimeError, NotImplementedError):
-        release(us)
         return None, set()
-    release(us)
     blocks = []  # blocks[j][n]: the (numel of live output n, numel of xs[j]) block
     for j in range(len(xs)):
         if columns[j]:
@@ -633,7 +616,7 @@ def _columns(flat_out, xs, keep):
                 block = blocks[j][live.index(i)]
                 per_input.append(block.reshape(tuple(o.shape) + tuple(x.shape)))
         result.append(per_input)
-    return result, {id(u) for u in us}
+    return result, lin.local_ids
 
 
 def _consistent(g, us, blocks) -> bool:
