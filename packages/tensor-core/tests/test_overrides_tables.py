@@ -78,7 +78,6 @@ TENSOR_CALLS = [  # (function, a call of it with a tensor); Tensor methods canno
     (T.new_empty, lambda x: x.new_empty(2)),
     (T.new_tensor, lambda x: x.new_tensor([1.0])),
     (T.new_empty_strided, lambda x: x.new_empty_strided((2,), (1,))),
-    (T.stride, lambda x: x.stride()),
     (T.__iter__, lambda x: list(x)),
     (T.__hash__, lambda x: hash(x)),
     (F.is_tensor, lambda x: F.is_tensor(x)),

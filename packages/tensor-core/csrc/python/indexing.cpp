@@ -404,12 +404,11 @@ void bind_indexing(py::module_& m, py::object cls_obj) {
   auto cls = py::reinterpret_borrow<py::class_<TensorImpl, Tensor>>(cls_obj);
   cls.def("__getitem__", &getitem);
   cls.def("__setitem__", &setitem);
+  // As PyTorch's: self.dim(), then the rows of self.unbind(0), each call through
+  // __torch_function__ (which __iter__ itself does not take part in).
   cls.def("__iter__", [](py::handle self) {
-    Tensor t = py::cast<Tensor>(self);
-    FLB_CHECK_T(TypeError, t->dim() > 0, "iteration over a 0-d tensor");
-    py::tuple rows(static_cast<size_t>(t->sizes()[0]));
-    for (int64_t i = 0; i < t->sizes()[0]; ++i) rows[i] = getitem(self, py::int_(i));
-    return py::iter(rows);
+    FLB_CHECK_T(TypeError, self.attr("dim")().cast<int64_t>() > 0, "iteration over a 0-d tensor");
+    return py::iter(self.attr("unbind")(0));
   });
   g_module = py::reinterpret_borrow<py::object>(m);
   g_module.inc_ref();  // outlives the interpreter's teardown, like the parser's objects

@@ -133,6 +133,7 @@ _hash_tensor.install()
 _sparse_entry.install()
 overrides.install()
 storage.install()
+overrides.install_wrappers()  # last: every Tensor attribute exists
 globals().update(_legacy_constructors.LEGACY_TYPES)
 globals().update(storage.LEGACY_STORAGES)
 from flambeau.storage import TypedStorage, is_storage  # noqa: E402,F401

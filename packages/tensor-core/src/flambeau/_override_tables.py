@@ -73,10 +73,37 @@ _IGNORED_NAMES = {
         __delitem__ __dir__ __getattribute__ __init__ __iter__ __init_subclass__ __delattr__
         __setattr__ __torch_function__ __torch_dispatch__ __new__ __class__ __subclasshook__
         __hash__ as_subclass new new_tensor new_empty new_empty_strided new_zeros new_ones
-        new_full stride unflatten to_sparse_coo to_sparse_csr to_sparse_csc to_sparse_bsr
+        new_full unflatten to_sparse_coo to_sparse_csr to_sparse_csc to_sparse_bsr
         to_sparse_bsc to_padded_tensor
     """,
 }
+
+# The Tensor methods and properties PyTorch hands to __torch_function__ (t.size() as
+# Tensor.size, t.shape as Tensor.shape.__get__) that have no check of their own here: bound
+# by hand in C++, or written in Python without one. flambeau.overrides installs a wrapper
+# over each (_C._DispatchingMethod, _C._DispatchingProperty) once Tensor is complete. The
+# operators' methods and functions made with _dispatch_on check for themselves.
+_WRAPPED_METHODS = """
+    __array__ __bool__ __complex__ __deepcopy__ __dlpack__ __dlpack_device__ __float__
+    __index__ __int__ __len__ __rdiv__ __reduce_ex__ _is_view apply_ ccol_indices cdouble
+    cfloat chalf coalesce col_indices const_data_ptr crow_indices cuda data_ptr dense_dim dim
+    divide_ element_size fill_diagonal_ get_device index_reduce index_reduce_ indices ipu
+    is_coalesced is_complex is_contiguous is_floating_point is_inference is_neg is_pinned
+    is_shared is_signed item map_ mtia multiply_ ndimension nelement nonzero_static numel
+    numpy pin_memory polygamma polygamma_ put put_ record_stream
+    register_post_accumulate_grad_hook renorm_ repeat_interleave retain_grad row_indices
+    share_memory_ size smm sparse_dim sparse_mask split_with_sizes sspaddmm storage
+    storage_offset storage_type stride subtract_ sum_to_size tile to_dense to_sparse tolist type
+    untyped_storage values where xpu
+"""
+_WRAPPED_PROPERTIES = """
+    H T _base _version data device dtype grad grad_dtype grad_fn imag is_cpu is_cuda is_ipu
+    is_leaf is_maia is_meta is_mkldnn is_mps is_mtia is_nested is_quantized is_sparse
+    is_sparse_csr is_vulkan is_xla is_xpu itemsize layout mH mT nbytes ndim output_nr real
+    requires_grad shape volatile
+"""
+# Aliases PyTorch hands over as the method they alias.
+_WRAPPED_ALIASES = {"nelement": "numel", "ndimension": "dim"}
 
 # PyTorch's get_default_nowrap_functions: properties whose tensor is stored, not computed.
 _NOWRAP_PROPERTIES = ("_base", "grad", "_grad")
@@ -152,7 +179,11 @@ def _parameter(name: str) -> dict:
 
 def _dispatches_itself(func) -> bool:
     """A Python function that hands its calls to handle_torch_function (PyTorch's pattern,
-    or wrap_torch_function)."""
+    or wrap_torch_function), or a Tensor method in the wrapper of _WRAPPED_METHODS."""
+    from flambeau import _C
+
+    if isinstance(func, _C._DispatchingMethod):
+        return True
     code = getattr(func, "__code__", None)
     return code is not None and "handle_torch_function" in code.co_names
 
@@ -358,6 +389,22 @@ def _stand_in(signature: inspect.Signature, name: str):
 
 
 @functools.cache
+def _python_signature(func) -> inspect.Signature:
+    """func's own signature; (self, *args, **kwargs) for a Tensor method bound in C++ by
+    hand, which has none."""
+    try:
+        return inspect.signature(func)
+    except ValueError:
+        P = inspect.Parameter
+        return inspect.Signature(
+            [
+                P("self", P.POSITIONAL_OR_KEYWORD),
+                P("args", P.VAR_POSITIONAL),
+                P("kwargs", P.VAR_KEYWORD),
+            ]
+        )
+
+
 def get_testing_overrides() -> dict:
     """A stand-in for every overridable function: a function with the same signature
     that returns -1, for testing that a type defining ``__torch_function__`` covers the
@@ -383,6 +430,6 @@ def get_testing_overrides() -> dict:
                 row, kind = rows[func]
                 signature = _schema_signature(row, kind, "out" in row["variants"])
             else:
-                signature = inspect.signature(func)
+                signature = _python_signature(func)
             found[func] = _stand_in(signature, name)
     return found

@@ -35,6 +35,9 @@ import warnings
 
 from flambeau import _C
 from flambeau._override_tables import (
+    _WRAPPED_ALIASES,
+    _WRAPPED_METHODS,
+    _WRAPPED_PROPERTIES,
     get_default_nowrap_functions,
     get_ignored_functions,
     get_overridable_functions,
@@ -688,12 +691,19 @@ _BINARY_OPERATORS = frozenset(
 
 
 def _dispatch(name, is_method, args, kwargs):
-    """The core's bindings call this when an argument overrides __torch_function__."""
+    """The core's bindings call this when an argument overrides __torch_function__ (name:
+    "add", "__add__", or "shape.__get__" for a property's getter)."""
     if is_method:
-        func = getattr(Tensor, _OPERATOR_METHODS.get(name, name))
+        attribute, _, accessor = _OPERATOR_METHODS.get(name, name).partition(".")
+        func = getattr(Tensor, attribute)
+        if accessor:
+            func = getattr(func, accessor)
     else:
         func = getattr(_C, name)
     if _take_skip():  # redispatch_function: run it, this once without the protocol
+        unwrapped = _wrapped_by(func)
+        if unwrapped is not None:  # a wrapped attribute: what it wraps, whose own calls dispatch
+            return unwrapped(*args, **kwargs)
         with DisableTorchFunction():
             return func(*args, **kwargs)
     relevant = list(_flatten(args, kwargs))
@@ -712,6 +722,17 @@ def _dispatch(name, is_method, args, kwargs):
                 return NotImplemented
             raise
     return handle_torch_function(func, relevant, *args, **kwargs)
+
+
+def _wrapped_by(func):
+    """What the wrapper behind func wraps (Tensor.size: the bound function; the accessor
+    Tensor.shape.__get__: the property's), or None when func is no wrapper's."""
+    if isinstance(func, _C._DispatchingMethod):
+        return func.__wrapped__
+    owner = getattr(func, "__self__", None)
+    if isinstance(owner, _C._DispatchingProperty):
+        return getattr(owner.__wrapped__, func.__name__)
+    return None
 
 
 def _convert(ret, cls):
@@ -738,6 +759,31 @@ def _register_subclass(cls, **kwargs):
     super(Tensor, cls).__init_subclass__(**kwargs)
     if _overriding(cls):
         _C._torch_function_register(cls)
+
+
+def set_tensor_attribute(name: str, impl, handed_over_as: str | None = None) -> None:
+    """Installs ``impl`` (a function taking self, or a property) as ``Tensor.<name>`` in a
+    wrapper that hands calls to ``__torch_function__`` first, as Tensor.<handed_over_as>
+    (default: name) or its property's ``__get__``/``__set__``. For methods and
+    properties written in Python, or bound by hand, that PyTorch dispatches."""
+    if isinstance(impl, (_C._DispatchingMethod, _C._DispatchingProperty)):
+        impl = impl.__wrapped__
+    wrapper = _C._DispatchingProperty if isinstance(impl, property) else _C._DispatchingMethod
+    setattr(Tensor, name, wrapper(handed_over_as or name, impl))
+
+
+def install_wrappers() -> None:
+    """Hands the Tensor methods and properties without a check of their own to the
+    protocol (the table's _WRAPPED_METHODS and _WRAPPED_PROPERTIES); run once every
+    attribute of Tensor exists."""
+    for name in _WRAPPED_METHODS.split():
+        impl = getattr(Tensor, name, None)  # a pybind11 method as its function
+        if impl is not None:
+            set_tensor_attribute(name, impl, _WRAPPED_ALIASES.get(name))
+    for name in _WRAPPED_PROPERTIES.split():
+        impl = inspect.getattr_static(Tensor, name, None)
+        if isinstance(impl, property):
+            set_tensor_attribute(name, impl)
 
 
 def install() -> None:

@@ -160,7 +160,9 @@ def retain_grad(t):
     t.grad_fn._own("_retained")[t.output_nr] = weakref.ref(t)
 
 
-_F.Tensor.register_post_accumulate_grad_hook = register_post_accumulate_grad_hook
+_F.overrides.set_tensor_attribute(
+    "register_post_accumulate_grad_hook", register_post_accumulate_grad_hook
+)
 _tensor_flags.install()
 _install()
 _install_engine()

@@ -8,7 +8,7 @@ changed (detach it instead), and ``detach_()`` makes a non-leaf a leaf with no
 
 from __future__ import annotations
 
-from flambeau import _C
+from flambeau import _C, overrides
 
 Tensor = _C.Tensor
 
@@ -58,11 +58,17 @@ def _retains_grad(self) -> bool:
 
 
 def install() -> None:
-    Tensor.requires_grad = property(
-        _CORE_REQUIRES_GRAD.fget, _set_requires_grad, None, _CORE_REQUIRES_GRAD.__doc__
+    # Through __torch_function__ first, as the core's versions were.
+    set_attribute = overrides.set_tensor_attribute
+    set_attribute(
+        "requires_grad",
+        property(_CORE_REQUIRES_GRAD.fget, _set_requires_grad, None, _CORE_REQUIRES_GRAD.__doc__),
     )
-    Tensor.requires_grad_ = requires_grad_
-    Tensor.detach_ = detach_
-    Tensor.retains_grad = property(
-        _retains_grad, None, None, "Whether retain_grad() made this non-leaf keep its .grad."
+    set_attribute("requires_grad_", requires_grad_)
+    set_attribute("detach_", detach_)
+    set_attribute(
+        "retains_grad",
+        property(
+            _retains_grad, None, None, "Whether retain_grad() made this non-leaf keep its .grad."
+        ),
     )

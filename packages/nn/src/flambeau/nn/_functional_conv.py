@@ -142,6 +142,7 @@ def _conv(nd, input, weight, bias, stride, padding, dilation, groups):
     return _unbatch(out, squeezed)
 
 
+@_dispatch_on("input", "weight", "bias")
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """1-D cross-correlation over (N, C_in, L) with weight (C_out, C_in/groups, k).
 
@@ -153,6 +154,7 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv(1, input, weight, bias, stride, padding, dilation, groups)
 
 
+@_dispatch_on("input", "weight", "bias")
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-D cross-correlation over (N, C_in, H, W) with weight (C_out, C_in/groups, kH, kW).
 
@@ -167,6 +169,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv(2, input, weight, bias, stride, padding, dilation, groups)
 
 
+@_dispatch_on("input", "weight", "bias")
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """3-D cross-correlation over (N, C_in, D, H, W).
 
@@ -217,6 +220,7 @@ def _conv_transpose(nd, input, weight, bias, stride, padding, output_padding, gr
     return _unbatch(out, squeezed)
 
 
+@_dispatch_on("input", "weight", "bias")
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):  # fmt: skip
     """The gradient of conv1d with respect to its input, as a layer.
@@ -230,6 +234,7 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
                            dilation)  # fmt: skip
 
 
+@_dispatch_on("input", "weight", "bias")
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):  # fmt: skip
     """The gradient of conv2d with respect to its input, as a layer.
@@ -246,6 +251,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
                            dilation)  # fmt: skip
 
 
+@_dispatch_on("input", "weight", "bias")
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):  # fmt: skip
     """The gradient of conv3d with respect to its input, as a layer.
@@ -391,6 +397,7 @@ def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation
     return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
+@_dispatch_on("input")
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True):  # fmt: skip
     """Mean over sliding windows of (N, C, L).
@@ -406,6 +413,7 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     return _unbatch(out, squeezed)
 
 
+@_dispatch_on("input")
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):  # fmt: skip
     """Mean over sliding windows of (N, C, H, W).
@@ -423,6 +431,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     return _unbatch(out, squeezed)
 
 
+@_dispatch_on("input")
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):  # fmt: skip
     """Mean over sliding windows of (N, C, D, H, W).
@@ -458,6 +467,7 @@ def _adaptive_avg(nd, input, output_size):
     return _unbatch(out, squeezed)
 
 
+@_dispatch_on("input")
 def adaptive_avg_pool1d(input, output_size):
     """Mean pooling of (N, C, L) down to output_size regions.
 
