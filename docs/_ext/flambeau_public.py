@@ -34,6 +34,7 @@ PUBLIC_MODULES = {
         "flambeau.cpu",
         "flambeau.cuda",
         "flambeau.utils",
+        "flambeau.__future__",
         "flambeau.utils.deterministic",
         "flambeau.utils.hooks",
         "flambeau.utils.dlpack",

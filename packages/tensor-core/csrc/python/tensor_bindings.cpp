@@ -151,7 +151,21 @@ void bind_tensor(py::module_& m, py::object cls_obj) {
                        " elements is ambiguous");
              return PyObject_IsTrue(item(t).ptr()) == 1;
            })
-      .def("__float__", [](const Tensor& t) { return item(t).cast<double>(); })
+      .def("__float__",
+           [](const Tensor& t) {
+             // PyTorch's warning, once per process: the float is cut off from autograd.
+             static bool warned = false;
+             if (t->requires_grad() && !warned) {
+               warned = true;
+               if (PyErr_WarnEx(PyExc_UserWarning,
+                                "Converting a tensor with requires_grad=True to a scalar may "
+                                "lead to unexpected behavior.\nConsider using tensor.detach() "
+                                "first.",
+                                1) < 0)
+                 throw py::error_already_set();
+             }
+             return item(t).cast<double>();
+           })
       .def("__int__",
            [](const Tensor& t) {
              py::object v = item(t);

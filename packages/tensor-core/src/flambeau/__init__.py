@@ -96,6 +96,7 @@ from flambeau._sparse_entry import *  # noqa: E402,F403
 from flambeau._statistics import *  # noqa: E402,F403
 from flambeau._stft import istft, stft  # noqa: E402,F401
 from flambeau._streams import Event, Stream  # noqa: E402,F401
+from flambeau._symbolic import *  # noqa: E402,F403
 from flambeau._view_copies import *  # noqa: E402,F403
 from flambeau.random import (  # noqa: E402,F401
     get_rng_state,
@@ -150,6 +151,7 @@ del _cls, _module
 # Submodules of the core that load on first attribute access, as `import torch` has them.
 _LAZY_SUBMODULES = frozenset(
     {
+        "__future__",
         "_dynamo",
         "accelerator",
         "amp",

@@ -10,6 +10,7 @@ from pkgutil import extend_path
 __path__ = extend_path(__path__, __name__)
 
 from flambeau.utils import deterministic  # noqa: E402,F401
+from flambeau.utils._swap import swap_tensors  # noqa: E402,F401
 
 
 def __getattr__(name):

@@ -464,17 +464,37 @@ class Module:
         if recurse:
             for module in self.children():
                 module._apply(fn, True, memo)
-        for param in self._parameters.values():
-            if param is None or id(param) in memo:
+        swap = flambeau.__future__.get_swap_module_params_on_conversion()
+        overwrite = flambeau.__future__.get_overwrite_module_params_on_conversion()
+        for key, param in self._parameters.items():
+            if param is None:
                 continue
-            memo[id(param)] = (param, param)  # keeps param alive so its id stays unique
+            if id(param) in memo:  # shared with a module converted before
+                self._parameters[key] = memo[id(param)][1]
+                continue
             with no_grad():
                 applied = fn(param)
-                grad = param.grad
-                applied_grad = fn(grad) if grad is not None else None
-            if applied is not param:
+            grad = param.grad
+            if swap:
+                out = self._swap_converted(key, param, applied, grad, fn)
+            elif applied is param:
+                out = param
+            elif not overwrite:
                 param.data = applied
-            if applied_grad is not None and applied_grad is not grad:
+                out = param
+            else:  # flambeau.__future__: a new Parameter
+                out = Parameter(applied, param.requires_grad)
+                self._parameters[key] = out
+            memo[id(param)] = (param, out)  # keeps param alive so its id stays unique
+            if grad is None or swap:
+                continue
+            with no_grad():
+                applied_grad = fn(grad)
+            if applied_grad is grad:
+                continue
+            if overwrite:
+                out.grad = applied_grad.requires_grad_(grad.requires_grad)
+            else:
                 grad.data = applied_grad
         for key, buf in self._buffers.items():
             if buf is None:
@@ -487,6 +507,28 @@ class Module:
                 memo[id(buf)] = (buf, applied)
             self._buffers[key] = memo[id(buf)][1]
         return self
+
+    def _swap_converted(self, key, param, applied, grad, fn):
+        """_apply under set_swap_module_params_on_conversion(True): param (and its grad)
+        take the converted tensors' contents, keeping their identities."""
+        try:
+            if grad is not None:
+                param.grad = None  # the gradient must not hold param while they swap
+            flambeau.utils.swap_tensors(param, Parameter(applied, param.requires_grad))
+        except Exception as e:
+            if grad is not None:
+                param.grad = grad
+            raise RuntimeError(f"_apply(): Couldn't swap {self._get_name()}.{key}") from e
+        if grad is not None:
+            with no_grad():
+                applied_grad = fn(grad)
+            applied_grad.requires_grad_(grad.requires_grad)
+            try:
+                flambeau.utils.swap_tensors(grad, applied_grad)
+            except Exception as e:
+                raise RuntimeError(f"_apply(): Couldn't swap {self._get_name()}.{key}.grad") from e
+            param.grad = grad
+        return param
 
     def to(self, *args, **kwargs) -> Module:
         """to(device=None, dtype=None, non_blocking=False), to(dtype), to(tensor).
@@ -646,15 +688,19 @@ class Module:
                     f"checkpoint, the shape in current model is {_shape(param)}."
                 )
                 continue
+            swap = flambeau.__future__.get_swap_module_params_on_conversion()
             try:
-                if assign:
+                if swap:
+                    self._swap_loaded(param, value, assign)
+                elif assign:
                     self._assign_loaded(name, param, value)
                 else:
                     with no_grad():
                         param.copy_(value)
             except Exception as e:  # reported with the key, like every other load error
+                action = "swapping" if swap else "copying"
                 error_msgs.append(
-                    f'While copying the parameter named "{key}", whose dimensions in the model '
+                    f'While {action} the parameter named "{key}", whose dimensions in the model '
                     f"are {_shape(param)} and whose dimensions in the checkpoint are "
                     f"{_shape(value)}, an exception occurred : {e.args}."
                 )
@@ -672,6 +718,24 @@ class Module:
                     head = key[len(prefix) :].split(".", 1)[0]
                     if head not in self._modules and head not in local:
                         unexpected_keys.append(key)
+
+    @staticmethod
+    def _swap_loaded(param, value, assign: bool) -> None:
+        """load_state_dict under set_swap_module_params_on_conversion(True): param takes
+        the contents of ``param.module_load(value)``, keeping its identity."""
+        with no_grad():
+            new = param.module_load(value, assign=assign)
+            if new is value or new is param:
+                raise RuntimeError(
+                    "module_load returned one of self or other, please .detach() the result if "
+                    "returning one of the inputs in module_load"
+                )
+            if isinstance(param, Parameter):
+                if not isinstance(new, Parameter):
+                    new = Parameter(new, requires_grad=param.requires_grad)
+                else:
+                    new.requires_grad_(param.requires_grad)
+            flambeau.utils.swap_tensors(param, new)
 
     def _assign_loaded(self, name, param, value) -> None:
         if isinstance(param, Parameter):
