@@ -35,15 +35,27 @@ class _Symbolic:
 
 
 class SymInt(_Symbolic):
-    """A symbolic int (PyTorch's, made by tracing compilers): flambeau's sizes are ints."""
+    """A symbolic int (PyTorch's, made by tracing compilers): flambeau's sizes are ints.
+
+    >>> isinstance(flambeau.ones(3).shape[0], flambeau.SymInt)
+    False
+    """
 
 
 class SymFloat(_Symbolic):
-    """A symbolic float (PyTorch's, made by tracing compilers)."""
+    """A symbolic float (PyTorch's, made by tracing compilers).
+
+    >>> isinstance(2.5, flambeau.SymFloat)
+    False
+    """
 
 
 class SymBool(_Symbolic):
-    """A symbolic bool (PyTorch's, made by tracing compilers)."""
+    """A symbolic bool (PyTorch's, made by tracing compilers).
+
+    >>> isinstance(True, flambeau.SymBool)
+    False
+    """
 
 
 def _number(a, name: str):
@@ -57,19 +69,31 @@ def _number(a, name: str):
 
 @_dispatch_on("a")
 def sym_int(a) -> int:
-    """int(a), rounding toward zero (a size expression's int)."""
+    """int(a), rounding toward zero (a size expression's int).
+
+    >>> flambeau.sym_int(3.7), flambeau.sym_int(-3.7)
+    (3, -3)
+    """
     return int(a) if isinstance(a, bool) else math.trunc(_number(a, "sym_int"))
 
 
 @_dispatch_on("a")
 def sym_float(a) -> float:
-    """float(a)."""
+    """float(a).
+
+    >>> flambeau.sym_float(2)
+    2.0
+    """
     return float(a)
 
 
 @_dispatch_on("a", "b")
 def sym_max(a, b):
-    """max(a, b) of two numbers (a float if either is one)."""
+    """max(a, b) of two numbers (a float if either is one).
+
+    >>> flambeau.sym_max(2, 3), flambeau.sym_max(4, 1.0)
+    (3, 4.0)
+    """
     _number(a, "sym_max"), _number(b, "sym_max")
     m = builtins.max(a, b)
     return float(m) if isinstance(a, float) or isinstance(b, float) else m
@@ -77,7 +101,11 @@ def sym_max(a, b):
 
 @_dispatch_on("a", "b")
 def sym_min(a, b):
-    """min(a, b) of two numbers (a float if either is one)."""
+    """min(a, b) of two numbers (a float if either is one).
+
+    >>> flambeau.sym_min(2, 3)
+    2
+    """
     _number(a, "sym_min"), _number(b, "sym_min")
     m = builtins.min(a, b)
     return float(m) if isinstance(a, float) or isinstance(b, float) else m
@@ -85,13 +113,21 @@ def sym_min(a, b):
 
 @_dispatch_on("a")
 def sym_not(a) -> bool:
-    """not a."""
+    """not a.
+
+    >>> flambeau.sym_not(True)
+    False
+    """
     return not a
 
 
 @_dispatch_on("b", "t", "f")
 def sym_ite(b, t, f):
-    """t if b else f; b must be a bool."""
+    """t if b else f; b must be a bool.
+
+    >>> flambeau.sym_ite(False, "t", "f")
+    'f'
+    """
     if not isinstance(b, bool):
         raise AssertionError(f"expected SymBool or bool, got {type(b)}")
     return t if b else f
@@ -99,18 +135,30 @@ def sym_ite(b, t, f):
 
 @_dispatch_on("a")
 def sym_sqrt(a) -> float:
-    """math.sqrt(a)."""
+    """math.sqrt(a).
+
+    >>> flambeau.sym_sqrt(4)
+    2.0
+    """
     return math.sqrt(a)
 
 
 @_dispatch_on("*args")
 def sym_sum(args):
-    """sum(args), of numbers."""
+    """sum(args), of numbers.
+
+    >>> flambeau.sym_sum([1, 2, 3])
+    6
+    """
     return builtins.sum(args)
 
 
 def sym_fresh_size(expr):
-    """expr itself: a concrete size needs no fresh symbol."""
+    """expr itself: a concrete size needs no fresh symbol.
+
+    >>> flambeau.sym_fresh_size(4)
+    4
+    """
     return expr
 
 
@@ -126,7 +174,10 @@ def sym_constrain_range(a, *, min=None, max=None) -> None:
 
 
 def sym_constrain_range_for_size(a, *, min=None, max=None) -> None:
-    """As sym_constrain_range, for a value used as a size (nothing to record here)."""
+    """As sym_constrain_range, for a value used as a size (nothing to record here).
+
+    >>> flambeau.sym_constrain_range_for_size(5, min=0, max=10)
+    """
 
 
 def cond(pred, true_fn, false_fn, operands=()):
@@ -162,5 +213,10 @@ _SYMEIG_REMOVED = (
 
 
 def symeig(input, eigenvectors=False, upper=True, *, out=None):
-    """Removed in PyTorch 1.9: raises, saying what replaces it (linalg.eigh/eigvalsh)."""
+    """Removed in PyTorch 1.9: raises, saying what replaces it (linalg.eigh/eigvalsh).
+
+    >>> flambeau.symeig(flambeau.eye(2))
+    Traceback (most recent call last):
+    RuntimeError: This function was deprecated since version 1.9 and is now removed. ...
+    """
     raise RuntimeError(_SYMEIG_REMOVED)
