@@ -235,3 +235,33 @@ def test_wrapping_again_keeps_one_wrapper():
     assert isinstance(after, _C._DispatchingMethod)
     assert after.__wrapped__ is before.__wrapped__
     assert flambeau.ones(2, 2).dim() == 2
+
+
+def test_arguments_reach_the_override_as_given():
+    seen = []
+
+    class Spy(flambeau.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            seen.append((func.__name__, len(args), dict(kwargs or {})))
+            return super().__torch_function__(func, types, args, kwargs)
+
+    t = flambeau.ones(2, 3).as_subclass(Spy)
+    assert t.size(dim=1) == 3 and t.size(1) == 3
+    assert T.size(t, dim=0) == 2  # the unbound method, self given positionally
+    t.requires_grad = True
+    assert seen == [("size", 1, {"dim": 1}), ("size", 2, {}), ("size", 1, {"dim": 0}),
+                    ("__set__", 2, {})]  # fmt: skip
+    with pytest.raises(TypeError):
+        t.size(1, 2, 3)  # the wrapped method's own argument errors still come through
+
+
+def test_a_subclass_among_later_arguments_takes_the_call():
+    # The check covers every positional argument, as an operator's does.
+    t = flambeau.zeros(4)
+    Logged = log_subclass(flambeau)
+    source = flambeau.tensor([5.0, 6.0]).as_subclass(Logged)
+    Logged.funcs.clear()
+    t.put_(flambeau.tensor([0, 3]), source)
+    assert [_handed_name(f) for f in Logged.funcs] == ["put_"]
+    assert t.tolist() == [5.0, 0.0, 0.0, 6.0]
