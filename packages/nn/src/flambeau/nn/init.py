@@ -14,6 +14,7 @@ import warnings
 
 import flambeau
 from flambeau import no_grad
+from flambeau.overrides import _dispatch_on
 
 __all__ = [
     "calculate_gain",
@@ -126,6 +127,7 @@ def _calculate_correct_fan(tensor, mode: str) -> int:
     return fan_in if mode == "fan_in" else fan_out
 
 
+@_dispatch_on("tensor")  # PyTorch hands it to __torch_function__
 @_initializer
 def uniform_(tensor, a: float = 0.0, b: float = 1.0, generator=None):
     """Fills with U(a, b).
@@ -143,6 +145,7 @@ def uniform_(tensor, a: float = 0.0, b: float = 1.0, generator=None):
         return tensor.uniform_(a, b, generator=generator)
 
 
+@_dispatch_on("tensor")  # PyTorch hands it to __torch_function__
 @_initializer
 def normal_(tensor, mean: float = 0.0, std: float = 1.0, generator=None):
     """Fills with N(mean, std^2).
@@ -189,6 +192,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
         return tensor
 
 
+@_dispatch_on("tensor")  # PyTorch hands it to __torch_function__
 @_initializer
 def constant_(tensor, val: float):
     """Fills with val.
@@ -212,7 +216,8 @@ def ones_(tensor):
     tensor([[1., 1., 1.],
             [1., 1., 1.]])
     """
-    return constant_(tensor, 1.0)
+    with no_grad():
+        return tensor.fill_(1.0)
 
 
 @_initializer
@@ -313,6 +318,7 @@ def _kaiming_std(tensor, a, mode, nonlinearity) -> float | None:
     return calculate_gain(nonlinearity, a) / math.sqrt(fan)
 
 
+@_dispatch_on("tensor")  # PyTorch hands it to __torch_function__
 @_initializer
 def kaiming_uniform_(tensor, a: float = 0, mode: str = "fan_in",
                      nonlinearity: str = "leaky_relu", generator=None):  # fmt: skip
