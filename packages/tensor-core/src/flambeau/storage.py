@@ -12,8 +12,10 @@ in place: every tensor viewing it follows, as in PyTorch.
 from __future__ import annotations
 
 import builtins
+import os
 import sys
 import warnings
+import weakref
 
 from flambeau import _C, _shared_memory
 from flambeau._C import UntypedStorage
@@ -190,6 +192,55 @@ def _from_buffer(cls, buffer, byte_order="native", count=-1, offset=0, *, dtype=
     return _storage_of_bytes(data)
 
 
+# The file a storage from UntypedStorage.from_file(..., shared=True) maps.
+_FILENAMES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _untyped_from_file(cls, filename, shared=False, nbytes=0):
+    """The first ``nbytes`` bytes of a file as a storage (PyTorch's
+    ``UntypedStorage.from_file``). With ``shared=True`` the storage maps the file, which is
+    created or grown to ``nbytes`` as needed, and writes reach it (``storage.filename``
+    names it); otherwise the bytes are read, and the file must hold ``nbytes`` of them.
+
+    >>> import os, tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     path = os.path.join(d, "bytes.bin")
+    ...     s = flambeau.UntypedStorage.from_file(path, True, 4)
+    ...     s[0] = 7
+    ...     del s
+    ...     flambeau.UntypedStorage.from_file(path, False, 2).tolist()
+    [7, 0]
+    """
+    import numpy as np
+
+    filename = os.fspath(filename)
+    if shared:
+        with open(filename, "ab") as f:  # created if missing; grown to nbytes
+            if f.seek(0, os.SEEK_END) < nbytes:
+                f.truncate(nbytes)
+        size = nbytes or os.path.getsize(filename)
+        arr = np.memmap(filename, dtype=np.uint8, mode="r+", shape=(size,)) if size else None
+    else:
+        try:
+            have = os.path.getsize(filename)
+        except OSError as e:
+            raise RuntimeError(
+                f"unable to open file <{filename}> in read-only mode: {e.strerror} ({e.errno})"
+            ) from None
+        if have < nbytes:
+            raise RuntimeError(
+                f"file <{filename}> size <{have}> is smaller than the required mapping size "
+                f"<{nbytes}>"
+            )
+        arr = np.fromfile(filename, dtype=np.uint8, count=nbytes or have)
+    if arr is None or arr.size == 0:
+        return UntypedStorage(0)
+    storage = _C.from_numpy(arr).untyped_storage()
+    if shared:
+        _FILENAMES[storage] = filename
+    return storage
+
+
 def _untyped_reduce_ex(self, protocol):
     del protocol
     return _rebuild_untyped, (bytes(_bytes(self.cpu()).numpy()), str(self.device))
@@ -242,7 +293,10 @@ def _install_untyped() -> None:
     U.from_buffer = classmethod(_from_buffer)
     U.new = lambda self: UntypedStorage(0, device=self.device)
     U.byteswap = lambda self, dtype: _byteswap(self, dtype)
-    U.filename = property(lambda self: None)
+    U.from_file = classmethod(_untyped_from_file)
+    U.filename = property(
+        lambda self: _FILENAMES.get(self), doc="The file this storage maps (from_file), or None."
+    )
     for name, dtype in _CONVERSIONS.items():
         setattr(U, name, lambda self, _d=dtype: _converted(self, _d))
 
