@@ -95,8 +95,10 @@ def test_get_device_module():
     assert torch.get_device_module("cpu") is torch.cpu
     assert torch.get_device_module(torch.device("cpu")) is torch.cpu
     assert torch.get_device_module("cuda:0") is torch.cuda
-    with pytest.raises(RuntimeError, match="device string: meta"):
-        torch.get_device_module("meta")  # not a device type flambeau knows
+    with pytest.raises(RuntimeError, match="device string: foo"):
+        torch.get_device_module("foo")  # not a device type flambeau knows
+    with pytest.raises(RuntimeError, match="Device 'meta' does not have a corresponding module"):
+        torch.get_device_module("meta")  # a device type, without a module (as in PyTorch)
     with pytest.raises(RuntimeError, match="Invalid value of device '3'"):
         torch.get_device_module(3)
 

@@ -17,12 +17,17 @@ const std::string& device_type_name(DeviceType t);
 DeviceType device_type_from_name(const std::string& name);  // -1 when unknown
 DeviceType register_device_type(const std::string& name);
 
+// The meta device's type, registered at import (plugin/meta_backend.cpp); -1 before.
+// Its tensors have no data: checks of argument values made on the host skip them.
+extern DeviceType g_meta_device_type;
+
 struct Device {
   DeviceType type = kCPU;
   int16_t index = -1;  // -1: the current device of that type
   bool operator==(const Device& o) const { return type == o.type && index == o.index; }
   bool operator!=(const Device& o) const { return !(*this == o); }
   bool is_cpu() const { return type == kCPU; }
+  bool has_data() const { return type != g_meta_device_type; }
   std::string str() const;
 };
 

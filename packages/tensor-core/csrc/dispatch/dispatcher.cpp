@@ -63,6 +63,8 @@ void fail_no_kernel(const OperatorEntry& op, Device device) {
 }
 
 void warn_cpu_fallback(const OperatorEntry& op, Device device) {
+  // A meta tensor has no data to copy: the copy raises, saying so, with no warning first.
+  if (!device.has_data()) return;
   static std::mutex mutex;
   static std::set<std::pair<std::string, DeviceType>> warned;
   {

@@ -252,29 +252,30 @@ bool cast_in_blocks(const KernelRef<ElementwiseKernel>& kernel, const Tensor& ta
 
 }  // namespace
 
+Device operand_device(Span<Tensor> inputs, const char* name) {
+  // As in PyTorch, a 0-dim CPU tensor goes with tensors of any device, as a number
+  // would (a plugin's kernel call copies it over); any other must share the device.
+  auto cpu_scalar = [](const Tensor& t) { return t->dim() == 0 && t->device().is_cpu(); };
+  const Tensor* first = nullptr;
+  for (const Tensor& t : inputs) {
+    if (t->is_wrapped_number()) continue;
+    if (!first || (cpu_scalar(*first) && !cpu_scalar(t))) first = &t;
+  }
+  for (const Tensor& t : inputs) {
+    if (t->is_wrapped_number() || cpu_scalar(t)) continue;
+    FLB_CHECK(t->device() == (*first)->device(), name,
+              ": expected all tensors to be on the same device, but found at least two "
+              "devices, ",
+              (*first)->device().str(), " and ", t->device().str());
+  }
+  return first ? (*first)->device() : Device{};
+}
+
 Tensor elementwise(const KernelHandle<ElementwiseKernel>& op, const ElementwiseSpec& spec,
                    std::initializer_list<Tensor> inputs, std::initializer_list<Scalar> args,
                    const OutArg& out) {
   const char* name = spec.name;
-  Device device{};
-  {
-    // As in PyTorch, a 0-dim CPU tensor goes with tensors of any device, as a number
-    // would (a plugin's kernel call copies it over); any other must share the device.
-    auto cpu_scalar = [](const Tensor& t) { return t->dim() == 0 && t->device().is_cpu(); };
-    const Tensor* first = nullptr;
-    for (const Tensor& t : inputs) {
-      if (t->is_wrapped_number()) continue;
-      if (!first || (cpu_scalar(*first) && !cpu_scalar(t))) first = &t;
-    }
-    for (const Tensor& t : inputs) {
-      if (t->is_wrapped_number() || cpu_scalar(t)) continue;
-      FLB_CHECK(t->device() == (*first)->device(), name,
-                ": expected all tensors to be on the same device, but found at least two "
-                "devices, ",
-                (*first)->device().str(), " and ", t->device().str());
-    }
-    if (first) device = (*first)->device();
-  }
+  const Device device = operand_device(Span<Tensor>(inputs.begin(), inputs.size()), name);
 
   ScalarType compute = result_type(Span<Tensor>(inputs.begin(), inputs.size()));
   ScalarType result = compute;

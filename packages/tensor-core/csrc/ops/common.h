@@ -51,6 +51,10 @@ Tensor prepare_out(const OutArg& out, IntList shape, ScalarType result, Device d
                    const char* op);
 // Tensor from a Python number: a 0-dim wrapped number on the CPU.
 Tensor scalar_tensor(const Scalar& s, ScalarType dtype);
+// The device of an elementwise operator's inputs: 0-dim CPU tensors and wrapped numbers
+// go with any device, as numbers do; the others must share one (a RuntimeError naming
+// both devices otherwise). The CPU when every input is such a scalar.
+Device operand_device(Span<Tensor> inputs, const char* name);
 Tensor wrapped_scalar(const Scalar& s);
 // Copies src into dst (broadcasting src, converting dtype); the one copy kernel.
 void copy_into(const Tensor& dst, const Tensor& src);

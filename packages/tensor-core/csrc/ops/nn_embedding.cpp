@@ -18,6 +18,7 @@ Tensor checked_indices(const Tensor& indices, int64_t rows, const char* name) {
             "types: Long, Int; but got ",
             dtype_name(indices->dtype()), " instead");
   Tensor idx = contiguous(to_dtype(indices, ScalarType::Int64));
+  if (!idx->device().has_data()) return idx;  // meta: no values to check
   Tensor host = ops::cpu(idx);  // the range check reads the values (a device's are copied)
   const int64_t* p = host->data_as<const int64_t>();
   for (int64_t i = 0; i < host->numel(); ++i) {
@@ -49,7 +50,8 @@ Tensor checked_bag_tensor(const Tensor& t, const char* what, IntList shape, int6
   FLB_CHECK(t->sizes() == shape, name, ": expected ", what, " of shape ", shape_str(shape),
             ", got ", shape_str(t->sizes()));
   Tensor r = contiguous(to_dtype(t, ScalarType::Int64));
-  Tensor host = ops::cpu(r);  // the check reads the values (a device's are copied)
+  if (!r->device().has_data()) return r;  // meta: no values to check
+  Tensor host = ops::cpu(r);              // the check reads the values (a device's are copied)
   const int64_t* p = host->data_as<const int64_t>();
   for (int64_t i = 0; i < host->numel(); ++i)
     FLB_CHECK_T(IndexError, p[i] >= lo && p[i] < hi, name, ": ", what, " holds ", p[i],

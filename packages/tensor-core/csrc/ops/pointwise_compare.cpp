@@ -95,7 +95,8 @@ Tensor where(const Tensor& condition, const Tensor& input, const Tensor& other, 
   FLB_CHECK(condition->dtype() == ScalarType::Bool || condition->dtype() == ScalarType::UInt8,
             "where expected condition to be a boolean tensor, but got a tensor with dtype ",
             dtype_name(condition->dtype()));
-  Device device = common_device({&condition, &input, &other}, "where");
+  Tensor operands[] = {condition, input, other};  // a 0-dim CPU tensor goes along, as a number
+  Device device = operand_device(Span<Tensor>(operands, 3), "where");
   ScalarType result = result_type({&input, &other});
   DimVector shape = broadcast_shapes(condition->sizes(), input->sizes(), "where");
   shape = broadcast_shapes(shape, other->sizes(), "where");

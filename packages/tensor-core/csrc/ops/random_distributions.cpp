@@ -48,9 +48,10 @@ Tensor checked_weights(const Tensor& input, int64_t num_samples, bool replacemen
             "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
   Tensor p = ops::contiguous(to_dtype(input, ScalarType::Float64));
   const int64_t rows = input->dim() == 2 ? input->sizes()[0] : 1;
-  Tensor p_host = ops::cpu(p);  // read on the host (a device's values are copied)
-  const double* v = p_host->data_as<double>();
-  for (int64_t r = 0; r < rows; ++r) {
+  // Read on the host (a device's values are copied); meta tensors have none to check.
+  Tensor p_host = p->device().has_data() ? ops::cpu(p) : Tensor();
+  const double* v = p_host ? p_host->data_as<double>() : nullptr;
+  for (int64_t r = 0; v != nullptr && r < rows; ++r) {
     double total = 0;
     int64_t support = 0;
     for (int64_t c = 0; c < cats; ++c) {
@@ -101,9 +102,10 @@ Tensor log_normal_(const Tensor& self, double mean, double std, Generator* gener
 Tensor poisson(const Tensor& input, Generator* generator) {
   check_floating_kernel(input, "poisson");
   Tensor rates = ops::contiguous(to_dtype(input, ScalarType::Float64));
-  Tensor rates_host = ops::cpu(rates);  // checked on the host
-  const double* r = rates_host->data_as<double>();
-  for (int64_t i = 0; i < rates->numel(); ++i)
+  // Checked on the host (a device's values are copied); meta tensors have none to check.
+  Tensor rates_host = rates->device().has_data() ? ops::cpu(rates) : Tensor();
+  const double* r = rates_host ? rates_host->data_as<double>() : nullptr;
+  for (int64_t i = 0; r != nullptr && i < rates->numel(); ++i)
     FLB_CHECK(r[i] >= 0.0 && std::isfinite(r[i]),
               "poisson: invalid Poisson rate, expected rate to be non-negative and finite, got ",
               r[i]);

@@ -124,8 +124,8 @@ Tensor histc(const Tensor& input, int64_t bins, const Scalar& min, const Scalar&
   FLB_CHECK(bins > 0, "histc(): bins must be > 0, but got ", bins);
   Tensor x = ops::contiguous(to_dtype(input, ScalarType::Float64));
   double lo = min.to_double(), hi = max.to_double();
-  if (lo == hi && x->numel() > 0) {  // the data's range (NaN ignored)
-    Tensor host = ops::cpu(x);       // the range is read on the host
+  if (lo == hi && x->numel() > 0 && x->device().has_data()) {  // the data's range (NaN ignored)
+    Tensor host = ops::cpu(x);                                 // the range is read on the host
     const double* p = host->data_as<double>();
     double a = INFINITY, b = -INFINITY;
     for (int64_t i = 0; i < x->numel(); ++i) {

@@ -17,6 +17,8 @@ struct Backend {
 const Backend* backend_for(DeviceType t);
 // The table exported to plugins as the capsule FLB_ABI_CAPSULE.
 const flb_core_api* core_api();
+// Registers the meta device, a backend with no memory (plugin/meta_backend.cpp).
+void register_meta_backend();
 // Throws the error a hook recorded with set_error, prefixed by `what`.
 void check(flb_status status, const Backend& b, const char* what);
 // The device index a tensor on `d` really uses (-1 means the current device).

@@ -27,6 +27,7 @@ int32_t index_or_current(const plugin::Backend& b, int index) {
 }
 
 void bind(py::module_& m, py::object) {
+  plugin::register_meta_backend();  // after every CPU kernel registered itself
   m.attr("_backend_abi") =
       py::capsule(static_cast<const void*>(plugin::core_api()), FLB_ABI_CAPSULE);
   m.attr("_backend_abi_version") = py::make_tuple(FLB_ABI_MAJOR, FLB_ABI_MINOR);

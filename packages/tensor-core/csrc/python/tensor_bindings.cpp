@@ -99,7 +99,10 @@ void bind_tensor(py::module_& m, py::object cls_obj) {
       // is_contiguous(memory_format=...) is bound in memory_format_bindings.cpp.
       .def("is_floating_point", [](const Tensor& t) { return is_floating_point_dtype(t->dtype()); })
       .def("is_complex", [](const Tensor& t) { return is_complex_dtype(t->dtype()); })
-      .def("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t->data()); })
+      .def("data_ptr",
+           [](const Tensor& t) {  // 0 for a meta tensor, which has no data, as in PyTorch
+             return t->device().has_data() ? reinterpret_cast<uintptr_t>(t->data()) : 0;
+           })
       .def("storage_offset", [](const Tensor& t) { return t->offset(); })
       .def("element_size", [](const Tensor& t) { return t->itemsize(); })
       .def_property_readonly("itemsize", [](const Tensor& t) { return t->itemsize(); })

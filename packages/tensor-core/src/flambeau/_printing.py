@@ -256,7 +256,12 @@ def tensor_repr(self) -> str:
     suffixes = []
     if self.device.type != "cpu":
         suffixes.append(f"device='{self.device}'")
-    if self.numel() == 0:
+    if self.device.type == "meta":  # no values to print: the size, and the dtype if not default
+        suffixes.append(f"size={tuple(self.shape)}")
+        if dtype is not default:
+            suffixes.append(f"dtype={dtype!r}")
+        body = "..."
+    elif self.numel() == 0:
         if self.dim() != 1:
             suffixes.append(f"size={tuple(self.shape)}")
         if dtype is not default:

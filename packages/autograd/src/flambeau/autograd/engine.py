@@ -62,9 +62,9 @@ def _root_grads(outputs, grad_outputs):
         if g is None:
             if out.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            g = F.ones(tuple(out.shape), dtype=out.dtype)
+            g = F.ones(tuple(out.shape), dtype=out.dtype, device=out.device)
         elif not isinstance(g, F.Tensor):
-            g = F.full(tuple(out.shape), g, dtype=out.dtype)
+            g = F.full(tuple(out.shape), g, dtype=out.dtype, device=out.device)
         elif tuple(g.shape) != tuple(out.shape):
             raise RuntimeError(
                 f"Mismatch in shape: grad_output[{i}] has a shape of {tuple(g.shape)} and "
