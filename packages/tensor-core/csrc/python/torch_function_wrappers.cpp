@@ -25,6 +25,7 @@ struct Wrapper {
 
 extern PyTypeObject method_type;
 extern PyTypeObject property_type;
+PyObject* wrapper_new(PyTypeObject* type, PyObject* args, PyObject* kwargs);
 PyObject* method_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf,
                             PyObject* kwnames);
 
@@ -103,6 +104,24 @@ PyGetSetDef wrapper_getset[] = {
     {nullptr, nullptr, nullptr, nullptr, nullptr},
 };
 
+// The slots both wrapper types share.
+PyTypeObject wrapper_type(const char* name, const char* doc) {
+  PyTypeObject t{PyVarObject_HEAD_INIT(nullptr, 0)};
+  t.tp_name = name;
+  t.tp_doc = doc;
+  t.tp_basicsize = sizeof(Wrapper);
+  t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC;
+  t.tp_getattro = wrapper_getattro;
+  t.tp_members = wrapper_members;
+  t.tp_getset = wrapper_getset;
+  t.tp_traverse = wrapper_traverse;
+  t.tp_clear = wrapper_clear;
+  t.tp_dealloc = wrapper_dealloc;
+  t.tp_free = PyObject_GC_Del;
+  t.tp_new = wrapper_new;
+  return t;
+}
+
 // Both fields are set here, at creation (there is no __init__ to leave them unset).
 PyObject* wrapper_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   static const char* kw[] = {"name", "impl", nullptr};
@@ -162,25 +181,15 @@ PyMethodDef method_methods[] = {
 };
 
 PyTypeObject method_type = [] {
-  PyTypeObject t{PyVarObject_HEAD_INIT(nullptr, 0)};
-  t.tp_name = "flambeau._C._DispatchingMethod";
-  t.tp_basicsize = sizeof(Wrapper);
-  t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |
-               Py_TPFLAGS_METHOD_DESCRIPTOR;
-  t.tp_doc = "_DispatchingMethod(name, impl): Tensor.<name> through __torch_function__.";
+  PyTypeObject t = wrapper_type("flambeau._C._DispatchingMethod",
+                                "_DispatchingMethod(name, impl): Tensor.<name> through "
+                                "__torch_function__.");
+  t.tp_flags |= Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR;
   t.tp_vectorcall_offset = offsetof(Wrapper, vectorcall);
   t.tp_call = PyVectorcall_Call;
   t.tp_descr_get = method_get;
-  t.tp_getattro = wrapper_getattro;
   t.tp_repr = method_repr;
-  t.tp_members = wrapper_members;
-  t.tp_getset = wrapper_getset;
   t.tp_methods = method_methods;
-  t.tp_traverse = wrapper_traverse;
-  t.tp_clear = wrapper_clear;
-  t.tp_dealloc = wrapper_dealloc;
-  t.tp_free = PyObject_GC_Del;
-  t.tp_new = wrapper_new;
   return t;
 }();
 
@@ -232,22 +241,12 @@ PyObject* property_repr(PyObject* self) {
 }
 
 PyTypeObject property_type = [] {
-  PyTypeObject t{PyVarObject_HEAD_INIT(nullptr, 0)};
-  t.tp_name = "flambeau._C._DispatchingProperty";
-  t.tp_basicsize = sizeof(Wrapper);
-  t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC;
-  t.tp_doc = "_DispatchingProperty(name, impl): Tensor.<name> through __torch_function__.";
+  PyTypeObject t = wrapper_type("flambeau._C._DispatchingProperty",
+                                "_DispatchingProperty(name, impl): Tensor.<name> through "
+                                "__torch_function__.");
   t.tp_descr_get = property_get;
   t.tp_descr_set = property_set;
-  t.tp_getattro = wrapper_getattro;
   t.tp_repr = property_repr;
-  t.tp_members = wrapper_members;
-  t.tp_getset = wrapper_getset;
-  t.tp_traverse = wrapper_traverse;
-  t.tp_clear = wrapper_clear;
-  t.tp_dealloc = wrapper_dealloc;
-  t.tp_free = PyObject_GC_Del;
-  t.tp_new = wrapper_new;
   return t;
 }();
 

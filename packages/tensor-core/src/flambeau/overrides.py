@@ -778,11 +778,11 @@ def install_wrappers() -> None:
     attribute of Tensor exists."""
     for name in _WRAPPED_METHODS.split():
         impl = getattr(Tensor, name, None)  # a pybind11 method as its function
-        if impl is not None:
+        if impl is not None and not isinstance(impl, _C._DispatchingMethod):  # once
             set_tensor_attribute(name, impl, _WRAPPED_ALIASES.get(name))
     for name in _WRAPPED_PROPERTIES.split():
         impl = inspect.getattr_static(Tensor, name, None)
-        if isinstance(impl, property):
+        if isinstance(impl, property):  # not yet wrapped
             set_tensor_attribute(name, impl)
 
 
