@@ -150,15 +150,24 @@ def test_default_device():
     assert torch.get_default_device() == torch.device("cpu")
     torch.set_default_device("cpu")
     torch.set_default_device(None)
-    with pytest.raises(RuntimeError, match="default device"):
-        torch.set_default_device("cuda")
-    # A device is a context manager making itself the default in the block (PyTorch 2.x):
-    # the CPU, which already is; another device raises as set_default_device does.
+    # As in PyTorch, setting a device nothing provides succeeds; making a tensor fails.
+    torch.set_default_device("cuda")
+    try:
+        assert torch.get_default_device() == torch.device("cuda")
+        with pytest.raises(RuntimeError, match="no backend for device type 'cuda'"):
+            torch.zeros(1)
+    finally:
+        torch.set_default_device(None)
+    assert torch.zeros(1).device == torch.device("cpu")
+    # A device is a context manager making itself the default in the block (PyTorch 2.x).
     with torch.device("cpu") as d:
         assert d == torch.device("cpu") and torch.zeros(1).device == torch.device("cpu")
-    with pytest.raises(RuntimeError, match="default device"):
-        with torch.device("cuda"):
-            pass
+    with torch.device("meta"):
+        assert torch.zeros(1).device == torch.device("meta")
+        with torch.device("cpu"):
+            assert torch.tensor([1.0]).device == torch.device("cpu")
+        assert torch.get_default_device() == torch.device("meta")
+    assert torch.get_default_device() == torch.device("cpu")
 
 
 def test_runtime_settings():

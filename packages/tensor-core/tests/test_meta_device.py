@@ -160,3 +160,31 @@ def test_layers_give_their_shapes_on_meta():
     assert out.shape == (5, 2, 8) and h.shape == (2, 2, 8) and out.is_meta
     layer = nn.TransformerEncoderLayer(16, 4, 32, batch_first=True, device="meta")
     assert layer(flambeau.empty(2, 5, 16, device="meta")).shape == (2, 5, 16)
+
+
+def test_a_model_built_in_a_meta_device_block_then_assigned_weights():
+    # PyTorch's idiom for big models: build on meta, then load real weights by assignment.
+    with flambeau.device("meta"):
+        model = nn.Linear(1000, 1000)
+        made = [flambeau.randn(3), flambeau.tensor([1.0]), flambeau.arange(4), flambeau.eye(2)]
+        kept = flambeau.zeros_like(flambeau.ones(2, device="cpu"))  # *_like keep theirs
+    assert model.weight.is_meta and all(t.is_meta for t in made) and not kept.is_meta
+    assert flambeau.zeros(1).device.type == "cpu"  # the block is over
+    state = {k: flambeau.full(tuple(v.shape), 0.25) for k, v in model.state_dict().items()}
+    model.load_state_dict(state, assign=True)
+    assert not model.weight.is_meta and model.weight.requires_grad
+    assert float(model(flambeau.ones(1, 1000)).sum()) == 1000 * (1000 * 0.25 + 0.25)
+
+
+def test_set_default_device_and_other_modes_stack():
+    from flambeau_testing.dispatch_log import log_mode
+
+    flambeau.set_default_device("meta")
+    try:
+        with log_mode(flambeau) as log:  # a mode above the default device sees the call first
+            t = flambeau.ones(2)
+        assert t.is_meta and [f.__name__ for f in log.funcs] == ["ones"]
+        assert flambeau.get_default_device() == META
+    finally:
+        flambeau.set_default_device(None)
+    assert flambeau.ones(2).device.type == "cpu" and flambeau.get_default_device().type == "cpu"

@@ -12,6 +12,7 @@
 #include "generated/ops_tensor.h"
 #include "python/binding_support.h"
 #include "python/registry.h"
+#include "python/torch_function.h"
 
 namespace flambeau::python {
 
@@ -303,14 +304,23 @@ void bind_tensor_from_data(py::module_& m, py::object cls_obj) {
   auto cls = py::reinterpret_borrow<py::class_<TensorImpl, Tensor>>(cls_obj);
   m.def(
       "tensor",
-      [](py::handle data, py::handle dtype, py::handle device, bool requires_grad) {
+      [](py::handle data, py::handle dtype, py::handle device, bool requires_grad) -> py::object {
+        // A TorchFunctionMode sees the call, as PyTorch's do (a default-device context
+        // gives it its device); a subclass among the data does not take it.
+        if (FLB_UNLIKELY(torch_function::mode_active())) {
+          py::dict kwargs;
+          kwargs["dtype"] = dtype;
+          kwargs["device"] = device;
+          kwargs["requires_grad"] = requires_grad;
+          return torch_function::call("tensor", false, py::handle(), py::make_tuple(data), kwargs);
+        }
         Tensor t = make_tensor(data, dtype, device, /*copy=*/true, "tensor");
         if (requires_grad) {
           FLB_CHECK(is_floating(t->dtype()) || is_complex(t->dtype()),
                     "Only Tensors of floating point and complex dtype can require gradients");
           t->set_requires_grad(true);
         }
-        return t;
+        return py::cast(t);
       },
       py::arg("data"), py::kw_only(), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
       py::arg("requires_grad") = false,
@@ -326,8 +336,15 @@ void bind_tensor_from_data(py::module_& m, py::object cls_obj) {
       "tensor([1.5000, 2.0000], dtype=flambeau.float64, requires_grad=True)\n");
   m.def(
       "as_tensor",
-      [](py::handle data, py::handle dtype, py::handle device) {
-        return make_tensor(data, dtype, device, /*copy=*/false, "as_tensor");
+      [](py::handle data, py::handle dtype, py::handle device) -> py::object {
+        if (FLB_UNLIKELY(torch_function::mode_active())) {  // as tensor() above
+          py::dict kwargs;
+          kwargs["dtype"] = dtype;
+          kwargs["device"] = device;
+          return torch_function::call("as_tensor", false, py::handle(), py::make_tuple(data),
+                                      kwargs);
+        }
+        return py::cast(make_tensor(data, dtype, device, /*copy=*/false, "as_tensor"));
       },
       py::arg("data"), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
       "as_tensor(data, dtype=None, device=None)\n\n"

@@ -27,47 +27,76 @@ _interop_threads: int | None = None
 
 
 def get_default_device() -> _C.device:
-    """The device factory functions use when given none: always the CPU in flambeau.
+    """The device factory functions use when given none: the CPU, or the one
+    ``set_default_device`` or a ``with flambeau.device(...)`` block set.
 
     >>> flambeau.get_default_device()
     device(type='cpu')
     """
-    return _C.device("cpu")
+    from flambeau.utils import _device
+
+    return _device.CURRENT_DEVICE or _C.device("cpu")
+
+
+class _GlobalDeviceContext(threading.local):
+    device_context = None
+
+
+_GLOBAL_DEVICE_CONTEXT = _GlobalDeviceContext()
 
 
 def set_default_device(device) -> None:
-    """Accepts ``"cpu"`` (or None, the default). Other devices raise: flambeau's factory
-    functions place tensors on a plugin device only through their ``device=`` argument.
+    """Makes ``device`` the one factory functions (zeros, randn, tensor, ...) use when
+    given none, on this thread, as PyTorch's: a TorchFunctionMode gives them ``device=``
+    (so calls cost a little more while a device other than None is set). None goes back
+    to the CPU.
 
-    >>> flambeau.set_default_device("cpu")
+    >>> flambeau.set_default_device("meta")
+    >>> flambeau.zeros(2).device
+    device(type='meta')
+    >>> flambeau.set_default_device(None)
     >>> flambeau.zeros(2).device
     device(type='cpu')
     """
+    from flambeau.utils._device import DeviceContext
+
+    context = _GLOBAL_DEVICE_CONTEXT.device_context
+    if context is not None:
+        context.__exit__(None, None, None)
     if device is None:
-        return
-    dev = device if isinstance(device, _C.device) else _C.device(device)
-    if dev.type != "cpu":
-        raise RuntimeError(
-            f"set_default_device({str(dev)!r}): flambeau's default device is always the CPU; "
-            f"create tensors on {dev.type!r} with device={str(dev)!r} or move them with .to()"
-        )
+        context = None
+    else:
+        context = DeviceContext(device)
+        context.__enter__()
+    _GLOBAL_DEVICE_CONTEXT.device_context = context
 
 
 def _device_enter(self):
-    """``with flambeau.device("cpu"):`` makes the device the factories' default in the
-    block, as PyTorch's device context manager does; the CPU already is, and another
-    device raises as set_default_device does.
+    """``with flambeau.device("meta"):`` makes the device the factories' default in the
+    block, as PyTorch's device context manager does.
 
-    >>> with flambeau.device("cpu"):
+    >>> with flambeau.device("meta"):
     ...     flambeau.zeros(1).device
-    device(type='cpu')
+    device(type='meta')
     """
-    set_default_device(self)
+    from flambeau.utils._device import DeviceContext
+
+    context = DeviceContext(self)
+    _DEVICE_CONTEXTS.stack.append(context)
+    context.__enter__()
     return self
 
 
 def _device_exit(self, *exc) -> None:
-    return None
+    _DEVICE_CONTEXTS.stack.pop().__exit__(*exc)
+
+
+class _DeviceContexts(threading.local):
+    def __init__(self):
+        self.stack = []
+
+
+_DEVICE_CONTEXTS = _DeviceContexts()
 
 
 _C.device.__enter__ = _device_enter
