@@ -31,11 +31,20 @@ inline bool wants(const ParsedArgs& p) {
   if (__builtin_expect(!g_any_override && t_modes == 0, 1)) return false;
   return mode_active() || (t_disabled == 0 && t_all_disabled == 0 && wants_slow(p));
 }
-// For Python operators: the operands as given (other may be a number).
-inline bool wants_operands(PyObject* self, PyObject* other) {
+// For calls whose arguments are not parsed first (Python operators, the wrapped Tensor
+// methods and properties): whether a mode or one of the n objects takes the call.
+inline bool wants_any(PyObject* const* objects, Py_ssize_t n) {
   if (__builtin_expect(!g_any_override && t_modes == 0, 1)) return false;
-  return mode_active() || (t_disabled == 0 && t_all_disabled == 0 &&
-                           (overrides(self) || (other && overrides(other))));
+  if (mode_active()) return true;
+  if (!enabled()) return false;
+  for (Py_ssize_t i = 0; i < n; ++i)
+    if (overrides(objects[i])) return true;
+  return false;
+}
+// For Python operators: the operands as given (other may be a number, or null).
+inline bool wants_operands(PyObject* self, PyObject* other) {
+  PyObject* const operands[] = {self, other};
+  return wants_any(operands, other ? 2 : 1);
 }
 
 // Not a Tensor, and its type defines __torch_function__ (PyTorch's tensor-likes: fx's

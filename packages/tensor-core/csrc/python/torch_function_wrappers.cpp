@@ -29,26 +29,17 @@ PyObject* wrapper_new(PyTypeObject* type, PyObject* args, PyObject* kwargs);
 PyObject* method_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf,
                             PyObject* kwnames);
 
-bool any_overrides(PyObject* const* args, Py_ssize_t n) {
-  if (__builtin_expect(!g_any_override && t_modes == 0, 1)) return false;
-  if (mode_active()) return true;
-  if (!enabled()) return false;
-  for (Py_ssize_t i = 0; i < n; ++i)
-    if (overrides(args[i])) return true;
-  return false;
-}
-
 // Hands the call to the handler: name is "size", or "shape.__get__" for a property.
 PyObject* hand_over(PyObject* name, PyObject* const* args, Py_ssize_t n, PyObject* kwnames) {
   try {
-    py::tuple rest(n > 0 ? n - 1 : 0);
-    for (Py_ssize_t i = 1; i < n; ++i) rest[i - 1] = py::handle(args[i]);
+    py::tuple all(n);  // self first
+    for (Py_ssize_t i = 0; i < n; ++i) all[i] = py::handle(args[i]);
     py::dict kwargs;
     if (kwnames)
       for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(kwnames); ++i)
         kwargs[py::handle(PyTuple_GET_ITEM(kwnames, i))] = py::handle(args[n + i]);
     const std::string s = py::str(name);
-    return call(s.c_str(), true, py::handle(args[0]), rest, kwargs).release().ptr();
+    return call(s.c_str(), true, py::handle(), all, kwargs).release().ptr();
   } catch (py::error_already_set& e) {
     e.restore();
   } catch (const std::exception& e) {
@@ -147,8 +138,7 @@ PyObject* method_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf
                             PyObject* kwnames) {
   auto* w = reinterpret_cast<Wrapper*>(self);
   const Py_ssize_t n = PyVectorcall_NARGS(nargsf);
-  if (__builtin_expect(n > 0 && any_overrides(args, n), 0))
-    return hand_over(w->name, args, n, kwnames);
+  if (__builtin_expect(n > 0 && wants_any(args, n), 0)) return hand_over(w->name, args, n, kwnames);
   return PyObject_Vectorcall(w->impl, args, nargsf, kwnames);
 }
 
@@ -202,7 +192,7 @@ PyObject* accessor_name(PyObject* name, const char* accessor) {
 PyObject* property_get(PyObject* self, PyObject* obj, PyObject* type) {
   auto* w = reinterpret_cast<Wrapper*>(self);
   if (obj == nullptr || obj == Py_None) return Py_NewRef(self);  // Tensor.<name>
-  if (__builtin_expect(any_overrides(&obj, 1), 0)) {
+  if (__builtin_expect(wants_any(&obj, 1), 0)) {
     PyObject* name = accessor_name(w->name, "__get__");
     if (!name) return nullptr;
     PyObject* r = hand_over(name, &obj, 1, nullptr);
@@ -215,7 +205,7 @@ PyObject* property_get(PyObject* self, PyObject* obj, PyObject* type) {
 int property_set(PyObject* self, PyObject* obj, PyObject* value) {
   auto* w = reinterpret_cast<Wrapper*>(self);
   descrsetfunc set = Py_TYPE(w->impl)->tp_descr_set;
-  if (value != nullptr && any_overrides(&obj, 1)) {
+  if (value != nullptr && wants_any(&obj, 1)) {
     PyObject* name = accessor_name(w->name, "__set__");
     if (!name) return -1;
     PyObject* args[2] = {obj, value};

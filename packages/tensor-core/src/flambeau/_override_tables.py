@@ -388,7 +388,6 @@ def _stand_in(signature: inspect.Signature, name: str):
     return stand_in
 
 
-@functools.cache
 def _python_signature(func) -> inspect.Signature:
     """func's own signature; (self, *args, **kwargs) for a Tensor method bound in C++ by
     hand, which has none."""
@@ -405,6 +404,7 @@ def _python_signature(func) -> inspect.Signature:
         )
 
 
+@functools.cache
 def get_testing_overrides() -> dict:
     """A stand-in for every overridable function: a function with the same signature
     that returns -1, for testing that a type defining ``__torch_function__`` covers the

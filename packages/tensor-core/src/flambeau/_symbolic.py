@@ -58,13 +58,20 @@ class SymBool(_Symbolic):
     """
 
 
-def _number(a, name: str):
-    if isinstance(a, _C.Tensor) or not isinstance(a, (numbers.Integral, numbers.Real)):
+def _number(a):
+    """a, which must be a plain number (PyTorch's sym_* helpers assert so)."""
+    if isinstance(a, _C.Tensor) or not isinstance(a, numbers.Real):
         raise AssertionError(
             f"expected (<class 'numpy.integer'>, <class 'numpy.floating'>, <class 'int'>, "
             f"<class 'float'>), got {type(a)}"
         )
     return a
+
+
+def _pick(pick, a, b):
+    """pick(a, b) of two numbers, a float if either is one."""
+    m = pick(_number(a), _number(b))
+    return float(m) if isinstance(a, float) or isinstance(b, float) else m
 
 
 @_dispatch_on("a")
@@ -74,7 +81,7 @@ def sym_int(a) -> int:
     >>> flambeau.sym_int(3.7), flambeau.sym_int(-3.7)
     (3, -3)
     """
-    return int(a) if isinstance(a, bool) else math.trunc(_number(a, "sym_int"))
+    return int(a) if isinstance(a, bool) else math.trunc(_number(a))
 
 
 @_dispatch_on("a")
@@ -94,9 +101,7 @@ def sym_max(a, b):
     >>> flambeau.sym_max(2, 3), flambeau.sym_max(4, 1.0)
     (3, 4.0)
     """
-    _number(a, "sym_max"), _number(b, "sym_max")
-    m = builtins.max(a, b)
-    return float(m) if isinstance(a, float) or isinstance(b, float) else m
+    return _pick(builtins.max, a, b)
 
 
 @_dispatch_on("a", "b")
@@ -106,9 +111,7 @@ def sym_min(a, b):
     >>> flambeau.sym_min(2, 3)
     2
     """
-    _number(a, "sym_min"), _number(b, "sym_min")
-    m = builtins.min(a, b)
-    return float(m) if isinstance(a, float) or isinstance(b, float) else m
+    return _pick(builtins.min, a, b)
 
 
 @_dispatch_on("a")

@@ -19,7 +19,7 @@ import copy
 import inspect
 
 from flambeau import _C, _sparse_entry
-from flambeau.overrides import redispatch_function
+from flambeau.overrides import _wrapped_by, redispatch_function
 
 Tensor = _C.Tensor
 
@@ -122,7 +122,7 @@ class SparseTensorBase(Tensor):
             return redispatch_function(func, types, args, kwargs)
         name = getattr(func, "__name__", None)
         impl = cls._OPS.get(name)
-        if impl is None and is_wrapped_attribute(func):
+        if impl is None and _wrapped_by(func) is not None:
             # Tensor's own size, dtype, device, ... (which read the placeholder's metadata),
             # or a method of a dense tensor given a sparse one (dense.sparse_mask(sparse)):
             # it runs as it is, its own calls coming back here.
@@ -137,13 +137,6 @@ class SparseTensorBase(Tensor):
     @classmethod
     def _backend(cls, device) -> str:
         return cls._BACKEND_PREFIX + device.type.upper()
-
-
-def is_wrapped_attribute(func) -> bool:
-    """A Tensor method or property accessor that has no check of its own, handed over by
-    its wrapper (flambeau.overrides.install_wrappers): Tensor.size, Tensor.shape.__get__."""
-    owner = getattr(func, "__self__", None)
-    return isinstance(func, _C._DispatchingMethod) or isinstance(owner, _C._DispatchingProperty)
 
 
 def _sparse_arguments(args, kwargs):

@@ -11,9 +11,9 @@ transpose of one (``packed_t``): ``W @ x`` and ``x @ W.t()``.
 from __future__ import annotations
 
 import flambeau
-from flambeau.overrides import redispatch_function
+from flambeau.overrides import _wrapped_by, redispatch_function
 from flambeau.sparse import _semi_structured_pack as pack
-from flambeau.sparse._base import aten_name, is_wrapped_attribute, register
+from flambeau.sparse._base import aten_name, register
 from flambeau.sparse._common_ops import _CONVERSIONS, _LEGACY_NAMES
 from flambeau.sparse.semi_structured import OPS, SparseSemiStructuredTensor
 
@@ -37,7 +37,7 @@ def _torch_function(cls, func, types, args=(), kwargs=None):
         return redispatch_function(func, types, args, kwargs)
     name = getattr(func, "__name__", None)
     impl = cls._OPS.get(name)
-    if impl is None and is_wrapped_attribute(func):  # Tensor's own size, dtype, ...
+    if impl is None and _wrapped_by(func) is not None:  # Tensor's own size, dtype, ...
         return redispatch_function(func, types, args, kwargs)
     if impl is None:
         raise not_supported(cls, name or repr(func))

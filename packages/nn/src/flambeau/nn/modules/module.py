@@ -60,6 +60,17 @@ def _forward_unimplemented(self, *input):
     )
 
 
+def _kind_of(param, value):
+    """value as what takes param's place in a module: a Parameter (with param's
+    requires_grad) where param is one, else value itself."""
+    if not isinstance(param, Parameter):
+        return value
+    if not isinstance(value, Parameter):
+        return Parameter(value, requires_grad=param.requires_grad)
+    value.requires_grad_(param.requires_grad)
+    return value
+
+
 class Module:
     """Base class for all neural-network modules.
 
@@ -664,6 +675,7 @@ class Module:
             k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set
         }
         local = {k: v for k, v in {**self._parameters, **persistent}.items() if v is not None}
+        swap = flambeau.__future__.get_swap_module_params_on_conversion()
         for name, param in local.items():
             key = prefix + name
             if key not in state_dict:
@@ -688,7 +700,6 @@ class Module:
                     f"checkpoint, the shape in current model is {_shape(param)}."
                 )
                 continue
-            swap = flambeau.__future__.get_swap_module_params_on_conversion()
             try:
                 if swap:
                     self._swap_loaded(param, value, assign)
@@ -730,20 +741,10 @@ class Module:
                     "module_load returned one of self or other, please .detach() the result if "
                     "returning one of the inputs in module_load"
                 )
-            if isinstance(param, Parameter):
-                if not isinstance(new, Parameter):
-                    new = Parameter(new, requires_grad=param.requires_grad)
-                else:
-                    new.requires_grad_(param.requires_grad)
-            flambeau.utils.swap_tensors(param, new)
+            flambeau.utils.swap_tensors(param, _kind_of(param, new))
 
     def _assign_loaded(self, name, param, value) -> None:
-        if isinstance(param, Parameter):
-            if not isinstance(value, Parameter):
-                value = Parameter(value, requires_grad=param.requires_grad)
-            else:
-                value.requires_grad = param.requires_grad
-        setattr(self, name, value)
+        setattr(self, name, _kind_of(param, value))
 
     def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
         """Copies parameters and buffers from state_dict (or assigns them with assign=True).
