@@ -72,6 +72,12 @@ def test_the_environment_caps_the_capability_and_kernels_agree(variable, asked):
         "    r.weight_ih_l0.copy_(F.sin(F.arange(100.0)).reshape(20, 5))\n"
         "    r.weight_hh_l0.copy_(F.cos(F.arange(400.0)).reshape(20, 20) * 0.2)\n"
         "    vals.append(r(F.linspace(-1, 1, 165).reshape(3, 11, 5))[0])\n"
+        "m = F.nn.LSTM(5, 20, bias=False)\n"  # four gate panels side by side, one partial
+        "with F.no_grad():\n"
+        "    m.weight_ih_l0.copy_(F.sin(F.arange(400.0)).reshape(80, 5) * 0.5)\n"
+        "    m.weight_hh_l0.copy_(F.cos(F.arange(1600.0)).reshape(80, 20) * 0.2)\n"
+        "    vals.append(m(F.linspace(-1, 1, 165).reshape(3, 11, 5))[0])\n"
+        "vals.append(x.reshape(13, 77).sum(0))\n"  # column sums: 8 rows at a time, then 5
         "print(F.backends.cpu.get_cpu_capability())\n"
         "np.save('out.npy', np.concatenate([v.reshape(-1).numpy() for v in vals]))\n"
     )
@@ -96,9 +102,18 @@ def test_the_environment_caps_the_capability_and_kernels_agree(variable, asked):
     for xt in np.linspace(-1, 1, 165).reshape(3, 11, 5):
         h = np.maximum(xt @ w_ih.T + h @ w_hh.T, 0)
         steps.append(h)
+    w_ih = np.sin(np.arange(400.0)).reshape(80, 5) * 0.5
+    w_hh = np.cos(np.arange(1600.0)).reshape(80, 20) * 0.2
+    h, c, lstm_steps = np.zeros((11, 20)), np.zeros((11, 20)), []
+    for xt in np.linspace(-1, 1, 165).reshape(3, 11, 5):
+        i, f, g, o = np.split(xt @ w_ih.T + h @ w_hh.T, 4, axis=1)
+        c = c / (1 + np.exp(-f)) + np.tanh(g) / (1 + np.exp(-i))
+        h = np.tanh(c) / (1 + np.exp(-o))
+        lstm_steps.append(h)
     want = np.concatenate(
         [np.exp(x), np.tanh(x), e / e.sum(), [x.sum()], ln.reshape(-1), np.full(1001, 3.0)]
-        + [np.stack(steps).reshape(-1)]
+        + [np.stack(steps).reshape(-1), np.stack(lstm_steps).reshape(-1)]
+        + [x.astype(np.float64).reshape(13, 77).sum(0)]
     )
     total = 3 * 1001  # the sum's element: float32 rounding of a sum that is about 0
     np.testing.assert_allclose(got[total], want[total], atol=1e-3)

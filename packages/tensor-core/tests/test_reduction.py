@@ -180,3 +180,28 @@ def test_threaded_paths_match(threads):
         np.testing.assert_array_equal(flambeau.argmax(t(a)).item(), a.argmax())
     finally:
         flambeau.set_num_threads(old)
+
+
+@pytest.mark.parametrize(
+    "rows, cols, ld",
+    [(4096, 1000, 1000), (3, 70, 70), (1037, 3, 3), (100000, 5, 5), (517, 129, 160), (9, 33, 48)],
+)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_float32_column_sums_match_float64(rows, cols, ld, threads):
+    # sum(dim=0) of float32 rows (contiguous, or rows of a wider matrix): threads share
+    # columns, or rows where there are fewer column groups than threads; eight rows are
+    # added in float before the double total, the rest one by one.
+    rng = np.random.default_rng(rows + cols)
+    a = rng.standard_normal((rows, ld)).astype(np.float32) + 3.0
+    x = t(a)[:, :cols]
+    before = flambeau.get_num_threads()
+    flambeau.set_num_threads(threads)
+    try:
+        got = flambeau.sum(x, 0).numpy()
+        kept = flambeau.sum(x, 0, keepdim=True).numpy()
+    finally:
+        flambeau.set_num_threads(before)
+    exact = a[:, :cols].astype(np.float64).sum(0)
+    np.testing.assert_allclose(got, exact, rtol=2e-6 * max(1.0, np.log2(rows)))
+    np.testing.assert_array_equal(kept[0], got)
+    assert got.dtype == np.float32

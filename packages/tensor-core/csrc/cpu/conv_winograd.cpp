@@ -399,10 +399,7 @@ void run(const Plan& p, const T* in, const Weights<T>& w, const T* bias, T* out)
       }
       transform_input(C, b.ti1 - b.ti0, b.cols(), staged_in.data(), v.data());
       for (int x = 0; x < kPoints; ++x)
-        for (int64_t panel = 0; panel < u[x].panels(); ++panel)
-          packed_panel_product(v.data() + x * rows * C, C, rows, u[x], panel,
-                               static_cast<const T*>(nullptr), 0,
-                               m.data() + x * rows * O + u[x].panel(panel).first, O);
+        packed_product(v.data() + x * rows * C, C, rows, u[x], false, m.data() + x * rows * O, O);
       transform_output(O, b.ti1 - b.ti0, b.cols(), m.data(), bias, staged_out.data());
       unstage_output(p, staged_out.data(), b, sample_out);
     }

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
+#include "core/error.h"
 #include "cpu/cpu_capability.h"
 #include "cpu/parallel.h"
 
@@ -22,108 +24,173 @@ struct Vector {
 
 constexpr int kTileRows = 6;  // rows per tile: 6 x 64 bytes of sums fit the 16 AVX2 registers
 
-// Rows [0, ROWS) of a times the panel: sums kept in registers over the whole of k.
-template <class T, int BYTES, int ROWS>
-FLB_MULTIVERSION_BODY void tile(int64_t k, const T* a, int64_t lda, const T* panel, int64_t width,
-                                const T* init, int64_t ld_init, T* out, int64_t ld_out) {
+// Panels one tile reads side by side: with AVX-512's 32 registers, 6 rows x 4 panels of
+// sums (24 chains of FMAs, enough to cover their latency on two FMA units, and 10 loads
+// per 24 FMAs); a single panel (6 sums, 7 loads) runs at about two thirds of that. The
+// narrower copies hold a panel row in 2 or 4 registers and take one panel at a time.
+template <int BYTES>
+constexpr int kTilePanels = BYTES == 64 ? 4 : 1;
+
+// Where a group of panels reads and writes: panel q's init at init + q * init_step and
+// its out at out + q * out_step (a row of each ld_init, ld_out apart).
+template <class T>
+struct PanelGroup {
+  const T* data;  // the first panel; the next ones follow it, k x kWidth each
+  int64_t width;  // valid lanes of every panel of the group
+  const T* init;
+  int64_t ld_init, init_step;
+  T* out;
+  int64_t ld_out, out_step;
+
+  PanelGroup rows_from(int64_t r) const {
+    PanelGroup g = *this;
+    g.init = init ? init + r * ld_init : nullptr;
+    g.out = out + r * ld_out;
+    return g;
+  }
+};
+
+// Rows [0, ROWS) of a times PANELS panels of the group: sums kept in registers over the
+// whole of k.
+template <class T, int BYTES, int ROWS, int PANELS>
+FLB_MULTIVERSION_BODY void tile(int64_t k, const T* a, int64_t lda, const PanelGroup<T>& g) {
   using V = typename Vector<T, BYTES>::type;
-  constexpr int kPerRow = Vector<T, BYTES>::kPerRow;
+  constexpr int kPerRow = Vector<T, BYTES>::kPerRow, kVectors = PANELS * kPerRow;
   constexpr int64_t kLanes = Vector<T, BYTES>::kLanes, kWidth = PackedMatrix<T>::kWidth;
-  V sum[ROWS][kPerRow];
+  const int64_t width = g.width;
+  V sum[ROWS][kVectors];
   for (int r = 0; r < ROWS; ++r)
-    for (int v = 0; v < kPerRow; ++v) {
+    for (int v = 0; v < kVectors; ++v) {
       sum[r][v] = V{};
-      if (!init) continue;
+      if (!g.init) continue;
+      const T* from = g.init + r * g.ld_init + (v / kPerRow) * g.init_step + (v % kPerRow) * kLanes;
       if (width == kWidth) {
-        std::memcpy(&sum[r][v], init + r * ld_init + v * kLanes, sizeof(V));
+        std::memcpy(&sum[r][v], from, sizeof(V));
       } else {
-        for (int64_t l = 0; l < kLanes && v * kLanes + l < width; ++l)
-          sum[r][v][l] = init[r * ld_init + v * kLanes + l];
+        for (int64_t l = 0; l < kLanes && (v % kPerRow) * kLanes + l < width; ++l)
+          sum[r][v][l] = from[l];
       }
     }
   for (int64_t kk = 0; kk < k; ++kk) {
-    V w[kPerRow];
-    for (int v = 0; v < kPerRow; ++v)
-      std::memcpy(&w[v], panel + kk * kWidth + v * kLanes, sizeof(V));
+    V w[kVectors];
+    for (int v = 0; v < kVectors; ++v)
+      std::memcpy(&w[v], g.data + (v / kPerRow) * k * kWidth + kk * kWidth + (v % kPerRow) * kLanes,
+                  sizeof(V));
     for (int r = 0; r < ROWS; ++r) {
       const T x = a[r * lda + kk];
-      for (int v = 0; v < kPerRow; ++v) sum[r][v] += x * w[v];  // contracted to FMA
+      for (int v = 0; v < kVectors; ++v) sum[r][v] += x * w[v];  // contracted to FMA
     }
   }
   for (int r = 0; r < ROWS; ++r)
-    for (int v = 0; v < kPerRow; ++v) {
+    for (int v = 0; v < kVectors; ++v) {
+      T* to = g.out + r * g.ld_out + (v / kPerRow) * g.out_step + (v % kPerRow) * kLanes;
       if (width == kWidth) {
-        std::memcpy(out + r * ld_out + v * kLanes, &sum[r][v], sizeof(V));
+        std::memcpy(to, &sum[r][v], sizeof(V));
       } else {
-        for (int64_t l = 0; l < kLanes && v * kLanes + l < width; ++l)
-          out[r * ld_out + v * kLanes + l] = sum[r][v][l];
+        for (int64_t l = 0; l < kLanes && (v % kPerRow) * kLanes + l < width; ++l)
+          to[l] = sum[r][v][l];
       }
     }
 }
 
-template <class T, int BYTES>
-FLB_MULTIVERSION_BODY void panel_rows(int64_t m, int64_t k, const T* a, int64_t lda, const T* panel,
-                                      int64_t width, const T* init, int64_t ld_init, T* out,
-                                      int64_t ld_out) {
+// m rows of a times PANELS panels of the group.
+template <class T, int BYTES, int PANELS>
+FLB_MULTIVERSION_BODY void panel_rows(int64_t m, int64_t k, const T* a, int64_t lda,
+                                      const PanelGroup<T>& g) {
   // Full tiles, but a remainder of 1 or 2 rows (weak tiles: few sums per weight
   // loaded) takes 2 rows or 1 from the last full tile instead: 32 rows = 6x4 + 4 + 4.
   int64_t full = m / kTileRows;
   if (full > 0 && m % kTileRows > 0 && m % kTileRows < 3) --full;
   int64_t r = 0;
   for (; r < full * kTileRows; r += kTileRows)
-    tile<T, BYTES, kTileRows>(k, a + r * lda, lda, panel, width,
-                              init ? init + r * ld_init : nullptr, ld_init, out + r * ld_out,
-                              ld_out);
-  a += r * lda;
-  init = init ? init + r * ld_init : nullptr;
-  out += r * ld_out;
+    tile<T, BYTES, kTileRows, PANELS>(k, a + r * lda, lda, g.rows_from(r));
   if (m - r > kTileRows) {  // 7 or 8 rows: two tiles of 4 and 3 or 4
-    tile<T, BYTES, 4>(k, a, lda, panel, width, init, ld_init, out, ld_out);
-    a += 4 * lda;
-    init = init ? init + 4 * ld_init : nullptr;
-    out += 4 * ld_out;
+    tile<T, BYTES, 4, PANELS>(k, a + r * lda, lda, g.rows_from(r));
     r += 4;
   }
+  const PanelGroup<T> rest = g.rows_from(r);
+  a += r * lda;
   switch (m - r) {
     case 5:
-      return tile<T, BYTES, 5>(k, a, lda, panel, width, init, ld_init, out, ld_out);
+      return tile<T, BYTES, 5, PANELS>(k, a, lda, rest);
     case 4:
-      return tile<T, BYTES, 4>(k, a, lda, panel, width, init, ld_init, out, ld_out);
+      return tile<T, BYTES, 4, PANELS>(k, a, lda, rest);
     case 3:
-      return tile<T, BYTES, 3>(k, a, lda, panel, width, init, ld_init, out, ld_out);
+      return tile<T, BYTES, 3, PANELS>(k, a, lda, rest);
     case 2:
-      return tile<T, BYTES, 2>(k, a, lda, panel, width, init, ld_init, out, ld_out);
+      return tile<T, BYTES, 2, PANELS>(k, a, lda, rest);
     case 1:
-      return tile<T, BYTES, 1>(k, a, lda, panel, width, init, ld_init, out, ld_out);
+      return tile<T, BYTES, 1, PANELS>(k, a, lda, rest);
     default:
       return;
   }
 }
 
-template <int BYTES>
-FLB_MULTIVERSION_BODY void panel_rows_f32_body(int64_t m, int64_t k, const float* a, int64_t lda,
-                                               const float* panel, int64_t width, const float* init,
-                                               int64_t ld_init, float* out, int64_t ld_out) {
-  panel_rows<float, BYTES>(m, k, a, lda, panel, width, init, ld_init, out, ld_out);
+// m rows of a times the `count` panels of the group: kTilePanels at a time, then one by one.
+template <class T, int BYTES>
+FLB_MULTIVERSION_BODY void panel_group_rows(int64_t m, int64_t k, const T* a, int64_t lda,
+                                            PanelGroup<T> g, int64_t count) {
+  constexpr int kPanels = kTilePanels<BYTES>;
+  auto next = [&](int64_t panels) {
+    g.data += panels * k * PackedMatrix<T>::kWidth;
+    g.init = g.init ? g.init + panels * g.init_step : nullptr;
+    g.out += panels * g.out_step;
+    count -= panels;
+  };
+  if constexpr (kPanels > 1) {
+    for (; count >= kPanels; next(kPanels)) panel_rows<T, BYTES, kPanels>(m, k, a, lda, g);
+  }
+  for (; count > 0; next(1)) panel_rows<T, BYTES, 1>(m, k, a, lda, g);
 }
-FLB_MULTIVERSION_VECTOR(void, panel_rows_f32,
-                        (int64_t m, int64_t k, const float* a, int64_t lda, const float* panel,
-                         int64_t width, const float* init, int64_t ld_init, float* out,
-                         int64_t ld_out),
-                        (m, k, a, lda, panel, width, init, ld_init, out, ld_out))
 
 template <int BYTES>
-FLB_MULTIVERSION_BODY void panel_rows_f64_body(int64_t m, int64_t k, const double* a, int64_t lda,
-                                               const double* panel, int64_t width,
-                                               const double* init, int64_t ld_init, double* out,
-                                               int64_t ld_out) {
-  panel_rows<double, BYTES>(m, k, a, lda, panel, width, init, ld_init, out, ld_out);
+FLB_MULTIVERSION_BODY void panel_group_rows_f32_body(int64_t m, int64_t k, const float* a,
+                                                     int64_t lda, const PanelGroup<float>& g,
+                                                     int64_t count) {
+  panel_group_rows<float, BYTES>(m, k, a, lda, g, count);
 }
-FLB_MULTIVERSION_VECTOR(void, panel_rows_f64,
-                        (int64_t m, int64_t k, const double* a, int64_t lda, const double* panel,
-                         int64_t width, const double* init, int64_t ld_init, double* out,
-                         int64_t ld_out),
-                        (m, k, a, lda, panel, width, init, ld_init, out, ld_out))
+FLB_MULTIVERSION_VECTOR(void, panel_group_rows_f32,
+                        (int64_t m, int64_t k, const float* a, int64_t lda,
+                         const PanelGroup<float>& g, int64_t count),
+                        (m, k, a, lda, g, count))
+
+template <int BYTES>
+FLB_MULTIVERSION_BODY void panel_group_rows_f64_body(int64_t m, int64_t k, const double* a,
+                                                     int64_t lda, const PanelGroup<double>& g,
+                                                     int64_t count) {
+  panel_group_rows<double, BYTES>(m, k, a, lda, g, count);
+}
+FLB_MULTIVERSION_VECTOR(void, panel_group_rows_f64,
+                        (int64_t m, int64_t k, const double* a, int64_t lda,
+                         const PanelGroup<double>& g, int64_t count),
+                        (m, k, a, lda, g, count))
+
+template <class T>
+void run_group(int64_t m, int64_t k, const T* a, int64_t lda, const PanelGroup<T>& g,
+               int64_t count) {
+  if constexpr (std::is_same_v<T, float>) {
+    panel_group_rows_f32(m, k, a, lda, g, count);
+  } else {
+    panel_group_rows_f64(m, k, a, lda, g, count);
+  }
+}
+
+// Panels [lo, hi) of a matrix packed by `consecutive`: its full panels as one group
+// (adjacent columns), the last, narrower one apart.
+template <class T>
+void consecutive_product(const T* a, int64_t lda, int64_t m, const PackedMatrix<T>& b, int64_t lo,
+                         int64_t hi, bool accumulate, T* c, int64_t ldc) {
+  constexpr int64_t kWidth = PackedMatrix<T>::kWidth;
+  int64_t full = lo;
+  while (full < hi && b.panel(full).width == kWidth) ++full;
+  auto group = [&](int64_t p, int64_t width) {
+    T* out = c + b.panel(p).first;
+    return PanelGroup<T>{b.data(p), width, accumulate ? out : nullptr, ldc, kWidth, out,
+                         ldc,       kWidth};
+  };
+  if (full > lo) run_group(m, b.k(), a, lda, group(lo, kWidth), full - lo);
+  for (int64_t p = full; p < hi; ++p) run_group(m, b.k(), a, lda, group(p, b.panel(p).width), 1);
+}
 
 }  // namespace
 
@@ -154,36 +221,47 @@ std::vector<typename PackedMatrix<T>::Panel> PackedMatrix<T>::consecutive(int64_
 
 template <class T>
 void packed_panel_product(const T* a, int64_t lda, int64_t m, const PackedMatrix<T>& b, int64_t p,
-                          const T* init, int64_t ld_init, T* out, int64_t ld_out) {
+                          int64_t count, const T* init, int64_t ld_init, int64_t init_step, T* out,
+                          int64_t ld_out, int64_t out_step) {
   const int64_t width = b.panel(p).width;
-  if constexpr (std::is_same_v<T, float>) {
-    panel_rows_f32(m, b.k(), a, lda, b.data(p), width, init, ld_init, out, ld_out);
-  } else {
-    panel_rows_f64(m, b.k(), a, lda, b.data(p), width, init, ld_init, out, ld_out);
-  }
+  for (int64_t q = 1; q < count; ++q)
+    FLB_CHECK(b.panel(p + q).width == width, "packed_panel_product: panels ", p, "..",
+              p + count - 1, " differ in width");
+  run_group(m, b.k(), a, lda,
+            PanelGroup<T>{b.data(p), width, init, ld_init, init_step, out, ld_out, out_step},
+            count);
+}
+
+template <class T>
+void packed_product(const T* a, int64_t lda, int64_t m, const PackedMatrix<T>& b, bool accumulate,
+                    T* c, int64_t ldc) {
+  consecutive_product(a, lda, m, b, 0, b.panels(), accumulate, c, ldc);
 }
 
 template <class T>
 void packed_gemm(const T* a, int64_t lda, int64_t m, const PackedMatrix<T>& b, bool accumulate,
                  T* c, int64_t ldc) {
-  // A panel's product is worth a thread from a few thousand multiply-adds.
+  // A panel's product is worth a thread from a few thousand multiply-adds; threads take
+  // runs of whole tile groups where there are enough panels.
   const int64_t per_panel = std::max<int64_t>(1, m * b.k() * PackedMatrix<T>::kWidth);
   parallel_for(0, b.panels(), std::max<int64_t>(1, 8192 / per_panel), [&](int64_t lo, int64_t hi) {
-    for (int64_t p = lo; p < hi; ++p) {
-      T* out = c + b.panel(p).first;
-      packed_panel_product(a, lda, m, b, p, accumulate ? out : nullptr, ldc, out, ldc);
-    }
+    consecutive_product(a, lda, m, b, lo, hi, accumulate, c, ldc);
   });
 }
 
 template class PackedMatrix<float>;
 template class PackedMatrix<double>;
 template void packed_panel_product<float>(const float*, int64_t, int64_t,
-                                          const PackedMatrix<float>&, int64_t, const float*,
-                                          int64_t, float*, int64_t);
+                                          const PackedMatrix<float>&, int64_t, int64_t,
+                                          const float*, int64_t, int64_t, float*, int64_t, int64_t);
 template void packed_panel_product<double>(const double*, int64_t, int64_t,
-                                           const PackedMatrix<double>&, int64_t, const double*,
-                                           int64_t, double*, int64_t);
+                                           const PackedMatrix<double>&, int64_t, int64_t,
+                                           const double*, int64_t, int64_t, double*, int64_t,
+                                           int64_t);
+template void packed_product<float>(const float*, int64_t, int64_t, const PackedMatrix<float>&,
+                                    bool, float*, int64_t);
+template void packed_product<double>(const double*, int64_t, int64_t, const PackedMatrix<double>&,
+                                     bool, double*, int64_t);
 template void packed_gemm<float>(const float*, int64_t, int64_t, const PackedMatrix<float>&, bool,
                                  float*, int64_t);
 template void packed_gemm<double>(const double*, int64_t, int64_t, const PackedMatrix<double>&,

@@ -43,16 +43,23 @@ class PackedMatrix {
   Scratch<T> data_;
 };
 
-// out[r * ld_out + lane] = init[r * ld_init + lane] (0 without init)
-//                          + sum over kk of a[r * lda + kk] * B(kk, panel's first + lane)
-// for r < m and lane < the panel's width: a's m rows times panel p. Runs on the calling
-// thread; init may equal out.
+// For q < count and the panels p + q (all of one width): out_q[r * ld_out + lane] =
+// init_q[r * ld_init + lane] (0 without init) + sum over kk of a[r * lda + kk] *
+// B(kk, panel (p + q)'s first + lane), for r < m and lane < the width, where init_q =
+// init + q * init_step and out_q = out + q * out_step. Runs on the calling thread; init
+// may equal out. AVX-512 builds read four panels side by side.
 template <class T>
 void packed_panel_product(const T* a, int64_t lda, int64_t m, const PackedMatrix<T>& b, int64_t p,
-                          const T* init, int64_t ld_init, T* out, int64_t ld_out);
+                          int64_t count, const T* init, int64_t ld_init, int64_t init_step, T* out,
+                          int64_t ld_out, int64_t out_step);
 
-// C = A @ B (accumulate: C += A @ B) for A m x k (lda) and B packed by `consecutive`,
-// its panels spread over the thread pool.
+// C = A @ B (accumulate: C += A @ B) for A m x k (lda) and B packed by `consecutive`, on
+// the calling thread.
+template <class T>
+void packed_product(const T* a, int64_t lda, int64_t m, const PackedMatrix<T>& b, bool accumulate,
+                    T* c, int64_t ldc);
+
+// packed_product with B's panels spread over the thread pool.
 template <class T>
 void packed_gemm(const T* a, int64_t lda, int64_t m, const PackedMatrix<T>& b, bool accumulate,
                  T* c, int64_t ldc);

@@ -186,6 +186,42 @@ inline bool sum_f32_rows(const TensorIterator& it) {
   return true;
 }
 
+// Column sums of float32 (sum(dim=0) of a matrix with contiguous rows): threads take
+// ranges of whole cache lines of columns, or, where there are too few columns to share,
+// ranges of rows into private totals added in order. False when the iteration is not
+// that shape.
+inline bool sum_f32_columns(const TensorIterator& it) {
+  if (it.ndim() != 2 || it.stride(0, 1) != sizeof(float) || it.stride(1, 1) != sizeof(double) ||
+      it.stride(1, 0) != 0 || it.stride(0, 0) <= 0 || it.stride(0, 0) % sizeof(float) != 0)
+    return false;
+  const int64_t rows = it.shape()[0], n = it.shape()[1];
+  const int64_t ld = it.stride(0, 0) / static_cast<int64_t>(sizeof(float));
+  const auto* x = reinterpret_cast<const float*>(it.base(0));
+  auto* out = reinterpret_cast<double*>(it.base(1));
+  constexpr int64_t kColumns = 64 / sizeof(float);
+  const int64_t groups = (n + kColumns - 1) / kColumns;
+  const int64_t threads = get_num_threads();
+  if (groups >= threads || rows * n <= kGrainSize || omp_in_parallel()) {
+    parallel_for(0, groups, std::max<int64_t>(1, kGrainSize / (rows * kColumns)),
+                 [&](int64_t lo, int64_t hi) {
+                   const int64_t j0 = lo * kColumns, j1 = std::min(n, hi * kColumns);
+                   sum_columns_f32(x + j0, rows, ld, j1 - j0, out + j0);
+                 });
+    return true;
+  }
+  const int64_t chunks = std::min(threads, rows);
+  std::vector<double> partial(static_cast<size_t>(chunks * n), 0.0);
+  parallel_for(0, chunks, 1, [&](int64_t lo, int64_t hi) {
+    for (int64_t c = lo; c < hi; ++c) {
+      const int64_t r0 = rows * c / chunks, r1 = rows * (c + 1) / chunks;
+      sum_columns_f32(x + r0 * ld, r1 - r0, ld, n, partial.data() + c * n);
+    }
+  });
+  for (int64_t c = 0; c < chunks; ++c)
+    for (int64_t j = 0; j < n; ++j) out[j] += partial[static_cast<size_t>(c * n + j)];
+  return true;
+}
+
 }  // namespace detail
 
 // Folds `in` into buf: combine(Acc, In) -> Acc per element, merge(Acc, Acc) -> Acc
@@ -197,7 +233,7 @@ void reduce_into(const AccBuffer<Acc>& buf, const Tensor& in, const Combine& com
   Tensor ops[] = {in, buf.view(in->sizes())};
   auto it = TensorIterator::build(Span<Tensor>(ops, 2));
   if constexpr (std::is_same_v<Combine, SumF32>) {
-    if (detail::sum_f32_rows(it)) return;
+    if (detail::sum_f32_rows(it) || detail::sum_f32_columns(it)) return;
   }
   const Acc init = buf.init();
   detail::reduce_engine(

@@ -77,6 +77,29 @@ FLB_MULTIVERSION_BODY void sum_rows_f32_body(const float* p, int64_t rows, int64
   for (; r < rows; ++r) out[r * out_stride] += sum_run_body<Width>(p + r * ld, n);
 }
 
+// Columns: eight rows at a time are added in float (pairwise) and their sum folded
+// into the double total of each column, so every pass reads eight rows side by side
+// and touches the totals (which stay in L1 for the column ranges threads are given)
+// once per eight rows.
+FLB_MULTIVERSION_BODY void sum_columns_f32_body(const float* __restrict p, int64_t rows, int64_t ld,
+                                                int64_t n, double* __restrict out) {
+  constexpr int64_t kRows = 8;
+  int64_t r = 0;
+  for (; r + kRows <= rows; r += kRows) {
+    const float* __restrict q = p + r * ld;
+    for (int64_t j = 0; j < n; ++j) {
+      const float low = (q[j] + q[ld + j]) + (q[2 * ld + j] + q[3 * ld + j]);
+      const float high = (q[4 * ld + j] + q[5 * ld + j]) + (q[6 * ld + j] + q[7 * ld + j]);
+      out[j] += static_cast<double>(low + high);
+    }
+  }
+  for (; r < rows; ++r)
+    for (int64_t j = 0; j < n; ++j) out[j] += static_cast<double>(p[r * ld + j]);
+}
+
+FLB_MULTIVERSION(void, sum_columns_f32,
+                 (const float* p, int64_t rows, int64_t ld, int64_t n, double* out),
+                 (p, rows, ld, n, out))
 FLB_MULTIVERSION_VECTOR(double, sum_contiguous_f32, (const float* p, int64_t n), (p, n))
 FLB_MULTIVERSION_VECTOR(void, sum_rows_f32,
                         (const float* p, int64_t rows, int64_t ld, int64_t n, double* out,

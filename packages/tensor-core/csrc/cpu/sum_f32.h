@@ -12,6 +12,10 @@ double sum_contiguous_f32(const float* p, int64_t n);
 void sum_rows_f32(const float* p, int64_t rows, int64_t ld, int64_t n, double* out,
                   int64_t out_stride);
 
+// out[j] += the sum over r < rows of p[r * ld + j], for j < n: a sum over the outer
+// dim of a matrix whose rows are contiguous.
+void sum_columns_f32(const float* p, int64_t rows, int64_t ld, int64_t n, double* out);
+
 // Marks the plain sum of float32 into double, so reduce_run can use the loop above.
 struct SumF32 {
   double operator()(double acc, float v) const { return acc + static_cast<double>(v); }
