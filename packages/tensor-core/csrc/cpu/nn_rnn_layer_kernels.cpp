@@ -253,11 +253,14 @@ void forward(const RnnLayerShape& s, const Tensor& input, const Tensor& hx, cons
 }
 
 // One row of LSTM's backward step: wr is the workspace row (activated i f g o, then c),
-// dg the row's gate gradients, holding tanh(c) in o's place on entry; dc the running
-// gradient of c, updated. Separate arrays (restrict) let the compiler vectorize.
+// d the gradient of the row's h, dg the row's gate gradients (written) and dc the
+// running gradient of c (updated). Separate arrays (restrict) let the compiler
+// vectorize; built for each CPU capability.
 template <class T>
-void lstm_gate_grads(const T* __restrict wr, const T* __restrict c_prev, const T* __restrict d,
-                     T* __restrict dg, T* __restrict dc, int64_t H) {
+FLB_MULTIVERSION_BODY void lstm_row_grads_body(const T* __restrict wr, const T* __restrict c_prev,
+                                               const T* __restrict d, T* __restrict dg,
+                                               T* __restrict dc, int64_t H) {
+  tanh_n(wr + 4 * H, dg + 3 * H, H);  // tanh(c), in o's place until read below
   for (int64_t j = 0; j < H; ++j) {
     const T ig = wr[j], fg = wr[H + j], gg = wr[2 * H + j], og = wr[3 * H + j];
     const T th = dg[3 * H + j];
@@ -269,6 +272,13 @@ void lstm_gate_grads(const T* __restrict wr, const T* __restrict c_prev, const T
     dc[j] = dcj * fg;
   }
 }
+#define FLB_LSTM_ROW_GRADS(T)                                                           \
+  FLB_MULTIVERSION(void, lstm_row_grads,                                                \
+                   (const T* wr, const T* c_prev, const T* d, T* dg, T* dc, int64_t H), \
+                   (wr, c_prev, d, dg, dc, H))
+FLB_LSTM_ROW_GRADS(float)
+FLB_LSTM_ROW_GRADS(double)
+#undef FLB_LSTM_ROW_GRADS
 
 template <class T>
 void backward(const RnnLayerShape& s, const Tensor& grad_output, const Tensor& grad_hy,
@@ -346,8 +356,7 @@ void backward(const RnnLayerShape& s, const Tensor& grad_output, const Tensor& g
         if (lstm) {
           const T* wr = ws + (row0 + r) * W;
           const T* c_prev = r < prev_rows ? ws + (prev_row0 + r) * W + 4 * H : c0 + r * H;
-          tanh_n(wr + 4 * H, dg + 3 * H, H);  // tanh(c), overwritten once read
-          lstm_gate_grads(wr, c_prev, d, dg, dc_state + r * H, H);
+          lstm_row_grads(wr, c_prev, d, dg, dc_state + r * H, H);
         } else if (gru) {
           const T* wr = ws + (row0 + r) * W;
           const T* hpr = hp + r * P;
