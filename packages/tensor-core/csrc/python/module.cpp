@@ -17,6 +17,7 @@
 #include "python/device_bindings.h"
 #include "python/hashable_methods.h"
 #include "python/registry.h"
+#include "python/size_type.h"
 #include "python/torch_function.h"
 
 namespace flambeau::python {
@@ -267,6 +268,7 @@ PYBIND11_MODULE(_C, m) {
   g_interpreter_lock = {&release_interpreter, &reacquire_interpreter};
   bind_dtypes(m);
   bind_device(m);
+  size_type::register_bindings(m);
   bind_generator(m);
 
   // Instances keep user attributes in a __dict__ and autograd's state in a typed

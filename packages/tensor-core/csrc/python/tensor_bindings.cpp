@@ -6,22 +6,26 @@
 #include "python/binding_support.h"
 #include "python/profiler.h"
 #include "python/registry.h"
+#include "python/size_type.h"
 
 namespace flambeau::python {
 
 namespace {
 
-py::object size_object(IntList sizes) {
-  // (once, without holding a static's guard while the import runs Python)
-  PYBIND11_CONSTINIT static py::gil_safe_call_once_and_store<py::object> size_type;
-  const py::object& size = size_type
-                               .call_once_and_store_result([] {
-                                 return py::module_::import("flambeau._size").attr("Size");
-                               })
-                               .get_stored();
-  py::tuple t(sizes.size());
-  for (size_t i = 0; i < sizes.size(); ++i) t[i] = py::int_(sizes[i]);
-  return size(t);
+using size_type::size_object;
+
+// The Python device of d: devices are immutable, so one object per (type, index) for
+// indices below kCachedIndices is made once and handed out again (t.device is read
+// often, and a new pybind11 instance each time cost 70 ns). Kept for the process's
+// life: no destructor runs after the interpreter is gone.
+py::object device_object(const Device& d) {
+  constexpr int kCachedIndices = 64;
+  static PyObject* cache[kMaxDeviceTypes][kCachedIndices + 1] = {};
+  if (d.type < 0 || d.type >= kMaxDeviceTypes || d.index < -1 || d.index >= kCachedIndices)
+    return py::cast(d);
+  PyObject*& slot = cache[d.type][d.index + 1];
+  if (!slot) slot = py::cast(d).release().ptr();
+  return py::reinterpret_borrow<py::object>(slot);
 }
 
 py::tuple int_tuple(IntList v) {
@@ -93,7 +97,7 @@ void bind_tensor(py::module_& m, py::object cls_obj) {
                              [](const Tensor& t) {
                                return py::reinterpret_borrow<py::object>(dtype_object(t->dtype()));
                              })
-      .def_property_readonly("device", [](const Tensor& t) { return t->device(); })
+      .def_property_readonly("device", [](const Tensor& t) { return device_object(t->device()); })
       .def_property_readonly("is_cpu", [](const Tensor& t) { return t->device().is_cpu(); })
       .def_property_readonly("is_cuda", [](const Tensor& t) { return t->device().type == kCUDA; })
       // is_contiguous(memory_format=...) is bound in memory_format_bindings.cpp.

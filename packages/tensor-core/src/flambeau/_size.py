@@ -1,7 +1,9 @@
 """``flambeau.Size``: the shape of a tensor, a tuple of ints."""
 
+from flambeau._C import _SizeBase
 
-class Size(tuple):
+
+class Size(_SizeBase):
     """The shape of a tensor (``tensor.shape``, ``tensor.size()``): a tuple of ints whose
     ``numel()`` is the number of elements of a tensor of that shape.
 
@@ -12,6 +14,18 @@ class Size(tuple):
     (3, 6, True)
     >>> flambeau.Size([4, 5])
     flambeau.Size([4, 5])
+
+    Slices, concatenations with tuples and repetitions are Sizes too; the constructor
+    takes ints (or anything with ``__index__``):
+
+    >>> s[1:], s + (4,)
+    (flambeau.Size([3]), flambeau.Size([2, 3, 4]))
+    >>> (1,) + s, s * 2
+    (flambeau.Size([1, 2, 3]), flambeau.Size([2, 3, 2, 3]))
+    >>> flambeau.Size([1.5])
+    Traceback (most recent call last):
+      ...
+    TypeError: flambeau.Size() takes an iterable of 'int' (item 0 is 'float')
     """
 
     __slots__ = ()
