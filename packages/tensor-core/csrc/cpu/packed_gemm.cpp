@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <type_traits>
 
 #include "core/error.h"
 #include "cpu/cpu_capability.h"
@@ -143,37 +142,21 @@ FLB_MULTIVERSION_BODY void panel_group_rows(int64_t m, int64_t k, const T* a, in
   for (; count > 0; next(1)) panel_rows<T, BYTES, 1>(m, k, a, lda, g);
 }
 
-template <int BYTES>
-FLB_MULTIVERSION_BODY void panel_group_rows_f32_body(int64_t m, int64_t k, const float* a,
-                                                     int64_t lda, const PanelGroup<float>& g,
-                                                     int64_t count) {
-  panel_group_rows<float, BYTES>(m, k, a, lda, g, count);
+template <int BYTES, class T>
+FLB_MULTIVERSION_BODY void run_group_body(int64_t m, int64_t k, const T* a, int64_t lda,
+                                          const PanelGroup<T>& g, int64_t count) {
+  panel_group_rows<T, BYTES>(m, k, a, lda, g, count);
 }
-FLB_MULTIVERSION_VECTOR(void, panel_group_rows_f32,
-                        (int64_t m, int64_t k, const float* a, int64_t lda,
-                         const PanelGroup<float>& g, int64_t count),
-                        (m, k, a, lda, g, count))
-
-template <int BYTES>
-FLB_MULTIVERSION_BODY void panel_group_rows_f64_body(int64_t m, int64_t k, const double* a,
-                                                     int64_t lda, const PanelGroup<double>& g,
-                                                     int64_t count) {
-  panel_group_rows<double, BYTES>(m, k, a, lda, g, count);
-}
-FLB_MULTIVERSION_VECTOR(void, panel_group_rows_f64,
-                        (int64_t m, int64_t k, const double* a, int64_t lda,
-                         const PanelGroup<double>& g, int64_t count),
-                        (m, k, a, lda, g, count))
-
-template <class T>
-void run_group(int64_t m, int64_t k, const T* a, int64_t lda, const PanelGroup<T>& g,
-               int64_t count) {
-  if constexpr (std::is_same_v<T, float>) {
-    panel_group_rows_f32(m, k, a, lda, g, count);
-  } else {
-    panel_group_rows_f64(m, k, a, lda, g, count);
-  }
-}
+// run_group(m, k, a, lda, g, count) for float and double: panel_group_rows built per
+// capability.
+#define FLB_RUN_GROUP(T)                                                                      \
+  FLB_MULTIVERSION_VECTOR(                                                                    \
+      void, run_group,                                                                        \
+      (int64_t m, int64_t k, const T* a, int64_t lda, const PanelGroup<T>& g, int64_t count), \
+      (m, k, a, lda, g, count))
+FLB_RUN_GROUP(float)
+FLB_RUN_GROUP(double)
+#undef FLB_RUN_GROUP
 
 // Panels [lo, hi) of a matrix packed by `consecutive`: its full panels as one group
 // (adjacent columns), the last, narrower one apart.
