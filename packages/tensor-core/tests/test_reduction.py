@@ -205,3 +205,16 @@ def test_float32_column_sums_match_float64(rows, cols, ld, threads):
     np.testing.assert_allclose(got, exact, rtol=2e-6 * max(1.0, np.log2(rows)))
     np.testing.assert_array_equal(kept[0], got)
     assert got.dtype == np.float32
+
+
+@pytest.mark.parametrize("n", [1, 15, 16, 17, 63, 64, 100, 777, 2047, 2048, 2049, 9000, 40000])
+def test_float32_row_and_whole_sums_of_every_length_match_float64(n):
+    # Runs shorter than a block, and the ends of longer ones, are folded in vector lanes
+    # (of four registers, then of one) before the last few elements one by one.
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal((5, n)).astype(np.float32) + 1.0
+    exact = a.astype(np.float64).sum(1)
+    scale = np.abs(a).astype(np.float64).sum(1)
+    assert np.all(np.abs(flambeau.sum(t(a), 1).numpy() - exact) <= 1e-6 * scale)
+    for r in range(5):
+        assert abs(flambeau.sum(t(a[r])).item() - exact[r]) <= 1e-6 * scale[r]

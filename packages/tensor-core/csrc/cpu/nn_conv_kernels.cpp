@@ -4,6 +4,7 @@
 // applies, in the forward and both gradients. GEMM (blas.h) and im2col/col2im run on
 // our threads.
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "core/interpreter_lock.h"
@@ -12,6 +13,7 @@
 #include "cpu/conv_winograd.h"
 #include "cpu/im2col.h"
 #include "cpu/parallel.h"
+#include "cpu/sum_f32.h"
 #include "cpu/thread_tasks.h"
 #include "dispatch/dispatcher.h"
 #include "generated/kernels.h"
@@ -193,20 +195,32 @@ void backward_weight(const Tensor& grad_weight, const Tensor& grad_output, const
           for (int64_t kw = 0; kw < kw_n; ++kw) gw[((o * cg + c) * kh_n + kh) * kw_n + kw] = *p++;
 }
 
+// grad_bias[c] = the sum of channel c of grad_output over samples and positions: each
+// plane summed with the vectorized float kernel (sum_f32.h; double's loop keeps four
+// partial sums), the planes added in double.
 template <class T>
 void backward_bias(const Tensor& grad_bias, const Tensor& grad_output) {
   const int64_t n = grad_output->sizes()[0], c = grad_output->sizes()[1];
   const int64_t plane = n * c != 0 ? grad_output->numel() / (n * c) : 0;
   const T* go = grad_output->data_as<T>();
   T* gb = grad_bias->data_as<T>();
+  auto plane_sum = [plane](const T* p) -> double {
+    if constexpr (std::is_same_v<T, float>) {
+      return sum_contiguous_f32(p, plane);
+    } else {
+      double part[4] = {0, 0, 0, 0};
+      int64_t j = 0;
+      for (; j + 4 <= plane; j += 4)
+        for (int k = 0; k < 4; ++k) part[k] += p[j + k];
+      for (; j < plane; ++j) part[0] += p[j];
+      return (part[0] + part[1]) + (part[2] + part[3]);
+    }
+  };
   parallel_for(0, c, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(n * plane, 1)),
                [&](int64_t lo, int64_t hi) {
                  for (int64_t ch = lo; ch < hi; ++ch) {
                    double acc = 0;
-                   for (int64_t i = 0; i < n; ++i) {
-                     const T* p = go + (i * c + ch) * plane;
-                     for (int64_t j = 0; j < plane; ++j) acc += p[j];
-                   }
+                   for (int64_t i = 0; i < n; ++i) acc += plane_sum(go + (i * c + ch) * plane);
                    gb[ch] = static_cast<T>(acc);
                  }
                });

@@ -30,18 +30,30 @@ FLB_MULTIVERSION_BODY void sum_runs_body(const float* const* run, int64_t len, d
   }
 }
 
-// The same over one run of any length.
+// The same over one run of any length: whole blocks, then what is left (shorter than a
+// block) in the same lanes, then in one register's lanes, then one by one.
 template <int Width>
 FLB_MULTIVERSION_BODY double sum_run_body(const float* p, int64_t n) {
   constexpr int kLanes = Width;
   double total = 0.0;
   int64_t i = 0;
-  for (; i + kBlock <= n; i += kBlock) {
+  while (i + kLanes <= n) {
+    const int64_t whole = n - (n - i) % kLanes;  // the lanes' last full group ends here
+    const int64_t end = whole < i + kBlock ? whole : i + kBlock;
     float lanes[kLanes] = {};
-    for (int64_t j = 0; j < kBlock; j += kLanes)
-      for (int k = 0; k < kLanes; ++k) lanes[k] += p[i + j + k];
+    for (; i < end; i += kLanes)
+      for (int k = 0; k < kLanes; ++k) lanes[k] += p[i + k];
     float block = 0.0f;
     for (int k = 0; k < kLanes; ++k) block += lanes[k];
+    total += static_cast<double>(block);
+  }
+  constexpr int kVector = kLanes / 4;  // one register's floats
+  if (i + kVector <= n) {
+    float lanes[kVector] = {};
+    for (; i + kVector <= n; i += kVector)
+      for (int k = 0; k < kVector; ++k) lanes[k] += p[i + k];
+    float block = 0.0f;
+    for (int k = 0; k < kVector; ++k) block += lanes[k];
     total += static_cast<double>(block);
   }
   for (; i < n; ++i) total += static_cast<double>(p[i]);
