@@ -78,6 +78,12 @@ def test_the_environment_caps_the_capability_and_kernels_agree(variable, asked):
         "    m.weight_hh_l0.copy_(F.cos(F.arange(1600.0)).reshape(80, 20) * 0.2)\n"
         "    vals.append(m(F.linspace(-1, 1, 165).reshape(3, 11, 5))[0])\n"
         "vals.append(x.reshape(13, 77).sum(0))\n"  # column sums: 8 rows at a time, then 5
+        # Winograd: 2 panels of 12-row tiles forward, 1 panel for the input's gradient
+        "cx = F.sin(F.arange(1600.0)).reshape(1, 16, 10, 10).requires_grad_()\n"
+        "cw = F.cos(F.arange(4608.0)).reshape(32, 16, 3, 3) * 0.1\n"
+        "cy = F.nn.functional.conv2d(cx, cw, padding=1)\n"
+        "cy.sum().backward()\n"
+        "vals += [cy.detach(), cx.grad]\n"
         "print(F.backends.cpu.get_cpu_capability())\n"
         "np.save('out.npy', np.concatenate([v.reshape(-1).numpy() for v in vals]))\n"
     )
@@ -114,10 +120,26 @@ def test_the_environment_caps_the_capability_and_kernels_agree(variable, asked):
         [np.exp(x), np.tanh(x), e / e.sum(), [x.sum()], ln.reshape(-1), np.full(1001, 3.0)]
         + [np.stack(steps).reshape(-1), np.stack(lstm_steps).reshape(-1)]
         + [x.astype(np.float64).reshape(13, 77).sum(0)]
+        + list(_conv_and_input_gradient())
     )
     total = 3 * 1001  # the sum's element: float32 rounding of a sum that is about 0
     np.testing.assert_allclose(got[total], want[total], atol=1e-3)
     np.testing.assert_allclose(np.delete(got, total), np.delete(want, total), rtol=2e-5, atol=2e-5)
+
+
+def _conv_and_input_gradient():
+    """The capability test's 3x3 convolution (padding 1) and the gradient of its sum with
+    respect to the input, summed directly in float64."""
+    x = np.sin(np.arange(1600.0)).reshape(16, 10, 10)
+    w = np.cos(np.arange(4608.0)).reshape(32, 16, 3, 3) * 0.1
+    padded = np.pad(x, ((0, 0), (1, 1), (1, 1)))
+    y = np.zeros((32, 10, 10))
+    grad = np.zeros((16, 12, 12))
+    for a in range(3):
+        for b in range(3):
+            y += np.einsum("oc,cij->oij", w[:, :, a, b], padded[:, a : a + 10, b : b + 10])
+            grad[:, a : a + 10, b : b + 10] += w[:, :, a, b].sum(0)[:, None, None]
+    return y.reshape(-1), grad[:, 1:11, 1:11].reshape(-1)
 
 
 def test_an_unknown_capability_is_ignored_with_a_message():

@@ -131,9 +131,9 @@ struct Blocking {
 };
 
 // No infinity or NaN among p[0, n): all exponent bits set marks both. Integer
-// operations, so that the loop vectorizes.
+// operations, so that the loop vectorizes; built per CPU capability.
 template <class T>
-bool all_finite(const T* p, int64_t n) {
+FLB_MULTIVERSION_BODY bool all_finite_body(const T* p, int64_t n) {
   using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
   constexpr Bits kExponent =
       static_cast<Bits>(sizeof(T) == 4 ? 0x7f800000ull : 0x7ff0000000000000ull);
@@ -145,6 +145,27 @@ bool all_finite(const T* p, int64_t n) {
   }
   return special == 0;
 }
+FLB_MULTIVERSION(bool, all_finite, (const float* p, int64_t n), (p, n))
+FLB_MULTIVERSION(bool, all_finite, (const double* p, int64_t n), (p, n))
+
+// dst[i * dst_i + j] = src[i * src_i + j * src_j] for i < ni, j < nj: the staging
+// transposes between planes and channels-last rows, built per CPU capability (the
+// AVX-512 copy reads a row of dst's worth of strided values with gathers).
+template <class T>
+FLB_MULTIVERSION_BODY void strided_copy_body(const T* __restrict src, int64_t src_i, int64_t src_j,
+                                             int64_t ni, int64_t nj, T* __restrict dst,
+                                             int64_t dst_i) {
+  for (int64_t i = 0; i < ni; ++i)
+    for (int64_t j = 0; j < nj; ++j) dst[i * dst_i + j] = src[i * src_i + j * src_j];
+}
+#define FLB_STRIDED_COPY(T)                                                                        \
+  FLB_MULTIVERSION(                                                                                \
+      void, strided_copy,                                                                          \
+      (const T* src, int64_t src_i, int64_t src_j, int64_t ni, int64_t nj, T* dst, int64_t dst_i), \
+      (src, src_i, src_j, ni, nj, dst, dst_i))
+FLB_STRIDED_COPY(float)
+FLB_STRIDED_COPY(double)
+#undef FLB_STRIDED_COPY
 
 // stage[(r * in_cols + col) * C + c] = the input at the block's row r, column col (0 in
 // the padding): a transpose of the planes' rows the block reads. Returns whether every
@@ -164,10 +185,7 @@ bool stage_input(const Plan& p, const T* in, const Block& b, T* stage) {
     }
     std::fill(dst, dst + lo * C, T(0));
     std::fill(dst + hi * C, dst + cols * C, T(0));
-    for (int64_t c = 0; c < C; ++c) {
-      const T* src = in + c * plane + row * p.w + c0;
-      for (int64_t col = lo; col < hi; ++col) dst[col * C + c] = src[col];
-    }
+    strided_copy(in + row * p.w + c0 + lo, 1, plane, hi - lo, C, dst + lo * C, C);
   }
   return all_finite(stage, rows * cols * C);
 }
@@ -362,12 +380,8 @@ void unstage_output(const Plan& p, const T* staged, const Block& b, T* out) {
   const int64_t r0 = 2 * b.ti0, c0 = 2 * b.tj0;
   const int64_t rows = std::min(2 * (b.ti1 - b.ti0), p.out_h - r0);
   const int64_t cols = std::min(line, p.out_w - c0);
-  for (int64_t o = 0; o < O; ++o)
-    for (int64_t r = 0; r < rows; ++r) {
-      const T* src = staged + r * line * O + o;
-      T* dst = out + o * plane + (r0 + r) * p.out_w + c0;
-      for (int64_t col = 0; col < cols; ++col) dst[col] = src[col * O];
-    }
+  for (int64_t r = 0; r < rows; ++r)
+    strided_copy(staged + r * line * O, 1, O, O, cols, out + (r0 + r) * p.out_w + c0, plane);
 }
 
 template <class T>
@@ -423,10 +437,7 @@ bool stage_grad_output(const Plan& p, const T* grad_out, const Block& b, T* stag
       continue;
     }
     std::fill(dst + cols * O, dst + line * O, T(0));
-    for (int64_t o = 0; o < O; ++o) {
-      const T* src = grad_out + o * plane + (r0 + r) * p.out_w + c0;
-      for (int64_t col = 0; col < cols; ++col) dst[col * O + o] = src[col];
-    }
+    strided_copy(grad_out + (r0 + r) * p.out_w + c0, 1, plane, cols, O, dst, O);
   }
   return all_finite(stage, rows * line * O);
 }

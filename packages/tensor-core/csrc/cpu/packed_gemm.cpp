@@ -23,12 +23,15 @@ struct Vector {
 
 constexpr int kTileRows = 6;  // rows per tile: 6 x 64 bytes of sums fit the 16 AVX2 registers
 
-// Panels one tile reads side by side: with AVX-512's 32 registers, 6 rows x 4 panels of
-// sums (24 chains of FMAs, enough to cover their latency on two FMA units, and 10 loads
-// per 24 FMAs); a single panel (6 sums, 7 loads) runs at about two thirds of that. The
-// narrower copies hold a panel row in 2 or 4 registers and take one panel at a time.
+// Panels one tile reads side by side, and its rows. With AVX-512's 32 registers: 6 rows
+// x 4 panels of sums (24 chains of FMAs, enough to cover their latency on two FMA units,
+// and 10 loads per 24 FMAs), or 12 rows x 2 panels, or 12 rows of one panel (12 chains;
+// 6 rows of one panel, 6 chains and 7 loads, ran at about two thirds of 6 x 4). The
+// narrower copies hold a panel row in 2 or 4 registers and take one panel of 6 rows.
 template <int BYTES>
 constexpr int kTilePanels = BYTES == 64 ? 4 : 1;
+template <int BYTES, int PANELS>
+constexpr int kWideTileRows = BYTES == 64 && PANELS < 4 ? 12 : kTileRows;
 
 // Where a group of panels reads and writes: panel q's init at init + q * init_step and
 // its out at out + q * out_step (a row of each ld_init, ld_out apart).
@@ -95,7 +98,16 @@ FLB_MULTIVERSION_BODY void tile(int64_t k, const T* a, int64_t lda, const PanelG
 // m rows of a times PANELS panels of the group.
 template <class T, int BYTES, int PANELS>
 FLB_MULTIVERSION_BODY void panel_rows(int64_t m, int64_t k, const T* a, int64_t lda,
-                                      const PanelGroup<T>& g) {
+                                      PanelGroup<T> g) {
+  constexpr int kWide = kWideTileRows<BYTES, PANELS>;
+  if constexpr (kWide > kTileRows) {  // wide tiles while there are rows for them
+    int64_t r = 0;
+    for (; r + kWide <= m; r += kWide)
+      tile<T, BYTES, kWide, PANELS>(k, a + r * lda, lda, g.rows_from(r));
+    a += r * lda;
+    g = g.rows_from(r);
+    m -= r;
+  }
   // Full tiles, but a remainder of 1 or 2 rows (weak tiles: few sums per weight
   // loaded) takes 2 rows or 1 from the last full tile instead: 32 rows = 6x4 + 4 + 4.
   int64_t full = m / kTileRows;
@@ -125,7 +137,8 @@ FLB_MULTIVERSION_BODY void panel_rows(int64_t m, int64_t k, const T* a, int64_t 
   }
 }
 
-// m rows of a times the `count` panels of the group: kTilePanels at a time, then one by one.
+// m rows of a times the `count` panels of the group: kTilePanels at a time, then two, then
+// one.
 template <class T, int BYTES>
 FLB_MULTIVERSION_BODY void panel_group_rows(int64_t m, int64_t k, const T* a, int64_t lda,
                                             PanelGroup<T> g, int64_t count) {
@@ -138,6 +151,10 @@ FLB_MULTIVERSION_BODY void panel_group_rows(int64_t m, int64_t k, const T* a, in
   };
   if constexpr (kPanels > 1) {
     for (; count >= kPanels; next(kPanels)) panel_rows<T, BYTES, kPanels>(m, k, a, lda, g);
+    if (count >= 2) {
+      panel_rows<T, BYTES, 2>(m, k, a, lda, g);
+      next(2);
+    }
   }
   for (; count > 0; next(1)) panel_rows<T, BYTES, 1>(m, k, a, lda, g);
 }
