@@ -100,23 +100,30 @@ def measure(
     initialisation and first-touch allocation are not the steady state.
     """
     fn(setup()) if setup else fn()
-    runs = []
-    for _ in range(_repeat(repeat)):
-        if setup is None:  # one clock around the loop: no timer overhead per call
-            t = timer()
-            for _ in range(number):
-                fn()
-            runs.append((timer() - t) / number)
-            continue
-        total = 0.0
-        for _ in range(number):
-            arg = setup()
-            t = timer()
-            out = fn(arg)
-            total += timer() - t
-            del arg, out
-        runs.append(total / number)
+    runs = [_run(fn, number, setup, timer) for _ in range(_repeat(repeat))]
     return Timing(min(runs), statistics.median(runs))
+
+
+def _run(
+    fn: Callable[..., object],
+    number: int,
+    setup: Callable[[], object] | None = None,
+    timer: Callable[[], float] = time.perf_counter,
+) -> float:
+    """Seconds per call over one run of `number` calls (see measure)."""
+    if setup is None:  # one clock around the loop: no timer overhead per call
+        t = timer()
+        for _ in range(number):
+            fn()
+        return (timer() - t) / number
+    total = 0.0
+    for _ in range(number):
+        arg = setup()
+        t = timer()
+        out = fn(arg)
+        total += timer() - t
+        del arg, out
+    return total / number
 
 
 def attempt(fn: Callable[[], T], what: str = "") -> T | None:
@@ -150,17 +157,33 @@ def compare(
     """One row of `report`: make(lib) sets up and returns the callable to time in `lib`
     ("flambeau", "numpy" or "torch"; `library(lib)` is the module), or a pair
     (fn, setup) timed as `measure(fn, setup=setup)`, or None for n/a. Libraries not in
-    `libs` or not installed are n/a."""
-    times = []
+    `libs` or not installed are n/a.
+
+    The libraries' runs take turns (one run of each, `repeat` times), so that what the
+    machine's neighbours do to its memory bandwidth and clock while the row runs falls
+    on every library alike: on a shared host, bandwidth-bound rows measured one library
+    after the other differed by up to 2x from one minute to the next."""
+    work: dict[str, tuple] = {}
     for lib in LIBRARIES:
-        fn = None
-        if lib in libs and library(lib) is not None:
-            fn = attempt(lambda lib=lib: make(lib), name)
+        if lib not in libs or library(lib) is None:
+            continue
+        fn = attempt(lambda lib=lib: make(lib), name)
         fn, setup = fn if isinstance(fn, tuple) else (fn, None)
-        run = lambda fn=fn, setup=setup: measure(  # noqa: E731
-            fn, repeat=repeat, number=number, setup=setup
-        )
-        times.append(attempt(run, name) if fn else None)
+        untimed = lambda fn=fn, setup=setup: _run(fn, 1, setup) >= 0  # noqa: E731
+        if fn is not None and attempt(untimed, name):  # one untimed call first, as measure
+            work[lib] = (fn, setup)
+    runs: dict[str, list[float]] = {lib: [] for lib in work}
+    for _ in range(_repeat(repeat)):
+        for lib in list(runs):
+            t = attempt(lambda lib=lib: _run(work[lib][0], number, work[lib][1]), name)
+            if t is None:  # it raised: n/a
+                del runs[lib]
+            else:
+                runs[lib].append(t)
+    times = [
+        Timing(min(runs[lib]), statistics.median(runs[lib])) if runs.get(lib) else None
+        for lib in LIBRARIES
+    ]
     return (name, *times)
 
 
