@@ -25,6 +25,8 @@ SHAPES = [
     (1, 8, 8, 4, 4, 0),  # a single tile
     (2, 64, 72, 30, 31, 1),  # several cache blocks per sample
     (1, 130, 8, 9, 9, 1),  # many input channels: a small block of tiles
+    (2, 40, 40, 9, 10, 1),  # two full panels and a part: AVX-512's 2-panel, 12-row tiles
+    (1, 48, 36, 14, 14, 1),  # three full panels (input gradient): a pair, then one
 ]
 # The weight gradient takes Winograd from 16 channels a side and 24 tiles per GEMM.
 WEIGHT_SHAPES = [
