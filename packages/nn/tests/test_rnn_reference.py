@@ -38,8 +38,8 @@ def reference(kind, module, x):
 
 
 rng = np.random.default_rng(11)
-SIZES = [(kind, hidden, batch) for kind in ("LSTM", "GRU", "RNN")
-         for hidden, batch in ((1, 1), (5, 2), (16, 12), (17, 13), (20, 25), (33, 37), (48, 32))]  # fmt: skip
+HIDDEN_BATCH = ((1, 1), (5, 2), (16, 12), (17, 13), (20, 25), (33, 37), (48, 32))
+SIZES = [(kind, hidden, batch) for kind in ("LSTM", "GRU", "RNN") for hidden, batch in HIDDEN_BATCH]
 
 
 @pytest.mark.parametrize("kind, hidden, batch", SIZES)
