@@ -38,6 +38,7 @@ using rnn::bias_at;
 using rnn::data_or_null;
 using rnn::for_rows;
 using rnn::kSingleOrDouble;
+using rnn::lstm_cell;
 using rnn::sigmoid_n;
 using rnn::tanh_n;
 
@@ -92,56 +93,37 @@ FLB_MULTIVERSION_BODY void copy_lanes(T* dst, const T* src, int64_t lanes) {
   }
 }
 
-// out[e] = f[e] c[e] + i[e] g[e]: the new cell state, where out may be c.
-template <class T>
-FLB_MULTIVERSION_BODY void cell_state(const T* __restrict i, const T* __restrict f,
-                                      const T* __restrict g, const T* c, T* out, int64_t n) {
-  for (int64_t e = 0; e < n; ++e) out[e] = f[e] * c[e] + i[e] * g[e];
-}
-
 // One LSTM step for the hidden units of block u, rows [0, bs). Gate q of row r is
 // computed at tile[q * n + r * kWidth + lane] (n = bs * kWidth) as the workspace row's
-// input projection + bias + h @ w_hh^T, and activated there; the block's running c is
-// kept in the same layout (c_block, B rows), so the cell arithmetic runs over whole
-// vectors. The step's gates and c go to the workspace rows, its h to hr's rows. Built
-// for each CPU capability (the arithmetic between the product and the activations is a
-// sixth of a step; the baseline copy runs it four floats at a time).
+// input projection (bias included) + h @ w_hh^T, and the cell runs there in one pass
+// (lstm_cell); the block's running c is kept in the same layout (c_block, B rows), and
+// its h goes to tile[4 n + ...]. The step's gates and c go to the workspace rows, its h
+// to hr's rows. Built for each CPU capability (the baseline copy moves a block's lanes
+// four floats at a time).
 template <class T>
 FLB_MULTIVERSION_BODY void lstm_block_step_body(const PackedMatrix<T>& w, int64_t u, int64_t bs,
-                                                int64_t H, int64_t P, const T* h, const T* bias,
-                                                T* ws_rows, int64_t W, T* c_block, T* hr,
-                                                int64_t ld_hr, T* tile) {
+                                                int64_t H, int64_t P, const T* h, T* ws_rows,
+                                                int64_t W, T* c_block, T* hr, int64_t ld_hr,
+                                                T* tile) {
   constexpr int64_t kWidth = PackedMatrix<T>::kWidth;
   const int64_t j0 = u * kWidth, lanes = w.panel(4 * u).width, n = bs * kWidth;
   packed_panel_product(h, P, bs, w, 4 * u, 4, ws_rows + j0, W, H, tile, kWidth, n);
-  for (int64_t q = 0; q < 4; ++q) {
-    T* tq = tile + q * n;
-    const T* bq = bias + q * H + j0;  // bias has kWidth zeros of padding at its end
-    for (int64_t r = 0; r < bs; ++r)
-      for (int64_t l = 0; l < kWidth; ++l) tq[r * kWidth + l] += bq[l];
+  T* h_block = tile + 4 * n;
+  lstm_cell(tile, c_block, h_block, n);
+  for (int64_t r = 0; r < bs; ++r) {
+    T* wr = ws_rows + r * W + j0;
+    for (int64_t q = 0; q < 4; ++q) copy_lanes(wr + q * H, tile + q * n + r * kWidth, lanes);
+    copy_lanes(wr + 4 * H, c_block + r * kWidth, lanes);
+    copy_lanes(hr + r * ld_hr + j0, h_block + r * kWidth, lanes);
   }
-  sigmoid_n(tile, tile, 2 * n);  // i and f
-  tanh_n(tile + 2 * n, tile + 2 * n, n);
-  sigmoid_n(tile + 3 * n, tile + 3 * n, n);
-  for (int64_t r = 0; r < bs; ++r)
-    for (int64_t q = 0; q < 4; ++q)
-      copy_lanes(ws_rows + r * W + q * H + j0, tile + q * n + r * kWidth, lanes);
-  cell_state(tile, tile + n, tile + 2 * n, c_block, c_block, n);
-  for (int64_t r = 0; r < bs; ++r)
-    copy_lanes(ws_rows + r * W + 4 * H + j0, c_block + r * kWidth, lanes);
-  T* out = tile + 2 * n;  // h = o tanh(c), in g's place
-  tanh_n(c_block, out, n);
-  for (int64_t e = 0; e < n; ++e) out[e] *= tile[3 * n + e];
-  for (int64_t r = 0; r < bs; ++r) copy_lanes(hr + r * ld_hr + j0, out + r * kWidth, lanes);
 }
 
 // lstm_block_step for float and double, each built per capability from the body above.
-#define FLB_LSTM_BLOCK_STEP(T)                                                            \
-  FLB_MULTIVERSION(                                                                       \
-      void, lstm_block_step,                                                              \
-      (const PackedMatrix<T>& w, int64_t u, int64_t bs, int64_t H, int64_t P, const T* h, \
-       const T* bias, T* ws_rows, int64_t W, T* c_block, T* hr, int64_t ld_hr, T* tile),  \
-      (w, u, bs, H, P, h, bias, ws_rows, W, c_block, hr, ld_hr, tile))
+#define FLB_LSTM_BLOCK_STEP(T)                                                                     \
+  FLB_MULTIVERSION(void, lstm_block_step,                                                          \
+                   (const PackedMatrix<T>& w, int64_t u, int64_t bs, int64_t H, int64_t P,         \
+                    const T* h, T* ws_rows, int64_t W, T* c_block, T* hr, int64_t ld_hr, T* tile), \
+                   (w, u, bs, H, P, h, ws_rows, W, c_block, hr, ld_hr, tile))
 FLB_LSTM_BLOCK_STEP(float)
 FLB_LSTM_BLOCK_STEP(double)
 #undef FLB_LSTM_BLOCK_STEP
@@ -162,11 +144,20 @@ void forward(const RnnLayerShape& s, const Tensor& input, const Tensor& hx, cons
 
   // The input projection of every step: into the workspace's gate columns (LSTM, GRU), or
   // a buffer for the plain RNN, which keeps no workspace.
+  // LSTM's rows start as its two biases, added once here rather than at every step.
   const bool plain = !lstm && !gru;
   Scratch<T> plain_pre = plain ? scratch<T>(N * G) : Scratch<T>();
   T* xg = plain ? plain_pre.data() : ws;
   const int64_t ld_xg = plain ? G : W;
-  gemm<T>(false, true, N, G, I, T(1), x, I, w_ih, I, T(0), xg, ld_xg);
+  const bool biased = lstm && b_ih;
+  if (biased) {
+    auto bias = scratch<T>(G);
+    for (int64_t j = 0; j < G; ++j) bias[j] = b_ih[j] + b_hh[j];
+    parallel_for(0, N, std::max<int64_t>(1, kGrainSize / G), [&](int64_t lo, int64_t hi) {
+      for (int64_t r = lo; r < hi; ++r) std::memcpy(ws + r * W, bias.data(), sizeof(T) * G);
+    });
+  }
+  gemm<T>(false, true, N, G, I, T(1), x, I, w_ih, I, T(biased ? 1 : 0), xg, ld_xg);
 
   // The running state: rows that have finished keep their last value, so at the end it
   // is (hy, cy) whatever the order of the steps.
@@ -182,9 +173,7 @@ void forward(const RnnLayerShape& s, const Tensor& input, const Tensor& hx, cons
     constexpr int64_t kWidth = PackedMatrix<T>::kWidth;
     const PackedMatrix<T> packed = lstm_gate_panels(w_hh, H, P);
     const int64_t blocks = packed.panels() / 4;
-    auto bias = scratch<T>(G + kWidth);
-    for (int64_t j = 0; j < G; ++j) bias[j] = bias_at(b_ih, j) + bias_at(b_hh, j);
-    auto tiles = scratch<T>(blocks * 4 * B * kWidth);
+    auto tiles = scratch<T>(blocks * 5 * B * kWidth);  // per block: 4 gates and h
     // The running c by block (block u's rows at c_blocks[u * B * kWidth + r * kWidth]),
     // from cx, back to cy at the end; finished rows keep their value.
     auto c_blocks = scratch<T>(blocks * B * kWidth);
@@ -201,9 +190,9 @@ void forward(const RnnLayerShape& s, const Tensor& input, const Tensor& hx, cons
       const int64_t ld_hr = proj ? W : P;
       parallel_for(0, blocks, 1, [&](int64_t lo, int64_t hi) {
         for (int64_t u = lo; u < hi; ++u)
-          lstm_block_step(packed, u, bs, H, P, h, bias.data(), ws + row0 * W, W,
+          lstm_block_step(packed, u, bs, H, P, h, ws + row0 * W, W,
                           c_blocks.data() + u * B * kWidth, hr, ld_hr,
-                          tiles.data() + u * 4 * B * kWidth);
+                          tiles.data() + u * 5 * B * kWidth);
       });
       if (proj) gemm<T>(false, true, bs, P, H, T(1), hr, W, w_hr, H, T(0), out + row0 * P, P);
       std::memcpy(h, out + row0 * P, sizeof(T) * bs * P);

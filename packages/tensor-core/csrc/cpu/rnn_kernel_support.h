@@ -20,6 +20,14 @@ inline void sigmoid_n(const float* in, float* out, int64_t n) { vec::sigmoid_f32
 inline void sigmoid_n(const double* in, double* out, int64_t n) { vec::sigmoid_f64(in, out, n); }
 inline void tanh_n(const float* in, float* out, int64_t n) { vec::tanh_f32(in, out, n); }
 inline void tanh_n(const double* in, double* out, int64_t n) { vec::tanh_f64(in, out, n); }
+// LSTM's cell over n lanes in place (vec_math.h): gates i f g o activated, c updated, h
+// written.
+inline void lstm_cell(float* gates, float* c, float* h, int64_t n) {
+  vec::lstm_cell_f32(gates, c, h, n);
+}
+inline void lstm_cell(double* gates, double* c, double* h, int64_t n) {
+  vec::lstm_cell_f64(gates, c, h, n);
+}
 
 // An optional tensor's data, or nullptr.
 template <class T>

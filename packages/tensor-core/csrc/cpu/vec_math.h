@@ -50,6 +50,11 @@ FLB_VEC_MATH_OPS(FLB_VEC_DECLARE)
   void name##_f64(const double* in, double* out, int64_t n);
 FLB_VEC_NN_OPS(FLB_VEC_DECLARE)
 #undef FLB_VEC_DECLARE
+// LSTM's cell over n lanes, in place: gates holds the pre-activations of i, f, g and o
+// (n each, in turn) and becomes sigmoid(i), sigmoid(f), tanh(g), sigmoid(o); c becomes
+// f c + i g; h (not overlapping either) gets o tanh(c).
+void lstm_cell_f32(float* gates, float* c, float* h, int64_t n);
+void lstm_cell_f64(double* gates, double* c, double* h, int64_t n);
 // out[i] = exp(in[i] - shift); returns the sum of out. in may equal out.
 float exp_shift_sum_f32(const float* in, float* out, int64_t n, float shift);
 double exp_shift_sum_f64(const double* in, double* out, int64_t n, double shift);
