@@ -72,21 +72,24 @@ FLB_MULTIVERSION_BODY double sum_contiguous_f32_body(const float* p, int64_t n) 
   return ((part[0] + part[1]) + (part[2] + part[3])) + rest;
 }
 
-// Rows of a matrix: four rows side by side, each with its own total.
+// Rows of a matrix, each with its own total: four rows side by side, a quarter of the
+// rows apart, so that each stream walks its quarter of the matrix in order, as
+// sum_contiguous_f32's quarters do (four adjacent rows read 10% slower from memory).
 template <int Width>
 FLB_MULTIVERSION_BODY void sum_rows_f32_body(const float* p, int64_t rows, int64_t ld, int64_t n,
                                              double* out, int64_t out_stride) {
-  const int64_t whole = n / kBlock * kBlock;
-  int64_t r = 0;
-  for (; r + kStreams <= rows && whole > 0; r += kStreams) {
+  const int64_t whole = n / kBlock * kBlock, quarter = whole > 0 ? rows / kStreams : 0;
+  for (int64_t r = 0; r < quarter; ++r) {
     double part[kStreams] = {};
     const float* runs[kStreams];
-    for (int s = 0; s < kStreams; ++s) runs[s] = p + (r + s) * ld;
+    for (int s = 0; s < kStreams; ++s) runs[s] = p + (r + s * quarter) * ld;
     sum_runs_body<Width>(runs, whole, part);
     for (int s = 0; s < kStreams; ++s)
-      out[(r + s) * out_stride] += part[s] + sum_run_body<Width>(runs[s] + whole, n - whole);
+      out[(r + s * quarter) * out_stride] +=
+          part[s] + sum_run_body<Width>(runs[s] + whole, n - whole);
   }
-  for (; r < rows; ++r) out[r * out_stride] += sum_run_body<Width>(p + r * ld, n);
+  for (int64_t r = kStreams * quarter; r < rows; ++r)
+    out[r * out_stride] += sum_run_body<Width>(p + r * ld, n);
 }
 
 // Columns: eight rows at a time are added in float (pairwise) and their sum folded
