@@ -23,7 +23,7 @@ from flambeau.utils.data._utils.failures import dead_worker_message, dump_stack
 from flambeau.utils.data._utils.fetch import gathers_index_tensors
 from flambeau.utils.data._utils.pin_memory import pin_memory
 from flambeau.utils.data._utils.ring import _FAST, _ParentRing, build, loads_fast, loads_result
-from flambeau.utils.data._utils.start import context_of, preload_forkserver
+from flambeau.utils.data._utils.start import context_of, import_for_workers, preload_forkserver
 from flambeau.utils.data._utils.worker import (
     _RAW_HEAD,
     _RAW_TASK,
@@ -84,6 +84,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._in_order = loader.in_order
         self._max_tasks = self._prefetch_factor * self._num_workers
         ctx = context_of(loader.multiprocessing_context)
+        import_for_workers(ctx)
         preload_forkserver(ctx)
         # Slots per worker: its prefetched batches, plus two the program may hold.
         nslots = self._prefetch_factor + 2
