@@ -159,31 +159,21 @@ def compare(
     (fn, setup) timed as `measure(fn, setup=setup)`, or None for n/a. Libraries not in
     `libs` or not installed are n/a.
 
-    The libraries' runs take turns (one run of each, `repeat` times), so that what the
-    machine's neighbours do to its memory bandwidth and clock while the row runs falls
-    on every library alike: on a shared host, bandwidth-bound rows measured one library
-    after the other differed by up to 2x from one minute to the next."""
-    work: dict[str, tuple] = {}
+    Each library's runs come together, after its untimed call. Taking the libraries'
+    runs in turns was tried (for a shared host whose memory bandwidth changes from
+    minute to minute): every run then started while the other libraries' idle threads
+    were still spinning (OpenBLAS's for tens of milliseconds), which slowed a 256^3
+    sgemm 18x; in one block, only the untimed call and the first run meet them."""
+    times = []
     for lib in LIBRARIES:
-        if lib not in libs or library(lib) is None:
-            continue
-        fn = attempt(lambda lib=lib: make(lib), name)
+        fn = None
+        if lib in libs and library(lib) is not None:
+            fn = attempt(lambda lib=lib: make(lib), name)
         fn, setup = fn if isinstance(fn, tuple) else (fn, None)
-        untimed = lambda fn=fn, setup=setup: _run(fn, 1, setup) >= 0  # noqa: E731
-        if fn is not None and attempt(untimed, name):  # one untimed call first, as measure
-            work[lib] = (fn, setup)
-    runs: dict[str, list[float]] = {lib: [] for lib in work}
-    for _ in range(_repeat(repeat)):
-        for lib in list(runs):
-            t = attempt(lambda lib=lib: _run(work[lib][0], number, work[lib][1]), name)
-            if t is None:  # it raised: n/a
-                del runs[lib]
-            else:
-                runs[lib].append(t)
-    times = [
-        Timing(min(runs[lib]), statistics.median(runs[lib])) if runs.get(lib) else None
-        for lib in LIBRARIES
-    ]
+        run = lambda fn=fn, setup=setup: measure(  # noqa: E731
+            fn, repeat=repeat, number=number, setup=setup
+        )
+        times.append(attempt(run, name) if fn else None)
     return (name, *times)
 
 
