@@ -157,7 +157,8 @@ void forward(const RnnLayerShape& s, const Tensor& input, const Tensor& hx, cons
       for (int64_t r = lo; r < hi; ++r) std::memcpy(ws + r * W, bias.data(), sizeof(T) * G);
     });
   }
-  gemm<T>(false, true, N, G, I, T(1), x, I, w_ih, I, T(biased ? 1 : 0), xg, ld_xg);
+  packed_gemm(x, I, N, PackedMatrix<T>(w_ih, I, true, I, PackedMatrix<T>::consecutive(G)), biased,
+              xg, ld_xg);
 
   // The running state: rows that have finished keep their last value, so at the end it
   // is (hy, cy) whatever the order of the steps.
@@ -376,8 +377,9 @@ void backward(const RnnLayerShape& s, const Tensor& grad_output, const Tensor& g
   }
 
   // The weights' and the input's gradients over every step at once.
-  gemm<T>(false, false, N, I, G, T(1), d_gates.data(), G, w_ih, I, T(0), grads.input->data_as<T>(),
-          I);
+  packed_gemm(d_gates.data(), G, N,
+              PackedMatrix<T>(w_ih, I, false, G, PackedMatrix<T>::consecutive(I)), false,
+              grads.input->data_as<T>(), I);
   gemm<T>(true, false, G, I, N, T(1), d_gates.data(), G, x, I, T(0), grads.w_ih->data_as<T>(), I);
   gemm<T>(true, false, G, P, N, T(1), d_hgates, G, h_prev.data(), P, T(0), grads.w_hh->data_as<T>(),
           P);
