@@ -4,6 +4,7 @@
 
 #include "generated/ops_tensor.h"
 #include "python/binding_support.h"
+#include "python/device_bindings.h"
 #include "python/profiler.h"
 #include "python/registry.h"
 #include "python/size_type.h"
@@ -13,20 +14,6 @@ namespace flambeau::python {
 namespace {
 
 using size_type::size_object;
-
-// The Python device of d: devices are immutable, so one object per (type, index) for
-// indices below kCachedIndices is made once and handed out again (t.device is read
-// often, and a new pybind11 instance each time cost 70 ns). Kept for the process's
-// life: no destructor runs after the interpreter is gone.
-py::object device_object(const Device& d) {
-  constexpr int kCachedIndices = 64;
-  static PyObject* cache[kMaxDeviceTypes][kCachedIndices + 1] = {};
-  if (d.type < 0 || d.type >= kMaxDeviceTypes || d.index < -1 || d.index >= kCachedIndices)
-    return py::cast(d);
-  PyObject*& slot = cache[d.type][d.index + 1];
-  if (!slot) slot = py::cast(d).release().ptr();
-  return py::reinterpret_borrow<py::object>(slot);
-}
 
 py::tuple int_tuple(IntList v) {
   py::tuple t(v.size());
