@@ -30,33 +30,32 @@ FLB_MULTIVERSION_BODY void sum_runs_body(const float* const* run, int64_t len, d
   }
 }
 
-// The same over one run of any length: whole blocks, then what is left (shorter than a
-// block) in the same lanes, then in one register's lanes, then one by one.
+// The float sum of p[0, n), n a multiple of LANES, folded in LANES lanes (n is at most
+// a block, which bounds the rounding error).
+template <int LANES>
+FLB_MULTIVERSION_BODY float fold_lanes(const float* p, int64_t n) {
+  float lanes[LANES] = {};
+  for (int64_t i = 0; i < n; i += LANES)
+    for (int k = 0; k < LANES; ++k) lanes[k] += p[i + k];
+  float block = 0.0f;
+  for (int k = 0; k < LANES; ++k) block += lanes[k];
+  return block;
+}
+
+// The same over one run of any length: blocks in the lanes of four registers (the last
+// one shorter), then the rest in one register's lanes, then one by one.
 template <int Width>
 FLB_MULTIVERSION_BODY double sum_run_body(const float* p, int64_t n) {
-  constexpr int kLanes = Width;
+  constexpr int kLanes = Width, kVector = Width / 4;
   double total = 0.0;
   int64_t i = 0;
-  while (i + kLanes <= n) {
-    const int64_t whole = n - (n - i) % kLanes;  // the lanes' last full group ends here
-    const int64_t end = whole < i + kBlock ? whole : i + kBlock;
-    float lanes[kLanes] = {};
-    for (; i < end; i += kLanes)
-      for (int k = 0; k < kLanes; ++k) lanes[k] += p[i + k];
-    float block = 0.0f;
-    for (int k = 0; k < kLanes; ++k) block += lanes[k];
-    total += static_cast<double>(block);
-  }
-  constexpr int kVector = kLanes / 4;  // one register's floats
-  if (i + kVector <= n) {
-    float lanes[kVector] = {};
-    for (; i + kVector <= n; i += kVector)
-      for (int k = 0; k < kVector; ++k) lanes[k] += p[i + k];
-    float block = 0.0f;
-    for (int k = 0; k < kVector; ++k) block += lanes[k];
-    total += static_cast<double>(block);
-  }
-  for (; i < n; ++i) total += static_cast<double>(p[i]);
+  for (const int64_t whole = n / kLanes * kLanes; i < whole; i += kBlock)
+    total +=
+        static_cast<double>(fold_lanes<kLanes>(p + i, whole - i < kBlock ? whole - i : kBlock));
+  i = n / kLanes * kLanes;
+  const int64_t vectors = (n - i) / kVector * kVector;
+  if (vectors > 0) total += static_cast<double>(fold_lanes<kVector>(p + i, vectors));
+  for (i += vectors; i < n; ++i) total += static_cast<double>(p[i]);
   return total;
 }
 

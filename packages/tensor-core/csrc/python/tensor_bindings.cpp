@@ -2,12 +2,15 @@
 // conversions to Python numbers.
 #include <pybind11/pybind11.h>
 
+#include <utility>
+
 #include "generated/ops_tensor.h"
 #include "python/binding_support.h"
 #include "python/device_bindings.h"
 #include "python/profiler.h"
 #include "python/registry.h"
 #include "python/size_type.h"
+#include "python/tensor_attributes.h"
 
 namespace flambeau::python {
 
@@ -58,9 +61,33 @@ void set_data(const Tensor& self, py::handle value) {
   self->set_geometry(sizes, strides, src->offset());
 }
 
+}  // namespace
+
+namespace tensor_attributes {
+namespace {
+PyObject* shape(const TensorImpl& t) { return size_object(t.sizes()).release().ptr(); }
+PyObject* dtype(const TensorImpl& t) { return Py_NewRef(dtype_object(t.dtype())); }
+PyObject* device(const TensorImpl& t) { return device_object(t.device()).release().ptr(); }
+PyObject* ndim(const TensorImpl& t) { return PyLong_FromLongLong(t.dim()); }
+
+const std::pair<const char*, Getter> kGetters[] = {
+    {"shape", shape}, {"dtype", dtype}, {"device", device}, {"ndim", ndim}};
+}  // namespace
+
+Getter find(PyObject* name) {
+  for (const auto& [n, g] : kGetters)
+    if (PyUnicode_CompareWithASCIIString(name, n) == 0) return g;
+  return nullptr;
+}
+}  // namespace tensor_attributes
+
+namespace {
+
 void bind_tensor(py::module_& m, py::object cls_obj) {
   auto cls = py::reinterpret_borrow<py::class_<TensorImpl, Tensor>>(cls_obj);
-  cls.def_property_readonly("shape", [](const Tensor& t) { return size_object(t->sizes()); })
+  using tensor_attributes::get;
+  cls.def_property_readonly("shape",
+                            [](const Tensor& t) { return get(tensor_attributes::shape, t); })
       .def(
           "size",
           [](const Tensor& t, py::object dim) -> py::object {
@@ -77,14 +104,14 @@ void bind_tensor(py::module_& m, py::object cls_obj) {
           py::arg("dim") = py::none())
       .def("dim", [](const Tensor& t) { return t->dim(); })
       .def("ndimension", [](const Tensor& t) { return t->dim(); })
-      .def_property_readonly("ndim", [](const Tensor& t) { return t->dim(); })
+      .def_property_readonly("ndim",
+                             [](const Tensor& t) { return get(tensor_attributes::ndim, t); })
       .def("numel", [](const Tensor& t) { return t->numel(); })
       .def("nelement", [](const Tensor& t) { return t->numel(); })
       .def_property_readonly("dtype",
-                             [](const Tensor& t) {
-                               return py::reinterpret_borrow<py::object>(dtype_object(t->dtype()));
-                             })
-      .def_property_readonly("device", [](const Tensor& t) { return device_object(t->device()); })
+                             [](const Tensor& t) { return get(tensor_attributes::dtype, t); })
+      .def_property_readonly("device",
+                             [](const Tensor& t) { return get(tensor_attributes::device, t); })
       .def_property_readonly("is_cpu", [](const Tensor& t) { return t->device().is_cpu(); })
       .def_property_readonly("is_cuda", [](const Tensor& t) { return t->device().type == kCUDA; })
       // is_contiguous(memory_format=...) is bound in memory_format_bindings.cpp.

@@ -10,9 +10,8 @@
 // Unknown attributes (fget, __signature__, ...) are looked up on impl. While no
 // overriding class or mode exists, a call costs one branch more than impl's.
 #include "python/autograd_meta.h"
-#include "python/device_bindings.h"
 #include "python/registry.h"
-#include "python/size_type.h"
+#include "python/tensor_attributes.h"
 #include "python/torch_function.h"
 // After Python.h (which registry.h includes through pybind11).
 #include <structmember.h>
@@ -20,27 +19,11 @@
 namespace flambeau::python::torch_function {
 namespace {
 
-// The Tensor properties read the most, answered here when nothing takes the call, with
-// what their wrapped property returns but without pybind11's call of it (t.dtype 48 ->
-// about 30 ns, t.shape 76 -> about 55).
-using FastGet = PyObject* (*)(const TensorImpl&);
-struct FastGetter {
-  const char* name;
-  FastGet get;
-};
-const FastGetter kFastGetters[] = {
-    {"dtype", [](const TensorImpl& t) { return Py_NewRef(dtype_object(t.dtype())); }},
-    {"device", [](const TensorImpl& t) { return device_object(t.device()).release().ptr(); }},
-    {"shape",
-     [](const TensorImpl& t) { return size_type::size_object(t.sizes()).release().ptr(); }},
-    {"ndim", [](const TensorImpl& t) { return PyLong_FromLongLong(t.dim()); }},
-};
-
 struct Wrapper {
   PyObject_HEAD PyObject* name;  // str
   PyObject* impl;
-  vectorcallfunc vectorcall;  // methods only
-  FastGet fast;               // properties of kFastGetters only
+  vectorcallfunc vectorcall;       // methods only
+  tensor_attributes::Getter fast;  // the most-read properties (tensor_attributes.h)
 };
 
 extern PyTypeObject method_type;
@@ -149,9 +132,7 @@ PyObject* wrapper_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
   w->name = Py_NewRef(name);
   w->impl = Py_NewRef(impl);
   if (type == &method_type) w->vectorcall = method_vectorcall;
-  if (type == &property_type)
-    for (const FastGetter& g : kFastGetters)
-      if (PyUnicode_CompareWithASCIIString(name, g.name) == 0) w->fast = g.get;
+  if (type == &property_type) w->fast = tensor_attributes::find(name);
   return self;
 }
 
