@@ -85,3 +85,93 @@ def test_vjp_is_backwards_other_name():
         Neither.apply(x).backward()
     with pytest.raises(NotImplementedError, match="implement the forward function"):
         Function.apply(x)
+
+
+class BatchedMatmul(Function):
+    """A Function whose backward returns the gradient of a broadcast input unreduced, as
+    libraries such as linear_operator do: the engine sums it down to the input's shape."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a @ b
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        return grad @ b.mT, a.mT @ grad  # (3, 5, 5) for a (5, 5) a; b's is its own shape
+
+
+def test_a_broadcast_gradient_is_summed_to_its_inputs_shape():
+    a = F.randn(5, 5, dtype=F.float64, requires_grad=True)
+    b = F.randn(3, 5, 4, dtype=F.float64, requires_grad=True)
+    BatchedMatmul.apply(a, b).sum().backward()
+    assert a.grad.shape == (5, 5)
+    expected = (F.ones(3, 5, 4, dtype=F.float64) @ b.detach().mT).sum(0)
+    assert F.allclose(a.grad, expected)
+    assert F.autograd.gradcheck(BatchedMatmul.apply, (a, b))
+
+
+class WrongShape(Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, grad):
+        return F.ones(3)
+
+
+class WrongDevice(Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.to("meta")
+
+
+class HalfGrad(Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.half()
+
+
+def test_a_gradient_that_cannot_fit_its_input_is_refused_as_in_pytorch():
+    x = F.ones(2, requires_grad=True)
+    with pytest.raises(
+        RuntimeError,
+        match=r"Function WrongShapeBackward returned an invalid gradient at index 0 - got "
+        r"\[3\] but expected shape compatible with \[2\]",
+    ):
+        WrongShape.apply(x).sum().backward()
+    with pytest.raises(RuntimeError, match="expected device cpu but got meta"):
+        WrongDevice.apply(x).sum().backward()
+    HalfGrad.apply(x).sum().backward()  # cast back to the input's dtype
+    assert x.grad.dtype == F.float32
+
+
+class TwoOutputs(Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2, (x * 3).to(F.float64)
+
+    @staticmethod
+    def backward(ctx, g1, g2):
+        seen_grads.append((g1.dtype, g2.dtype, g2.sum().item()))
+        return g1 * 2 + g2.float() * 3
+
+
+seen_grads = []
+
+
+def test_an_unused_outputs_gradient_is_zeros_of_that_outputs_dtype():
+    x = F.ones(2, requires_grad=True)
+    first, _ = TwoOutputs.apply(x)
+    first.sum().backward()
+    assert seen_grads[-1] == (F.float32, F.float64, 0.0)

@@ -10,7 +10,9 @@ Reads ops/*.yaml (the one declaration of every operator) and writes:
   plus the runtime copy of the table behind ``flambeau.ops_table()``.
 
 Table entry keys: func (schema), category, doc, variants (function/method),
-inplace (bool), out (bool), dunder (list), python_name (optional),
+inplace (bool), out (true: the frontend takes the out= destination; copy: the binding
+writes the frontend's result into out=, for operators whose kernels gain nothing from
+writing in place), dunder (list), python_name (optional),
 nondeterministic (device types whose kernels are not deterministic),
 nondeterministic_if (the argument condition under which they are not),
 autocast (how autocast casts the floating-point arguments: lower_precision_fp,
@@ -97,7 +99,13 @@ class Op:
 
     @property
     def has_out(self) -> bool:
-        return bool(self.entry.get("out") or self.entry.get("inplace"))
+        """Whether the frontend takes a destination (out=, or self of an in-place call)."""
+        return self.entry.get("out") is True or bool(self.entry.get("inplace"))
+
+    @property
+    def copies_out(self) -> bool:
+        """out= is the binding's: the result is copied into it (``out: copy``)."""
+        return self.entry.get("out") == "copy"
 
     @property
     def tuple_out(self) -> bool:
@@ -213,6 +221,28 @@ def py_return(op: Op, call: str, ret_names: str) -> list[str]:
     return [f"return py::cast({call});"]
 
 
+def copied_out(op: Op, call: str, ret_names: str, py_name: str) -> list[str]:
+    """An ``out: copy`` operator given out=: its result written into the out= tensors."""
+    idx = len(op.params)
+    if len(op.returns) == 1:
+        return [
+            f"if (!p.is_none({idx})) {{",
+            f'  write_out(p.out({idx}), {call}, "{py_name}");',
+            f"  return py::reinterpret_borrow<py::object>(p.raw({idx}));",
+            "}",
+        ]
+    n = len(op.returns)
+    written = ", ".join(f'write_out(outs, {i}, std::get<{i}>(r), "{py_name}")' for i in range(n))
+    return [
+        f"if (!p.is_none({idx})) {{",
+        f"  std::vector<Tensor> outs = p.tensors({idx});",
+        f'  check_out_tuple(outs, {n}, "{py_name}");',
+        f"  auto r = {call};",
+        f"  return make_return({ret_names}, std::make_tuple({written}));",
+        "}",
+    ]
+
+
 def view_marked(op: Op, call: str) -> str:
     """The call with its outputs marked as views of its first input (``view: true``)."""
     rtype = op.returns[0][0]
@@ -272,6 +302,8 @@ def check_entry(entry: dict) -> None:
     unknown = sorted(set(entry) - ENTRY_KEYS)
     if unknown:
         raise SystemExit(f"{entry.get('func')}: unknown table keys {unknown}")
+    if entry.get("out", False) not in (True, False, "copy"):
+        raise SystemExit(f"{entry.get('func')}: out is true, false or copy, not {entry['out']!r}")
 
 
 def factory_extras(group: list[Op]) -> tuple[str, ...]:
@@ -448,7 +480,7 @@ def gen_group(name: str, ops: list[Op], method: bool, py_name: str) -> list[str]
     ]
     for k, (op, w) in enumerate(zip(ops, with_out)):
         args = call_args(op)
-        if op.tuple_out:  # the frontend returns the out tensors themselves
+        if op.tuple_out and not op.copies_out:  # the frontend returns the out tensors
             out_idx = len(op.params)
             empty = "std::vector<Tensor>{}"
             args.append(f"p.is_none({out_idx}) ? {empty} : p.tensors({out_idx})" if w else empty)
@@ -459,7 +491,9 @@ def gen_group(name: str, ops: list[Op], method: bool, py_name: str) -> list[str]
         ret_names = f"{op.cpp_name}_return_type()"
         lines.append(f"    case {k}: {{")
         lines += deterministic_check(op, "      ")
-        if w and not op.tuple_out:
+        if w and op.copies_out:
+            lines += ["      " + line for line in copied_out(op, call, ret_names, py_name)]
+        if w and not op.tuple_out and not op.copies_out:
             lines.append(f"      if (!p.is_none({len(op.params)})) {{")
             lines.append(f"        {call};")
             lines.append(

@@ -1,6 +1,8 @@
 """Indexing: basic indices give views matching NumPy, advanced ones (tensors, lists, arrays,
 masks) give copies with NumPy's placement of the index dims; __setitem__ writes either way."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -145,6 +147,24 @@ def arange_np(*shape):
     return np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
 
 
+def numpy_index(index):
+    """The NumPy index meaning what index means to PyTorch: tensors as arrays, and a short
+    list holding a sequence, slice, None, Ellipsis or tensor read as the tuple of its items
+    (PyTorch's rule, which NumPy dropped)."""
+    as_np = lambda i: i.numpy() if isinstance(i, torch.Tensor) else i  # noqa: E731
+    if isinstance(index, list):
+        if not index:
+            return np.array([], dtype=np.int64)
+        if len(index) < 32 and any(
+            isinstance(i, (list, tuple, slice, torch.Tensor)) or i is None or i is Ellipsis
+            for i in index
+        ):
+            return tuple(as_np(i) for i in index)
+    if isinstance(index, tuple):
+        return tuple(as_np(i) for i in index)
+    return as_np(index)
+
+
 ADVANCED = [
     lambda: [0, 2, -1],
     lambda: np.array([[0, 1], [2, 2]]),
@@ -171,13 +191,7 @@ def test_advanced_getitem_matches_numpy_and_copies(make_index):
     a = arange_np(3, 4, 5)
     t = torch.from_numpy(a.copy())
     index = make_index()
-    np_index = (
-        tuple(i.numpy() if isinstance(i, torch.Tensor) else i for i in index)
-        if isinstance(index, tuple)
-        else (index.numpy() if isinstance(index, torch.Tensor) else index)
-    )
-    if isinstance(np_index, list) and not np_index:
-        np_index = np.array([], dtype=np.int64)
+    np_index = numpy_index(index)
     r = t[index]
     np.testing.assert_array_equal(r.numpy(), a[np_index])
     assert not r._is_view_of(t)
@@ -188,13 +202,7 @@ def test_advanced_setitem_matches_numpy(make_index):
     a = arange_np(3, 4, 5)
     t = torch.from_numpy(a.copy())
     index = make_index()
-    np_index = (
-        tuple(i.numpy() if isinstance(i, torch.Tensor) else i for i in index)
-        if isinstance(index, tuple)
-        else (index.numpy() if isinstance(index, torch.Tensor) else index)
-    )
-    if isinstance(np_index, list) and not np_index:
-        np_index = np.array([], dtype=np.int64)
+    np_index = numpy_index(index)
     t[index] = -1.0
     a[np_index] = -1.0
     np.testing.assert_array_equal(t.numpy(), a)
@@ -203,6 +211,30 @@ def test_advanced_setitem_matches_numpy(make_index):
     t[index] = torch.from_numpy(values)  # cast to float32
     a[np_index] = values
     np.testing.assert_array_equal(t.numpy(), a)
+
+
+def test_short_list_of_indices_reads_as_a_tuple_with_a_warning():
+    # PyTorch's rule (from old NumPy): x[[a, b]] is x[a, b] when the list holds a
+    # sequence, slice, None, Ellipsis or tensor; a list of ints stays one index.
+    a = arange_np(3, 4, 5)
+    t = torch.from_numpy(a.copy())
+    for index, expected in (
+        ([slice(None), slice(0, 2)], a[:, 0:2]),
+        ([None, 0], a[None, 0]),
+        ([Ellipsis, 1], a[..., 1]),
+        ([[0, 1], [1, 0]], a[[0, 1], [1, 0]]),
+        ([torch.tensor([0, 2]), 1], a[[0, 2], 1]),
+    ):
+        with pytest.warns(UserWarning, match="non-tuple sequence for multidimensional"):
+            np.testing.assert_array_equal(t[index].numpy(), expected)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(t[[0, 2, 2]].numpy(), a[[0, 2, 2]])
+        np.testing.assert_array_equal(t[np.array([[0, 1], [1, 0]])].numpy(), a[[[0, 1], [1, 0]]])
+        assert t[list(range(3)) * 11].shape == (33, 4, 5)  # 32 items or more: one index
+    with pytest.warns(UserWarning):
+        t[[slice(None), 0]] = -1.0
+    assert (t[:, 0] == -1).all() and (t[:, 1:] != -1).all()
 
 
 def test_integers_select_before_advanced_placement():

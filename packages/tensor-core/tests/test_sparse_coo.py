@@ -268,7 +268,7 @@ def test_conversions_and_copies():
     assert d.dtype == F.float64 and d.layout is F.sparse_coo
     assert s.to(F.int64).dtype == F.int64
     assert s.cpu().device.type == "cpu"
-    assert s.type() == "flambeau.sparse.FloatTensor"
+    assert s.type() == "torch.sparse.FloatTensor"
     c = s.clone()
     c.mul_(0)
     np.testing.assert_allclose(s.to_dense().numpy(), DENSE)  # the clone owns its data
@@ -378,3 +378,33 @@ def test_a_sparse_parameter_keeps_its_layout():
 
     clone = copy.deepcopy(module)
     assert isinstance(clone.w, nn.Parameter) and clone.w.layout is F.sparse_coo
+
+
+def test_legacy_sparse_types_construct_and_check():
+    i, v = F.tensor([[0, 1], [1, 0]]), F.tensor([1.0, 2.0], dtype=F.float64)
+    with pytest.warns(UserWarning, match="deprecated"):
+        s = F.sparse.FloatTensor(i, v, F.Size([2, 3]))
+    # As PyTorch's: the values keep their dtype, so this is a float64 tensor.
+    assert s.layout is F.sparse_coo and s.dtype == F.float64 and s.shape == (2, 3)
+    np.testing.assert_array_equal(s.to_dense().numpy(), [[0, 1, 0], [2, 0, 0]])
+    e = F.sparse.FloatTensor(2, 3)
+    assert e.shape == (2, 3) and e._nnz() == 0 and e.dtype == F.float32
+    assert F.sparse.LongTensor().shape == (0,)
+    assert F.sparse.DoubleTensor(F.Size([4])).shape == (4,)
+    assert isinstance(e, F.sparse.FloatTensor) and not isinstance(e, F.sparse.DoubleTensor)
+    assert not isinstance(F.zeros(2), F.sparse.FloatTensor)
+    assert not isinstance(e, F.FloatTensor)  # the dense type is for strided tensors
+    assert e.type() == "torch.sparse.FloatTensor"
+    with pytest.raises(TypeError, match="invalid combination of arguments"):
+        F.sparse.FloatTensor(F.zeros(2))
+    with pytest.raises(RuntimeError, match="expects device type: cpu"):
+        F.sparse.FloatTensor(2, device="meta")
+
+
+def test_dsmm_and_hsmm_are_the_older_names_of_spmm_and_hspmm():
+    s = F.tensor([[0.0, 2.0], [1.0, 0.0]]).to_sparse()
+    d = F.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    np.testing.assert_array_equal(F.dsmm(s, d).numpy(), F.spmm(s, d).numpy())
+    h = F.hsmm(s, d)
+    assert h.layout is F.sparse_coo
+    np.testing.assert_array_equal(h.to_dense().numpy(), F.hspmm(s, d).to_dense().numpy())

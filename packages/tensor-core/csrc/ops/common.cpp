@@ -116,6 +116,29 @@ void resize_out(const Tensor& t, IntList sizes) {
   }
 }
 
+void check_out_tuple(const std::vector<Tensor>& out, size_t n, const char* op) {
+  FLB_CHECK_T(TypeError, out.empty() || out.size() == n, op, "(): out= must be a tuple of ", n,
+              " tensors, got ", out.size());
+}
+
+Tensor write_out(const std::vector<Tensor>& out, size_t i, const Tensor& result, const char* op) {
+  if (out.empty()) return result;
+  const Tensor& t = out[i];
+  FLB_CHECK(t->dtype() == result->dtype(), op, "(): expected out tensor ", i, " to have dtype ",
+            dtype_name(result->dtype()), ", but got ", dtype_name(t->dtype()));
+  Tensor dest =
+      prepare_out(OutArg::into(t), result->sizes(), result->dtype(), result->device(), op);
+  copy_into(dest, result);
+  return dest;
+}
+
+Tensor write_out(const OutArg& out, const Tensor& result, const char* op) {
+  if (!out.given()) return result;
+  Tensor dest = prepare_out(out, result->sizes(), result->dtype(), result->device(), op);
+  copy_into(dest, result);
+  return dest;
+}
+
 Tensor prepare_out(const OutArg& out, IntList shape, ScalarType result, Device device,
                    const char* op) {
   if (!out.given()) return empty(shape, result, device);

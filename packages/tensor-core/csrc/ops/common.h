@@ -49,6 +49,15 @@ void check_no_internal_overlap(const Tensor& t, const char* op = nullptr);
 // tensor the result goes to.
 Tensor prepare_out(const OutArg& out, IntList shape, ScalarType result, Device device,
                    const char* op);
+// PyTorch's out=: `result` written into the out= tensor (resized to its shape; the
+// result's dtype must be castable to out's) and that tensor returned; `result` itself
+// when no out= was given.
+Tensor write_out(const OutArg& out, const Tensor& result, const char* op);
+// The same for tensor i of a tuple out= (whose dtypes must match exactly, as PyTorch's
+// multi-output operators require); `result` itself when out is empty.
+Tensor write_out(const std::vector<Tensor>& out, size_t i, const Tensor& result, const char* op);
+// Checks a tuple out= has `n` tensors (or none).
+void check_out_tuple(const std::vector<Tensor>& out, size_t n, const char* op);
 // Tensor from a Python number: a 0-dim wrapped number on the CPU.
 Tensor scalar_tensor(const Scalar& s, ScalarType dtype);
 // The device of an elementwise operator's inputs: 0-dim CPU tensors and wrapped numbers

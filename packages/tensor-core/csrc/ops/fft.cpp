@@ -137,13 +137,6 @@ void check_out_dtype(const Transform& t, const OutArg& out, const char* op) {
   }
 }
 
-Tensor finish(const Tensor& y, const OutArg& out, const char* op) {
-  if (!out.given()) return y;
-  Tensor dest = prepare_out(out, y->sizes(), y->dtype(), y->device(), op);
-  copy_into(dest, y);
-  return dest;
-}
-
 Tensor run(const Transform& t, const char* op, const Tensor& input, Plan p,
            const std::optional<std::string>& norm, const OutArg& out) {
   if (t.kind != Kind::C2C) FLB_CHECK(!p.dims.empty(), op, " must transform at least one axis");
@@ -181,7 +174,7 @@ Tensor run(const Transform& t, const char* op, const Tensor& input, Plan p,
     if (t.conj) x = conj(x);
     y = _fft_c2r(x, p.dims, scale, last_dim_size);
   }
-  return finish(y, out, op);
+  return write_out(out, y, op);
 }
 
 }  // namespace

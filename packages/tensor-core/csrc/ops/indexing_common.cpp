@@ -23,9 +23,7 @@ Tensor finish(const Tensor& result, const OutArg& out, const char* op) {
   if (!out.given() || out.inplace) return result;
   FLB_CHECK(out.tensor->dtype() == result->dtype(), op, ": expected out= to have dtype ",
             dtype_name(result->dtype()), ", but got ", dtype_name(out.tensor->dtype()));
-  Tensor dest = prepare_out(out, result->sizes(), result->dtype(), result->device(), op);
-  copy_into(dest, result);
-  return dest;
+  return write_out(out, result, op);
 }
 
 Tensor long_index(const Tensor& index, const char* op, bool allow_int32) {

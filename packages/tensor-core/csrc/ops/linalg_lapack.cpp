@@ -25,7 +25,6 @@
 namespace flambeau::ops {
 
 using linalg::batch_of;
-using linalg::finish;
 using linalg::real_dtype;
 using namespace lapack_frontend;
 
@@ -174,7 +173,7 @@ Tensor linalg_inv(const Tensor& A, const OutArg& out) {
   check_matrix("linalg.inv", A, true);
   auto [inv, info] = linalg_inv_ex(A, false);
   check_info("linalg.inv", info, A->dim() > 2, singular_msg);
-  return finish(out, inv, "linalg.inv");
+  return write_out(out, inv, "linalg.inv");
 }
 
 namespace {
@@ -236,8 +235,8 @@ std::tuple<Tensor, Tensor> solve_impl(const Tensor& A, const Tensor& B, bool lef
 }  // namespace
 
 Tensor linalg_solve(const Tensor& A, const Tensor& B, bool left, const OutArg& out) {
-  return finish(out, std::get<0>(solve_impl(A, B, left, true, "torch.linalg.solve")),
-                "linalg.solve");
+  return write_out(out, std::get<0>(solve_impl(A, B, left, true, "torch.linalg.solve")),
+                   "linalg.solve");
 }
 
 std::tuple<Tensor, Tensor> linalg_solve_ex(const Tensor& A, const Tensor& B, bool left,
@@ -266,7 +265,7 @@ Tensor linalg_solve_triangular(const Tensor& input, const Tensor& B, bool upper,
   if (x->numel() && n > 0)
     kernel<kernels::linalg_trsm>(input->device())(a, reshape(x, {bn, r, c}), left, upper,
                                                   unitriangular);
-  return finish(out, x, op);
+  return write_out(out, x, op);
 }
 
 std::tuple<Tensor, Tensor, Tensor, Tensor> linalg_lstsq(const Tensor& input, const Tensor& b,
@@ -359,7 +358,7 @@ Tensor linalg_cholesky(const Tensor& input, bool upper, const OutArg& out) {
                    "positive-definite (the leading minor of order ", i,
                    " is not positive-definite).");
   });
-  return finish(out, L, "linalg.cholesky");
+  return write_out(out, L, "linalg.cholesky");
 }
 
 // ---- QR ----

@@ -15,7 +15,6 @@
 namespace flambeau::ops {
 
 using linalg::batch_of;
-using linalg::finish;
 using namespace lapack_frontend;
 
 namespace {
@@ -109,7 +108,7 @@ Tensor linalg_ldl_solve(const Tensor& LD, const Tensor& pivots, const Tensor& B,
   if (rhs->numel() && n > 0)
     kernel<kernels::linalg_sytrs>(LD->device())(colmajor(expand_batch(LD, batch, op)),
                                                 reshape(piv, {bn, n}), rhs, hermitian);
-  return finish(out, as_matrices(rhs, batch, n, k), "linalg.ldl_solve");
+  return write_out(out, as_matrices(rhs, batch, n, k), "linalg.ldl_solve");
 }
 
 }  // namespace flambeau::ops

@@ -15,13 +15,6 @@ namespace flambeau::ops {
 
 namespace linalg {
 
-Tensor finish(const OutArg& out, const Tensor& res, const char* op) {
-  if (!out.given()) return res;
-  Tensor dest = prepare_out(out, res->sizes(), res->dtype(), res->device(), op);
-  copy_into(dest, res);
-  return dest;
-}
-
 Tensor conj(const Tensor& t) {
   if (!is_complex(t->dtype())) return t;
   return ops::contiguous(ops::conj_physical(t, OutArg::none()));  // (on t's device)
@@ -38,8 +31,6 @@ ScalarType real_dtype(ScalarType t) {
 }
 
 }  // namespace linalg
-
-using linalg::finish;
 
 namespace {
 
@@ -71,7 +62,7 @@ Tensor add_scaled(const char* op, const Tensor& input, const Tensor& product, co
   Tensor p = scaled(product, alpha);
   const bool beta_zero = !beta.is_complex() && beta.to_double() == 0.0;
   Tensor res = beta_zero ? p : add(scaled(expand_to(input, p->sizes(), op), beta), p, 1, {});
-  return finish(out, res, op);
+  return write_out(out, res, op);
 }
 
 }  // namespace
@@ -169,7 +160,7 @@ Tensor tensordot(const Tensor& a, const Tensor& b, IntList dims_a, IntList dims_
   ScalarType dt = result_type({&a, &b});
   Tensor lhs = reshape(permute(to_dtype(a, dt), perm_a), {m, k});
   Tensor rhs = reshape(permute(to_dtype(b, dt), perm_b), {k, n});
-  return finish(out, reshape(mm(lhs, rhs, {}), shape), "tensordot");
+  return write_out(out, reshape(mm(lhs, rhs, {}), shape), "tensordot");
 }
 
 Tensor tensordot_int(const Tensor& a, const Tensor& b, int64_t dims, const OutArg& out) {
@@ -196,7 +187,7 @@ Tensor kron(const Tensor& input, const Tensor& other, const OutArg& out) {
     shape.push_back(na * nb);
   }
   Tensor prod = mul(reshape(input, sa), reshape(other, sb), {});
-  return finish(out, reshape(prod, shape), "kron");
+  return write_out(out, reshape(prod, shape), "kron");
 }
 
 namespace {

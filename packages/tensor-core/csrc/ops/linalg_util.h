@@ -5,8 +5,6 @@
 
 namespace flambeau::ops::linalg {
 
-// `res` written into the out=/in-place destination when there is one.
-Tensor finish(const OutArg& out, const Tensor& res, const char* op);
 // The complex conjugate of t (t itself when it is real).
 Tensor conj(const Tensor& t);
 // t with its last two dims swapped and conjugated (the adjoint A^H).

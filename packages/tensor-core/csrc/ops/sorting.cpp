@@ -31,33 +31,10 @@ Tensor from_rows(const Tensor& rows, IntList sizes, int64_t d, int64_t m, bool k
   return d == last ? t : ops::movedim(t, DimVector{last}, DimVector{d});
 }
 
-void check_out_tuple(const std::vector<Tensor>& out, size_t n, const char* op) {
-  FLB_CHECK_T(TypeError, out.empty() || out.size() == n, op, "(): out= must be a tuple of ", n,
-              " tensors, got ", out.size());
-}
-
-Tensor write_out(const std::vector<Tensor>& out, size_t i, const Tensor& result, const char* op) {
-  if (out.empty()) return result;
-  const Tensor& t = out[i];
-  FLB_CHECK(t->dtype() == result->dtype(), op, "(): expected out tensor ", i, " to have dtype ",
-            dtype_name(result->dtype()), ", but got ", dtype_name(t->dtype()));
-  Tensor dest =
-      prepare_out(OutArg::into(t), result->sizes(), result->dtype(), result->device(), op);
-  copy_into(dest, result);
-  return dest;
-}
-
 void check_sortable(const Tensor& in, const char* op, bool allow_bool) {
   FLB_CHECK(!is_complex(in->dtype()), op, "(): does not support complex input (dtype ",
             dtype_name(in->dtype()), ")");
   FLB_CHECK(allow_bool || in->dtype() != ScalarType::Bool, op, "(): does not support bool input");
-}
-
-Tensor into_out(const OutArg& out, const Tensor& result, const char* op) {
-  if (!out.given()) return result;
-  Tensor dest = prepare_out(out, result->sizes(), result->dtype(), result->device(), op);
-  copy_into(dest, result);
-  return dest;
 }
 
 namespace {
@@ -130,11 +107,11 @@ std::tuple<Tensor, Tensor> sort(const Tensor& input, int64_t dim, bool descendin
 
 Tensor argsort(const Tensor& input, int64_t dim, bool descending, bool stable, const OutArg& out) {
   (void)stable;
-  return into_out(out, std::get<1>(sort_impl(input, dim, descending, "argsort")), "argsort");
+  return write_out(out, std::get<1>(sort_impl(input, dim, descending, "argsort")), "argsort");
 }
 
 Tensor msort(const Tensor& input, const OutArg& out) {
-  return into_out(out, std::get<0>(sort_impl(input, 0, false, "msort")), "msort");
+  return write_out(out, std::get<0>(sort_impl(input, 0, false, "msort")), "msort");
 }
 
 std::tuple<Tensor, Tensor> topk(const Tensor& input, int64_t k, int64_t dim, bool largest,

@@ -48,12 +48,6 @@ Tensor to_rows(const Tensor& in, int64_t d);
 // Inverse of to_rows for a [rows, m] result: shaped like `sizes` with dim `d`
 // of size m (dropped when !keep_dim), as a (possibly strided) view.
 Tensor from_rows(const Tensor& rows, IntList sizes, int64_t d, int64_t m, bool keep_dim);
-// Writes `result` into out[i] (resized) or returns it when no out= was given.
-Tensor write_out(const std::vector<Tensor>& out, size_t i, const Tensor& result, const char* op);
-// Writes `result` into a single out= (resized) or returns it.
-Tensor into_out(const OutArg& out, const Tensor& result, const char* op);
-// Checks a tuple out= has `n` tensors.
-void check_out_tuple(const std::vector<Tensor>& out, size_t n, const char* op);
 // Sorting needs an order: real and bool types.
 void check_sortable(const Tensor& in, const char* op, bool allow_bool = true);
 

@@ -45,7 +45,7 @@ Tensor logcumsumexp(const Tensor& input, int64_t dim, const OutArg& out) {
   Tensor rows = to_rows(input, d);
   Tensor r = empty(rows->sizes(), input->dtype(), input->device());
   if (rows->numel() > 0) kernel<kernels::logcumsumexp>(input->device())(r, rows);
-  return into_out(out, from_rows(r, input->sizes(), d, rows->sizes()[1], true), "logcumsumexp");
+  return write_out(out, from_rows(r, input->sizes(), d, rows->sizes()[1], true), "logcumsumexp");
 }
 
 Tensor diff(const Tensor& input, int64_t n, int64_t dim, const Tensor& prepend,
@@ -79,7 +79,7 @@ Tensor diff(const Tensor& input, int64_t n, int64_t dim, const Tensor& prepend,
                 : ops::sub(hi, lo, Scalar(int64_t(1)), OutArg::none());
   }
   if (x == input) x = contiguous_copy(input);
-  return into_out(out, x, "diff");
+  return write_out(out, x, "diff");
 }
 
 }  // namespace flambeau::ops

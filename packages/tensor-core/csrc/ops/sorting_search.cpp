@@ -58,7 +58,7 @@ Tensor search(const char* name, const Tensor& seq, const Tensor& input, bool out
   FLB_CHECK(out.tensor->dtype() == rt, name, "(): output tensor's dtype is wrong, it should be ",
             dtype_name(rt), " (out_int32=", out_int32 ? "True" : "False", "), got ",
             dtype_name(out.tensor->dtype()));
-  return into_out(out, result, name);
+  return write_out(out, result, name);
 }
 
 }  // namespace
@@ -141,7 +141,7 @@ Tensor histc(const Tensor& input, int64_t bins, const Scalar& min, const Scalar&
   FLB_CHECK(lo < hi, "histc(): max must be larger than min, got min ", lo, " and max ", hi);
   Tensor r = empty(DimVector{bins}, input->dtype(), input->device());
   kernel<kernels::histc>(input->device())(r, x, lo, hi);
-  return into_out(out, r, "histc");
+  return write_out(out, r, "histc");
 }
 
 }  // namespace flambeau::ops

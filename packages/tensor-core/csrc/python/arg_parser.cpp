@@ -650,7 +650,10 @@ OutArg ParsedArgs::out(int i) const {
     return is_tensor(o) && py::handle(o).cast<Tensor>()->storage().get() == mem;
   };
   bool aliases = false;
-  for (int j = 0; j < static_cast<int>(slots.size()) && !aliases; ++j) {
+  // Only the chosen signature's slots: those past it hold what an overload tried before
+  // it bound (the out= tensor itself, say).
+  const int n = static_cast<int>(sig->params().size());
+  for (int j = 0; j < n && !aliases; ++j) {
     PyObject* o = slots[j];
     if (j == i || o == nullptr) continue;
     if (PyList_Check(o) || PyTuple_Check(o)) {  // a tensor list (cat, stack, ...)

@@ -144,6 +144,7 @@ class ParsedArgs {
 // Conversions used by the parser and by hand-written bindings.
 bool is_tensor(PyObject* o);
 bool is_number(PyObject* o);
+bool is_ndarray(PyObject* o);  // a NumPy array (false while NumPy is not imported)
 Tensor tensor_from_py(PyObject* o, const char* op, const char* arg);  // Tensor or number
 Scalar scalar_from_py(PyObject* o, const char* op, const char* arg);
 ScalarType dtype_from_py(PyObject* o, const char* op, const char* arg);

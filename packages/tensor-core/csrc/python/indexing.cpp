@@ -306,7 +306,44 @@ bool only_ints(PyObject* index) {
   return true;
 }
 
-py::object getitem(py::handle self, py::handle index) {
+// PyTorch's (and old NumPy's) reading of a short list index: a non-tuple sequence of
+// fewer than 32 items holding a tensor, a sequence, a slice, None or Ellipsis indexes as
+// the tuple of its items (x[[slice(None), 0]] is x[:, 0]; x[[[0, 1], [1, 0]]] picks two
+// elements), with PyTorch's deprecation warning; any other index is returned as it is.
+py::object as_index(py::handle index) {
+  PyObject* o = index.ptr();
+  if (PyTuple_Check(o) || is_tensor(o) || !PySequence_Check(o) || PyUnicode_Check(o) ||
+      PyBytes_Check(o) || PyByteArray_Check(o) || is_ndarray(o))
+    return py::reinterpret_borrow<py::object>(index);
+  Py_ssize_t n = PySequence_Size(o);
+  if (n < 0) PyErr_Clear();
+  if (n <= 0 || n >= 32) return py::reinterpret_borrow<py::object>(index);
+  py::tuple items(n);
+  bool multidim = false;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* item = PySequence_GetItem(o, i);
+    if (!item) {
+      PyErr_Clear();
+      return py::reinterpret_borrow<py::object>(index);
+    }
+    items[i] = py::reinterpret_steal<py::object>(item);
+    multidim = multidim || is_tensor(item) || PySlice_Check(item) || item == Py_None ||
+               item == Py_Ellipsis ||
+               (PySequence_Check(item) && !PyUnicode_Check(item) && !PyBytes_Check(item));
+  }
+  if (!multidim) return py::reinterpret_borrow<py::object>(index);
+  if (PyErr_WarnEx(PyExc_UserWarning,
+                   "Using a non-tuple sequence for multidimensional indexing is deprecated and "
+                   "will be changed in pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In "
+                   "pytorch 2.9 this will be interpreted as tensor index, x[torch.tensor(seq)], "
+                   "which will result either in an error or a different result",
+                   1) < 0)
+    throw py::error_already_set();
+  return std::move(items);
+}
+
+py::object getitem(py::handle self, py::handle index_in) {
+  py::object index = as_index(index_in);
   if (FLB_UNLIKELY(index_wants_torch_function({self, index})))
     return torch_function::call("__getitem__", true, self, py::make_tuple(index), py::dict());
   Tensor t = py::cast<Tensor>(self);
@@ -339,7 +376,8 @@ Tensor without_leading_ones(const Tensor& v) {
   return make_view(v, sizes, strides, v->offset());
 }
 
-void setitem(py::handle self, py::handle index, py::handle value) {
+void setitem(py::handle self, py::handle index_in, py::handle value) {
+  py::object index = as_index(index_in);
   if (FLB_UNLIKELY(index_wants_torch_function({self, index, value}))) {
     torch_function::call("__setitem__", true, self, py::make_tuple(index, value), py::dict());
     return;

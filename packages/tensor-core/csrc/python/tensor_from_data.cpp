@@ -16,15 +16,17 @@
 
 namespace flambeau::python {
 
-Tensor tensor_from_numpy(const py::array& arr);  // numpy_bridge.cpp
-
 namespace {
-
 // NumPy is never imported just to check types: an object can only be a NumPy
 // array or scalar if NumPy is already loaded.
 bool numpy_loaded() { return PyDict_GetItemString(PyImport_GetModuleDict(), "numpy") != nullptr; }
+}  // namespace
 
 bool is_ndarray(PyObject* o) { return numpy_loaded() && py::isinstance<py::array>(o); }
+
+Tensor tensor_from_numpy(const py::array& arr);  // numpy_bridge.cpp
+
+namespace {
 
 bool is_numpy_scalar(PyObject* o) {
   if (!numpy_loaded()) return false;

@@ -13,6 +13,7 @@ import builtins
 from collections.abc import Sequence
 
 from flambeau import _C
+from flambeau._dtype_aliases import strided
 from flambeau._size import Size
 
 # dtype -> the legacy type name PyTorch gives a CPU tensor of that dtype.
@@ -93,7 +94,12 @@ class _LegacyTensorType(type):
         return _construct(cls.__name__, cls.dtype, args, device, any_dtype=False)
 
     def __instancecheck__(cls, obj) -> bool:
-        return isinstance(obj, _C.Tensor) and obj.dtype == cls.dtype and obj.device.type == "cpu"
+        return (
+            isinstance(obj, _C.Tensor)
+            and obj.dtype == cls.dtype
+            and obj.device.type == "cpu"
+            and obj.layout == strided  # sparse ones are flambeau.sparse.FloatTensor, ...
+        )
 
     def __repr__(cls) -> str:
         return f"<class 'flambeau.{cls.__name__}'>"

@@ -18,8 +18,10 @@ __all__ = [
     "sparse_bsr_tensor",
     "sparse_bsc_tensor",
     "spmm",
+    "dsmm",
     "smm",
     "hspmm",
+    "hsmm",
     "sspaddmm",
     "indices_copy",
     "values_copy",
@@ -29,7 +31,7 @@ __all__ = [
     "row_indices_copy",
 ]
 # The names above that PyTorch has as functions only, never as Tensor methods.
-FUNCTIONS_ONLY = frozenset({"spmm"} | {n for n in __all__ if n.endswith("_copy")})
+FUNCTIONS_ONLY = frozenset({"spmm", "dsmm", "hsmm"} | {n for n in __all__ if n.endswith("_copy")})
 
 
 def _sparse():
@@ -243,6 +245,28 @@ def spmm(input, mat2):
             [1., 1.]])
     """
     return _C.mm(input, mat2)
+
+
+@_dispatch_on("input", "mat2")
+def dsmm(input, mat2):
+    """PyTorch's older name of ``spmm``: sparse (or dense) @ dense, dense.
+
+    >>> a = flambeau.tensor([[0.0, 2.0], [1.0, 0.0]]).to_sparse()
+    >>> flambeau.dsmm(a, flambeau.eye(2))
+    tensor([[0., 2.],
+            [1., 0.]])
+    """
+    return _C.mm(input, mat2)
+
+
+def hsmm(mat1, mat2):
+    """PyTorch's older name of ``hspmm``: sparse @ dense as a hybrid COO tensor.
+
+    >>> a = flambeau.tensor([[0.0, 2.0], [0.0, 0.0]]).to_sparse()
+    >>> flambeau.hsmm(a, flambeau.eye(2)).values()
+    tensor([[0., 2.]])
+    """
+    return hspmm(mat1, mat2)
 
 
 # Dense Tensor methods.

@@ -14,6 +14,7 @@ from flambeau import _C
 from flambeau._arg_checks import check_tensor, wrap_dim
 from flambeau._autocast_policy import autocast_policy
 from flambeau._named_tuples import named_tuple
+from flambeau._out import into_out
 from flambeau._shape_composites import broadcast_shapes, triu_indices
 from flambeau.overrides import _dispatch_on
 
@@ -304,8 +305,9 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):  # noqa
 
 
 @_dispatch_on("input", "bins", "weight", "out")
-def histogram(input, bins, *, range=None, weight=None, density=False, out=None):  # noqa: A002
-    """The histogram of input's values: (hist, bin_edges); bins is an int or a tensor of edges.
+def histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):  # noqa: A002
+    """The histogram of input's values: (hist, bin_edges); bins is an int (100 by default)
+    or a tensor of edges. out= is a (hist, bin_edges) pair to write into.
 
     >>> hist, edges = flambeau.histogram(flambeau.tensor([1.0, 2.0, 1.0, 4.0]), bins=3)
     >>> hist
@@ -313,8 +315,6 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
     >>> edges
     tensor([1., 2., 3., 4.])
     """
-    if out is not None:
-        raise TypeError("histogram(): out= is not supported; assign the result instead")
     h = histogramdd(
         input.reshape(-1, 1),
         [bins],
@@ -322,7 +322,12 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
         weight=None if weight is None else weight.reshape(-1),
         density=density,
     )
-    return named_tuple("histogram", ("hist", "bin_edges"))(h.hist, h.bin_edges[0])
+    hist, edges = h.hist, h.bin_edges[0]
+    if out is not None:
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise TypeError("histogram(): out= must be a tuple of 2 tensors (hist, bin_edges)")
+        hist, edges = into_out(out[0], hist), into_out(out[1], edges)
+    return named_tuple("histogram", ("hist", "bin_edges"))(hist, edges)
 
 
 # ---- distances ------------------------------------------------------------------------------
@@ -627,8 +632,8 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
 # ---- membership -----------------------------------------------------------------------------
 
 
-@_dispatch_on("elements", "test_elements")
-def isin(elements, test_elements, *, assume_unique=False, invert=False):
+@_dispatch_on("elements", "test_elements", "out")
+def isin(elements, test_elements, *, assume_unique=False, invert=False, out=None):
     """Whether each element of elements occurs in test_elements (either may be a scalar).
 
     >>> flambeau.isin(flambeau.tensor([1, 2, 3, 4]), flambeau.tensor([2, 4, 6]))
@@ -647,7 +652,7 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     else:
         pos = _C.searchsorted(pool, e.contiguous()).clamp_max(pool.numel() - 1)
         found = pool.take(pos) == e
-    return ~found if invert else found
+    return into_out(out, ~found if invert else found)
 
 
 __all__ = [

@@ -121,20 +121,22 @@ class FunctionCtx:
 
 
 class BackwardCFunction(Node):
-    def __init__(self, cls, ctx, edges, n_outputs, output_shapes, input_dtypes):
+    def __init__(self, cls, ctx, edges, n_outputs, output_metas, input_metas):
         super().__init__(f"{cls.__name__}Backward", edges, n_outputs)
         self._fw_cut = None  # the forward-AD level whose tangents its jvp gave
         self._cls = cls
         self._ctx = ctx
-        self._output_shapes = output_shapes
-        self._input_dtypes = input_dtypes  # None for arguments that are not tensors
+        # (shape, dtype, device) of each output and tensor input; None for the others.
+        self._output_metas = output_metas
+        self._input_metas = input_metas
 
     def _backward(self, grads):
         if self._fw_cut is not None and self._fw_cut.in_tangent_pass:
             # Tangents downstream of it start from its jvp's: none flow through it.
             return (None,) * len(self.next_functions)
         grads = tuple(
-            g if g is not None else F.zeros(shape) for g, shape in zip(grads, self._output_shapes)
+            g if g is not None or meta is None else F.zeros(meta[0], dtype=meta[1], device=meta[2])
+            for g, meta in zip(grads, self._output_metas)
         )
         result = user_backward(self._cls)(self._ctx, *grads)
         result = result if isinstance(result, tuple) else (result,)
@@ -144,7 +146,10 @@ class BackwardCFunction(Node):
                 f"function {self._name} returned an incorrect number of gradients "
                 f"(expected {n_inputs}, got {len(result)})"
             )
-        return tuple(map(_of_dtype, result[:n_inputs], self._input_dtypes))
+        return tuple(
+            _as_input_gradient(self._name, i, g, meta)
+            for i, (g, meta) in enumerate(zip(result[:n_inputs], self._input_metas))
+        )
 
     def _release(self):
         super()._release()
@@ -162,12 +167,42 @@ def user_backward(cls):
     return vjp if vjp is not Function.vjp else backward
 
 
-def _of_dtype(g, dtype):
-    """g cast to its input's dtype, as PyTorch's engine does (a complex gradient of a real
-    input is left as it is: PyTorch refuses it)."""
-    if not isinstance(g, F.Tensor) or g.dtype == dtype or (g.is_complex() and not dtype.is_complex):
+def _as_input_gradient(name, index, g, meta):
+    """A custom Function's gradient for one input, checked and fitted to that input as
+    PyTorch's engine does (validate_outputs): a gradient of a broadcast shape is summed down
+    to the input's shape, one of another dtype cast to it (a complex gradient of a real
+    input is left as it is: PyTorch refuses it), a 0-dim gradient moved to its device."""
+    if not isinstance(g, F.Tensor) or meta is None:
         return g
-    return g.to(dtype)
+    shape, dtype, device = meta
+    if tuple(g.shape) != shape:
+        if not _expandable(shape, tuple(g.shape)):
+            raise RuntimeError(
+                f"Function {name} returned an invalid gradient at index {index} - got "
+                f"{list(g.shape)} but expected shape compatible with {list(shape)}"
+            )
+        g = g.sum_to_size(shape)
+    if g.dtype != dtype and not (g.is_complex() and not dtype.is_complex):
+        g = g.to(dtype)
+    if g.device != device:
+        if g.dim() != 0:
+            raise RuntimeError(
+                f"Function {name} returned an invalid gradient at index {index} - "
+                f"expected device {device} but got {g.device}"
+            )
+        g = g.to(device)
+    return g
+
+
+def _meta(t):
+    return (tuple(t.shape), t.dtype, t.device) if isinstance(t, F.Tensor) else None
+
+
+def _expandable(shape, target):
+    """Whether a tensor of shape broadcasts to target (PyTorch's is_expandable_to)."""
+    if len(shape) > len(target):
+        return False
+    return all(s == t or s == 1 for s, t in zip(reversed(shape), reversed(target)))
 
 
 class Function:
@@ -316,8 +351,8 @@ class Function:
             ctx,
             edges,
             len(outputs),
-            [tuple(o.shape) if isinstance(o, F.Tensor) else () for o in outputs],
-            [a.dtype if isinstance(a, F.Tensor) else None for a in args],
+            [_meta(o) for o in outputs],
+            [_meta(a) for a in args],
         )
         if anomaly_mode.is_enabled():
             node._record_trace()

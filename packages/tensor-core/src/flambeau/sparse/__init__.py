@@ -28,6 +28,7 @@ from flambeau.sparse._base import SparseData, seal
 from flambeau.sparse._compressed import SparseCompressedTensor
 from flambeau.sparse._coo import SparseCooTensor, make_coo
 from flambeau.sparse._invariants import check_sparse_tensor_invariants
+from flambeau.sparse._legacy_types import LEGACY_SPARSE_TYPES
 from flambeau.sparse.semi_structured import (
     SparseSemiStructuredTensor,
     SparseSemiStructuredTensorCUSPARSELT,
@@ -41,6 +42,7 @@ seal(SparseCompressedTensor)
 seal(SparseSemiStructuredTensor)
 seal(SparseSemiStructuredTensorCUTLASS)
 seal(SparseSemiStructuredTensorCUSPARSELT)
+globals().update(LEGACY_SPARSE_TYPES)
 
 __all__ = [
     "SparseSemiStructuredTensor",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import flambeau
 from flambeau.sparse._base import COMMON, register
+from flambeau.sparse._legacy_types import NAME_OF_DTYPE
 
 _CONVERSIONS = {
     "float": flambeau.float32,
@@ -18,18 +19,6 @@ _CONVERSIONS = {
     "bool": flambeau.bool,
     "cfloat": flambeau.complex64,
     "cdouble": flambeau.complex128,
-}
-_LEGACY_NAMES = {
-    flambeau.float32: "Float",
-    flambeau.float64: "Double",
-    flambeau.float16: "Half",
-    flambeau.bfloat16: "BFloat16",
-    flambeau.int64: "Long",
-    flambeau.int32: "Int",
-    flambeau.int16: "Short",
-    flambeau.int8: "Char",
-    flambeau.uint8: "Byte",
-    flambeau.bool: "Bool",
 }
 
 
@@ -68,10 +57,13 @@ for _name, _dtype in _CONVERSIONS.items():
 
 @register(COMMON, "type")
 def type_(self, dtype=None, non_blocking=False, **kwargs):
-    """Without arguments the legacy type name (``flambeau.sparse.FloatTensor``); else
-    self converted to dtype."""
+    """Without arguments the legacy type name in PyTorch's spelling
+    (``torch.sparse.FloatTensor``); else self converted to dtype."""
     if dtype is None:
-        return f"flambeau.sparse.{_LEGACY_NAMES.get(self.dtype, str(self.dtype))}Tensor"
+        name = NAME_OF_DTYPE.get(self.dtype)
+        if name is None:
+            raise RuntimeError(f"no legacy sparse tensor type name for dtype {self.dtype}")
+        return f"torch.sparse.{name}"
     return to(self, dtype, non_blocking=non_blocking)
 
 

@@ -11,10 +11,11 @@ transpose of one (``packed_t``): ``W @ x`` and ``x @ W.t()``.
 from __future__ import annotations
 
 import flambeau
+from flambeau._legacy_constructors import tensor_type_name
 from flambeau.overrides import _wrapped_by, redispatch_function
 from flambeau.sparse import _semi_structured_pack as pack
 from flambeau.sparse._base import aten_name, register
-from flambeau.sparse._common_ops import _CONVERSIONS, _LEGACY_NAMES
+from flambeau.sparse._common_ops import _CONVERSIONS
 from flambeau.sparse.semi_structured import OPS, SparseSemiStructuredTensor
 
 
@@ -229,7 +230,7 @@ def cpu(s, memory_format=None):
 @register(OPS, "type")
 def type_(s, dtype=None, non_blocking=False, **kwargs):
     if dtype is None:
-        return f"flambeau.{_LEGACY_NAMES.get(s.dtype, str(s.dtype))}Tensor"
+        return tensor_type_name(s)  # a strided-layout wrapper: the dense type name
     return to(s, dtype)
 
 
