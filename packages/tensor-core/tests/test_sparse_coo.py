@@ -408,3 +408,26 @@ def test_dsmm_and_hsmm_are_the_older_names_of_spmm_and_hspmm():
     h = F.hsmm(s, d)
     assert h.layout is F.sparse_coo
     np.testing.assert_array_equal(h.to_dense().numpy(), F.hspmm(s, d).to_dense().numpy())
+
+
+def test_batched_sparse_transposes_and_permute_match_dense():
+    rng = np.random.default_rng(0)
+    d = F.tensor(rng.standard_normal((2, 3, 4)) * (rng.random((2, 3, 4)) > 0.5))
+    s = d.to_sparse()
+    np.testing.assert_array_equal(s.mT.to_dense().numpy(), d.mT.numpy())
+    np.testing.assert_array_equal(s.mH.to_dense().numpy(), d.mH.numpy())
+    with pytest.warns(UserWarning, match="x.T"):
+        np.testing.assert_array_equal(s.T.to_dense().numpy(), d.permute(2, 1, 0).numpy())
+    np.testing.assert_array_equal(s.permute(1, 2, 0).to_dense().numpy(), d.permute(1, 2, 0).numpy())
+    with pytest.raises(RuntimeError, match="tensor.H is only supported on matrices"):
+        _ = s.H
+    c = F.tensor([[1 + 2j, 0], [0, 3 - 1j]]).to_sparse()
+    np.testing.assert_array_equal(c.H.to_dense().numpy(), c.to_dense().H.numpy())
+    np.testing.assert_array_equal(c.conj().to_dense().numpy(), np.conj(c.to_dense().numpy()))
+    hybrid = d.to_sparse(sparse_dim=1)  # PyTorch's keyword for sparseDims
+    assert hybrid.sparse_dim() == 1
+    np.testing.assert_array_equal(
+        hybrid.permute(0, 2, 1).to_dense().numpy(), d.permute(0, 2, 1).numpy()
+    )
+    with pytest.raises(RuntimeError, match="between sparse and dense dimensions"):
+        hybrid.permute(1, 0, 2)

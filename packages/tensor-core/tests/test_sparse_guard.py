@@ -63,6 +63,8 @@ def test_unsupported_methods_raise(s, name):
     method = getattr(s, name, None)
     if method is None:
         pytest.skip(f"flambeau.Tensor has no {name}")
+    if name == "permute" and s.layout is F.sparse_coo:
+        pytest.skip("COO tensors permute (test_sparse_coo.py)")
     with pytest.raises((NotImplementedError, RuntimeError, TypeError)):
         method(*_arguments(name))
 
@@ -80,7 +82,8 @@ def test_functions_raise_pytorchs_error(s):
 
 @pytest.mark.parametrize("s", _sparse_tensors())
 def test_properties_that_read_memory_raise(s):
-    for name in ("real", "imag", "H", "mH"):
+    # (A COO tensor's H and mH are its transposes' conj: test_sparse_coo.py.)
+    for name in ("real", "imag") if s.layout is F.sparse_coo else ("real", "imag", "H", "mH"):
         with pytest.raises((NotImplementedError, RuntimeError)):
             getattr(s, name)
 

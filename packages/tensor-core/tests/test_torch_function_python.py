@@ -461,3 +461,16 @@ def test_redispatch_skips_one_python_level_check():
     with pytest.raises(RuntimeError, match="made no __torch_function__ check"):
         redispatch_function(lambda a: a, (), (1,), {})
     assert overrides._active[0] == 0 and not overrides._skip.pending
+
+
+def test_out_is_handed_over_only_when_given():
+    # As PyTorch's built-in functions: a handler that maps torch.inverse to a method of its
+    # own (linear_operator's LinearOperator.inverse(self)) is not handed out=None.
+    class Handler:
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            return func.__name__, kwargs
+
+    assert flambeau.inverse(Handler()) == ("inverse", {})
+    out = flambeau.empty(0)
+    assert flambeau.inverse(Handler(), out=out) == ("inverse", {"out": out})

@@ -311,6 +311,27 @@ def triangular_samples(dtype, rng):
     yield Sample((np.tril(a), make((2, 3, 2), dtype, rng)), {"upper": False, "unitriangular": True})
 
 
+def cholesky_solve_samples(dtype, rng):
+    a = square(dtype, rng, (2, 3, 3))
+    yield Sample((make((2, 3, 2), dtype, rng), np.tril(a)))
+    yield Sample((make((3, 4), dtype, rng, noncontig=True), np.triu(a[0])), {"upper": True})
+    yield Sample((make((4, 1, 3, 1), dtype, rng), np.tril(a)), note="broadcast batch")
+
+
+def _cholesky_solve_fn(b, factor, upper=False):
+    # The factor's other triangle is not read, but PyTorch's gradient is dense there: the
+    # row masks it first so that finite differences and the formula agree.
+    return flambeau.cholesky_solve(b, factor.triu() if upper else factor.tril(), upper)
+
+
+def np_cholesky_solve(b, factor, upper=False):
+    a = _h(factor) @ factor if upper else factor @ _h(factor)
+    shape = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    return np.linalg.solve(
+        np.broadcast_to(a, shape + a.shape[-2:]), np.broadcast_to(b, shape + b.shape[-2:])
+    )
+
+
 def np_solve_triangular(a, b, upper, left=True, unitriangular=False):
     import scipy.linalg
 
@@ -692,6 +713,14 @@ TESTS += [
         LA.solve_triangular,
         np_solve_triangular,
         triangular_samples,
+        dtypes=LA_DTYPES,
+        **LAPACK_TOL,
+    ),
+    OpTest(
+        "cholesky_solve",
+        _cholesky_solve_fn,
+        np_cholesky_solve,
+        cholesky_solve_samples,
         dtypes=LA_DTYPES,
         **LAPACK_TOL,
     ),

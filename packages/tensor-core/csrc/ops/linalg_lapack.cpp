@@ -350,6 +350,22 @@ std::tuple<Tensor, Tensor> linalg_cholesky_ex(const Tensor& input, bool upper, b
   return {L, info_shaped(info, batch)};
 }
 
+// X with A X = B from A's Cholesky factor: two triangular solves (LAPACK's potrs), batch
+// dims broadcast. Only the factor's triangle is read; its gradient is PyTorch's, dense.
+Tensor cholesky_solve(const Tensor& input, const Tensor& input2, bool upper, const OutArg& out) {
+  const char* op = "cholesky_solve";
+  FLB_CHECK(input->dim() >= 2, op, ": b should have at least 2 dimensions, but has ", input->dim(),
+            " dimensions instead");
+  FLB_CHECK(input2->dim() >= 2, op, ": u should have at least 2 dimensions, but has ",
+            input2->dim(), " dimensions instead");
+  check_matrix(op, input2, true);
+  Tensor adjoint = linalg::adjoint(input2);
+  // A = L L^H: L Y = B, then L^H X = Y; A = U^H U: U^H Y = B, then U X = Y.
+  Tensor y = linalg_solve_triangular(upper ? adjoint : input2, input, false, true, false, {});
+  Tensor x = linalg_solve_triangular(upper ? input2 : adjoint, y, true, true, false, {});
+  return write_out(out, x, op);
+}
+
 Tensor linalg_cholesky(const Tensor& input, bool upper, const OutArg& out) {
   check_matrix("linalg.cholesky", input, true);
   auto [L, info] = linalg_cholesky_ex(input, upper, false);

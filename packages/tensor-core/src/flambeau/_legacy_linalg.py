@@ -1,5 +1,5 @@
 """PyTorch's top-level linear algebra (``det``, ``inverse``, ``svd``, ``qr``, ``lu``,
-``cholesky_solve``, ...), written over the core's ``linalg_*`` operators
+``cholesky_inverse``, ...), written over the core's ``linalg_*`` operators
 with PyTorch's older signatures and result types (``svd`` returns V, not Vh; ``lu``
 returns LAPACK's packed form).
 """
@@ -109,35 +109,6 @@ def cholesky(input, upper=False, *, out=None):
     return _C.linalg_cholesky(input, upper=upper, **kwargs)
 
 
-@_dispatch_on("B", "L", "out")
-@autocast_policy("fp32")
-def cholesky_solve(B, L, upper=False, *, out=None):
-    """X with A X = B, given A's Cholesky factor L (lower, or upper when upper=True).
-
-    >>> A = flambeau.tensor([[4.0, 2.0], [2.0, 5.0]])
-    >>> L = flambeau.linalg.cholesky(A)
-    >>> flambeau.cholesky_solve(flambeau.tensor([[6.0], [7.0]]), L)
-    tensor([[1.],
-            [1.]])
-    """
-    if L.dim() < 2 or B.dim() < 2:
-        raise RuntimeError(
-            f"cholesky_solve: b should have at least 2 dimensions, but has {B.dim()} dimensions "
-            "instead"
-            if B.dim() < 2
-            else f"cholesky_solve: u should have at least 2 dimensions, "
-            f"but has {L.dim()} dimensions instead"
-        )
-    _check_square("cholesky_solve", L)
-    if upper:
-        Y = _C.linalg_solve_triangular(L.mH, B, upper=False)
-        X = _C.linalg_solve_triangular(L, Y, upper=True)
-    else:
-        Y = _C.linalg_solve_triangular(L, B, upper=False)
-        X = _C.linalg_solve_triangular(L.mH, Y, upper=True)
-    return X if out is None else out.copy_(X)
-
-
 def _check_nonsingular_factor(name, L):
     """LinAlgError for a triangular factor with a zero on its diagonal, naming the first
     one (1-based) as LAPACK's potri does."""
@@ -166,8 +137,9 @@ def cholesky_inverse(L, upper=False, *, out=None):
     _check_square("cholesky_inverse", L)
     _check_nonsingular_factor("cholesky_inverse", L)
     eye = _C.eye(L.shape[-1], dtype=L.dtype).expand(L.shape)
-    res = cholesky_solve(eye, L, upper)
-    return res if out is None else out.copy_(res)
+    # Through the core's cholesky_solve, whose gradient (PyTorch's, dense in L) is that of
+    # PyTorch's cholesky_inverse too.
+    return _C.cholesky_solve(eye, L, upper, **({} if out is None else {"out": out}))
 
 
 @_dispatch_on("input", "out")
@@ -335,7 +307,6 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
 __all__ = [
     "cholesky",
     "cholesky_inverse",
-    "cholesky_solve",
     "det",
     "geqrf",
     "inverse",
@@ -356,7 +327,6 @@ __all__ = [
 _METHODS = (
     "cholesky",
     "cholesky_inverse",
-    "cholesky_solve",
     "det",
     "geqrf",
     "inverse",

@@ -272,9 +272,21 @@ def hsmm(mat1, mat2):
 # Dense Tensor methods.
 
 
-def _to_sparse(self, sparseDims=None, *, layout=None, blocksize=None, dense_dim=None):  # noqa: N803
-    """self as a sparse tensor: COO (with sparseDims sparse dims, all by default) or the
-    compressed layout given."""
+def _to_sparse(
+    self,
+    sparseDims=None,  # noqa: N803
+    *,
+    layout=None,
+    blocksize=None,
+    dense_dim=None,
+    sparse_dim=None,
+):
+    """self as a sparse tensor: COO (with sparseDims sparse dims, all by default; also
+    spelled sparse_dim, as PyTorch's binding names it) or the compressed layout given."""
+    if sparse_dim is not None:
+        if sparseDims is not None:
+            raise TypeError("to_sparse(): got both sparseDims and sparse_dim")
+        sparseDims = sparse_dim  # noqa: N806
     _sparse()
     from flambeau.sparse._construct import dense_to_coo
 

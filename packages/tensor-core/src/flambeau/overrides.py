@@ -516,6 +516,7 @@ def _make_dispatching(func, relevant, unless=None):
         "handle_torch_function": handle_torch_function,
     }
     defs, call, hargs, hkw = [], [], [], []
+    hargs_kw = None  # the function's own **kwargs, handed over as they came
     star = False
     for i, p in enumerate(params):
         default = ""
@@ -532,7 +533,7 @@ def _make_dispatching(func, relevant, unless=None):
         elif p.kind is p.POSITIONAL_OR_KEYWORD:
             defs.append(n + default)
             call.append(n)
-            (hargs.append(n) if has_var or not default else hkw.append(f"{n}={n}"))
+            (hargs.append(n) if has_var or not default else hkw.append(n))
         elif p.kind is p.VAR_POSITIONAL:
             star = True
             defs.append(f"*{n}")
@@ -544,11 +545,11 @@ def _make_dispatching(func, relevant, unless=None):
                 defs.append("*")
             defs.append(n + default)
             call.append(f"{n}={n}")
-            hkw.append(f"{n}={n}")
+            hkw.append(n)
         else:
             defs.append(f"**{n}")
             call.append(f"**{n}")
-            hkw.append(f"**{n}")
+            hargs_kw = f"**{n}"
     rel = [
         f"*{r.lstrip('*')}" if r[0] == "*" or names[r].kind is names[r].VAR_POSITIONAL else r
         for r in relevant
@@ -564,10 +565,22 @@ def _make_dispatching(func, relevant, unless=None):
     cond = f"(_active[0] or {quick}) and has_torch_function({rel_tuple})"
     if unless:
         cond = f"not ({unless}) and {cond}"
+    # out= is handed over only when given, as PyTorch's built-in functions do (a handler
+    # mapping torch.inverse to a method of its own need not take out=None); the other
+    # keywords go as PyTorch's Python functions (nn.functional's) hand theirs, all of them.
+    kw_lines = "".join(
+        f"        if {n} is not None: _kw[{n!r}] = {n}\n"
+        if n == "out" and names[n].default is None
+        else f"        _kw[{n!r}] = {n}\n"
+        for n in hkw
+    )
+    handed = ", ".join(hargs + ["**_kw"] + ([hargs_kw] if hargs_kw else []))
     src = (
         f"def {func.__name__}({', '.join(defs)}):\n"
         f"    if {cond}:\n"
-        f"        return handle_torch_function(_public, {rel_tuple}, {', '.join(hargs + hkw)})\n"
+        f"        _kw = {{}}\n"
+        f"{kw_lines}"
+        f"        return handle_torch_function(_public, {rel_tuple}, {handed})\n"
         f"    return _impl({', '.join(call)})\n"
     )
     exec(compile(src, f"<flambeau dispatch of {func.__qualname__}>", "exec"), ns)

@@ -117,7 +117,7 @@ def _in_place(s, result):
 
 # Element-wise functions f with f(0) == 0: f of a sparse tensor is f of its values.
 # Linear ones may act on uncoalesced values; the others need each element summed first.
-_LINEAR = ("neg", "negative", "conj_physical")
+_LINEAR = ("neg", "negative", "conj_physical", "conj", "resolve_conj")
 _ZERO_PRESERVING = (
     "abs", "absolute", "sqrt", "sin", "sinh", "tan", "tanh", "asin", "arcsin", "asinh",
     "arcsinh", "atan", "arctan", "atanh", "arctanh", "expm1", "log1p", "sign", "sgn", "trunc",

@@ -4,6 +4,7 @@ sum and the sparse softmaxes."""
 from __future__ import annotations
 
 import flambeau
+from flambeau import _complex
 from flambeau._arg_checks import wrap_dim
 from flambeau.sparse._base import register
 from flambeau.sparse._coo import (
@@ -33,6 +34,37 @@ def transpose(s, dim0, dim1):
     raise RuntimeError("transpose(): can't transpose a sparse dim with a dense dim")
 
 
+@register(OPS, "permute")
+def permute(s, *dims):
+    """The dims reordered; sparse dims stay among the sparse ones, dense among the dense,
+    as PyTorch requires."""
+    if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
+        dims = tuple(dims[0])
+    n, sd = s.dim(), sparse_dim(s)
+    if len(dims) != n:
+        raise RuntimeError(
+            "permute(sparse_coo): number of dimensions in the tensor input does not match the "
+            f"length of the desired ordering of dimensions i.e. input.dim() = {n} is not equal "
+            f"to len(dims) = {len(dims)}"
+        )
+    order = [wrap_dim(d, n) for d in dims]
+    if sorted(order) != list(range(n)):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    if any((i < sd) != (d < sd) for i, d in enumerate(order)):
+        raise RuntimeError(
+            "permute(sparse_coo): transpositions between sparse and dense dimensions are not "
+            "allowed. Only transpositions within sparse and dense dimensions are supported."
+        )
+    values = s._sp_values.permute(0, *[d - sd + 1 for d in order[sd:]])
+    same_order = order[:sd] == list(range(sd))
+    return make_coo(
+        s._sp_indices[order[:sd]],
+        values,
+        [s.shape[d] for d in order],
+        same_order and s._sp_coalesced,
+    )
+
+
 @register(OPS, "t")
 def t(s):
     if s.dim() > 2:
@@ -40,11 +72,30 @@ def t(s):
     return s if s.dim() < 2 else transpose(s, 0, 1)
 
 
-@register(OPS, "T", "mT")
-def matrix_t(s):
-    if s.dim() != 2:
-        raise RuntimeError("The use of `x.T` on sparse tensors is supported for 2-D tensors only")
-    return transpose(s, 0, 1)
+# T, mT, mH and H as a dense tensor's (flambeau._complex), through the sparse transpose,
+# permute and conj: batches of sparse matrices transpose too.
+@register(OPS, "T")
+def reversed_dims(s):
+    return _complex._T(s)
+
+
+@register(OPS, "mT")
+def matrix_transpose(s):
+    return _complex._mT(s)
+
+
+@register(OPS, "mH")
+def matrix_adjoint(s):
+    return _complex._mT(s).conj()
+
+
+@register(OPS, "H")
+def adjoint(s):
+    if s.dim() not in (0, 2):
+        raise RuntimeError(
+            f"tensor.H is only supported on matrices (2-D tensors). Got {s.dim()}-D tensor."
+        )
+    return _complex._T(s).conj()
 
 
 def _keep(s, dim, mask, shift=0, shape=None):

@@ -409,6 +409,17 @@ def _solve_ex(g, a):
     return _solve_grad(g[0], a["A"], a["B"], a["results"][0], a.get("left", True))
 
 
+@formula("cholesky_solve", needs_result=True)
+def _cholesky_solve(g, a):
+    # PyTorch's: the factor's gradient is that of (L L^H)^-1 B with L dense (not masked to
+    # the triangle the forward reads), which is also what cholesky_inverse's is.
+    L, X, upper = a["input2"], a["result"], a.get("upper", False)
+    gB = F.cholesky_solve(g, L, upper)
+    common = gB @ _mH(X)
+    common = common + _mH(common)
+    return {"input": gB, "input2": -(L @ common) if upper else -(common @ L)}
+
+
 @formula("linalg_solve_triangular", needs_result=True)
 def _solve_triangular(g, a):
     A, X = a["input"], a["result"]
