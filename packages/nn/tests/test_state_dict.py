@@ -210,3 +210,42 @@ def test_deepcopy_is_independent():
     with flambeau.autograd.no_grad():
         c[0].weight.fill_(0.0)
     assert float(m[0].weight.abs().sum()) > 0
+
+
+def test_overrides_with_pytorchs_signatures_are_called_as_pytorch_calls_them():
+    # Libraries (GPyTorch's constraints and means) override _apply(self, fn) and
+    # _load_from_state_dict with PyTorch's seven arguments; assign= reaches them through
+    # local_metadata["assign_to_params_buffers"], as in PyTorch.
+    seen = []
+
+    class Child(nn.Module):
+        def __init__(self, shared):
+            super().__init__()
+            self.w = shared
+
+        def _apply(self, fn):
+            seen.append("apply")
+            return super()._apply(fn)
+
+        def _load_from_state_dict(
+            self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+            error_msgs,
+        ):  # fmt: skip
+            seen.append(local_metadata.get("assign_to_params_buffers", False))
+            super()._load_from_state_dict(
+                state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                error_msgs,
+            )  # fmt: skip
+
+    shared = nn.Parameter(flambeau.ones(2))
+    parent = nn.Module()
+    parent.a, parent.b = Child(shared), Child(shared)
+    parent.double()
+    assert seen == ["apply", "apply"]
+    assert parent.a.w is parent.b.w and parent.a.w.dtype == flambeau.float64
+    state = {"a.w": flambeau.full((2,), 3.0, dtype=flambeau.float64), "b.w": flambeau.zeros(2)}
+    parent.load_state_dict(state, assign=True)
+    assert seen[2:] == [True, True]
+    assert parent.a.w.tolist() == [3.0, 3.0]
+    parent.load_state_dict({k: v.clone() for k, v in state.items()})
+    assert seen[4:] == [False, False]

@@ -39,7 +39,7 @@ class LazyModuleMixin:
                 destination[prefix + name] = buf if keep else buf.detach()
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
-                              unexpected_keys, error_msgs, assign=False) -> None:  # fmt: skip
+                              unexpected_keys, error_msgs) -> None:  # fmt: skip
         # An initialized entry in the checkpoint gives its shape to an uninitialized one.
         entries = list(self._parameters.items()) + list(self._buffers.items())
         for name, tensor in entries:
@@ -51,7 +51,7 @@ class LazyModuleMixin:
                         tensor.materialize(incoming.shape)
         super()._load_from_state_dict(
             state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-            error_msgs, assign,
+            error_msgs,
         )  # fmt: skip
 
     def initialize_parameters(self, *args, **kwargs) -> None:

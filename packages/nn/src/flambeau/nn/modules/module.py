@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import warnings
 from collections import OrderedDict, namedtuple
 
@@ -13,6 +14,10 @@ from ..parameter import Buffer, Parameter, is_lazy
 from . import _global_hooks as G
 from ._global_hooks import *  # noqa: F403  (torch.nn.modules.module's register_module_*)
 from ._global_hooks import _has_any_global_hook  # noqa: F401
+
+# The tensors one Module._apply call has converted so far (id -> (old, new)), so that one
+# shared by two modules is converted once.
+_converting = threading.local()
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
@@ -464,17 +469,26 @@ class Module:
 
     # ---- conversion ------------------------------------------------------------------------
 
-    def _apply(self, fn, recurse: bool = True, _memo=None):
+    def _apply(self, fn, recurse: bool = True):
         """Converts every parameter and buffer t by fn(t), keeping shared tensors shared.
 
         As in PyTorch, a parameter keeps its identity (``param.data = fn(param)``, and its
         gradient likewise), so optimizers made before ``.double()`` or ``.to(...)`` still
-        hold the module's parameters; buffers are replaced by fn(buffer).
+        hold the module's parameters; buffers are replaced by fn(buffer). Children are
+        called as PyTorch calls them, ``child._apply(fn)`` (libraries override ``_apply``
+        with that signature); the tensors converted so far travel beside the call.
         """
-        memo = {} if _memo is None else _memo
+        outer = getattr(_converting, "memo", None)
+        _converting.memo = memo = {} if outer is None else outer
+        try:
+            return self._apply_with(fn, recurse, memo)
+        finally:
+            _converting.memo = outer
+
+    def _apply_with(self, fn, recurse, memo):
         if recurse:
             for module in self.children():
-                module._apply(fn, True, memo)
+                module._apply(fn)
         swap = flambeau.__future__.get_swap_module_params_on_conversion()
         overwrite = flambeau.__future__.get_overwrite_module_params_on_conversion()
         for key, param in self._parameters.items():
@@ -664,8 +678,9 @@ class Module:
 
     def _load_from_state_dict(
         self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-        error_msgs, assign=False,
+        error_msgs,
     ) -> None:  # fmt: skip
+        assign = local_metadata.get("assign_to_params_buffers", False)
         for hook in self._load_state_dict_pre_hooks.values():
             hook(
                 self, state_dict, prefix, local_metadata, strict, missing_keys,
@@ -761,9 +776,11 @@ class Module:
             state_dict._metadata = metadata
 
         def load(module, local_state, prefix=""):
-            local_metadata = {} if metadata is None else metadata.get(prefix[:-1], {})
+            local_metadata = {} if metadata is None else dict(metadata.get(prefix[:-1], {}))
+            if assign:  # as PyTorch hands it over (modules override the 7-argument call)
+                local_metadata["assign_to_params_buffers"] = assign
             module._load_from_state_dict(
-                local_state, prefix, local_metadata, True, missing, unexpected, errors, assign
+                local_state, prefix, local_metadata, True, missing, unexpected, errors
             )
             for name, child in module._modules.items():
                 if child is not None:
