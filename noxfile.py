@@ -11,6 +11,8 @@
     nox -s editable the editable install of the core CONTRIBUTING.md gives (not in `tests`)
     nox -s conformance  tests-conformance/: autograd against PyTorch (optional, not in `tests`)
     nox -s coverage torch's public names flambeau has and lacks, per namespace (optional)
+    nox -s thirdparty   libraries written for PyTorch (GPyTorch, ...) run their own tests
+                    on flambeau: tests-thirdparty/suites.toml
     nox -s fuzz     schema-driven fuzzing of every operator in child processes (CI: 3 minutes)
     nox -s sanitize the core built with ASan+UBSan: its tests, then a fuzz run (not in CI)
 
@@ -375,6 +377,85 @@ def coverage(session: nox.Session) -> None:
     with tempfile.TemporaryDirectory() as tmp, session.chdir(tmp):
         session.run("python", "-c", CHECK_INSTALLED)
         session.run("python", "-m", "flambeau_coverage", *session.posargs, env=FUZZ_ENV)
+
+
+THIRDPARTY = ROOT / "tests-thirdparty"
+
+
+def _thirdparty_source(session: nox.Session, name: str, version: str) -> Path:
+    """The unpacked source distribution of name==version, downloaded once into
+    build/thirdparty/."""
+    where = ROOT / "build" / "thirdparty"
+    unpacked = where / f"{name}-{version}"
+    if not unpacked.is_dir():
+        where.mkdir(parents=True, exist_ok=True)
+        session.run(
+            "python", "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+            "--dest", str(where), f"{name}=={version}",
+        )  # fmt: skip
+        archive = where / f"{name}-{version}.tar.gz"
+        if not archive.exists():
+            session.error(f"pip gave no {archive.name} for {name}=={version}")
+        shutil.unpack_archive(archive, where)
+    return unpacked
+
+
+def _torch_alias_site() -> Path:
+    """A folder whose sitecustomize.py makes every Python started with it on PYTHONPATH
+    (the suite's, its xdist workers', the subprocesses its tests start) answer
+    ``import torch`` with flambeau."""
+    site = ROOT / "build" / "thirdparty" / "site"
+    site.mkdir(parents=True, exist_ok=True)
+    (site / "sitecustomize.py").write_text("import flambeau_testing.torch_alias  # noqa: F401\n")
+    return site
+
+
+@nox.session(requires=["build"])
+def thirdparty(session: nox.Session) -> None:
+    """Run the test suites of libraries written against PyTorch on flambeau.
+
+    tests-thirdparty/suites.toml names them (pinned versions, their test needs, and each
+    known failure with its reason, deselected); ``import torch`` is answered by flambeau
+    (flambeau_testing.torch_alias, from a sitecustomize), and torch is not installed.
+    Name libraries to run only those (`nox -s thirdparty -- gpytorch`); pytest arguments
+    follow `--` (`-- gpytorch -- -x`).
+    """
+    suites = tomllib.loads((THIRDPARTY / "suites.toml").read_text())
+    chosen, pytest_args = session.posargs, []
+    if "--" in chosen:
+        at = chosen.index("--")
+        chosen, pytest_args = chosen[:at], chosen[at + 1 :]
+    if unknown := set(chosen) - set(suites):
+        session.error(f"not in tests-thirdparty/suites.toml: {sorted(unknown)}")
+    names = chosen or list(suites)
+    deps = sorted({d for n in names for d in suites[n].get("deps", [])})
+    install_wheels(session, "pytest", "pytest-xdist", *deps)
+    failed = []
+    for name in names:
+        suite = suites[name]
+        if bad := set(suite) - {"version", "tests", "deps", "with", "env", "known_failures"}:
+            session.error(f"{name}: unknown keys {sorted(bad)} in suites.toml")
+        source = _thirdparty_source(session, name, suite["version"])
+        path = [str(_torch_alias_site()), str(ROOT / "shared"), str(source)] + [
+            str(_thirdparty_source(session, w, suites[w]["version"])) for w in suite.get("with", [])
+        ]
+        env = {
+            "PYTHONPATH": os.pathsep.join(path),
+            "OMP_WAIT_POLICY": "passive",
+            **suite.get("env", {}),
+        }
+        deselect = [a for test in suite.get("known_failures", {}) for a in ("--deselect", test)]
+        workers = ["-n", str(WORKERS)] if (WORKERS or 1) > 1 else []
+        with session.chdir(source):
+            try:
+                session.run(
+                    "pytest", "-p", "no:cacheprovider", "-q", "-W", "ignore", *workers,
+                    *deselect, suite["tests"], *pytest_args, env=env,
+                )  # fmt: skip
+            except CommandFailed:
+                failed.append(name)
+    if failed:
+        session.error(f"third-party suites with failures: {', '.join(failed)}")
 
 
 def _clang_format(session: nox.Session, *args: str) -> None:
