@@ -12,7 +12,7 @@ copyright = "2026, the flambeau developers"
 try:  # the API pages need the installed wheels; nox -s docs installs them
     import flambeau
 
-    release = getattr(flambeau, "__version__", "")
+    release = flambeau.version.flambeau  # (flambeau.__version__ names PyTorch's API level)
 except ImportError:
     release = ""
 

@@ -437,3 +437,16 @@ def test_grad_runs_only_the_part_of_the_graph_that_reaches_its_inputs():
     loss = (Spy.apply(z) * z).sum()
     loss.backward(inputs=[z])
     assert z.grad.tolist() == [4.0, 4.0]
+
+
+def test_ready_nodes_run_latest_created_first_as_in_pytorch():
+    # PyTorch's ready queue: an AccumulateGrad first, then the node created last. Two
+    # Linear layers back to back: lin1's weight gradient (through its transpose, made in
+    # lin1's forward) completes before lin0's node runs (skorch's doctor records this).
+    lin0, lin1 = F.nn.Linear(4, 4), F.nn.Linear(4, 2)
+    order = []
+    for name, p in (("lin0.weight", lin0.weight), ("lin0.bias", lin0.bias),
+                    ("lin1.weight", lin1.weight), ("lin1.bias", lin1.bias)):  # fmt: skip
+        p.register_hook(lambda g, name=name: order.append(name))
+    lin1(lin0(F.randn(5, 4))).sum().backward()
+    assert order == ["lin1.bias", "lin1.weight", "lin0.bias", "lin0.weight"]

@@ -431,3 +431,14 @@ def test_batched_sparse_transposes_and_permute_match_dense():
     )
     with pytest.raises(RuntimeError, match="between sparse and dense dimensions"):
         hybrid.permute(1, 0, 2)
+
+
+def test_sparse_coo_tensor_of_a_size_alone_is_empty():
+    for s in (F.sparse_coo_tensor(size=(5, 3)), F.sparse_coo_tensor((5, 3))):
+        assert s.shape == (5, 3) and s._nnz() == 0 and s.sparse_dim() == 2
+        assert s.dtype == F.float32 and s.to_dense().abs().sum().item() == 0
+    assert F.sparse_coo_tensor(size=(2,), dtype=F.float64).dtype == F.float64
+    with pytest.raises(TypeError, match="indices and values, or size"):
+        F.sparse_coo_tensor()
+    with pytest.raises(TypeError, match="both indices and values"):
+        F.sparse_coo_tensor([[0, 1]], size=(2,))

@@ -5,7 +5,7 @@
 // (autograd_native.h) run without a Python frame; every other node runs its Python
 // _backward. The package's engine.run_backward prepares a pass (root gradients,
 // inputs=, its GraphTask) and calls execute().
-#include <deque>
+#include <queue>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -106,10 +106,10 @@ class Pass {
     for (size_t k = 0; k < root_nodes.size(); ++k)
       deliver(state(root_nodes[k].ptr()), root_nrs[k].cast<Py_ssize_t>(), root_grads[k]);
     for (PyObject* n : roots)
-      if (states_[n].dependencies == 0 && is_needed(n)) ready_.push_back(n);
+      if (states_[n].dependencies == 0 && is_needed(n)) make_ready(n);
     while (!ready_.empty()) {
-      PyObject* node = ready_.front();
-      ready_.pop_front();
+      PyObject* node = ready_.top().node;
+      ready_.pop();
       step(states_[node]);
     }
   }
@@ -311,7 +311,7 @@ class Pass {
       deliver(target, PyLong_AsSsize_t(PyTuple_GET_ITEM(edge, 1)),
               PySequence_Fast_GET_ITEM(seq.ptr(), e));
       if (PyErr_Occurred()) throw py::error_already_set();
-      if (--target.dependencies == 0) ready_.push_back(nxt);
+      if (--target.dependencies == 0) make_ready(nxt);
     }
   }
 
@@ -366,7 +366,27 @@ class Pass {
   py::list captured_;
   bool capture_, create_graph_, retain_graph_, check_nan_;
   std::unordered_map<PyObject*, State> states_;
-  std::deque<PyObject*> ready_;
+  // PyTorch's ready queue: the node created last runs first, an AccumulateGrad before
+  // any other (so a leaf's hooks fire as soon as its gradient is complete); nodes of
+  // one rank in the order they became ready.
+  struct Ready {
+    uint64_t rank;
+    uint64_t order;  // later is lower
+    PyObject* node;
+    bool operator<(const Ready& o) const {
+      return rank != o.rank ? rank < o.rank : order > o.order;
+    }
+  };
+  void make_ready(PyObject* node) {
+    uint64_t rank = 0;
+    if (Py_TYPE(node) == package().accumulate_type)
+      rank = UINT64_MAX;
+    else if (const auto* n = autograd_node::as_node(node))
+      rank = n->sequence_nr;
+    ready_.push({rank, made_ready_++, node});
+  }
+  std::priority_queue<Ready> ready_;
+  uint64_t made_ready_ = 0;
 };
 
 void register_bindings(py::module_& m, py::object /*tensor_class*/) {

@@ -92,12 +92,18 @@ PyMemberDef node_members[] = {
     {nullptr, 0, 0, 0, nullptr},
 };
 
+PyObject* node_new(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+  PyObject* self = PyType_GenericNew(type, args, kwargs);
+  if (self) reinterpret_cast<NodeObject*>(self)->sequence_nr = next_sequence_nr();
+  return self;
+}
+
 PyTypeObject* make_node_type() {
   static PyType_Slot slots[] = {
       {Py_tp_dealloc, reinterpret_cast<void*>(node_dealloc)},
       {Py_tp_traverse, reinterpret_cast<void*>(node_traverse)},
       {Py_tp_clear, reinterpret_cast<void*>(node_clear)},
-      {Py_tp_new, reinterpret_cast<void*>(PyType_GenericNew)},
+      {Py_tp_new, reinterpret_cast<void*>(node_new)},
       {Py_tp_members, node_members},
       {Py_tp_getset, node_getset},
       {Py_tp_doc, const_cast<char*>("The typed base of autograd's graph nodes.")},
@@ -121,5 +127,10 @@ void register_bindings(py::module_& m, py::object /*tensor_class*/) {
 FLB_BINDINGS(59, register_bindings);
 
 }  // namespace
+
+uint64_t next_sequence_nr() {
+  thread_local uint64_t next = 0;
+  return next++;
+}
 
 }  // namespace flambeau::python::autograd_node

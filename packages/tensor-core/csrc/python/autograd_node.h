@@ -21,10 +21,16 @@ struct NodeObject {
   PyObject* tensor_hooks;        // {output_nr: {handle id: fn(grad)}}, or null
   PyObject* retained;            // {output_nr: weakref to the tensor}, or null
   Py_ssize_t n_outputs;
+  // The order of creation on its thread (PyTorch's sequence_nr): the engine runs the
+  // ready node created last first, as PyTorch's ready queue does.
+  uint64_t sequence_nr;
   char released;  // the saved values were freed by a backward without retain_graph
 };
 
 extern PyTypeObject* g_node_type;
+
+// The next sequence number of this thread, for a node being made.
+uint64_t next_sequence_nr();
 
 // o as a node, or null when it is not one.
 inline NodeObject* as_node(PyObject* o) {

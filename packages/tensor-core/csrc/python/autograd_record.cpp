@@ -395,6 +395,7 @@ py::object new_node(const Plan& plan, const Edges& e, bool tuple_output, const p
                            formula_for(plan, e.mask, tuple_output, e.lengths).ptr());
   autograd_node::set_field(fields->saved, saved.ptr());
   fields->n_outputs = n_out;
+  fields->sequence_nr = autograd_node::next_sequence_nr();
   return node;
 }
 

@@ -26,7 +26,18 @@ from flambeau import _openblas  # noqa: E402
 
 _openblas.preload()
 
-from flambeau import _C, _complex, _grad, _pickling, _polygamma, _resize, _siblings, _sorting, _stft  # noqa: E402,F401
+from flambeau import (  # noqa: E402,F401
+    _C,
+    _complex,
+    _grad,
+    _pickling,
+    _polygamma,
+    _resize,
+    _siblings,
+    _sorting,
+    _stft,
+    torch_version,  # noqa: E402
+)
 from flambeau import _printing as _printing  # noqa: E402
 from flambeau._C import *  # noqa: E402,F403
 from flambeau._C import Generator, Tensor, UntypedStorage, default_generator, device, dtype  # noqa: E402,F401
@@ -107,7 +118,10 @@ from flambeau.random import (  # noqa: E402,F401
     thread_safe_generator,
 )
 
-__version__ = "0.1.0"
+# The PyTorch release whose API this follows, with flambeau's own release as the local
+# label (flambeau.torch_version says why); flambeau's release alone is version.flambeau.
+_RELEASE = "0.1.0"
+__version__ = torch_version.TorchVersion(f"{torch_version.PYTORCH_API}+flambeau.{_RELEASE}")
 legacy_contiguous_format = _C.contiguous_format  # PyTorch's other name for it
 
 Tensor.__repr__ = _printing.tensor_repr

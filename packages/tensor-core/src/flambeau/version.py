@@ -1,5 +1,8 @@
 """What this flambeau is and what it was built for (torch.version).
 
+``__version__`` names the PyTorch release whose API flambeau follows, with flambeau's own
+release as its local label (``2.13.0+flambeau.0.1.0``); ``flambeau`` is that release alone.
+
 ``cuda`` is the CUDA release the CUDA plugin (flambeau-tensor-cuda) runs on, from the
 NVIDIA runtime wheel it depends on, or None without the plugin; flambeau has no ROCm or
 XPU build, so ``hip``, ``rocm`` and ``xpu`` are None.
@@ -14,9 +17,10 @@ from __future__ import annotations
 
 from importlib import metadata
 
+from flambeau import _RELEASE as flambeau
 from flambeau import __version__
 
-__all__ = ["__version__", "cuda", "debug", "hip", "rocm", "xpu"]
+__all__ = ["__version__", "cuda", "debug", "flambeau", "hip", "rocm", "xpu"]
 
 debug = False
 hip = None

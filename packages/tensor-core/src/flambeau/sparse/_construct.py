@@ -29,9 +29,15 @@ def check_coo(indices, shape) -> None:
             )
 
 
+def _is_size(x) -> bool:
+    return isinstance(x, (tuple, list)) and all(
+        isinstance(d, int) and not isinstance(d, bool) for d in x
+    )
+
+
 def sparse_coo_tensor(
-    indices,
-    values,
+    indices=None,
+    values=None,
     size=None,
     *,
     dtype=None,
@@ -42,12 +48,26 @@ def sparse_coo_tensor(
     is_coalesced=None,
 ):
     """A sparse COO tensor with the given indices (sparse_dim x nnz) and values (nnz x dense
-    dims); its size is inferred from the largest index when not given.
+    dims); its size is inferred from the largest index when not given. Given a size alone
+    (``sparse_coo_tensor(size=(5, 3))``, or the size as the one argument), an empty one.
 
     Indices are always checked against the size (flambeau never reads out of range), with
     or without ``check_invariants``.
     """
     del pin_memory, check_invariants  # no pinned memory here; checks always run
+    if values is None and size is None and _is_size(indices):
+        indices, size = None, indices  # PyTorch's sparse_coo_tensor(size) overload
+    if indices is None and values is None:
+        if size is None:
+            raise TypeError(
+                "sparse_coo_tensor() missing required arguments: indices and values, or size"
+            )
+        shape = tuple(size)
+        empty = flambeau.zeros(len(shape), 0, dtype=flambeau.int64, device=device)
+        values = flambeau.zeros(0, dtype=dtype, device=device)
+        return sparse_coo_tensor(empty, values, shape, requires_grad=requires_grad)
+    if indices is None or values is None:
+        raise TypeError("sparse_coo_tensor() takes both indices and values (or a size alone)")
     values = as_tensor(values, dtype, device)
     indices = as_tensor(indices, device=values.device)
     if indices.is_floating_point() or indices.dtype != flambeau.int64:
