@@ -433,7 +433,8 @@ def thirdparty(session: nox.Session) -> None:
     failed = []
     for name in names:
         suite = suites[name]
-        if bad := set(suite) - {"version", "tests", "deps", "with", "env", "known_failures"}:
+        keys = {"version", "tests", "deps", "with", "env", "args", "workers", "known_failures"}
+        if bad := set(suite) - keys:
             session.error(f"{name}: unknown keys {sorted(bad)} in suites.toml")
         source = _thirdparty_source(session, name, suite["version"])
         path = [str(_torch_alias_site()), str(ROOT / "shared"), str(source)] + [
@@ -445,12 +446,13 @@ def thirdparty(session: nox.Session) -> None:
             **suite.get("env", {}),
         }
         deselect = [a for test in suite.get("known_failures", {}) for a in ("--deselect", test)]
-        workers = ["-n", str(WORKERS)] if (WORKERS or 1) > 1 else []
+        n = suite.get("workers", WORKERS or 1)
+        workers = ["-n", str(n)] if n > 1 else []
         with session.chdir(source):
             try:
                 session.run(
                     "pytest", "-p", "no:cacheprovider", "-q", "-W", "ignore", *workers,
-                    *deselect, suite["tests"], *pytest_args, env=env,
+                    *suite.get("args", []), *deselect, suite["tests"], *pytest_args, env=env,
                 )  # fmt: skip
             except CommandFailed:
                 failed.append(name)

@@ -117,3 +117,17 @@ def test_csr_gradient_reaches_values():
     (s @ b).sum().backward()
     ref = sp.csr_matrix(DENSE)
     np.testing.assert_allclose(s.grad.values().numpy(), b.numpy().sum(1)[ref.indices])
+
+
+def test_constructors_take_pytorchs_keyword_names():
+    s = F.sparse_csr_tensor(
+        crow_indices=F.tensor([0, 1, 2]),
+        col_indices=F.tensor([1, 0]),
+        values=F.ones(2),
+        size=(2, 2),
+    )
+    np.testing.assert_array_equal(s.to_dense().numpy(), [[0, 1], [1, 0]])
+    c = F.sparse_csc_tensor(
+        ccol_indices=F.tensor([0, 1, 2]), row_indices=F.tensor([1, 0]), values=F.ones(2)
+    )
+    np.testing.assert_array_equal(c.to_dense().numpy(), [[0, 1], [1, 0]])

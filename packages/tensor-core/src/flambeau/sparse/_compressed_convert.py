@@ -147,10 +147,20 @@ def _constructor(layout_name: str):
     layout = getattr(flambeau, layout_name)
     compressed, plain = ("crow", "col") if layout in ROW_MAJOR else ("ccol", "row")
 
-    def construct(compressed_indices, plain_indices, values, size=None, **kwargs):
-        return sparse_compressed_tensor(
-            compressed_indices, plain_indices, values, size, layout=layout, **kwargs
-        )
+    # PyTorch's parameter names, which callers pass as keywords (crow_indices=, ...).
+    if layout in ROW_MAJOR:
+
+        def construct(crow_indices, col_indices, values, size=None, **kwargs):
+            return sparse_compressed_tensor(
+                crow_indices, col_indices, values, size, layout=layout, **kwargs
+            )
+
+    else:
+
+        def construct(ccol_indices, row_indices, values, size=None, **kwargs):
+            return sparse_compressed_tensor(
+                ccol_indices, row_indices, values, size, layout=layout, **kwargs
+            )
 
     construct.__name__ = f"{layout_name}_tensor"
     construct.__doc__ = (
