@@ -184,9 +184,11 @@ def main():
     assert c0 == 0.0  # it starts from the content image
     # L-BFGS without a line search (as the tutorial runs it) bounces: in PyTorch too the
     # style score jumps up to 7x between evaluations, and a one-ulp change in the input
-    # image changes where the last evaluation lands. Progress is the best score reached.
+    # image (the order gradients are summed in) changes where the last evaluation lands.
+    # Progress is the best score reached, and the median of the last quarter below the start.
     best = min(s for s, _ in history)
-    assert best < 0.5 * s0 and s1 < s0, (s0, best, s1)
+    late = sorted(s for s, _ in history[-(len(history) // 4) :])
+    assert best < 0.5 * s0 and late[len(late) // 2] < s0, (s0, best, late)
     # The network itself was not trained.
     assert all(p.grad is None for p in cnn.parameters())
     assert not output.equal(content_img)

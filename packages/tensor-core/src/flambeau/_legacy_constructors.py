@@ -87,40 +87,55 @@ def _construct(ctor: str, dtype, args, device, *, any_dtype: bool):
 
 
 class _LegacyTensorType(type):
-    """Metaclass of the legacy types: calling one constructs a tensor of its dtype, and
-    ``isinstance(t, FloatTensor)`` tests a CPU tensor's dtype (as PyTorch does)."""
+    """Metaclass of the legacy types: calling one constructs a tensor of its dtype (and
+    layout), and ``isinstance(t, FloatTensor)`` tests a CPU tensor's dtype and layout (as
+    PyTorch does: a sparse tensor is a ``flambeau.sparse.FloatTensor``, not a
+    ``flambeau.FloatTensor``)."""
 
     def __call__(cls, *args, device=None):
-        return _construct(cls.__name__, cls.dtype, args, device, any_dtype=False)
+        return cls._construct(cls.__name__, cls.dtype, args, device)
 
     def __instancecheck__(cls, obj) -> bool:
         return (
             isinstance(obj, _C.Tensor)
             and obj.dtype == cls.dtype
             and obj.device.type == "cpu"
-            and obj.layout == strided  # sparse ones are flambeau.sparse.FloatTensor, ...
+            and obj.layout == cls.layout
         )
 
     def __repr__(cls) -> str:
-        return f"<class 'flambeau.{cls.__name__}'>"
+        return f"<class '{cls.__module__}.{cls.__name__}'>"
+
+
+def make_legacy_type(name: str, dtype, *, layout, module: str, construct, doc: str):
+    """A legacy type: construct(type name, dtype, args, device) makes its tensors."""
+    attrs = {
+        "dtype": dtype,
+        "layout": layout,
+        "is_cuda": False,
+        "is_sparse": layout is not strided,
+        "__module__": module,
+        "__doc__": doc,
+        "_construct": staticmethod(construct),
+    }
+    return _LegacyTensorType(name, (), attrs)
 
 
 def _make_type(name: str, dtype):
-    return _LegacyTensorType(
+    return make_legacy_type(
         name,
-        (),
-        {
-            "dtype": dtype,
-            "is_cuda": False,
-            "is_sparse": False,
-            "__module__": "flambeau",
-            "__doc__": f"Legacy constructor of {dtype} CPU tensors; also an isinstance check.\n\n"
-            f">>> x = flambeau.{name}([1, 0])\n"
-            f">>> x.dtype, isinstance(x, flambeau.{name})\n"
-            f"({dtype!r}, True)\n"
-            f">>> flambeau.{name}(2, 3).shape\n"
-            "flambeau.Size([2, 3])\n",
-        },
+        dtype,
+        layout=strided,
+        module="flambeau",
+        construct=lambda ctor, dt, args, device: _construct(
+            ctor, dt, args, device, any_dtype=False
+        ),
+        doc=f"Legacy constructor of {dtype} CPU tensors; also an isinstance check.\n\n"
+        f">>> x = flambeau.{name}([1, 0])\n"
+        f">>> x.dtype, isinstance(x, flambeau.{name})\n"
+        f"({dtype!r}, True)\n"
+        f">>> flambeau.{name}(2, 3).shape\n"
+        "flambeau.Size([2, 3])\n",
     )
 
 
@@ -171,6 +186,8 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
     if isinstance(dtype, str):
         device_type, dtype = _parse_type_string(dtype)
     elif isinstance(dtype, _LegacyTensorType):
+        if dtype.layout is not strided:  # x.type(flambeau.sparse.FloatTensor)
+            return self.to("cpu", dtype.dtype, non_blocking).to_sparse()
         device_type, dtype = "cpu", dtype.dtype
     elif not isinstance(dtype, _C.dtype):
         raise TypeError("dtype must be a type, str, or dtype object")

@@ -12,6 +12,7 @@ import builtins
 import warnings
 
 import flambeau
+from flambeau._legacy_constructors import make_legacy_type
 
 # The legacy names PyTorch has under torch.sparse (no Bool or complex types there).
 _DTYPES = {
@@ -62,37 +63,17 @@ def _construct(ctor: str, dtype, args, device):
     )
 
 
-class _LegacySparseType(type):
-    def __call__(cls, *args, device=None):
-        return _construct(cls.__name__, cls.dtype, args, device)
-
-    def __instancecheck__(cls, obj) -> bool:
-        return (
-            isinstance(obj, flambeau.Tensor)
-            and obj.layout == flambeau.sparse_coo
-            and obj.dtype == cls.dtype
-            and obj.device.type == "cpu"
-        )
-
-    def __repr__(cls) -> str:
-        return f"<class 'flambeau.sparse.{cls.__name__}'>"
-
-
 def _make(name: str, dtype):
-    return _LegacySparseType(
+    return make_legacy_type(
         name,
-        (),
-        {
-            "dtype": dtype,
-            "is_cuda": False,
-            "is_sparse": True,
-            "__module__": "flambeau.sparse",
-            "__doc__": f"Legacy constructor of sparse COO {dtype} tensors; also an isinstance "
-            "check.\n\n"
-            f">>> s = flambeau.sparse.{name}(2, 3)\n"
-            f">>> s.layout, s.dtype, isinstance(s, flambeau.sparse.{name})\n"
-            f"(flambeau.sparse_coo, {dtype!r}, True)\n",
-        },
+        dtype,
+        layout=flambeau.sparse_coo,
+        module="flambeau.sparse",
+        construct=_construct,
+        doc=f"Legacy constructor of sparse COO {dtype} tensors; also an isinstance check.\n\n"
+        f">>> s = flambeau.sparse.{name}(2, 3)\n"
+        f">>> s.layout, s.dtype, isinstance(s, flambeau.sparse.{name})\n"
+        f"(flambeau.sparse_coo, {dtype!r}, True)\n",
     )
 
 
