@@ -134,10 +134,7 @@ class BackwardCFunction(Node):
         if self._fw_cut is not None and self._fw_cut.in_tangent_pass:
             # Tangents downstream of it start from its jvp's: none flow through it.
             return (None,) * len(self.next_functions)
-        grads = tuple(
-            g if g is not None or meta is None else F.zeros(meta[0], dtype=meta[1], device=meta[2])
-            for g, meta in zip(grads, self._output_metas)
-        )
+        grads = materialized(grads, self._output_metas)
         result = user_backward(self._cls)(self._ctx, *grads)
         result = result if isinstance(result, tuple) else (result,)
         n_inputs = len(self.next_functions)
@@ -194,7 +191,16 @@ def _as_input_gradient(name, index, g, meta):
     return g
 
 
-def _meta(t):
+def materialized(grads, metas):
+    """The output gradients a custom Function's backward receives: an unused tensor
+    output's is zeros of that output's shape, dtype and device (None for non-tensors)."""
+    return tuple(
+        g if g is not None or meta is None else F.zeros(meta[0], dtype=meta[1], device=meta[2])
+        for g, meta in zip(grads, metas)
+    )
+
+
+def tensor_meta(t):
     return (tuple(t.shape), t.dtype, t.device) if isinstance(t, F.Tensor) else None
 
 
@@ -351,8 +357,8 @@ class Function:
             ctx,
             edges,
             len(outputs),
-            [_meta(o) for o in outputs],
-            [_meta(a) for a in args],
+            [tensor_meta(o) for o in outputs],
+            [tensor_meta(a) for a in args],
         )
         if anomaly_mode.is_enabled():
             node._record_trace()

@@ -22,7 +22,7 @@ from __future__ import annotations
 import flambeau as F
 
 from . import saved_tensors
-from .function import Function
+from .function import Function, materialized, tensor_meta
 from .grad_mode import no_grad
 from .graph import Node
 from .recorder import attach, grad_edge, is_differentiable
@@ -56,10 +56,10 @@ def _unflatten(flat, proto):
 
 
 class _NestedIOBackward(Node):
-    def __init__(self, fn, edges, output_shapes):
-        super().__init__(f"{type(fn).__name__}Backward", edges, len(output_shapes))
+    def __init__(self, fn, edges, output_metas):
+        super().__init__(f"{type(fn).__name__}Backward", edges, len(output_metas))
         self._fn = fn
-        self._output_shapes = output_shapes
+        self._output_metas = output_metas
 
     def _backward(self, grads):
         fn = self._fn
@@ -68,10 +68,7 @@ class _NestedIOBackward(Node):
                 "Trying to backward through the graph a second time (or directly access "
                 "saved tensors after they have already been freed). Specify retain_graph=True."
             )
-        grads = (
-            g if g is not None else F.zeros(shape) for g, shape in zip(grads, self._output_shapes)
-        )
-        nested = _unflatten(iter(grads), fn._nested_output)
+        nested = _unflatten(iter(materialized(grads, self._output_metas)), fn._nested_output)
         result = fn.backward_extended(*nested)
         flat = tuple(_flatten(result, allow_none=True))
         if len(flat) != len(self.next_functions):
@@ -119,7 +116,7 @@ class NestedIOFunction(Function):
         if hooks is not None:
             self.to_save = tuple(saved_tensors.pack(t, hooks) for t in self.to_save)
         node = _NestedIOBackward(
-            self, [grad_edge(t) for t in flat_inputs], [tuple(o.shape) for o in flat_outputs]
+            self, [grad_edge(t) for t in flat_inputs], [tensor_meta(o) for o in flat_outputs]
         )
         skip = {id(t) for t in self.non_differentiable}
         dirty = {id(t) for t in self.dirty_tensors}
