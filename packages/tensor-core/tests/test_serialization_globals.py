@@ -3,9 +3,13 @@ and pickling of devices, dtypes, sizes and generators (what spawned workers rece
 
 from __future__ import annotations
 
+import collections
 import copy
+import datetime
+import functools
 import io
 import pickle
+import threading
 
 import pytest
 
@@ -75,6 +79,33 @@ def test_what_cannot_be_found_again_is_refused_at_save():
         F.save(local, io.BytesIO())
     with pytest.raises(TypeError, match="cannot save the function"):
         F.save({"f": lambda x: x}, io.BytesIO())
+
+
+def test_objects_with_their_own_reduction_save_as_pickle_takes_them_apart():
+    # functools.partial, defaultdict and date reduce to a callable and its arguments
+    # (__reduce_ex__), not to a class and a __dict__: as a saved flow's layers hold them.
+    part = functools.partial(scaled_tanh)
+    table = collections.defaultdict(list, {"a": [F.ones(2)]})
+    out = roundtrip({"p": part, "d": table, "day": datetime.date(2024, 2, 29)}, weights_only=False)
+    assert isinstance(out["p"], functools.partial) and out["p"].func is scaled_tanh
+    assert F.equal(out["p"](F.zeros(1)), F.zeros(1))
+    assert type(out["d"]) is collections.defaultdict and out["d"].default_factory is list
+    assert F.equal(out["d"]["a"][0], F.ones(2)) and out["d"]["new"] == []
+    assert out["day"] == datetime.date(2024, 2, 29)
+
+
+def test_a_reduction_calls_only_what_the_allow_list_names_with_weights_only():
+    part = functools.partial(scaled_tanh, F.ones(2))
+    with pytest.raises(Error, match="refers to 'functools:partial', which is not allowed"):
+        roundtrip(part)
+    with serialization.safe_globals([functools.partial, scaled_tanh]):
+        out = roundtrip(part)
+    assert F.allclose(out(), scaled_tanh(F.ones(2)))
+
+
+def test_what_pickle_cannot_take_apart_is_refused_at_save():
+    with pytest.raises(TypeError, match="cannot save an object of type lock"):
+        F.save({"lock": threading.Lock()}, io.BytesIO())
 
 
 @pytest.mark.skipif(nn is None, reason="flambeau-nn is not installed")

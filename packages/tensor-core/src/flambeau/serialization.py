@@ -9,10 +9,12 @@ An archive is a ZIP file (entries stored, not compressed) holding
   file so that ``mmap=True`` can map them in place.
 
 Each storage is written once, so tensors that were views of one another are
-views of one storage again after loading. Loading never imports or runs code
-named by the archive: anything beyond tensors, dtypes, devices and plain
-Python containers and values is refused unless its class was allowed with
-:func:`add_safe_globals` / :func:`safe_globals`, or ``weights_only=False``.
+views of one storage again after loading. Other objects are saved as pickle's
+protocol 2 takes them apart: a class and its state, or a callable and its arguments.
+Loading never imports or runs code named by the archive: anything beyond tensors,
+dtypes, devices and plain Python containers and values is refused unless its class
+(or callable) was allowed with :func:`add_safe_globals` / :func:`safe_globals`, or
+``weights_only=False``.
 
 Loading trusts no number in the archive: every record must lie within the
 file, every storage is allocated only once its declared size matches the bytes
@@ -31,6 +33,7 @@ from __future__ import annotations
 import base64
 import bisect
 import contextlib
+import copyreg
 import importlib
 import io
 import json
@@ -261,7 +264,39 @@ class _Encoder:
         if t in (dict, OrderedDict):
             items = [[self.encode(k), self.encode(v)] for k, v in obj.items()]
             return {"$type": "dict" if t is dict else "odict", "items": items}
-        return self._object(obj, obj.__getstate__())
+        return self._reduced(obj)
+
+    def _reduced(self, obj):
+        """Any other object, taken apart as pickle's protocol 2 does (``__reduce_ex__``):
+        one rebuilt from its class and state is an "object" record; one with a reduction
+        of its own (functools.partial, datetime, defaultdict) a "reduce" record, its
+        callable saved by name with its arguments, state and contents."""
+        try:
+            rv = obj.__reduce_ex__(2)
+        except TypeError as e:
+            raise TypeError(
+                f"flambeau.save: cannot save an object of type {type(obj).__qualname__} ({e})"
+            ) from None
+        if isinstance(rv, str):  # a module-level singleton, found again by its name
+            module = getattr(obj, "__module__", None) or type(obj).__module__
+            return {"$type": "global", "name": self._global(_resolve(f"{module}:{rv}"), rv)}
+        if not isinstance(rv, tuple) or not 2 <= len(rv) <= 6:
+            raise TypeError(f"flambeau.save: {type(obj).__qualname__}.__reduce_ex__ is malformed")
+        func, args, state, listitems, dictitems = (rv + (None,) * 3)[:5]
+        if func is copyreg.__newobj__:
+            return self._object(obj, obj.__getstate__())
+        record = {
+            "$type": "reduce",
+            "call": self._global(func),
+            "args": [self.encode(a) for a in args],
+        }
+        if state is not None:
+            record["state"] = self.encode(state)
+        if listitems is not None:
+            record["list"] = [self.encode(v) for v in listitems]
+        if dictitems is not None:
+            record["items"] = [[self.encode(k), self.encode(v)] for k, v in dictitems]
+        return record
 
     def _sparse(self, t) -> dict:
         """A sparse tensor as the arguments of its public constructor (its index and
@@ -306,13 +341,14 @@ class _Encoder:
             record["list"] = [self.encode(v) for v in obj]
         return record
 
-    def _global(self, obj) -> str:
+    def _global(self, obj, what=None) -> str:
         """A function or class (an activation stored on a layer) is saved by its name."""
-        name = _global_name(obj)
+        name = _global_name(obj) if obj is not None else None
         if name is None:
             kind = "class" if isinstance(obj, type) else "function"
+            what = what or getattr(obj, "__qualname__", obj)
             raise TypeError(
-                f"flambeau.save: cannot save the {kind} {getattr(obj, '__qualname__', obj)!r}: "
+                f"flambeau.save: cannot save the {kind} {what!r}: "
                 "it cannot be found again by its name (a lambda, or local to a function)"
             )
         return name
@@ -594,6 +630,8 @@ class _Decoder:
                 return self.device(x["name"])
             if kind == "object":
                 return self.object(x["class"], x["state"], x)
+            if kind == "reduce":
+                return self.reduced(x)
             if kind == "sparse":
                 return self.sparse(x)
             if kind == "global":
@@ -630,7 +668,7 @@ class _Decoder:
         if not isinstance(name, str):
             raise self.fail("malformed global record")
         module, _, qualname = name.partition(":")
-        found = _safe_global(module, qualname)
+        found = _safe_global(module, qualname) or _ALWAYS_SAFE.get(name)
         if found is None and not self.weights_only:
             found = _resolve(name)
         if found is None:
@@ -667,10 +705,26 @@ class _Decoder:
         record = record or {}
         args = [self.decode(a) for a in _list(record.get("args", []))]
         obj = cls.__new__(cls, *args)
+        self.restore(obj, state, name)
+        return self.fill(obj, record)
+
+    def reduced(self, x):
+        """A "reduce" record: its callable (allowed as a global is) called with its
+        arguments, then the state and contents put back."""
+        func = self.reference(x["call"])
+        if not callable(func):
+            raise self.fail(f"{x['call']!r} is not callable")
+        obj = func(*(self.decode(a) for a in _list(x["args"])))
+        if "state" in x:
+            self.restore(obj, self.decode(x["state"]), x["call"])
+        return self.fill(obj, x)
+
+    def restore(self, obj, state, name) -> None:
+        """Puts back an object's state as pickle does: __setstate__, or its __dict__
+        (object.__getstate__'s forms: None, __dict__, or (__dict__ or None, slots))."""
         if hasattr(obj, "__setstate__"):
             obj.__setstate__(state)
-            return self.fill(obj, record)
-        # object.__getstate__'s forms: None, __dict__, or (__dict__ or None, slots).
+            return
         attrs, slots = state if isinstance(state, tuple) and len(state) == 2 else (state, None)
         try:
             if attrs:
@@ -679,7 +733,6 @@ class _Decoder:
                 setattr(obj, k, v)
         except (AttributeError, TypeError, ValueError) as e:  # state of the wrong shape
             raise self.fail(f"cannot restore the state of {name} ({e})") from e
-        return self.fill(obj, record)
 
     def fill(self, obj, record):
         """A dict or list subclass's contents, put back as pickle does (obj[k] = v,
