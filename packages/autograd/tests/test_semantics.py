@@ -82,6 +82,27 @@ def test_grad_does_not_touch_dot_grad_and_allow_unused():
     assert gz is None
 
 
+def test_grads_batched_gives_one_vector_jacobian_product_per_row():
+    # y = tanh(x @ w): the rows of the identity as grad_outputs give the whole Jacobian,
+    # compared with its closed form (1 - y^2) w^T per output column.
+    rng = np.random.default_rng(0)
+    xn, wn = rng.standard_normal((3, 4)), rng.standard_normal((4, 5))
+    x, w = F.tensor(xn, requires_grad=True), F.tensor(wn, requires_grad=True)
+    y = F.tanh(x @ w)
+    eye = F.eye(5, dtype=F.float64).expand(3, 5, 5).movedim(-1, 0)
+    jx, jw = autograd.grad(y, [x, w], eye, create_graph=True, is_grads_batched=True)
+    yn = np.tanh(xn @ wn)
+    expected = np.stack([(1 - yn[:, k : k + 1] ** 2) * wn[:, k] for k in range(5)])
+    np.testing.assert_allclose(jx.detach().numpy(), expected, rtol=1e-12)
+    assert jw.shape == (5, 4, 5) and jx.requires_grad  # create_graph: differentiable
+    jx.sum().backward()
+    assert w.grad is not None and x.grad.shape == (3, 4)
+    with pytest.raises(RuntimeError, match=r"grad_output\[0\] has a shape of \(5, 3, 4\)"):
+        autograd.grad(F.tanh(x @ w), x, F.ones(5, 3, 4), is_grads_batched=True)
+    (empty,) = autograd.grad(F.tanh(x @ w), x, F.ones(0, 3, 5), is_grads_batched=True)
+    assert empty.shape == (0, 3, 4)
+
+
 def test_higher_order_gradients():
     x = t([2.0])
     y = (x * x * x).sum()

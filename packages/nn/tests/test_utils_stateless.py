@@ -66,3 +66,17 @@ def test_tied_weights():
             m, {"a": flambeau.zeros(1)}, flambeau.zeros(1), tie_weights=False
         )
     assert tied.tolist() == [0.0] and untied.tolist() == [1.0]
+
+
+def test_reparametrize_module_swaps_within_the_context_and_restores_after():
+    # PyTorch's private helper, which libraries (zuko's Bayesian layers) call directly.
+    lin, params = _linear()
+    own = lin.weight
+    with stateless._reparametrize_module(lin, params):
+        assert lin.weight is params["weight"]
+        assert lin(flambeau.tensor([[3.0, 4.0]])).tolist() == [[11.5]]
+    assert lin.weight is own
+    with pytest.raises(RuntimeError, match="Missing key"):
+        with stateless._reparametrize_module(lin, {"weight": params["weight"]}, strict=True):
+            pass
+    assert lin.weight is own

@@ -435,6 +435,15 @@ def test_a_reduction_in_the_archive_runs_nothing_unless_weights_only_is_false(mo
         F.load(archive(manifest_of(not_callable)), weights_only=False)
 
 
+def test_references_to_objects_not_loaded_before_are_refused():
+    ref = {"$type": "ref", "memo": 0}
+    with pytest.raises(serialization.UnpicklingError, match="not loaded before it"):
+        F.load(archive(manifest_of([ref])), weights_only=False)
+    twice = {"$type": "reduce", "call": "builtins:list", "args": [], "memo": 0}
+    with pytest.raises(serialization.UnpicklingError, match="malformed memo number 0"):
+        F.load(archive(manifest_of([twice, twice])), weights_only=False)
+
+
 def test_a_class_in_the_archive_is_never_imported_or_run(monkeypatch):
     calls = []
     monkeypatch.setattr("os.system", lambda *a: calls.append(a))

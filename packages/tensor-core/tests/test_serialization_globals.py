@@ -103,6 +103,34 @@ def test_a_reduction_calls_only_what_the_allow_list_names_with_weights_only():
     assert F.allclose(out(), scaled_tanh(F.ones(2)))
 
 
+class Node:
+    def __init__(self, name):
+        self.name, self.links = name, []
+
+
+def test_shared_objects_load_as_one_and_cycles_through_objects_are_kept():
+    a, b = Node("a"), Node("b")
+    a.links, b.links = [b, a], [a]  # a -> b -> a, and a -> a
+    out = roundtrip({"first": a, "again": a, "b": b}, weights_only=False)
+    a2 = out["first"]
+    assert out["again"] is a2 and a2.links[0] is out["b"] and a2.links[1] is a2
+    assert out["b"].links[0] is a2 and a2.name == "a"
+    loop = []
+    loop.append(loop)  # a cycle through plain containers alone is still refused
+    with pytest.raises(ValueError, match="self-referencing"):
+        F.save(loop, io.BytesIO())
+
+
+@pytest.mark.skipif(nn is None, reason="flambeau-nn is not installed")
+def test_a_whole_model_keeps_its_shared_layers_and_tied_parameters():
+    emb = nn.Embedding(5, 3)
+    model = nn.ModuleDict({"enc": emb, "dec": emb, "a": nn.Linear(3, 3), "b": nn.Linear(3, 3)})
+    model["b"].weight = model["a"].weight
+    out = roundtrip(model, weights_only=False)
+    assert out["enc"] is out["dec"] and out["a"].weight is out["b"].weight
+    assert len(list(out.parameters())) == len(list(model.parameters())) == 4
+
+
 def test_what_pickle_cannot_take_apart_is_refused_at_save():
     with pytest.raises(TypeError, match="cannot save an object of type lock"):
         F.save({"lock": threading.Lock()}, io.BytesIO())

@@ -238,6 +238,12 @@ _AMP_NAMES = frozenset(
 )
 
 
+# PyTorch's samplers the core has no kernel for: flambeau.distributions' (flambeau-autograd).
+_SAMPLER_NAMES = frozenset(
+    {"binomial", "_standard_gamma", "_standard_gamma_grad", "_sample_dirichlet"}
+)
+
+
 # PyTorch's anomaly-mode switches at top level; the mode is flambeau.autograd's.
 _ANOMALY_NAMES = {
     "is_anomaly_enabled": "is_enabled",
@@ -247,6 +253,10 @@ _ANOMALY_NAMES = {
 
 
 def __getattr__(name):
+    if name in _SAMPLER_NAMES:
+        import importlib
+
+        return getattr(importlib.import_module("flambeau.distributions._samplers"), name)
     if name in _ANOMALY_NAMES:
         from flambeau.autograd import anomaly_mode
 

@@ -209,10 +209,16 @@ class _Encoder:
         self.tensor_index: dict[int, int] = {}
         self.keep_alive: list = []  # ids stay unique while encoding
         self.active: set[int] = set()
+        # Objects saved as "object" or "reduce" records, by id: a second reference to
+        # one is a "ref" record, so that shared objects (a Parameter or a layer used
+        # twice) load as one object again and a cycle through an object can be saved.
+        self.memo: dict[int, int] = {}
 
     def encode(self, obj):
         if obj is None or isinstance(obj, (bool, str)):
             return obj
+        if id(obj) in self.memo:
+            return {"$type": "ref", "memo": self.memo[id(obj)]}
         if isinstance(obj, int):
             return obj if type(obj) is int else int(obj)
         if isinstance(obj, float):
@@ -289,6 +295,7 @@ class _Encoder:
             "$type": "reduce",
             "call": self._global(func),
             "args": [self.encode(a) for a in args],
+            "memo": self._remember(obj),
         }
         if state is not None:
             record["state"] = self.encode(state)
@@ -328,18 +335,25 @@ class _Encoder:
                 f"flambeau.save: class {_class_name(cls)} cannot be found again by its name "
                 "(local or nested in a function), so it could not be loaded"
             )
-        record = {"$type": "object", "class": _class_name(cls), "state": self.encode(state)}
+        record = {"$type": "object", "class": _class_name(cls)}
         # Subclasses of the built-in containers hold their contents outside their state,
         # as pickle's protocol 2 keeps them: __new__'s arguments (a namedtuple's fields),
         # a dict's items, a list's elements.
         if isinstance(obj, tuple):
             args = obj.__getnewargs__() if hasattr(obj, "__getnewargs__") else tuple(obj)
             record["args"] = [self.encode(a) for a in args]
-        elif isinstance(obj, dict):
+        record["memo"] = self._remember(obj)  # what follows may refer back to obj
+        record["state"] = self.encode(state)
+        if isinstance(obj, dict):
             record["items"] = [[self.encode(k), self.encode(v)] for k, v in obj.items()]
         elif isinstance(obj, list):
             record["list"] = [self.encode(v) for v in obj]
         return record
+
+    def _remember(self, obj) -> int:
+        n = self.memo[id(obj)] = len(self.memo)
+        self.keep_alive.append(obj)
+        return n
 
     def _global(self, obj, what=None) -> str:
         """A function or class (an activation stored on a layer) is saved by its name."""
@@ -577,6 +591,7 @@ class _Decoder:
         self.map_location = map_location
         self.storages: dict[int, F.Tensor] = {}
         self.tensors: dict[int, F.Tensor] = {}
+        self.memo: dict[int, object] = {}  # objects by their records' "memo" numbers
         self.swap = manifest.get("byteorder", sys.byteorder) != sys.byteorder
         # For a foreign byte order: the element sizes of the tensors over each storage.
         self.element_sizes: dict[int, set[int]] = {}
@@ -632,6 +647,10 @@ class _Decoder:
                 return self.object(x["class"], x["state"], x)
             if kind == "reduce":
                 return self.reduced(x)
+            if kind == "ref":
+                if x["memo"] not in self.memo:
+                    raise self.fail(f"a reference to object {x['memo']!r}, not loaded before it")
+                return self.memo[x["memo"]]
             if kind == "sparse":
                 return self.sparse(x)
             if kind == "global":
@@ -691,8 +710,9 @@ class _Decoder:
                 "this file, allow the class with flambeau.serialization.add_safe_globals([...]) "
                 "or the safe_globals context manager, or pass weights_only=False"
             )
-        state = self.decode(state)
+        record = record or {}
         if issubclass(cls, F.Tensor):
+            state = self.decode(state)
             state = state if isinstance(state, dict) else {}
             data, grad = state.get("data"), state.get("requires_grad")
             if not isinstance(data, F.Tensor) or type(grad) is not bool:
@@ -700,13 +720,22 @@ class _Decoder:
             # Parameter-like classes construct from (data, requires_grad); others re-class.
             own = cls.__mro__[: cls.__mro__.index(F.Tensor)]
             if any("__new__" in klass.__dict__ for klass in own):
-                return cls(data, grad)
-            return data.as_subclass(cls).requires_grad_(grad)
-        record = record or {}
+                return self.remember(record, cls(data, grad))
+            return self.remember(record, data.as_subclass(cls).requires_grad_(grad))
         args = [self.decode(a) for a in _list(record.get("args", []))]
-        obj = cls.__new__(cls, *args)
-        self.restore(obj, state, name)
+        obj = self.remember(record, cls.__new__(cls, *args))
+        self.restore(obj, self.decode(state), name)
         return self.fill(obj, record)
+
+    def remember(self, record, obj):
+        """Files obj under its record's memo number (before its state is read, which
+        may refer back to it), for "ref" records."""
+        n = record.get("memo")
+        if n is not None:
+            if type(n) is not int or n in self.memo:
+                raise self.fail(f"malformed memo number {n!r}")
+            self.memo[n] = obj
+        return obj
 
     def reduced(self, x):
         """A "reduce" record: its callable (allowed as a global is) called with its
@@ -714,7 +743,7 @@ class _Decoder:
         func = self.reference(x["call"])
         if not callable(func):
             raise self.fail(f"{x['call']!r} is not callable")
-        obj = func(*(self.decode(a) for a in _list(x["args"])))
+        obj = self.remember(x, func(*[self.decode(a) for a in _list(x["args"])]))
         if "state" in x:
             self.restore(obj, self.decode(x["state"]), x["call"])
         return self.fill(obj, x)

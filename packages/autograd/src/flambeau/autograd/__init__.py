@@ -110,6 +110,11 @@ def grad(
     """
     single = isinstance(inputs, (_F.Tensor, GradientEdge))
     inputs = [inputs] if single else list(inputs)
+    if is_grads_batched:
+        return _grads_batched(
+            outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+            materialize_grads,
+        )  # fmt: skip
     grads = _run_backward(
         outputs,
         grad_outputs,
@@ -130,6 +135,59 @@ def grad(
             for g, x in zip(grads, inputs)
         )
     return grads
+
+
+def _grads_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                   materialize_grads):  # fmt: skip
+    """grad(..., is_grads_batched=True): the first dim of each grad_output is a batch of
+    vectors, and each gradient gains that dim. One backward pass per vector (as flambeau's
+    vmap runs element by element), over the graph kept for all but the last."""
+    outs = [outputs] if isinstance(outputs, _F.Tensor) else list(outputs)
+    if grad_outputs is None or isinstance(grad_outputs, _F.Tensor):
+        batches = [grad_outputs] * len(outs) if grad_outputs is None else [grad_outputs]
+    else:
+        batches = list(grad_outputs)
+    if len(batches) != len(outs):
+        raise RuntimeError(
+            f"grad can be implicitly created only for scalar outputs: got {len(batches)} "
+            f"grad_outputs for {len(outs)} outputs"
+        )
+    sizes = set()
+    for i, (out, g) in enumerate(zip(outs, batches)):
+        if g is None:
+            continue
+        if g.dim() == 0 or tuple(g.shape[1:]) != tuple(out.shape):
+            raise RuntimeError(
+                "If `is_grads_batched=True`, we interpret the first dimension of each "
+                "grad_output as the batch dimension. The sizes of the remaining dimensions "
+                "are expected to match the shape of corresponding output, but a mismatch "
+                f"was detected: grad_output[{i}] has a shape of {tuple(g.shape)} and "
+                f"output[{i}] has a shape of {tuple(out.shape)}. If you only want some "
+                "tensors in `grad_output` to be considered batched, consider using vmap."
+            )
+        sizes.add(g.shape[0])
+    if len(sizes) > 1:
+        raise RuntimeError(
+            "is_grads_batched=True: the grad_outputs' batch dimensions differ in size "
+            f"({sorted(sizes)})"
+        )
+    n = sizes.pop() if sizes else 1
+    keep = create_graph if retain_graph is None else retain_graph
+    per_vector = [
+        grad(
+            outs,
+            inputs,
+            [None if g is None else g[b] for g in batches],
+            retain_graph=keep if b == n - 1 else True,
+            create_graph=create_graph,
+            allow_unused=allow_unused,
+            materialize_grads=materialize_grads,
+        )
+        for b in range(n)
+    ]
+    if n == 0:  # an empty batch: gradients of batch size 0
+        return tuple(_F.zeros((0, *x.shape), dtype=x.dtype, device=x.device) for x in inputs)
+    return tuple(None if column[0] is None else _F.stack(column) for column in zip(*per_vector))
 
 
 def register_tensor_hook(t, hook):

@@ -31,8 +31,15 @@ def _marsaglia_tsang(alpha, generator=None):
 
 
 def _standard_gamma_float64(alpha, generator=None):
-    """Gamma(alpha, 1) for any positive alpha; alpha < 1 uses the boost X = Y * U**(1/alpha)."""
+    """Gamma(alpha, 1) for any positive alpha; alpha < 1 uses the boost X = Y * U**(1/alpha).
+    The rejection loop only sees finite positive alphas (NaN or infinity would never be
+    accepted): a NaN alpha gives NaN, infinity infinity, and alpha <= 0 zero."""
     flat = alpha.reshape(-1).to(F.float64)
+    usable = F.isfinite(flat) & (flat > 0)
+    if not bool(usable.all()):
+        x = _standard_gamma_float64(F.where(usable, flat, F.ones_like(flat)), generator)
+        x = F.where(usable, x, F.where(flat > 0, flat, F.zeros_like(flat)))  # inf, or 0
+        return F.where(F.isnan(flat), flat, x).reshape(alpha.shape)
     small = flat < 1
     boosted = F.where(small, flat + 1.0, flat)
     x = _marsaglia_tsang(boosted, generator)
@@ -44,7 +51,7 @@ def _standard_gamma_float64(alpha, generator=None):
     return x.reshape(alpha.shape)
 
 
-def _standard_gamma_grad(x, alpha):
+def _gamma_grad_float64(x, alpha):
     """d x / d alpha for x ~ Gamma(alpha, 1), by implicit differentiation of the CDF:
     dx/da = -(dP(a, x)/da) / p(x). Both are float64 tensors of one shape."""
     x = x.clamp(min=1e-300)
@@ -74,33 +81,94 @@ def _standard_gamma_grad(x, alpha):
     return F.where(large, asymptotic, series)
 
 
+def _draw_standard_gamma(alpha, generator=None):
+    """Gamma(alpha, 1) in alpha's dtype, at least its smallest normal number (which is
+    also what a concentration <= 0 gets, as in PyTorch)."""
+    with no_grad():
+        alpha = alpha.detach()
+        x = _standard_gamma_float64(alpha, generator).to(alpha.dtype)
+        return F.where(F.isnan(x), x, x.clamp(min=F.finfo(alpha.dtype).tiny))
+
+
 class _StandardGamma(Function):
     """Gamma(alpha, 1) samples, differentiable in alpha by implicit reparameterization."""
 
     @staticmethod
-    def forward(ctx, alpha):
-        with no_grad():
-            x = _standard_gamma_float64(alpha.detach())
-            tiny = F.finfo(alpha.dtype).tiny
-            out = x.to(alpha.dtype).clamp(min=tiny)
+    def forward(ctx, alpha, generator):
+        out = _draw_standard_gamma(alpha, generator)
         ctx.save_for_backward(alpha, out)
         return out
 
     @staticmethod
     def backward(ctx, grad_output):
         alpha, out = ctx.saved_tensors
-        with no_grad():
-            g = _standard_gamma_grad(out.to(F.float64), alpha.detach().to(F.float64))
-        return grad_output * g.to(alpha.dtype)
+        return grad_output * standard_gamma_grad(alpha, out), None
 
 
 def standard_gamma(alpha, generator=None):
     """Draws Gamma(alpha, 1) with alpha's shape and dtype; reparameterized in alpha."""
-    if generator is None and alpha.requires_grad:
-        return _StandardGamma.apply(alpha)
+    if alpha.requires_grad:
+        return _StandardGamma.apply(alpha, generator)
+    return _draw_standard_gamma(alpha, generator)
+
+
+def standard_gamma_grad(alpha, x):
+    """d x / d alpha at the draws x ~ Gamma(alpha, 1), in alpha's dtype."""
     with no_grad():
-        x = _standard_gamma_float64(alpha.detach(), generator)
-        return x.to(alpha.dtype).clamp(min=F.finfo(alpha.dtype).tiny)
+        g = _gamma_grad_float64(x.detach().to(F.float64), alpha.detach().to(F.float64))
+    return g.to(alpha.dtype)
+
+
+def _require_floating(name, **tensors):
+    for arg, t in tensors.items():
+        if not isinstance(t, F.Tensor):
+            raise TypeError(f"{name}(): argument '{arg}' must be Tensor, not {type(t).__name__}")
+        if not (t.dtype.is_floating_point):
+            raise ValueError(
+                f"{name} only supports floating-point dtypes for {arg}, got: {t.dtype}"
+            )
+
+
+# PyTorch's top-level samplers (flambeau.binomial, flambeau._standard_gamma, ...),
+# reached through flambeau's module __getattr__.
+
+
+def binomial(count, prob, generator=None):
+    """Binomial(count, prob) draws (torch.binomial): float tensors broadcast together,
+    the result in their dtype; ``prob`` is clamped to [0, 1] and a count below 0 gives 0.
+
+    >>> flambeau.binomial(flambeau.tensor([0.0, 7.0]), flambeau.tensor([0.5, 1.0]))
+    tensor([0., 7.])
+    """
+    _require_floating("binomial", count=count, prob=prob)
+    count, prob = F.broadcast_tensors(count.detach(), prob.detach())
+    with no_grad():
+        n, p = count.to(F.float64), prob.to(F.float64)
+        usable = F.isfinite(n) & ~F.isnan(p)  # the others draw NaN (PyTorch's loops hang)
+        n = F.where(usable, F.floor(n).clamp(min=0), F.zeros_like(n))
+        draws = sample_binomial(n, F.where(usable, p.clamp(0.0, 1.0), F.zeros_like(p)), generator)
+        draws = F.where(usable, draws, F.full_like(draws, math.nan))
+        return draws.to(F.promote_types(count.dtype, prob.dtype))
+
+
+def _standard_gamma(alpha, generator=None):
+    """Gamma(alpha, 1) draws (torch._standard_gamma), differentiable in alpha."""
+    _require_floating("_standard_gamma", self=alpha)
+    return standard_gamma(alpha, generator)
+
+
+def _standard_gamma_grad(alpha, output):
+    """d output / d alpha for output ~ Gamma(alpha, 1) (torch._standard_gamma_grad)."""
+    _require_floating("_standard_gamma_grad", self=alpha, output=output)
+    return standard_gamma_grad(alpha, output)
+
+
+def _sample_dirichlet(alpha, generator=None):
+    """Dirichlet(alpha) draws along the last dim (torch._sample_dirichlet)."""
+    _require_floating("_sample_dirichlet", self=alpha)
+    with no_grad():
+        gammas = _draw_standard_gamma(alpha, generator)
+        return gammas / gammas.sum(-1, keepdim=True)
 
 
 def sample_beta(a, b, generator=None):

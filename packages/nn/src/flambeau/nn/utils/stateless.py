@@ -8,6 +8,26 @@ import warnings
 __all__ = ["functional_call"]
 
 
+def _reparametrize_module(module, parameters_and_buffers, tie_weights: bool = False,
+                          strict: bool = False, stack_weights: bool = False):  # fmt: skip
+    """A context in which ``module``'s parameters and buffers named in
+    ``parameters_and_buffers`` are the given tensors, its own back in place on exit
+    (PyTorch's private helper of the same name, which libraries call directly).
+    ``stack_weights`` only orders PyTorch's restoring; nothing here depends on it.
+
+    >>> from flambeau import nn
+    >>> lin = nn.Linear(2, 1)
+    >>> with _reparametrize_module(lin, {"bias": flambeau.tensor([5.0])}):
+    ...     lin.bias
+    tensor([5.])
+    >>> lin.bias.requires_grad
+    True
+    """
+    from flambeau.func._modules import _reparametrized
+
+    return _reparametrized(module, parameters_and_buffers, tie_weights, strict)
+
+
 def functional_call(module, parameters_and_buffers, args=None, kwargs=None, *,
                     tie_weights: bool = True, strict: bool = False):  # fmt: skip
     """Calls ``module(*args, **kwargs)`` with the parameters and buffers named in
