@@ -103,6 +103,22 @@ def test_grads_batched_gives_one_vector_jacobian_product_per_row():
     assert empty.shape == (0, 3, 4)
 
 
+def test_a_create_graph_gradient_is_a_fresh_tensor_that_detaches_in_place():
+    # Adahessian-style optimizers: backward(create_graph=True), then p.grad.detach_().
+    # The gradient of w in x @ w.t() comes out as a transposed view; PyTorch's
+    # AccumulateGrad copies it (differentiably) into .grad, laid out like w.
+    w = F.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    x = F.tensor(np.ones((4, 3)))
+    ((x @ w.t()) ** 2).sum().backward(create_graph=True)
+    g = w.grad
+    assert g.grad_fn is not None and g._base is None and g.stride() == w.stride()
+    (gg,) = autograd.grad(g.sum(), w, retain_graph=True)
+    # g = 2 w x^T x = 8 w J (J: 3x3 ones), so sum(g) = 24 sum(w)
+    np.testing.assert_allclose(gg.numpy(), np.full((2, 3), 24.0))
+    g.detach_()
+    assert not g.requires_grad and g.grad_fn is None
+
+
 def test_higher_order_gradients():
     x = t([2.0])
     y = (x * x * x).sum()

@@ -259,3 +259,28 @@ def test_global_step_hooks_run_around_every_optimizer_in_pytorch_order():
     order.clear()
     flambeau.optim.Adam([p]).step()
     assert order == []
+
+
+def test_a_wrapper_that_skips_the_base_init_still_steps_and_runs_global_hooks():
+    # torch-optimizer's Lookahead and similar wrappers subclass Optimizer without
+    # calling its __init__: their step has no hooks of its own, but steps.
+    class Wrapper(optim.Optimizer):
+        def __init__(self, inner):
+            self.inner = inner
+            self.param_groups = inner.param_groups
+            self.defaults, self.state = inner.defaults, inner.state
+
+        def step(self, closure=None):
+            return self.inner.step(closure)
+
+    w = flambeau.ones(2, requires_grad=True)
+    w.grad = flambeau.ones(2)
+    calls = []
+    handle = optim.optimizer.register_optimizer_step_pre_hook(
+        lambda opt, args, kwargs: calls.append(type(opt).__name__)
+    )
+    try:
+        Wrapper(optim.SGD([w], lr=0.5)).step()
+    finally:
+        handle.remove()
+    assert w.tolist() == [0.5, 0.5] and calls == ["Wrapper", "SGD"]

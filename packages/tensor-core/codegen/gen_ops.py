@@ -282,6 +282,7 @@ ENTRY_KEYS = frozenset(
         "autocast",
         "factory",
         "view",
+        "deprecated",
     }
 )
 
@@ -454,6 +455,30 @@ def profiled(op_name: str, args: str) -> str:
     return f'  profiler::OpScope profiled("aten::{op_name}", {args});'
 
 
+def deprecated_forms(ops: list[Op], method: bool, suffix: str = "", with_out=None) -> str:
+    """The OverloadSet's deprecated forms (``deprecated:``, PyTorch's deprecated.yaml):
+    ``{target overload, "schema"}``. A method's forms take self first, as bound; a
+    function's take out= where their target does."""
+    forms = []
+    for k, op in enumerate(ops):
+        for schema in op.entry.get("deprecated", []):
+            form = parse_schema({"func": f"{schema} -> Tensor"})
+            known = {p.name: p for p in op.params}
+            if form.name != op.name or any(p.name not in known for p in form.params):
+                raise SystemExit(f"{op.key}: deprecated form {schema!r} names other parameters")
+            given = {p.name for p in form.params}
+            if any(p.default is None and p.name not in given for p in op.params):
+                raise SystemExit(f"{op.key}: deprecated form {schema!r} leaves out a required one")
+            params = list(form.params)
+            if method:  # self is bound first: the target's first parameter
+                params.sort(key=lambda p: p.name != op.params[0].name)
+            parts = [f"{p.type} {p.name}" for p in params]
+            if with_out is not None and with_out[k]:
+                parts += ["*", "Tensor[]? out=None" if op.tuple_out else "Tensor? out=None"]
+            forms.append(f'{{{k}, "{op.name}{suffix}({", ".join(parts)})"}}')
+    return ", ".join(forms)
+
+
 def gen_group(name: str, ops: list[Op], method: bool, py_name: str) -> list[str]:
     """A pybind11 lambda body dispatching a group of overloads."""
     with_out = [o.entry.get("out", False) and not method for o in ops]
@@ -467,8 +492,9 @@ def gen_group(name: str, ops: list[Op], method: bool, py_name: str) -> list[str]
             f"  if (kwargs.size() != 0 && has_factory_extras(kwargs.ptr(), {mask}))",
             f'    return call_with_factory_extras("{py_name}", args, kwargs, {mask});',
         ]
+    forms = deprecated_forms(ops, method, with_out=with_out)
     lines += [
-        f"  static const OverloadSet sigs({{{schemas}}});",
+        f"  static const OverloadSet sigs({{{schemas}}}{f', {{{forms}}}' if forms else ''});",
         *parsed(self_arg, py_name, method),
         profiled(py_name, "p"),
     ]
@@ -522,8 +548,9 @@ def gen_inplace(ops: list[Op], py_name: str) -> list[str]:
     schemas = ", ".join(
         '"' + schema_for_parser(o, False).replace(f"{name}(", f"{name}_(", 1) + '"' for o in ops
     )
+    forms = deprecated_forms(ops, True, suffix="_")
     lines = [
-        f"  static const OverloadSet sigs({{{schemas}}});",
+        f"  static const OverloadSet sigs({{{schemas}}}{f', {{{forms}}}' if forms else ''});",
         *parsed("self.ptr()", py_name + "_", True),
         profiled(py_name + "_", "p"),
         *torch_function_check(py_name + "_", True),

@@ -358,3 +358,24 @@ def test_in_reversed_and_split_with_sizes():
     assert [p.numpy().tolist() for p in pieces] == [[[1], [5]], [[2], [6]]]
     with pytest.raises(RuntimeError, match="to sum exactly to 2"):
         x.split_with_sizes([1])
+
+
+def test_tensor_new_is_the_legacy_constructor_in_the_tensors_dtype():
+    x = torch.zeros(2, dtype=torch.int32)
+    assert x.new(2, 3).shape == (2, 3) and x.new(2, 3).dtype == torch.int32
+    assert x.new(torch.Size([4])).shape == (4,) and x.new().shape == (0,)
+    data = x.new([1.5, 2.5])  # data is cast to the tensor's dtype
+    assert data.dtype == torch.int32 and data.tolist() == [1, 2]
+    assert x.new((2, 3)).tolist() == [2, 3]  # a tuple is data, as in PyTorch
+    assert x.new(np.array([7, 8])).tolist() == [7, 8]
+    y = torch.arange(6.0)
+    alias = y.new(y)
+    assert alias.data_ptr() == y.data_ptr() and alias is not y
+    viewed = y.new(y.untyped_storage())  # all of the storage, in y's dtype
+    assert viewed.data_ptr() == y.data_ptr() and viewed.shape == (6,)
+    with pytest.raises(TypeError, match="invalid combination of arguments"):
+        y.new(y, 3)
+    with pytest.raises(TypeError, match="new\\(\\) got an unexpected keyword argument 'dtype'"):
+        y.new(2, dtype=torch.int64)
+    with pytest.raises(RuntimeError, match="negative dimension"):
+        y.new(2, -1)

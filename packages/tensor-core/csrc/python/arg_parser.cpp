@@ -520,6 +520,7 @@ ParsedArgs OverloadSet::parse(PyObject* self, PyObject* args, PyObject* kwargs,
     }
     why = reason;
   }
+  if (!deprecated_.empty() && parse_deprecated(self, args, kwargs, parsed)) return parsed;
   if (defer_tensor_likes && any_tensor_like(self, args, kwargs)) {
     parsed.tensor_like = true;
     return parsed;
@@ -530,6 +531,71 @@ ParsedArgs OverloadSet::parse(PyObject* self, PyObject* args, PyObject* kwargs,
   os << name << "() received an invalid combination of arguments; expected one of:";
   for (const Signature& s : overloads) os << "\n * " << s.describe();
   fail<TypeError>(os.str());
+}
+
+namespace {
+// PyTorch's words for a parameter type in its deprecation warning ("Number alpha").
+std::string warning_form(const Signature& sig, bool skip_self) {
+  std::string text = sig.name() + sig.describe();
+  if (skip_self) {  // a method's form: self is not written
+    const std::string& first = sig.params()[0].name;
+    for (const char* spelled : {"Tensor ", "Tensor? "}) {
+      const std::string piece = std::string(spelled) + first;
+      const size_t at = text.find(piece);
+      if (at == std::string::npos) continue;
+      const size_t end = at + piece.size();
+      text.erase(at, end < text.size() && text[end] == ',' ? piece.size() + 2 : piece.size());
+      break;
+    }
+  }
+  for (size_t at; (at = text.find("Scalar ")) != std::string::npos;) text.replace(at, 6, "Number");
+  return text;
+}
+}  // namespace
+
+bool OverloadSet::parse_deprecated(PyObject* self, PyObject* args, PyObject* kwargs,
+                                   ParsedArgs& parsed) const {
+  Deprecated* forms = deprecated_sigs_.load(std::memory_order_acquire);
+  if (forms == nullptr) {
+    auto* fresh = new Deprecated();
+    for (const DeprecatedForm& form : deprecated_) fresh->sigs.emplace_back(form.schema);
+    fresh->warned.reset(new std::atomic<bool>[deprecated_.size()]());
+    if (deprecated_sigs_.compare_exchange_strong(forms, fresh, std::memory_order_acq_rel))
+      forms = fresh;
+    else
+      delete fresh;  // another thread published first
+  }
+  const std::vector<Signature>& overloads = sigs();
+  for (size_t i = 0; i < deprecated_.size(); ++i) {
+    const Signature& form = forms->sigs[i];
+    std::array<PyObject*, kMaxParams> bound{};
+    int varargs_param;
+    Py_ssize_t varargs_start;
+    std::string reason;
+    if (!form.bind(self, args, kwargs, bound.data(), &varargs_param, &varargs_start, &reason) ||
+        varargs_param >= 0)
+      continue;
+    const Signature& target = overloads[deprecated_[i].target];
+    // The target's slots by parameter name; the ones the form lacks keep their defaults.
+    for (size_t t = 0; t < target.params().size(); ++t) {
+      const Param& want = target.params()[t];
+      parsed.slots[t] = want.has_default ? want.default_value.ptr() : Py_None;
+      for (size_t f = 0; f < form.params().size(); ++f)
+        if (form.params()[f].name == want.name) parsed.slots[t] = bound[f];
+    }
+    parsed.overload = deprecated_[i].target;
+    parsed.sig = &target;
+    if (!forms->warned[i].exchange(true)) {
+      const std::string message =
+          str_cat("This overload of ", form.name(), " is deprecated:\n\t",
+                  warning_form(form, self != nullptr),
+                  "\nConsider using one of the following signatures instead:\n\t",
+                  warning_form(target, self != nullptr));
+      if (PyErr_WarnEx(PyExc_UserWarning, message.c_str(), 1) != 0) throw py::error_already_set();
+    }
+    return true;
+  }
+  return false;
 }
 
 void ParsedArgs::type_error(int i, const char* expected) const {

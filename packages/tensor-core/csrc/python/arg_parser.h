@@ -7,6 +7,7 @@
 
 #include <array>
 #include <atomic>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -79,20 +80,41 @@ class ParsedArgs;
 // under the interpreter lock. A static whose initializer ran Python could deadlock
 // threads: one inside it yields the lock, another takes the lock and waits for the
 // static's guard.
+// One of PyTorch's deprecated call forms (its deprecated.yaml: `x.add_(2, y)` for
+// `x.add_(y, alpha=2)`): a schema whose parameters are named as those of the overload
+// `target` it stands for.
+struct DeprecatedForm {
+  int target;
+  const char* schema;
+};
+
 class OverloadSet {
  public:
-  OverloadSet(std::initializer_list<const char*> schemas) : schemas_(schemas) {}
+  OverloadSet(std::initializer_list<const char*> schemas,
+              std::initializer_list<DeprecatedForm> deprecated = {})
+      : schemas_(schemas), deprecated_(deprecated) {}
   // Binds against each overload in order; the first that fits wins. self is the
   // bound tensor for method calls (first parameter), or nullptr. When none fits and
   // defer_tensor_likes is set, an argument of another type that defines
   // __torch_function__ (PyTorch's tensor-likes: fx's Proxy) marks the result
   // tensor_like instead of raising; the caller then hands the call to the protocol.
+  // A call that fits no overload but a deprecated form warns once (UserWarning, as
+  // PyTorch) and is parsed as a call of that form's target overload.
   ParsedArgs parse(PyObject* self, PyObject* args, PyObject* kwargs,
                    bool defer_tensor_likes = false) const;
 
  private:
   const std::vector<Signature>& sigs() const;
+  bool parse_deprecated(PyObject* self, PyObject* args, PyObject* kwargs, ParsedArgs& parsed) const;
   std::vector<const char*> schemas_;
+  std::vector<DeprecatedForm> deprecated_;
+  // The deprecated forms parsed, and whether each has warned: made at the first call
+  // that needs them, published as sigs_ is (never freed).
+  struct Deprecated {
+    std::vector<Signature> sigs;
+    std::unique_ptr<std::atomic<bool>[]> warned;
+  };
+  mutable std::atomic<Deprecated*> deprecated_sigs_{nullptr};
   // Published once parsed; two threads may both parse, one result is kept (never freed:
   // the sets live for the program, and ParsedArgs point into them).
   mutable std::atomic<const std::vector<Signature>*> sigs_{nullptr};

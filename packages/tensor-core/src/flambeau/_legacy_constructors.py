@@ -53,11 +53,13 @@ def _is_shape(args) -> bool:
     )
 
 
-def _construct(ctor: str, dtype, args, device, *, any_dtype: bool):
-    """The legacy constructor: (), (*sizes), (Size), (Tensor), or (data)."""
-    _check_cpu(device, ctor)
+def _construct(ctor: str, dtype, args, device, *, any_dtype: bool, on=None):
+    """The legacy constructor: (), (*sizes), (Size), (Tensor), (storage) or (data).
+    The legacy types make CPU tensors; ``on`` is Tensor.new's device (any)."""
+    if on is None:
+        _check_cpu(device, ctor)
     if not args:
-        return _C.empty((0,), dtype=dtype)
+        return _C.empty((0,), dtype=dtype, device=on)
     if _is_shape(args):
         shape = tuple(args[0]) if isinstance(args[0], Size) else tuple(args)
         for s in shape:
@@ -65,7 +67,7 @@ def _construct(ctor: str, dtype, args, device, *, any_dtype: bool):
                 raise RuntimeError(
                     f"Trying to create tensor with negative dimension {s}: {list(shape)}"
                 )
-        return _C.empty(shape, dtype=dtype)
+        return _C.empty(shape, dtype=dtype, device=on)
     if len(args) > 1:
         got = ", ".join(type(a).__name__ for a in args)
         raise TypeError(
@@ -77,13 +79,33 @@ def _construct(ctor: str, dtype, args, device, *, any_dtype: bool):
         if not any_dtype and data.dtype != dtype:
             raise TypeError(f"{ctor}(): expected a tensor of dtype {dtype}, got {data.dtype}")
         return data.view_as(data)  # an alias, as PyTorch's constructor returns
+    from flambeau.storage import TypedStorage, UntypedStorage
+
+    if isinstance(data, (UntypedStorage, TypedStorage)):  # a 1-D view of all of it
+        return _C.empty((0,), dtype=dtype, device=data.device).set_(data)
     if isinstance(data, (builtins.int, builtins.float, builtins.complex, builtins.bool)):
         raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
     if isinstance(data, (str, bytes)):
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
     if not (isinstance(data, Sequence) or hasattr(data, "__array__")):
         raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
-    return _C.tensor(data, dtype=dtype)
+    return _C.tensor(data, dtype=dtype, device=on)
+
+
+def _new(self, *args, device=None):
+    """Tensor.new: PyTorch's legacy constructor in this tensor's dtype, on its device
+    (or ``device``): ``x.new(2, 3)`` (uninitialized), ``x.new(size)``, ``x.new(data)``,
+    ``x.new(storage)``, ``x.new(tensor)`` (that tensor itself, aliased), ``x.new()``.
+
+    >>> x = flambeau.zeros(2, dtype=flambeau.float64)
+    >>> x.new(2, 3).shape, x.new([1, 2])
+    (flambeau.Size([2, 3]), tensor([1., 2.], dtype=flambeau.float64))
+    """
+    on = self.device if device is None else _C.device(device)
+    return _construct("new", self.dtype, args, device, any_dtype=True, on=on)
+
+
+_new.__name__ = _new.__qualname__ = "new"  # as errors name it
 
 
 class _LegacyTensorType(type):
@@ -256,5 +278,6 @@ def install() -> None:
     T.__new__ = staticmethod(_tensor_new)
     T.__init__ = _tensor_init
     T.type = _type
+    T.new = _new
     for device_type in ("cuda", "xpu", "ipu", "mtia"):
         setattr(T, device_type, _device_mover(device_type))

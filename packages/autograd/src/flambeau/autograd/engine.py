@@ -131,7 +131,9 @@ def _accumulate(node: AccumulateGrad, g, create_graph, owned=False):
         g = g.to(grad_dtype)
     if leaf.grad is None:
         # A fresh tensor unless owned: g may be a broadcast view or the caller's own tensor.
-        leaf.grad = g if create_graph else _new_grad(g, leaf, owned)
+        # With create_graph always a (differentiable) copy, as PyTorch's AccumulateGrad
+        # makes: .grad is then no view of another tensor (detach_() on it works).
+        leaf.grad = _new_grad(g, leaf, owned and not create_graph)
     elif create_graph:
         leaf.grad = leaf.grad + g
     elif leaf.grad.is_sparse and not g.is_sparse:

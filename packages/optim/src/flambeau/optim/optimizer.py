@@ -73,9 +73,10 @@ def _with_hooks(step, no_grad_step: bool):
 
     @functools.wraps(step)
     def wrapper(self, *args, **kwargs):
-        pre_hooks = chain(
-            _global_optimizer_pre_hooks.values(), self._optimizer_step_pre_hooks.values()
-        )
+        # A subclass that never calls Optimizer.__init__ (wrappers such as Lookahead do
+        # not) has no hooks of its own: the global ones still run.
+        own_pre = getattr(self, "_optimizer_step_pre_hooks", {})
+        pre_hooks = chain(_global_optimizer_pre_hooks.values(), own_pre.values())
         for hook in list(pre_hooks):
             result = hook(self, args, kwargs)
             if result is not None:
@@ -91,9 +92,8 @@ def _with_hooks(step, no_grad_step: bool):
         else:
             out = step(self, *args, **kwargs)
         self._opt_called = True
-        post_hooks = chain(
-            self._optimizer_step_post_hooks.values(), _global_optimizer_post_hooks.values()
-        )
+        own_post = getattr(self, "_optimizer_step_post_hooks", {})
+        post_hooks = chain(own_post.values(), _global_optimizer_post_hooks.values())
         for hook in list(post_hooks):
             hook(self, args, kwargs)
         return out
