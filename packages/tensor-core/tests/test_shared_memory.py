@@ -123,3 +123,31 @@ def test_running_out_of_memory_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(os, "posix_fallocate", refuse)
     with pytest.raises(RuntimeError, match=r"unable to allocate 4000 bytes of shared memory"):
         F.zeros(1000).share_memory_()
+
+
+def test_finalizers_of_blocks_and_leases_run_no_python_code():
+    # A Ctrl-C that arrives while a finalizer runs Python code is raised inside it and
+    # dropped; blocks die at every batch of a DataLoader, so theirs are C++.
+    assert type(_shared_memory.Block.__del__).__name__ == "builtin_function_or_method"
+    got = []
+    release = F._C._ReleaseCall(got.append, 7, keep=object())
+    del release
+    assert got == [7]
+    failing = F._C._ReleaseCall(lambda _: 1 / 0, 0)
+    del failing  # an error in the call is dropped, as a finalizer's is
+
+
+def test_weak_values_forget_dead_values_without_callbacks():
+    class Value:
+        pass
+
+    table = _shared_memory.WeakValues()
+    kept = [Value() for _ in range(3)]
+    for i, v in enumerate(kept):
+        table[i] = v
+    for i in range(3, 200):  # dead at once: pruned as the table grows
+        table[i] = Value()
+    assert table.get(1) is kept[1] and 1 in table and 150 not in table
+    assert table.get(150, "gone") == "gone"
+    assert sorted(k for k, _ in table.items()) == [0, 1, 2]
+    assert len(table._refs) < 100

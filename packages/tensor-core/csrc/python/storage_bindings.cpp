@@ -193,7 +193,90 @@ void bind_storage(py::module_& m, py::object tensor_cls) {
       py::arg("buffer"), py::arg("offset"), py::arg("delta"));
 }
 
+// _shared_memory.Block's finalizer, in C++. A finalizer written in Python runs bytecode,
+// and a Ctrl-C that arrives meanwhile is raised inside it and dropped (an exception
+// cannot leave a finalizer): a DataLoader frees blocks at every batch, so its main
+// loop missed about one Ctrl-C in a hundred. Run as C, the interrupt stays pending
+// until the program's own next bytecode. It drops the block's reference count and
+// hands a block of a segment this process allocates from to the arena's `returned`
+// deque (set once by _shared_memory); errors (modules torn down at exit) are ignored.
+PyObject* g_block_returns = nullptr;  // never freed: finalizers may run at exit
+
+PyObject* release_shared_block(PyObject* /*unused*/, PyObject* block) {
+  PyObject* err_type;
+  PyObject* err_value;
+  PyObject* err_tb;
+  PyErr_Fetch(&err_type, &err_value, &err_tb);  // a finalizer keeps the current error
+  try {
+    py::handle b(block);
+    py::object segment = b.attr("segment");
+    py::object offset = b.attr("offset");
+    py::buffer view = segment.attr("view");
+    py::buffer_info info = writable_bytes(view, "Block.__del__");
+    const int64_t at = offset.cast<int64_t>();
+    const int64_t nbytes = info.size * info.itemsize;
+    if (at >= 0 && at % 8 == 0 && at + 8 <= nbytes) {
+      auto* counter = reinterpret_cast<int64_t*>(static_cast<char*>(info.ptr) + at);
+      const int64_t left = __atomic_add_fetch(counter, -1, __ATOMIC_ACQ_REL);
+      const bool reusable =
+          segment.attr("owned").cast<bool>() && !segment.attr("dedicated").cast<bool>();
+      if (reusable && g_block_returns != nullptr)
+        py::handle(g_block_returns)
+            .attr("append")(py::make_tuple(segment, offset, b.attr("nbytes"), left));
+    }
+  } catch (...) {
+    PyErr_Clear();
+  }
+  PyErr_Restore(err_type, err_value, err_tb);
+  Py_RETURN_NONE;
+}
+
+PyMethodDef g_release_shared_block_def = {"__del__", release_shared_block, METH_O,
+                                          "Releases this block (see storage_bindings.cpp)."};
+
+// Calls fn(arg) when it dies, from C++: the owner of a borrowed storage that must hand
+// something back when the storage dies (a DataLoader's ring slot: `returned.append(slot)`
+// with a deque's C method runs no bytecode, so, as for blocks above, a Ctrl-C is never
+// lost in it). `keep` stays alive until then (the ring whose memory the storage views).
+class ReleaseCall {
+ public:
+  ReleaseCall(py::object fn, py::object arg, py::object keep)
+      : fn_(std::move(fn)), arg_(std::move(arg)), keep_(std::move(keep)) {}
+  ReleaseCall(const ReleaseCall&) = delete;
+  ReleaseCall& operator=(const ReleaseCall&) = delete;
+  ~ReleaseCall() {
+    PyObject* err_type;
+    PyObject* err_value;
+    PyObject* err_tb;
+    PyErr_Fetch(&err_type, &err_value, &err_tb);
+    PyObject* result = PyObject_CallOneArg(fn_.ptr(), arg_.ptr());
+    if (result == nullptr) PyErr_Clear();  // interpreter shutdown: nothing to give back to
+    Py_XDECREF(result);
+    PyErr_Restore(err_type, err_value, err_tb);
+  }
+
+ private:
+  py::object fn_, arg_, keep_;
+};
+
+void bind_shared_blocks(py::module_& m, py::object /*tensor_cls*/) {
+  py::class_<ReleaseCall>(m, "_ReleaseCall",
+                          "fn(arg) when this object dies, run from C++ (storage_bindings.cpp).")
+      .def(py::init<py::object, py::object, py::object>(), py::arg("fn"), py::arg("arg"),
+           py::arg("keep") = py::none());
+  // A method (instancemethod binds self), to be set as Block.__del__.
+  py::object fn =
+      py::reinterpret_steal<py::object>(PyCFunction_New(&g_release_shared_block_def, nullptr));
+  m.attr("_shared_block_finalizer") =
+      py::reinterpret_steal<py::object>(PyInstanceMethod_New(fn.ptr()));
+  m.def("_set_shared_block_returns", [](py::handle deque) {
+    Py_XDECREF(g_block_returns);
+    g_block_returns = deque.inc_ref().ptr();
+  });
+}
+
 FLB_BINDINGS(20, bind_storage);
+FLB_BINDINGS(21, bind_shared_blocks);
 
 }  // namespace
 

@@ -30,6 +30,7 @@ import mmap
 import os
 import threading
 import weakref
+from _weakref import _remove_dead_weakref
 
 from flambeau import _C
 
@@ -128,13 +129,10 @@ class Block:
         self.view = segment.view[data : data + nbytes]
         _live_blocks[(segment.key, offset)] = self
 
-    def __del__(self):
-        try:
-            left = self.segment.counter(self.offset, -1)
-        except Exception:  # interpreter shutdown
-            return
-        if self.segment.owned and not self.segment.dedicated:
-            _arena.returned.append((self.segment, self.offset, self.nbytes, left))
+    # Drops the block's count and, for a segment this process allocates from, appends
+    # (segment, offset, nbytes, count left) to _arena.returned. Written in C++: a Python
+    # finalizer would swallow a Ctrl-C arriving while it runs (storage_bindings.cpp).
+    __del__ = _C._shared_block_finalizer
 
 
 class _Arena:
@@ -213,12 +211,50 @@ class _Arena:
             raise _no_memory(nbytes, err) from None
 
 
+class WeakValues:
+    """A map to weak references of its values, with no callback when one dies (unlike
+    WeakValueDictionary): nothing in Python runs as blocks and storages die, so a
+    Ctrl-C cannot land in a finalizer and be lost. Dead entries read as missing and are
+    pruned as the map grows."""
+
+    __slots__ = ("_refs", "_prune_at")
+
+    def __init__(self):
+        self._refs: dict = {}
+        self._prune_at = 64
+
+    def get(self, key, default=None):
+        ref = self._refs.get(key)
+        value = ref() if ref is not None else None
+        return default if value is None else value
+
+    def __setitem__(self, key, value) -> None:
+        self._refs[key] = weakref.ref(value)
+        if len(self._refs) >= self._prune_at:
+            for k, ref in list(self._refs.items()):
+                if ref() is None:
+                    _remove_dead_weakref(self._refs, k)  # only if still that dead ref
+            self._prune_at = max(64, 2 * len(self._refs))
+
+    def __contains__(self, key) -> bool:
+        return self.get(key) is not None
+
+    def items(self) -> list:
+        return [
+            (k, v) for k, v in ((k, ref()) for k, ref in list(self._refs.items())) if v is not None
+        ]
+
+    def values(self) -> list:
+        return [v for _, v in self.items()]
+
+
 _arena = _Arena()
+_C._set_shared_block_returns(_arena.returned)
 # Every Block alive in this process, by (segment key, offset): a block received twice
 # is the same Block, and a fork knows which references its child inherits.
-_live_blocks: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+_live_blocks = WeakValues()
 # Segments mapped in this process, by key: each is mapped once.
-_segments: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+_segments = WeakValues()
 
 
 def allocate(nbytes: int) -> Block:

@@ -22,7 +22,6 @@ Device backends register how their tensors travel with `register_device_reducer`
 from __future__ import annotations
 
 import os
-import weakref
 from multiprocessing.reduction import ForkingPickler
 
 import flambeau
@@ -42,7 +41,7 @@ __all__ = [
 _device_reducers: dict = {}
 # The storage object each shared block has in this process, while it lives: a block
 # received twice, or sent and received back, gives the same storage.
-_storages: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+_storages = _shared_memory.WeakValues()  # no callbacks: see WeakValues
 
 
 def register_device_reducer(device_type: str, reduce) -> None:
@@ -76,7 +75,7 @@ class _StorageRef:
 
 
 # storage address -> its _StorageRef while a message that holds it is being pickled.
-_refs: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+_refs = _shared_memory.WeakValues()
 
 
 def _ref(storage) -> _StorageRef:

@@ -8,7 +8,7 @@ slot number and each tensor's dtype, offset, shape and strides: a layout id in a
 record of the worker's channel (channel.py; `encode_result`), or a persistent id in a
 pickle (`_ResultPickler`). The main process views the slot as the batch's storage
 (`build`, `_ResultUnpickler`); when the last tensor viewing it dies, the slot's number
-is queued (`_Lease`) and goes back to the worker with its next task. A batch that does
+is queued (`_ParentRing.lease`) and goes back to the worker with its next task. A batch that does
 not fit, or finds no free slot, goes to fresh shared memory as any tensor sent through
 flambeau.multiprocessing does, so the worker never waits.
 """
@@ -22,6 +22,7 @@ from collections import deque
 from multiprocessing.reduction import ForkingPickler
 
 import flambeau
+from flambeau import _C
 
 _ALIGN = 64
 # dtypes by number in the messages of the ring (the same table in every process). Read
@@ -196,19 +197,6 @@ def encode_result(writer: _SlotWriter, obj) -> int | bytes:
 # The main process's end.
 
 
-class _Lease:
-    """Keeps a ring slot out of reuse while a storage views it: dies with the storage."""
-
-    __slots__ = ("ring", "slot")
-
-    def __init__(self, ring, slot) -> None:
-        self.ring = ring
-        self.slot = slot
-
-    def __del__(self):
-        self.ring.returned.append(self.slot)
-
-
 class _ParentRing:
     """The main process's side of a worker's ring: a storage per slot, on demand."""
 
@@ -219,7 +207,11 @@ class _ParentRing:
         self.returned = returned
 
     def lease(self, slot: int):
-        return flambeau.UntypedStorage._from_buffer(self.views[slot], _Lease(self, slot), True)
+        """A storage over the slot, which keeps the slot out of reuse while it lives: its
+        owner gives the slot back when the storage dies (from C++: a finalizer in
+        Python would lose a Ctrl-C arriving while it ran)."""
+        lease = _C._ReleaseCall(self.returned.append, slot, self)
+        return _from_buffer(self.views[slot], lease, True)
 
 
 class _ResultUnpickler(pickle.Unpickler):
@@ -268,7 +260,7 @@ class _Layout:
 
 def build(ring: _ParentRing, slot: int, layout: _Layout):
     """The batch of `layout` in `slot` of `ring`: a lease, and a view per tensor."""
-    storage = _from_buffer(ring.views[slot], _Lease(ring, slot), True)
+    storage = ring.lease(slot)
     out = list(map(storage._view, layout.dtypes, layout.offsets, layout.shapes, layout.strides))
     return tuple(out) if layout.is_tuple else out
 
