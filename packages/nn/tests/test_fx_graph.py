@@ -413,3 +413,19 @@ def test_tuple_outputs_of_leaf_modules_and_size_unpacking():
     assert [n.target for n in gm.graph.nodes if n.op == "call_module"] == ["lstm", "mha"]
     x = flambeau.randn(3, 5, 4)
     same(gm(x), model(x))
+
+
+def test_einsum_of_a_list_of_proxies_records_the_operands_spread_out():
+    # opt_einsum's torch backend calls torch.einsum(eq, [a, b]); PyTorch's einsum spreads
+    # the list before __torch_function__, so graphs hold einsum(eq, a, b) (opt_einsum_fx
+    # reads the operands from there).
+    graph = fx.Graph()
+    tracer = fx.proxy.GraphAppendingTracer(graph)
+    a = fx.Proxy(graph.placeholder("a"), tracer)
+    b = fx.Proxy(graph.placeholder("b"), tracer)
+    flambeau.einsum("ij,jk->ik", [a, b])
+    (node,) = [n for n in graph.nodes if n.op == "call_function"]
+    assert node.target is flambeau.einsum and node.args == (
+        "ij,jk->ik",
+        *[n for n in graph.nodes if n.op == "placeholder"],
+    )

@@ -302,3 +302,15 @@ def test_composites_are_differentiable():
     ]
     for fn in checks:
         assert autograd.gradcheck(fn, (x,))
+
+
+def test_flambeau_functional_holds_the_top_level_functions_themselves():
+    # torch.functional: the same function objects as torch.<name>; libraries put them
+    # in sets and test membership (opt_einsum_fx's einsum fusion).
+    import flambeau.functional as functional
+
+    assert functional.einsum is torch.einsum and functional.split is torch.split
+    assert all(getattr(functional, n) is getattr(torch, n) for n in functional.__all__)
+    assert torch.functional is functional
+    with pytest.raises(AttributeError, match="no attribute 'conv2d'"):
+        getattr(functional, "conv2d")  # noqa: B009

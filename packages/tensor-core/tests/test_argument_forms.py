@@ -75,3 +75,15 @@ def test_einsum_sublist_form():
 def test_einsum_sublist_errors(call, exc):
     with pytest.raises(exc):
         call(F.ones(2))
+
+
+def test_a_float_argument_takes_numpy_scalars_and_0_dim_tensors():
+    # As PyTorch's parser: allclose(a, b, atol=torch.tensor(1e-3)) (e3nn's tests do this).
+    x = F.ones(3)
+    assert F.allclose(x, x + 5e-4, atol=F.tensor(1e-3), rtol=0.0)
+    assert not F.allclose(x, x + 5e-4, atol=np.float32(1e-4), rtol=0.0)
+    assert F.isclose(x, x, atol=F.tensor(1)).all()  # an integer 0-dim tensor too
+    with pytest.raises(TypeError, match="argument 'atol' .* must be float, not Tensor"):
+        F.allclose(x, x, atol=F.ones(2))
+    with pytest.raises(TypeError, match="must be float, not complex"):
+        F.allclose(x, x, atol=1j)

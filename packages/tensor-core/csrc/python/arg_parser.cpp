@@ -103,7 +103,13 @@ bool matches(const Param& p, PyObject* o) {
     case ParamType::IntList:
       return is_int_list(o, p.list_size);
     case ParamType::Float:
-      return PyFloat_Check(o) || is_int(o);
+      // As PyTorch: a NumPy real scalar, or a 0-dim tensor (atol=torch.tensor(1e-3)).
+      if (PyFloat_Check(o) || is_int(o)) return true;
+      if (is_tensor(o)) {
+        const Tensor& t = tensor_from_py(o, "", "");
+        return t->dim() == 0 && !is_complex(t->dtype());
+      }
+      return is_number(o) && !PyComplex_Check(o);
     case ParamType::Bool:
       return PyBool_Check(o);
     case ParamType::String:

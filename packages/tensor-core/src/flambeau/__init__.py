@@ -174,6 +174,7 @@ _LAZY_SUBMODULES = frozenset(
         "cpu",
         "cuda",
         "fft",
+        "functional",
         "futures",
         "hub",
         "jit",

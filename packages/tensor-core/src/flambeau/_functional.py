@@ -70,8 +70,11 @@ def einsum(*args):
     if not args:
         raise TypeError("einsum(): expected an equation and operands")
     if isinstance(args[0], str):
-        one_list = len(args) == 2 and isinstance(args[1], (list, tuple))
-        operands = args[1] if one_list else args[1:]
+        if len(args) == 2 and isinstance(args[1], (list, tuple)):
+            # The operands as one list: called again spread out, so that a
+            # __torch_function__ handler (fx's tracer) sees einsum(eq, a, b), as in PyTorch.
+            return einsum(args[0], *args[1])
+        operands = args[1:]
     else:
         operands = args[0::2]  # the sublist form: the operands come before their sublists
     if overrides.has_torch_function(operands):
