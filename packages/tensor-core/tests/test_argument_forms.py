@@ -87,3 +87,8 @@ def test_a_float_argument_takes_numpy_scalars_and_0_dim_tensors():
         F.allclose(x, x, atol=F.ones(2))
     with pytest.raises(TypeError, match="must be float, not complex"):
         F.allclose(x, x, atol=1j)
+    # Only once no overload fits plainly: a 0-dim probability still picks the Tensor
+    # overload of bernoulli_, and a complex one is refused there with a clear error.
+    assert F.zeros(4).bernoulli_(F.tensor(1.0)).tolist() == [1.0] * 4
+    with pytest.raises(RuntimeError, match="floating point tensor of probabilities"):
+        F.zeros(1, dtype=F.complex64).bernoulli_(F.tensor(0.5j))

@@ -87,7 +87,10 @@ bool is_number_list(PyObject* o) {
   return true;
 }
 
-bool matches(const Param& p, PyObject* o) {
+// lenient: also what PyTorch's parser takes for a float but only once no overload fits
+// plainly (a 0-dim real tensor: allclose(atol=torch.tensor(1e-3))); tried in a second
+// pass, so that x.bernoulli_(p) with a 0-dim p still picks the Tensor overload.
+bool matches(const Param& p, PyObject* o, bool lenient) {
   if (o == Py_None) return p.optional;
   switch (p.type) {
     case ParamType::Tensor:
@@ -103,11 +106,12 @@ bool matches(const Param& p, PyObject* o) {
     case ParamType::IntList:
       return is_int_list(o, p.list_size);
     case ParamType::Float:
-      // As PyTorch: a NumPy real scalar, or a 0-dim tensor (atol=torch.tensor(1e-3)).
+      // As PyTorch: a Python or NumPy real number; leniently a 0-dim real tensor.
       if (PyFloat_Check(o) || is_int(o)) return true;
       if (is_tensor(o)) {
+        if (!lenient) return false;
         const Tensor& t = tensor_from_py(o, "", "");
-        return t->dim() == 0 && !is_complex(t->dtype());
+        return t->dim() == 0 && (is_floating(t->dtype()) || is_integral(t->dtype(), true));
       }
       return is_number(o) && !PyComplex_Check(o);
     case ParamType::Bool:
@@ -378,7 +382,8 @@ int Signature::find_param(PyObject* key) const {
 }
 
 bool Signature::bind(PyObject* self, PyObject* args, PyObject* kwargs, PyObject** slots,
-                     int* varargs_param, Py_ssize_t* varargs_start, std::string* why) const {
+                     int* varargs_param, Py_ssize_t* varargs_start, std::string* why,
+                     bool lenient) const {
   *varargs_param = -1;
   const int np = static_cast<int>(params_.size());
   for (int i = 0; i < np; ++i) slots[i] = nullptr;
@@ -449,7 +454,7 @@ bool Signature::bind(PyObject* self, PyObject* args, PyObject* kwargs, PyObject*
       continue;
     }
     if (i == *varargs_param) continue;
-    if (!matches(p, slots[i])) {
+    if (!matches(p, slots[i], lenient)) {
       *why = str_cat("argument '", p.name, "' (position ", i + 1, ") must be ", type_name(p.type),
                      (p.optional ? " or None" : ""), ", not ", py_type_name(slots[i]));
       return false;
@@ -500,12 +505,14 @@ ParsedArgs OverloadSet::parse(PyObject* self, PyObject* args, PyObject* kwargs,
   const std::vector<Signature>& overloads = sigs();
   ParsedArgs parsed;
   std::string why;
-  for (size_t i = 0; i < overloads.size(); ++i) {
+  for (size_t k = 0; k < 2 * overloads.size(); ++k) {
+    const size_t i = k % overloads.size();
+    const bool lenient = k >= overloads.size();  // the second pass (see matches)
     std::string reason;
     int varargs_param;
     Py_ssize_t varargs_start;
     if (overloads[i].bind(self, args, kwargs, parsed.slots.data(), &varargs_param, &varargs_start,
-                          &reason)) {
+                          &reason, lenient)) {
       parsed.overload = static_cast<int>(i);
       parsed.sig = &overloads[i];
       if (varargs_param >= 0 &&
@@ -524,7 +531,7 @@ ParsedArgs OverloadSet::parse(PyObject* self, PyObject* args, PyObject* kwargs,
       }
       return parsed;
     }
-    why = reason;
+    if (!lenient) why = reason;  // the plain pass's reasons name the problem
   }
   if (!deprecated_.empty() && parse_deprecated(self, args, kwargs, parsed)) return parsed;
   if (defer_tensor_likes && any_tensor_like(self, args, kwargs)) {

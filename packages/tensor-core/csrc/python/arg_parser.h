@@ -62,8 +62,9 @@ class Signature {
   // Fills slots (borrowed references); on failure returns false and says why.
   // A leading int[] spelled as separate ints (zeros(2, 3)) is reported through
   // varargs_param / varargs_start (args[varargs_start:] are the list).
+  // lenient: a second pass that also takes a 0-dim tensor for a float (arg_parser.cpp).
   bool bind(PyObject* self, PyObject* args, PyObject* kwargs, PyObject** slots, int* varargs_param,
-            Py_ssize_t* varargs_start, std::string* why) const;
+            Py_ssize_t* varargs_start, std::string* why, bool lenient = false) const;
 
  private:
   int find_param(PyObject* key) const;  // by name or NumPy alias; -1 if none
