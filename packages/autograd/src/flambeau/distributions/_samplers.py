@@ -87,7 +87,7 @@ def _draw_standard_gamma(alpha, generator=None):
     with no_grad():
         alpha = alpha.detach()
         x = _standard_gamma_float64(alpha, generator).to(alpha.dtype)
-        return F.where(F.isnan(x), x, x.clamp(min=F.finfo(alpha.dtype).tiny))
+        return x.clamp(min=F.finfo(alpha.dtype).tiny)  # NaN stays NaN
 
 
 class _StandardGamma(Function):
